@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// Thin oclif entry: commands are compiled to dist/cli/commands by `npm run build` (run by `prepare`).
+import { execute } from "@oclif/core";
+
+await execute({ dir: import.meta.url });

@@ -1,0 +1,51 @@
+// Runs every uvu suite under test/ (optionally filtered by a path substring) in one process and
+// closes with a plain "N passed, N failed" line, which CI reads to know that tests really ran.
+import { spawn } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+const filters = process.argv.slice(2);
+
+function findTests(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const full = join(dir, entry);
+    if (statSync(full).isDirectory()) found.push(...findTests(full));
+    else if (entry.endsWith(".test.ts")) found.push(full);
+  }
+  return found;
+}
+
+const files = findTests(join(root, "test"))
+  .map((file) => relative(root, file))
+  .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)));
+
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(" ")}`);
+  process.exit(1);
+}
+
+// uvu's own runner takes a directory and a pattern; an alternation of exact file paths keeps
+// the filter semantics simple.
+const escaped = files.map((file) => file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+const pattern = `^(${escaped.join("|")})$`;
+const child = spawn(
+  process.execPath,
+  ["--import", "tsx", join(root, "node_modules/uvu/bin.js"), ".", pattern, "--color=false"],
+  { cwd: root, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NODE_ENV: "test" } },
+);
+
+let tail = "";
+child.stdout.on("data", (chunk: Buffer) => {
+  process.stdout.write(chunk);
+  tail = (tail + chunk.toString()).slice(-4000);
+});
+child.on("close", (code) => {
+  const total = Number(/Total:\s+(\d+)/.exec(tail)?.[1] ?? 0);
+  const passed = Number(/Passed:\s+(\d+)/.exec(tail)?.[1] ?? 0);
+  const skipped = Number(/Skipped:\s+(\d+)/.exec(tail)?.[1] ?? 0);
+  const failed = code === 0 ? total - passed - skipped : Math.max(1, total - passed - skipped);
+  console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
+  process.exit(code === 0 && total > 0 ? 0 : 1);
+});

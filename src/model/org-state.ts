@@ -1,0 +1,317 @@
+// The one definition of an organization's configuration (OrgState) and of the inbound gateway
+// (GatewayState). YAML files, store rows and the compiler all speak this shape; the JSON Schema
+// below validates it (ajv, with defaults filled in) and documents it in OpenAPI.
+//
+// Character sets are strict on purpose: every value here can end up in Asterisk syntax, where a
+// newline opens a new directive, `[` a section and `;` a comment. Free text (names, descriptions)
+// may hold anything printable; the compiler escapes it for the exact place it lands. Numbers,
+// extensions and identifiers are held to their character set instead of being escaped.
+import {
+  type SchemaOptions,
+  type Static,
+  type TLiteral,
+  type TSchema,
+  type TUnion,
+  Type,
+} from "@sinclair/typebox";
+
+/** Printable text on one line: no control characters (newline, CR, NUL, DEL, ...). */
+const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
+
+export const Uuid = Type.String({
+  pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+  description: "UUID",
+});
+export const Name = Type.String({ minLength: 1, maxLength: 100, pattern: ONE_LINE });
+export const Label = Type.String({ maxLength: 500, pattern: ONE_LINE });
+/** Internal extension of a user, IVR or queue: digits only. */
+export const Extension = Type.String({ pattern: "^[0-9]{2,15}$", description: "digits, 2-15" });
+/** A phone number as written by people: optional `+`, then 7-15 digits. */
+export const PhoneNumber = Type.String({ pattern: "^\\+?[0-9]{7,15}$" });
+export const Hex32 = Type.String({ pattern: "^[0-9a-f]{32}$" });
+export const EnvName = Type.String({ pattern: "^[A-Z_][A-Z0-9_]{0,63}$" });
+export const Slug = Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,62}$" });
+export const TrunkName = Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,31}$" });
+/** `org_<uuid>_` fits in 41 characters; 48 leaves room for the longest context suffix. */
+export const ContextPrefix = Type.String({ pattern: "^[A-Za-z][A-Za-z0-9_-]{0,46}_$" });
+/** An Asterisk dial pattern (`_0X.`, `_[2-9]XXXXXXXXX`) or a literal number. */
+export const DialPattern = Type.String({ pattern: "^(_[0-9XNZxnz.!*#+\\[\\]-]{1,40}|[0-9*#+]{1,40})$" });
+export const Host = Type.String({ pattern: "^([A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])$" });
+
+export const ORG_STATUSES = ["pending", "active", "suspended", "inactive"] as const;
+export const ROUTING_TYPES = ["human", "ai_agent"] as const;
+export const RING_TARGETS = ["ext", "phone"] as const;
+export const QUEUE_STRATEGIES = [
+  "ringall",
+  "leastrecent",
+  "fewestcalls",
+  "random",
+  "rrmemory",
+  "linear",
+  "wrandom",
+] as const;
+export const QUEUE_TIMEOUT_TYPES = ["none", "user", "queue", "phone"] as const;
+export const IVR_DIGITS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "*", "#"] as const;
+export const ACTION_TYPES = [
+  "extension",
+  "queue",
+  "ivr",
+  "ai_agent",
+  "voicemail",
+  "callback",
+  "hangup",
+] as const;
+export const DID_ROUTING_TYPES = ["extension", "queue", "ivr", "external"] as const;
+export const ROUTING_ENVIRONMENTS = ["prod", "staging", "oss"] as const;
+export const POOL_STATUSES = ["available", "pending", "assigned", "reserved"] as const;
+export const CODECS = ["ulaw", "alaw", "g722", "g729", "gsm", "opus", "slin"] as const;
+export const TRANSPORTS = ["udp", "tcp", "tls"] as const;
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/** A union of string literals from a const list, so the list and the type cannot drift. */
+function literals<const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions = {},
+): TUnion<Literals<T> & TSchema[]> {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  ) as never;
+}
+
+export const OrgSettings = Type.Object(
+  {
+    recording_enabled: Type.Boolean({
+      default: true,
+      description: "org-wide recording switch; false records nothing whatever the user flags say",
+    }),
+    max_concurrent_calls: Type.Integer({
+      minimum: 0,
+      default: 0,
+      description: "calls over this limit hear a busy prompt; 0 means no limit",
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const Org = Type.Object(
+  {
+    id: Uuid,
+    name: Name,
+    slug: Type.Optional(Slug),
+    context_prefix: ContextPrefix,
+    status: literals(ORG_STATUSES, { default: "active" }),
+    settings: OrgSettings,
+  },
+  { additionalProperties: false },
+);
+
+export const SipCredential = Type.Object(
+  {
+    md5_cred: Type.Optional(
+      Type.Union([Hex32], {
+        description: 'hex MD5 of "<username>:<realm>:<password>"; see SIP_REALM',
+      }),
+    ),
+    password_env: Type.Optional(EnvName),
+  },
+  { additionalProperties: false },
+);
+
+export const User = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    extension: Extension,
+    name: Name,
+    routing_type: literals(ROUTING_TYPES, { default: "human" }),
+    status: Type.Union([Type.Literal("active"), Type.Literal("inactive")], { default: "active" }),
+    ring_target: literals(RING_TARGETS, { default: "ext" }),
+    phone_number: Type.Union([PhoneNumber, Type.Null()], {
+      default: null,
+      description: "mobile number rung when ring_target is phone",
+    }),
+    ring_time: Type.Integer({ minimum: 1, maximum: 600, default: 30 }),
+    outbound_did: Type.Union([Type.String({ maxLength: 20, pattern: ONE_LINE }), Type.Null()], {
+      default: null,
+    }),
+    call_recording: Type.Boolean({ default: true }),
+    sip: Type.Optional(SipCredential),
+  },
+  { additionalProperties: false },
+);
+
+export const QueueMember = Type.Object(
+  {
+    extension: Extension,
+    penalty: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
+    ring_time: Type.Integer({ minimum: 1, maximum: 600, default: 20 }),
+  },
+  { additionalProperties: false },
+);
+
+export const Queue = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    number: Extension,
+    name: Name,
+    strategy: literals(QUEUE_STRATEGIES, { default: "ringall" }),
+    moh: Type.String({ pattern: "^[A-Za-z0-9_-]{1,40}$", default: "default" }),
+    max_wait: Type.Integer({ minimum: 0, default: 300, description: "seconds; 0 waits forever" }),
+    timeout_destination_type: literals(QUEUE_TIMEOUT_TYPES, { default: "none" }),
+    timeout_destination: Type.Union([Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()], {
+      default: null,
+    }),
+    members: Type.Array(QueueMember, { default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+// digit and action_type are plain strings in the schema so that validation can answer with the
+// specification's own messages (`Invalid digit: <d>`, `Invalid action_type: <v>`).
+export const IvrOption = Type.Object(
+  {
+    digit: Type.String({ maxLength: 8, pattern: ONE_LINE }),
+    action_type: Type.String({ maxLength: 32, pattern: ONE_LINE }),
+    action_destination: Type.Union([Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()], {
+      default: null,
+    }),
+    description: Type.String({ maxLength: 200, pattern: ONE_LINE, default: "" }),
+  },
+  { additionalProperties: false },
+);
+
+export const Ivr = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    name: Name,
+    extension: Extension,
+    description: Type.String({ maxLength: 500, pattern: ONE_LINE, default: "" }),
+    timeout: Type.Integer({ minimum: 0, maximum: 3600, default: 10 }),
+    max_retries: Type.Integer({ minimum: 0, maximum: 100, default: 3 }),
+    status: Type.Union([Type.Literal("active"), Type.Literal("inactive")], { default: "active" }),
+    greeting_language: Type.String({ pattern: "^[A-Za-z0-9-]{1,40}$", default: "en-IN" }),
+    greeting_voice: Type.String({ pattern: "^[A-Za-z0-9_-]{1,60}$", default: "en-IN-Wavenet-D" }),
+    greeting_prompt: Type.Union([Type.String({ pattern: "^greeting_ivr_[0-9a-fA-F-]{36}$" }), Type.Null()], {
+      default: null,
+    }),
+    direct_extension_dial: Type.Boolean({ default: false }),
+    options: Type.Array(IvrOption, { default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export const Did = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    number: Type.String({ pattern: "^\\+?[0-9]{6,15}$" }),
+    status: Type.Union([Type.Literal("active"), Type.Literal("inactive")], { default: "active" }),
+    pool_status: literals(POOL_STATUSES, { default: "assigned" }),
+    is_default: Type.Boolean({ default: false }),
+    routing_type: Type.Union([literals(DID_ROUTING_TYPES), Type.Null()], { default: null }),
+    routing_destination: Type.Union([Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()], {
+      default: null,
+    }),
+    routing_environment: literals(ROUTING_ENVIRONMENTS, { default: "prod" }),
+  },
+  { additionalProperties: false },
+);
+
+export const Trunk = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    name: TrunkName,
+    host: Host,
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 5060 }),
+    transport: literals(TRANSPORTS, { default: "udp" }),
+    username: Type.Union([Type.String({ pattern: "^[A-Za-z0-9._+@-]{1,64}$" }), Type.Null()], {
+      default: null,
+    }),
+    password: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, pattern: "^[\\u0021-\\u007e]+$" }),
+    ),
+    password_env: Type.Optional(EnvName),
+    registration: Type.Boolean({ default: false }),
+    codecs: Type.Array(literals(CODECS), { minItems: 1, default: ["ulaw", "alaw"] }),
+    match: Type.Array(Host, { default: [], description: "addresses identifying inbound traffic" }),
+  },
+  { additionalProperties: false },
+);
+
+export const OutboundRoute = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    name: Name,
+    patterns: Type.Array(DialPattern, { minItems: 1 }),
+    trunk: TrunkName,
+    strip_digits: Type.Integer({ minimum: 0, maximum: 20, default: 0 }),
+    prepend_digits: Type.String({ pattern: "^[0-9*#+]{0,20}$", default: "" }),
+    caller_id_override: Type.Union([PhoneNumber, Type.Null()], { default: null }),
+  },
+  { additionalProperties: false },
+);
+
+export const OrgStateSchema = Type.Object(
+  {
+    org: Org,
+    users: Type.Array(User, { default: [] }),
+    queues: Type.Array(Queue, { default: [] }),
+    ivrs: Type.Array(Ivr, { default: [] }),
+    dids: Type.Array(Did, { default: [] }),
+    trunks: Type.Array(Trunk, { default: [] }),
+    outbound_routes: Type.Array(OutboundRoute, { default: [] }),
+  },
+  { additionalProperties: false, $id: "OrgState" },
+);
+
+export type OrgState = Static<typeof OrgStateSchema>;
+export type OrgInfo = Static<typeof Org>;
+export type User = Static<typeof User>;
+export type Queue = Static<typeof Queue>;
+export type QueueMember = Static<typeof QueueMember>;
+export type Ivr = Static<typeof Ivr>;
+export type IvrOption = Static<typeof IvrOption>;
+export type Did = Static<typeof Did>;
+export type Trunk = Static<typeof Trunk>;
+export type OutboundRoute = Static<typeof OutboundRoute>;
+export type ActionType = (typeof ACTION_TYPES)[number];
+export type RoutingEnvironment = (typeof ROUTING_ENVIRONMENTS)[number];
+
+export const GatewayDid = Type.Object(
+  {
+    number: Did.properties.number,
+    routing_environment: Did.properties.routing_environment,
+  },
+  { additionalProperties: false },
+);
+
+export const GatewayOrg = Type.Object(
+  {
+    org_id: Uuid,
+    context_prefix: ContextPrefix,
+    dids: Type.Array(GatewayDid, { default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export const GatewayStateSchema = Type.Object(
+  {
+    environment: literals(ROUTING_ENVIRONMENTS, {
+      default: "prod",
+      description: "which deployment this engine is; DIDs of the same environment are served here",
+    }),
+    staging_endpoint: Type.String({
+      pattern: "^[A-Za-z0-9_-]{1,64}$",
+      default: "staging-tunnel",
+      description: "PJSIP endpoint of the private tunnel to the staging deployment",
+    }),
+    orgs: Type.Array(GatewayOrg, { default: [] }),
+  },
+  { additionalProperties: false, $id: "GatewayState" },
+);
+
+export type GatewayState = Static<typeof GatewayStateSchema>;
+export type GatewayOrg = Static<typeof GatewayOrg>;
+
+/** Realm of every generated PJSIP auth section; part of each user's md5_cred. */
+export const SIP_REALM = "pbxctl";

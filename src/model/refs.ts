@@ -1,0 +1,34 @@
+// Lookups by the references a hand-written YAML file may use: queues and IVRs by id or by their
+// number/extension, users by extension, trunks by name or id, DIDs by any form of the number.
+import type { Did, Ivr, OrgState, Queue, Trunk, User } from "./org-state.js";
+import { sameNumber } from "./phone.js";
+
+/** The queue whose id or number is `ref`. */
+export function findQueue(state: OrgState, ref: string): Queue | undefined {
+  return state.queues.find((q) => q.id === ref || q.number === ref);
+}
+
+/** The IVR whose id or extension is `ref`. */
+export function findIvr(state: OrgState, ref: string): Ivr | undefined {
+  return state.ivrs.find((i) => i.id === ref || i.extension === ref);
+}
+
+/** The user with this extension (or id). */
+export function findUser(state: OrgState, ref: string): User | undefined {
+  return state.users.find((u) => u.extension === ref || u.id === ref);
+}
+
+/** The trunk with this name (or id). */
+export function findTrunk(state: OrgState, ref: string): Trunk | undefined {
+  return state.trunks.find((t) => t.name === ref || t.id === ref);
+}
+
+/** The org's DID with this number, in whatever form it is written. */
+export function findDid(state: OrgState, number: string): Did | undefined {
+  return state.dids.find((d) => sameNumber(d.number, number));
+}
+
+/** A DID that may be used as caller ID: assigned to the org and active. */
+export function isUsableDid(did: Did): boolean {
+  return did.pool_status === "assigned" && did.status === "active";
+}
