@@ -5,7 +5,11 @@ import { gatewayRangeCheck, internationalDigits } from "./phone.js";
 import { findDid, isUsableDid } from "./refs.js";
 
 /** Where a resolved caller ID came from, for comments in generated files and for tests. */
-export type CallerIdSource = "user_outbound_did" | "org_default_did" | "first_assigned_did" | "none";
+export type CallerIdSource =
+  | "user_outbound_did"
+  | "org_default_did"
+  | "first_assigned_did"
+  | "none";
 
 export interface ResolvedCallerId {
   /** What goes on the wire: a number in the owned range, or the sentinel. */

@@ -35,7 +35,9 @@ export const TrunkName = Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,31}$" });
 /** `org_<uuid>_` fits in 41 characters; 48 leaves room for the longest context suffix. */
 export const ContextPrefix = Type.String({ pattern: "^[A-Za-z][A-Za-z0-9_-]{0,46}_$" });
 /** An Asterisk dial pattern (`_0X.`, `_[2-9]XXXXXXXXX`) or a literal number. */
-export const DialPattern = Type.String({ pattern: "^(_[0-9XNZxnz.!*#+\\[\\]-]{1,40}|[0-9*#+]{1,40})$" });
+export const DialPattern = Type.String({
+  pattern: "^(_[0-9XNZxnz.!*#+\\[\\]-]{1,40}|[0-9*#+]{1,40})$",
+});
 export const Host = Type.String({ pattern: "^([A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])$" });
 
 export const ORG_STATUSES = ["pending", "active", "suspended", "inactive"] as const;
@@ -159,9 +161,12 @@ export const Queue = Type.Object(
     moh: Type.String({ pattern: "^[A-Za-z0-9_-]{1,40}$", default: "default" }),
     max_wait: Type.Integer({ minimum: 0, default: 300, description: "seconds; 0 waits forever" }),
     timeout_destination_type: literals(QUEUE_TIMEOUT_TYPES, { default: "none" }),
-    timeout_destination: Type.Union([Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()], {
-      default: null,
-    }),
+    timeout_destination: Type.Union(
+      [Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()],
+      {
+        default: null,
+      },
+    ),
     members: Type.Array(QueueMember, { default: [] }),
   },
   { additionalProperties: false },
@@ -173,9 +178,12 @@ export const IvrOption = Type.Object(
   {
     digit: Type.String({ maxLength: 8, pattern: ONE_LINE }),
     action_type: Type.String({ maxLength: 32, pattern: ONE_LINE }),
-    action_destination: Type.Union([Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()], {
-      default: null,
-    }),
+    action_destination: Type.Union(
+      [Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()],
+      {
+        default: null,
+      },
+    ),
     description: Type.String({ maxLength: 200, pattern: ONE_LINE, default: "" }),
   },
   { additionalProperties: false },
@@ -192,9 +200,12 @@ export const Ivr = Type.Object(
     status: Type.Union([Type.Literal("active"), Type.Literal("inactive")], { default: "active" }),
     greeting_language: Type.String({ pattern: "^[A-Za-z0-9-]{1,40}$", default: "en-IN" }),
     greeting_voice: Type.String({ pattern: "^[A-Za-z0-9_-]{1,60}$", default: "en-IN-Wavenet-D" }),
-    greeting_prompt: Type.Union([Type.String({ pattern: "^greeting_ivr_[0-9a-fA-F-]{36}$" }), Type.Null()], {
-      default: null,
-    }),
+    greeting_prompt: Type.Union(
+      [Type.String({ pattern: "^greeting_ivr_[0-9a-fA-F-]{36}$" }), Type.Null()],
+      {
+        default: null,
+      },
+    ),
     direct_extension_dial: Type.Boolean({ default: false }),
     options: Type.Array(IvrOption, { default: [] }),
   },
@@ -209,9 +220,12 @@ export const Did = Type.Object(
     pool_status: literals(POOL_STATUSES, { default: "assigned" }),
     is_default: Type.Boolean({ default: false }),
     routing_type: Type.Union([literals(DID_ROUTING_TYPES), Type.Null()], { default: null }),
-    routing_destination: Type.Union([Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()], {
-      default: null,
-    }),
+    routing_destination: Type.Union(
+      [Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()],
+      {
+        default: null,
+      },
+    ),
     routing_environment: literals(ROUTING_ENVIRONMENTS, { default: "prod" }),
   },
   { additionalProperties: false },
