@@ -15,6 +15,8 @@ export interface ResolvedCallerId {
   /** What goes on the wire: a number in the owned range, or the sentinel. */
   number: string;
   source: CallerIdSource;
+  /** The DID the rules chose, before the gateway range check (null when there was none). */
+  chosen: string | null;
 }
 
 /** The org's fallback DID: the default one, else the first usable one by number ascending. */
@@ -33,12 +35,22 @@ export function resolveUserCallerId(state: OrgState, user: User | null): Resolve
   if (user?.outbound_did) {
     const did = findDid(state, user.outbound_did);
     if (did && isUsableDid(did)) {
-      return { number: gatewayRangeCheck(did.number), source: "user_outbound_did" };
+      return {
+        number: gatewayRangeCheck(did.number),
+        source: "user_outbound_did",
+        chosen: did.number,
+      };
     }
   }
   const fallback = orgFallbackDid(state);
-  if (fallback) return { number: gatewayRangeCheck(fallback.number), source: fallback.source };
-  return { number: gatewayRangeCheck(""), source: "none" };
+  if (fallback) {
+    return {
+      number: gatewayRangeCheck(fallback.number),
+      source: fallback.source,
+      chosen: fallback.number,
+    };
+  }
+  return { number: gatewayRangeCheck(""), source: "none", chosen: null };
 }
 
 /** Byte-order comparison: locale-independent, so output never depends on the machine. */

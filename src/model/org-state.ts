@@ -39,6 +39,10 @@ export const DialPattern = Type.String({
   pattern: "^(_[0-9XNZxnz.!*#+\\[\\]-]{1,40}|[0-9*#+]{1,40})$",
 });
 export const Host = Type.String({ pattern: "^([A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])$" });
+/** What `type=identify` matches: a host, or an address range in CIDR form. */
+export const HostOrRange = Type.String({
+  pattern: "^([A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\]|[0-9A-Fa-f:.]{2,45}/[0-9]{1,3})$",
+});
 
 export const ORG_STATUSES = ["pending", "active", "suspended", "inactive"] as const;
 export const ROUTING_TYPES = ["human", "ai_agent"] as const;
@@ -247,7 +251,10 @@ export const Trunk = Type.Object(
     password_env: Type.Optional(EnvName),
     registration: Type.Boolean({ default: false }),
     codecs: Type.Array(literals(CODECS), { minItems: 1, default: ["ulaw", "alaw"] }),
-    match: Type.Array(Host, { default: [], description: "addresses identifying inbound traffic" }),
+    match: Type.Array(HostOrRange, {
+      default: [],
+      description: "addresses or ranges identifying inbound traffic",
+    }),
   },
   { additionalProperties: false },
 );

@@ -1,0 +1,627 @@
+// Builds an org's extensions.conf view: every dialplan rule of SPEC.md §4.4 (IVR publish rules),
+// §2 (queue timeout destinations, ring targets, recording) and §4.5 (caller ID, DID dispatch).
+//
+// Contexts of one org (names.ts):
+//   internal   where the org's phones start; users, then includes IVR -> queue -> outbound (§4.4 rule 4)
+//   dial       how each user is rung (softphone or mobile), with the ring time as ARG1
+//   caller     per-caller outbound profile looked up by bare extension: caller ID, recording
+//   record     starts MixMonitor once per call        limit   the concurrent call limit
+//   ivr        one entry per active IVR extension     ivrm_<ext>  that IVR's menu, t and i
+//   queue      one entry per queue                    qmember     member legs with ring times
+//   outbound   routes, and `+<digits>` re-entering    incoming    DIDs (all their aliases)
+import {
+  compareAscii,
+  orgFallbackDid,
+  type ResolvedCallerId,
+  resolveUserCallerId,
+} from "../model/caller-id.js";
+import type {
+  Did,
+  Ivr,
+  IvrOption,
+  OrgState,
+  OutboundRoute,
+  Queue,
+  User,
+} from "../model/org-state.js";
+import {
+  didAliases,
+  gatewayRangeCheck,
+  internationalDigits,
+  SENTINEL_DID,
+} from "../model/phone.js";
+import { findIvr, findQueue, findTrunk, findUser, isUsableDid } from "../model/refs.js";
+import { assertToken, commentText, runtimeDigits } from "./escape.js";
+import { type OrgNames, orgNames } from "./names.js";
+import type { Diagnostic } from "./types.js";
+import type { DialplanContext, DialplanExtension, DialplanStep, DialplanView } from "./views.js";
+
+const DIGIT_ORDER = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "*", "#"];
+
+/** Stock prompts (ASTERISK.md, and Asterisk's core sound set). */
+export const PROMPTS = {
+  goodbye: "vm-goodbye",
+  invalid: "pbx-invalid",
+  notInService: "ss-noservice",
+  busy: "all-circuits-busy-now",
+  callbackConfirm: "auth-thankyou",
+} as const;
+
+function step(app: string, label?: string): DialplanStep {
+  return label === undefined ? { app } : { label, app };
+}
+
+function extension(
+  exten: string,
+  steps: DialplanStep[],
+  comments: string[] = [],
+): DialplanExtension {
+  return { exten: assertToken(exten, "extension"), comments: comments.map(commentText), steps };
+}
+
+function context(
+  name: string,
+  extensions: DialplanExtension[],
+  options: { comments?: string[]; includes?: string[] } = {},
+): DialplanContext {
+  return {
+    name: assertToken(name, "context"),
+    comments: (options.comments ?? []).map(commentText),
+    includes: options.includes ?? [],
+    extensions,
+  };
+}
+
+const goto = (ctx: string, exten: string, priority: number | string = 1) =>
+  `Goto(${assertToken(ctx, "context")},${assertToken(exten, "extension")},${priority})`;
+
+const byAscii =
+  <T>(key: (item: T) => string) =>
+  (a: T, b: T) =>
+    compareAscii(key(a), key(b));
+
+/** What the compiler needs, derived once per org. */
+interface Plan {
+  state: OrgState;
+  names: OrgNames;
+  diagnostics: Diagnostic[];
+  orgId: string;
+  activeUsers: User[];
+  recording: boolean;
+  limit: number;
+}
+
+function error(plan: Plan, path: string, message: string): void {
+  plan.diagnostics.push({ severity: "error", path, message });
+}
+
+function warning(plan: Plan, path: string, message: string): void {
+  plan.diagnostics.push({ severity: "warning", path, message });
+}
+
+function userRecords(plan: Plan, user: User): boolean {
+  return plan.recording && user.call_recording;
+}
+
+/** Marks the call as this org's (inherited by every channel it creates). */
+function orgIdStep(plan: Plan): DialplanStep {
+  return step(`Set(__ORG_ID=${plan.orgId})`);
+}
+
+/** The concurrent call limit check, where the org has one. */
+function limitSteps(plan: Plan): DialplanStep[] {
+  return plan.limit > 0 ? [step(`Gosub(${plan.names.limit},s,1)`)] : [];
+}
+
+function internalContext(plan: Plan): DialplanContext {
+  const { names } = plan;
+  const users = plan.activeUsers.map((user) =>
+    extension(
+      user.extension,
+      [
+        orgIdStep(plan),
+        ...(userRecords(plan, user) ? [step(`Gosub(${names.record},s,1)`)] : []),
+        step(`Gosub(${names.dial},${user.extension},1(${user.ring_time}))`),
+        step("Hangup()"),
+      ],
+      [`user ${user.name}${user.routing_type === "ai_agent" ? " (AI agent)" : ""}`],
+    ),
+  );
+  return context(names.internal, users, {
+    comments: ["phones of this org start here. Include order: IVR, queue, outbound"],
+    includes: [names.ivr, names.queue, names.outbound],
+  });
+}
+
+function dialContext(plan: Plan): DialplanContext {
+  const { names } = plan;
+  const entries: DialplanExtension[] = [];
+  plan.activeUsers.forEach((user) => {
+    if (user.ring_target === "phone") {
+      if (!user.phone_number) return; // reported by validation
+      // The mobile leg leaves through the org's outbound routes as if the user called out, so
+      // the user's own outbound caller ID applies (SPEC.md §4.5 rule 2, ring_target phone).
+      entries.push(
+        extension(
+          user.extension,
+          [
+            step(`Set(__CALLER_EXT=${user.extension})`),
+            step(
+              `Dial(Local/${assertToken(user.phone_number, "phone number")}@${names.outbound}/n,\${ARG1})`,
+            ),
+            step("Return()"),
+          ],
+          [`${user.name}: rings the mobile phone`],
+        ),
+      );
+    } else {
+      entries.push(
+        extension(
+          user.extension,
+          [step(`Dial(PJSIP/${names.endpoint(user.extension)},\${ARG1})`), step("Return()")],
+          [`${user.name}: rings the softphone`],
+        ),
+      );
+    }
+  });
+  return context(names.dial, entries, { comments: ["Gosub(...,<extension>,1(<ring seconds>))"] });
+}
+
+const SOURCE_WORDS: Record<ResolvedCallerId["source"], string> = {
+  user_outbound_did: "the user's outbound_did",
+  org_default_did: "the org's default DID",
+  first_assigned_did: "the org's first DID by number",
+  none: "no usable DID",
+};
+
+function callerIdComment(resolved: ResolvedCallerId): string {
+  const chosen = resolved.chosen === null ? "" : ` ${resolved.chosen}`;
+  const range =
+    resolved.source === "none"
+      ? ": the sentinel"
+      : resolved.number === SENTINEL_DID
+        ? ", outside the owned range: the sentinel"
+        : "";
+  return `caller ID ${resolved.number}: ${SOURCE_WORDS[resolved.source]}${chosen}${range}`;
+}
+
+function callerContext(plan: Plan): DialplanContext {
+  const { names, state } = plan;
+  const entries = plan.activeUsers.map((user) => {
+    const resolved = resolveUserCallerId(state, user);
+    return extension(
+      user.extension,
+      [
+        step(`Set(OUT_CID=${resolved.number})`),
+        ...(userRecords(plan, user) ? [step(`Gosub(${names.record},s,1)`)] : []),
+        step("Return()"),
+      ],
+      [callerIdComment(resolved)],
+    );
+  });
+  const fallback = resolveUserCallerId(state, null);
+  entries.push(
+    extension(
+      "s",
+      [step(`Set(OUT_CID=${fallback.number})`), step("Return()")],
+      [`callers that are not users of the org: ${callerIdComment(fallback)}`],
+    ),
+  );
+  return context(names.caller, entries, {
+    comments: ["outbound caller profile, looked up by the caller's bare extension"],
+  });
+}
+
+function recordContext(plan: Plan): DialplanContext {
+  const { names } = plan;
+  return context(
+    names.record,
+    [
+      extension("s", [
+        step('GotoIf($["${RECORDING}" = "1"]?done)'),
+        step("Set(__RECORDING=1)"),
+        step(`MixMonitor(${plan.orgId}/\${UNIQUEID}.wav,b)`),
+        step("Return()", "done"),
+      ]),
+    ],
+    { comments: ["records a call once, whichever leg asks first"] },
+  );
+}
+
+function limitContext(plan: Plan): DialplanContext {
+  const { names } = plan;
+  const group = `${plan.orgId}@${names.callGroup}`;
+  return context(
+    names.limit,
+    [
+      extension("s", [
+        step(`Set(GROUP(${names.callGroup})=${plan.orgId})`),
+        step(`GotoIf($[\${GROUP_COUNT(${group})} > ${plan.limit}]?busy)`),
+        step("Return()"),
+        step("Answer()", "busy"),
+        step(`Playback(${PROMPTS.busy})`),
+        step("Hangup()"),
+      ]),
+    ],
+    { comments: [`at most ${plan.limit} concurrent calls; the next one hears a busy prompt`] },
+  );
+}
+
+function hangupSteps(): DialplanStep[] {
+  return [step(`Playback(${PROMPTS.goodbye})`), step("Hangup()")];
+}
+
+/** The dialplan of one menu option (SPEC.md §4.4 publish rule 3). */
+function optionSteps(
+  plan: Plan,
+  ivr: Ivr,
+  option: IvrOption,
+  optionPath: string,
+): DialplanStep[] | null {
+  const { names, state } = plan;
+  const destination = option.action_destination ?? "";
+  const path = `${optionPath}.action_destination`;
+  switch (option.action_type) {
+    case "extension":
+    case "ai_agent": {
+      const user = findUser(state, destination);
+      if (!user) return missing(plan, path, `no user with extension ${destination}`);
+      return [step(goto(names.internal, user.extension))];
+    }
+    case "queue": {
+      const queue = findQueue(state, destination);
+      if (!queue) return missing(plan, path, `no queue ${destination}`);
+      return [step(goto(names.queue, queue.number))];
+    }
+    case "ivr": {
+      const target = findIvr(state, destination);
+      if (!target || target === ivr) return missing(plan, path, `no other IVR ${destination}`);
+      if (target.status !== "active") {
+        warning(plan, path, `IVR ${target.extension} is inactive, so this option leads nowhere`);
+      }
+      return [step(goto(names.ivr, target.extension))];
+    }
+    case "voicemail":
+      return [
+        step(`VoiceMail(${assertToken(destination, "mailbox")}@${names.voicemail},u)`),
+        step("Hangup()"),
+      ];
+    case "callback":
+      return [
+        step(`Set(DB(callback/${plan.orgId}/\${UNIQUEID})=${runtimeDigits("${CALLERID(num)}")})`),
+        step(
+          `UserEvent(CallbackRequested,OrgId: ${plan.orgId},Caller: ${runtimeDigits("${CALLERID(num)}")},Destination: ${assertToken(destination, "phone number")})`,
+        ),
+        step(`Playback(${PROMPTS.callbackConfirm})`),
+        step("Hangup()"),
+      ];
+    case "hangup":
+      return hangupSteps();
+    default:
+      return missing(
+        plan,
+        `${optionPath}.action_type`,
+        `Invalid action_type: ${option.action_type}`,
+      );
+  }
+}
+
+function missing(plan: Plan, path: string, message: string): null {
+  error(plan, path, message);
+  return null;
+}
+
+function retrySteps(ivr: Ivr, menu: string, first: DialplanStep[] = []): DialplanStep[] {
+  return [
+    ...first,
+    // ${IVR_RETRIES} stays a run-time variable (publish rule 2).
+    step("Set(IVR_RETRIES=$[${IVR_RETRIES} + 1])"),
+    step(`GotoIf($[\${IVR_RETRIES} < ${ivr.max_retries}]?${menu},s,start)`),
+    ...hangupSteps(),
+  ];
+}
+
+function ivrContexts(plan: Plan): DialplanContext[] {
+  const { names, state } = plan;
+  const active = state.ivrs
+    .map((ivr, index) => ({ ivr, index }))
+    .filter(({ ivr }) => ivr.status === "active")
+    .sort(byAscii(({ ivr }) => ivr.extension));
+  const entries = active.map(({ ivr }) =>
+    extension(
+      ivr.extension,
+      [orgIdStep(plan), step("Set(IVR_RETRIES=0)"), step(goto(names.ivrMenu(ivr.extension), "s"))],
+      [`IVR ${ivr.name}`],
+    ),
+  );
+  const contexts = [context(names.ivr, entries, { comments: ["one entry per active IVR"] })];
+  for (const { ivr, index } of active) contexts.push(menuContext(plan, ivr, index));
+  return contexts;
+}
+
+function menuContext(plan: Plan, ivr: Ivr, index: number): DialplanContext {
+  const { names } = plan;
+  const menu = names.ivrMenu(ivr.extension);
+  const greeting = ivr.greeting_prompt
+    ? step(`Background(greetings/${assertToken(ivr.greeting_prompt, "greeting")})`, "start")
+    : step("NoOp(no greeting generated yet)", "start");
+  const entries = [
+    extension(
+      "s",
+      [step("Answer()"), greeting, step(`WaitExten(${ivr.timeout})`)],
+      [`IVR ${ivr.name} (${ivr.id ?? "no id"})`],
+    ),
+  ];
+  const options = ivr.options
+    .map((option, optionIndex) => ({ option, optionIndex }))
+    .sort((a, b) => DIGIT_ORDER.indexOf(a.option.digit) - DIGIT_ORDER.indexOf(b.option.digit));
+  for (const { option, optionIndex } of options) {
+    const path = `ivrs[${index}].options[${optionIndex}]`;
+    if (!DIGIT_ORDER.includes(option.digit)) {
+      error(plan, `${path}.digit`, `Invalid digit: ${option.digit}`);
+      continue;
+    }
+    const steps = optionSteps(plan, ivr, option, path);
+    if (steps) {
+      const label = option.description
+        ? `${option.action_type}: ${option.description}`
+        : option.action_type;
+      entries.push(extension(option.digit, steps, [label]));
+    }
+  }
+  if (ivr.direct_extension_dial) {
+    // Only the org's real 4-digit extensions, never a pattern: a pattern would let a caller
+    // reach the outbound routes through the internal context.
+    for (const user of plan.activeUsers.filter((u) => /^[0-9]{4}$/.test(u.extension))) {
+      entries.push(
+        extension(
+          user.extension,
+          [step(goto(names.internal, user.extension))],
+          [`direct dial ${user.name}`],
+        ),
+      );
+    }
+  }
+  entries.push(extension("t", retrySteps(ivr, menu), ["no digit: try again, then goodbye"]));
+  entries.push(
+    extension("i", retrySteps(ivr, menu, [step(`Playback(${PROMPTS.invalid})`)]), [
+      "invalid digit: try again, then goodbye",
+    ]),
+  );
+  return context(menu, entries);
+}
+
+/** Where a queue sends callers it could not serve (SPEC.md §2, timeout destination pair). */
+function queueFailover(plan: Plan, queue: Queue, path: string): DialplanStep[] {
+  const { names, state } = plan;
+  const destination = queue.timeout_destination ?? "";
+  switch (queue.timeout_destination_type) {
+    case "user": {
+      const user = findUser(state, destination);
+      if (user) return [step(goto(names.internal, user.extension))];
+      break;
+    }
+    case "queue": {
+      const target = findQueue(state, destination);
+      if (target && target !== queue) return [step(goto(names.queue, target.number))];
+      break;
+    }
+    case "phone":
+      return [step(goto(names.outbound, destination))];
+    case "none":
+      return [step("Hangup()")];
+  }
+  error(plan, path, `timeout destination ${destination} does not exist`);
+  return [step("Hangup()")];
+}
+
+function queueContexts(plan: Plan): DialplanContext[] {
+  const { names, state } = plan;
+  const queues = state.queues
+    .map((queue, index) => ({ queue, index }))
+    .sort(byAscii(({ queue }) => queue.number));
+  const entries = queues.map(({ queue, index }) =>
+    extension(
+      queue.number,
+      [
+        orgIdStep(plan),
+        step("Answer()"),
+        step(
+          queue.max_wait > 0
+            ? `Queue(${names.queueName(queue.number)},,,,${queue.max_wait})`
+            : `Queue(${names.queueName(queue.number)})`,
+        ),
+        ...queueFailover(plan, queue, `queues[${index}].timeout_destination`),
+      ],
+      [
+        `queue ${queue.name}, then ${queue.timeout_destination_type} ${queue.timeout_destination ?? ""}`,
+      ],
+    ),
+  );
+  const members: DialplanExtension[] = [];
+  for (const { queue } of queues) {
+    for (const member of [...queue.members].sort(byAscii((m) => m.extension))) {
+      const user = findUser(state, member.extension);
+      if (user?.status !== "active") continue;
+      members.push(
+        extension(
+          queueMemberExten(queue, member.extension),
+          [
+            ...(userRecords(plan, user) ? [step(`Gosub(${names.record},s,1)`)] : []),
+            step(`Gosub(${names.dial},${user.extension},1(${member.ring_time}))`),
+            step("Hangup()"),
+          ],
+          [`${queue.name}: ${user.name}, rings ${member.ring_time} s`],
+        ),
+      );
+    }
+  }
+  return [
+    context(names.queue, entries, {
+      comments: ["one entry per queue; afterwards its timeout destination"],
+    }),
+    context(names.queueMember, members, { comments: ["queue member legs: <queue>*<extension>"] }),
+  ];
+}
+
+/** The Local-channel extension that rings one member of one queue. */
+export function queueMemberExten(queue: Queue, memberExtension: string): string {
+  return `${queue.number}*${memberExtension}`;
+}
+
+function outboundContext(plan: Plan): DialplanContext {
+  const { names, state } = plan;
+  const entries = [
+    extension(
+      "_+X.",
+      [step(`Goto(${names.outbound},${runtimeDigits("${EXTEN:1}")},1)`)],
+      ["+<digits>: drop the plus and route again"],
+    ),
+  ];
+  const seen = new Map<string, string>();
+  const routes = state.outbound_routes
+    .map((route, index) => ({ route, index }))
+    .sort(byAscii(({ route }) => route.name));
+  for (const { route, index } of routes) {
+    const trunk = findTrunk(state, route.trunk);
+    if (!trunk) {
+      error(plan, `outbound_routes[${index}].trunk`, `no trunk named ${route.trunk}`);
+      continue;
+    }
+    route.patterns.forEach((pattern, patternIndex) => {
+      const path = `outbound_routes[${index}].patterns[${patternIndex}]`;
+      if (pattern.startsWith("+") || pattern.startsWith("_+")) {
+        error(
+          plan,
+          path,
+          "a pattern cannot start with +: numbers with + are routed again without it",
+        );
+        return;
+      }
+      const other = seen.get(pattern);
+      if (other !== undefined) {
+        error(plan, path, `pattern ${pattern} is already used by route '${other}'`);
+        return;
+      }
+      seen.set(pattern, route.name);
+      entries.push(
+        extension(pattern, routeSteps(plan, route, names.trunk(trunk.name)), [
+          `route ${route.name}`,
+        ]),
+      );
+    });
+  }
+  return context(names.outbound, entries, { comments: ["outbound routes"] });
+}
+
+function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): DialplanStep[] {
+  const { names } = plan;
+  const prepend = route.prepend_digits ? assertToken(route.prepend_digits, "digits") : "";
+  const dialled = runtimeDigits(
+    route.strip_digits > 0 ? `\${EXTEN:${route.strip_digits}}` : "${EXTEN}",
+  );
+  const number = `${prepend}${dialled}`;
+  const callerId = route.caller_id_override
+    ? gatewayRangeCheck(route.caller_id_override)
+    : "${OUT_CID}";
+  return [
+    ...limitSteps(plan),
+    step(`Gosub(${names.caller},\${IF($["\${CALLER_EXT}" = ""]?s:\${CALLER_EXT})},1)`),
+    step(`Set(CALLERID(num)=${callerId})`),
+    step(`Dial(PJSIP/${number}@${trunkEndpoint})`),
+    step("Hangup()"),
+  ];
+}
+
+/** Where an inbound DID goes (SPEC.md §4.4 rule 5 and §2 DID routing). */
+function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
+  const { names, state } = plan;
+  const destination = did.routing_destination ?? "";
+  switch (did.routing_type) {
+    case "extension": {
+      const user = findUser(state, destination);
+      if (user) return [step(goto(names.internal, user.extension))];
+      break;
+    }
+    case "queue": {
+      const queue = findQueue(state, destination);
+      if (queue) return [step(goto(names.queue, queue.number))];
+      break;
+    }
+    case "ivr": {
+      // Stored as the IVR's UUID; the dialplan jumps to its extension in the IVR context.
+      const ivr = findIvr(state, destination);
+      if (ivr) return [step(goto(names.ivr, ivr.extension))];
+      break;
+    }
+    case "external":
+      return [step(goto(names.outbound, destination))];
+    case null:
+      return [step("Answer()"), step(`Playback(${PROMPTS.notInService})`), step("Hangup()")];
+  }
+  error(plan, path, `routing destination ${destination} does not exist`);
+  return [step("Hangup()")];
+}
+
+function incomingContext(plan: Plan): DialplanContext {
+  const { names, state } = plan;
+  const entries: DialplanExtension[] = [];
+  const dids = state.dids
+    .map((did, index) => ({ did, index }))
+    .filter(({ did }) => isUsableDid(did))
+    .sort(byAscii(({ did }) => internationalDigits(did.number)));
+  for (const { did, index } of dids) {
+    const aliases = didAliases(did.number);
+    const canonical = aliases[aliases.length - 1]!;
+    for (const alias of aliases.slice(0, -1)) {
+      entries.push(extension(alias, [step(goto(names.incoming, canonical))]));
+    }
+    entries.push(
+      extension(
+        canonical,
+        [
+          orgIdStep(plan),
+          // CDRs of inbound calls carry the org id, which call listings filter on (SPEC.md §1).
+          step(`Set(CHANNEL(accountcode)=${plan.orgId})`),
+          ...limitSteps(plan),
+          ...didRouteSteps(plan, did, `dids[${index}].routing_destination`),
+        ],
+        [
+          `DID ${did.number} -> ${did.routing_type ?? "not routed"} ${did.routing_destination ?? ""}`,
+        ],
+      ),
+    );
+  }
+  return context(names.incoming, entries, {
+    comments: ["inbound calls, from the gateway or the org's trunks"],
+  });
+}
+
+/** The org's whole dialplan view. */
+export function buildDialplan(state: OrgState, diagnostics: Diagnostic[]): DialplanView {
+  const plan: Plan = {
+    state,
+    names: orgNames(state.org.context_prefix),
+    diagnostics,
+    orgId: assertToken(state.org.id, "org id"),
+    activeUsers: state.users.filter((u) => u.status === "active").sort(byAscii((u) => u.extension)),
+    recording: state.org.settings.recording_enabled,
+    limit: state.org.settings.max_concurrent_calls,
+  };
+  const contexts = [internalContext(plan), dialContext(plan), callerContext(plan)];
+  if (plan.activeUsers.some((user) => userRecords(plan, user))) contexts.push(recordContext(plan));
+  if (plan.limit > 0) contexts.push(limitContext(plan));
+  contexts.push(
+    ...ivrContexts(plan),
+    ...queueContexts(plan),
+    outboundContext(plan),
+    incomingContext(plan),
+  );
+  return {
+    header: [
+      `generated by pbxctl for org ${commentText(state.org.name)} (${plan.orgId}); do not edit`,
+      `org fallback caller ID: ${orgFallbackDid(state)?.number ?? "none (sentinel)"}`,
+    ],
+    contexts,
+  };
+}

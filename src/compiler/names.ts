@@ -1,0 +1,45 @@
+// Names of the Asterisk objects generated for an org. Every name starts with the org's context
+// prefix, so tenants can never collide, and every suffix is short: Asterisk silently cuts context
+// and extension names at 79 characters (ASTERISK.md), and `org_<uuid>_` alone takes 41.
+
+/** Longest context or extension name Asterisk keeps whole (AST_MAX_CONTEXT - 1). */
+export const MAX_NAME = 79;
+
+/** Contexts and objects of one org. */
+export function orgNames(prefix: string) {
+  return {
+    internal: `${prefix}internal`,
+    incoming: `${prefix}incoming`,
+    ivr: `${prefix}ivr`,
+    ivrMenu: (extension: string) => `${prefix}ivrm_${extension}`,
+    queue: `${prefix}queue`,
+    outbound: `${prefix}outbound`,
+    /** How each user is rung (softphone or mobile), shared by direct calls and queues. */
+    dial: `${prefix}dial`,
+    /** Per-caller outbound profile: caller ID and recording, looked up by bare extension. */
+    caller: `${prefix}caller`,
+    /** Starts recording once per call. */
+    record: `${prefix}record`,
+    /** voicemail.conf context of the org's mailboxes. */
+    voicemail: `${prefix}vm`,
+    /** Per-org concurrent call limit. */
+    limit: `${prefix}limit`,
+    /** Queue member legs (Local channels carrying the member's ring time). */
+    queueMember: `${prefix}qmember`,
+    endpoint: (extension: string) => `${prefix}${extension}`,
+    trunk: (name: string) => `${prefix}trunk_${name}`,
+    queueName: (number: string) => `${prefix}q${number}`,
+    /** Group category used with GROUP()/GROUP_COUNT() for the concurrent call limit. */
+    callGroup: "orgcalls",
+  };
+}
+
+export type OrgNames = ReturnType<typeof orgNames>;
+
+/** The context the carrier trunk delivers inbound calls to; the gateway file defines it. */
+export const GATEWAY_CONTEXT = "gateway-inbound";
+
+/** Directory of an org's generated files, relative to the engine config directory. */
+export function orgDir(prefix: string): string {
+  return `orgs/${prefix}`;
+}
