@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 import { createTwoFilesPatch } from "diff";
 import { parse, parseAllDocuments } from "yaml";
 import { type CompileResult, compileAll } from "../../src/compiler/index.js";
