@@ -54,8 +54,8 @@ const MAILBOX = /^[0-9]{1,15}$/;
 const phoneMessage = (value: string) =>
   `Phone number ${value} does not look like a valid number (need 7-15 digits)`;
 
-function step(app: string, label?: string): DialplanStep {
-  return label === undefined ? { app } : { label, app };
+function step(app: string, label = ""): DialplanStep {
+  return { first: false, label, app };
 }
 
 function extension(
@@ -63,6 +63,7 @@ function extension(
   steps: DialplanStep[],
   comments: string[] = [],
 ): DialplanExtension {
+  steps[0]!.first = true;
   return { exten: assertToken(exten, "extension"), comments: comments.map(commentText), steps };
 }
 

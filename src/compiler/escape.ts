@@ -8,11 +8,16 @@
  * a block comment that would swallow the configuration lines after it.
  */
 export function commentText(value: string): string {
+  if (!COMMENT_UNSAFE.test(value)) return value;
   return value
     .replace(/[\u0000-\u001f\u007f;]+/g, " ")
     .replace(/ {2,}/g, " ")
     .trim();
 }
+
+// Fast paths: nearly every value is already clean, and a test allocates nothing.
+const COMMENT_UNSAFE = /[\u0000-\u001f\u007f;]| {2}|^ | $/;
+const DIALPLAN_UNSAFE = /[^\p{L}\p{M}\p{N} ._'@:-]| {2}|^ | $/u;
 
 /**
  * Text placed inside a dialplan application argument (CALLERID(name), NoOp, queue member names).
@@ -21,6 +26,7 @@ export function commentText(value: string): string {
  * characters) is replaced by a space, so no value can run a function or end an argument.
  */
 export function dialplanText(value: string): string {
+  if (!DIALPLAN_UNSAFE.test(value)) return value;
   return value
     .replace(/[^\p{L}\p{M}\p{N} ._'@:-]+/gu, " ")
     .replace(/ {2,}/g, " ")

@@ -89,5 +89,9 @@ export function buildGateway(state: GatewayState, diagnostics: Diagnostic[]): Di
 }
 
 function entry(alias: string, apps: string[], comments: string[]): DialplanExtension {
-  return { exten: assertToken(alias, "DID"), comments, steps: apps.map((app) => ({ app })) };
+  return {
+    exten: assertToken(alias, "DID"),
+    comments,
+    steps: apps.map((app, index) => ({ first: index === 0, label: "", app })),
+  };
 }

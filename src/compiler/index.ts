@@ -6,8 +6,8 @@ import { buildDialplan } from "./dialplan.js";
 import { buildGateway } from "./gateway.js";
 import { MAX_NAME, orgDir } from "./names.js";
 import { buildPjsip } from "./pjsip.js";
+import { printDialplan, printIncludes, printSections } from "./print.js";
 import { buildQueues } from "./queues.js";
-import { renderDialplan, renderIncludes, renderSections } from "./templates.js";
 import type { CompiledFile, CompileResult, Diagnostic } from "./types.js";
 import type { DialplanView } from "./views.js";
 
@@ -60,9 +60,9 @@ export function compileOrg(state: OrgState): CompileResult {
   const dialplan = buildDialplan(state, diagnostics);
   checkNameLengths(dialplan, diagnostics);
   const files = [
-    { path: `${dir}/extensions.conf`, content: renderDialplan(dialplan) },
-    { path: `${dir}/pjsip.conf`, content: renderSections(buildPjsip(state, diagnostics)) },
-    { path: `${dir}/queues.conf`, content: renderSections(buildQueues(state)) },
+    { path: `${dir}/extensions.conf`, content: printDialplan(dialplan) },
+    { path: `${dir}/pjsip.conf`, content: printSections(buildPjsip(state, diagnostics)) },
+    { path: `${dir}/queues.conf`, content: printSections(buildQueues(state)) },
   ];
   return { files: files.sort(byPath), diagnostics };
 }
@@ -72,7 +72,7 @@ export function compileGateway(state: GatewayState): CompileResult {
   const diagnostics: Diagnostic[] = [];
   const view = buildGateway(state, diagnostics);
   checkNameLengths(view, diagnostics);
-  return { files: [{ path: GATEWAY_FILE, content: renderDialplan(view) }], diagnostics };
+  return { files: [{ path: GATEWAY_FILE, content: printDialplan(view) }], diagnostics };
 }
 
 /** The top-level include files for a set of orgs, listed explicitly (no wildcard includes). */
@@ -87,7 +87,7 @@ export function compileTopLevel(
   const files = TOP_LEVEL_FILES.map((name) => {
     const includes = sorted.map((prefix) => `${root}${orgDir(prefix)}/${name}`);
     if (name === "extensions.conf") includes.unshift(`${root}${GATEWAY_FILE}`);
-    return { path: name, content: renderIncludes({ header, includes }) };
+    return { path: name, content: printIncludes({ header, includes }) };
   });
   return { files: files.sort(byPath), diagnostics: [] };
 }

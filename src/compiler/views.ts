@@ -2,8 +2,10 @@
 // place they land; the templates loop and print, nothing more.
 
 export interface DialplanStep {
-  /** Priority label, e.g. `start` in `same => n(start),...`. */
-  label?: string;
+  /** The first step of an extension is written `exten => <exten>,1`, the others ` same => n`. */
+  first: boolean;
+  /** Priority label, e.g. `start` in `same => n(start),...`; empty for none. */
+  label: string;
   /** Application call with its arguments, e.g. `Goto(org_x_ivr,5000,1)`. */
   app: string;
 }
