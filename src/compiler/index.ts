@@ -10,13 +10,19 @@ import { printDialplan, printIncludes, printSections } from "./print.js";
 import { buildQueues } from "./queues.js";
 import type { CompiledFile, CompileResult, Diagnostic } from "./types.js";
 import type { DialplanView } from "./views.js";
+import { buildVoicemail } from "./voicemail.js";
 
 export type { CompiledFile, CompileResult, Diagnostic } from "./types.js";
 
 /** Path of the gateway dispatcher, relative to the engine config directory. */
 export const GATEWAY_FILE = "gateway/extensions.conf";
 /** The top-level files, each including every org's file of its kind explicitly. */
-export const TOP_LEVEL_FILES = ["extensions.conf", "pjsip.conf", "queues.conf"] as const;
+export const TOP_LEVEL_FILES = [
+  "extensions.conf",
+  "pjsip.conf",
+  "queues.conf",
+  "voicemail.conf",
+] as const;
 
 export interface TopLevelOptions {
   /**
@@ -53,7 +59,7 @@ function byPath(a: CompiledFile, b: CompiledFile): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
 
-/** An org's files under `orgs/<context_prefix>/`: extensions.conf, pjsip.conf, queues.conf. */
+/** An org's files under `orgs/<context_prefix>/`: extensions, pjsip, queues and voicemail.conf. */
 export function compileOrg(state: OrgState): CompileResult {
   const diagnostics: Diagnostic[] = [];
   const dir = orgDir(state.org.context_prefix);
@@ -63,6 +69,7 @@ export function compileOrg(state: OrgState): CompileResult {
     { path: `${dir}/extensions.conf`, content: printDialplan(dialplan) },
     { path: `${dir}/pjsip.conf`, content: printSections(buildPjsip(state, diagnostics)) },
     { path: `${dir}/queues.conf`, content: printSections(buildQueues(state)) },
+    { path: `${dir}/voicemail.conf`, content: printSections(buildVoicemail(state)) },
   ];
   return { files: files.sort(byPath), diagnostics };
 }

@@ -181,7 +181,10 @@ function unsafeLines(path: string, content: string): string[] {
       }
       if (/[;&|"<>\\^]/.test(withoutExpressions(app))) problems.push(`stray character: ${line}`);
     } else {
-      if (!PJSIP_KEY.test(line)) problems.push(`unexpected config line: ${line}`);
+      const mailbox = path.endsWith("voicemail.conf") && /^[0-9]+=/.test(line);
+      if (!PJSIP_KEY.test(line) && !mailbox) problems.push(`unexpected config line: ${line}`);
+      // mailbox => password,full name: a comma from data would add an email address field.
+      if (mailbox && line.split(",").length !== 2) problems.push(`extra mailbox field: ${line}`);
       if (/(^|[^\\]);/.test(line)) problems.push(`unescaped ';': ${line}`);
       // interface, penalty, member name, state interface: a comma from data would add a field.
       if (line.startsWith("member=") && line.split(",").length > 4)
