@@ -1,0 +1,44 @@
+// The compiler is pure (DESIGN.md): it may import only its own modules and src/model, and
+// nothing that reaches the file system, the clock, the environment or the network.
+import { readdirSync, readFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+
+const dir = new URL("../../src/compiler/", import.meta.url);
+const files = readdirSync(dir).filter((f) => f.endsWith(".ts"));
+const MODEL_ALLOWED = /^\.\.\/model\/[a-z-]+\.js$/;
+
+test("compiler modules import only the compiler, src/model and type-only packages", () => {
+  for (const file of files) {
+    const source = readFileSync(new URL(file, dir), "utf8");
+    for (const match of source.matchAll(/^import\s+(type\s+)?[^;]*?from\s+"([^"]+)";/gms)) {
+      const typeOnly = Boolean(match[1]);
+      const target = match[2]!;
+      const ok =
+        target.startsWith("./") ||
+        MODEL_ALLOWED.test(target) ||
+        (typeOnly && target === "@sinclair/typebox");
+      assert.ok(ok, `${file} imports ${target}`);
+    }
+  }
+});
+
+test("the model modules the compiler uses are pure too", () => {
+  const used = new Set<string>();
+  for (const file of files) {
+    const source = readFileSync(new URL(file, dir), "utf8");
+    for (const match of source.matchAll(/from\s+"\.\.\/model\/([a-z-]+)\.js"/g))
+      used.add(match[1]!);
+  }
+  for (const name of used) {
+    const source = readFileSync(new URL(`../../src/model/${name}.ts`, import.meta.url), "utf8");
+    assert.not.match(source, /from\s+"node:/, `model/${name}.ts imports a node: module`);
+    assert.not.match(
+      source,
+      /process\.env|Date\.now|Math\.random|new Date\(/,
+      `model/${name}.ts is not pure`,
+    );
+  }
+});
+
+test.run();
