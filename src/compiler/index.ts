@@ -1,6 +1,7 @@
 // The compiler's public face: pure functions from OrgState / GatewayState to Asterisk files.
 // No file system, clock, environment or randomness here: the same input always gives
 // byte-identical output, sorted by path.
+import { type GatewayOptions, gatewayStateFromOrgs } from "../model/gateway.js";
 import type { GatewayState, OrgState } from "../model/org-state.js";
 import { buildDialplan } from "./dialplan.js";
 import { buildGateway } from "./gateway.js";
@@ -102,7 +103,7 @@ export function compileTopLevel(
 /** Everything for a set of orgs: their files, the gateway and the top-level include files. */
 export function compileAll(
   orgs: readonly OrgState[],
-  gateway: Omit<GatewayState, "orgs">,
+  gateway: GatewayOptions,
   options: TopLevelOptions = {},
 ): CompileResult {
   const files: CompiledFile[] = [];
@@ -112,7 +113,7 @@ export function compileAll(
     files.push(...result.files);
     diagnostics.push(...result.diagnostics);
   }
-  const gatewayResult = compileGateway(gatewayStateOf(orgs, gateway));
+  const gatewayResult = compileGateway(gatewayStateFromOrgs(orgs, gateway));
   const top = compileTopLevel(
     orgs.map((org) => org.org.context_prefix),
     options,
@@ -120,23 +121,4 @@ export function compileAll(
   files.push(...gatewayResult.files, ...top.files);
   diagnostics.push(...gatewayResult.diagnostics);
   return { files: files.sort(byPath), diagnostics };
-}
-
-/** Assigned, active DIDs of active orgs: what the gateway dispatches. */
-function gatewayStateOf(
-  orgs: readonly OrgState[],
-  gateway: Omit<GatewayState, "orgs">,
-): GatewayState {
-  return {
-    ...gateway,
-    orgs: orgs
-      .filter((state) => state.org.status === "active")
-      .map((state) => ({
-        org_id: state.org.id,
-        context_prefix: state.org.context_prefix,
-        dids: state.dids
-          .filter((did) => did.pool_status === "assigned" && did.status === "active")
-          .map((did) => ({ number: did.number, routing_environment: did.routing_environment })),
-      })),
-  };
 }
