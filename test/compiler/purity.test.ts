@@ -41,4 +41,12 @@ test("the model modules the compiler uses are pure too", () => {
   }
 });
 
+test("the model never imports the compiler (dependencies point one way)", () => {
+  const modelDir = new URL("../../src/model/", import.meta.url);
+  for (const file of readdirSync(modelDir).filter((f) => f.endsWith(".ts"))) {
+    const source = readFileSync(new URL(file, modelDir), "utf8");
+    assert.not.match(source, /from\s+"\.\.\/(compiler|store|api|deploy|domain|cli)\//, `model/${file}`);
+  }
+});
+
 test.run();

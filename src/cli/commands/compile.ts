@@ -1,0 +1,48 @@
+import { Flags } from "@oclif/core";
+import { PbxCommand } from "../lib/base-command.js";
+import { compileTree, writeTree } from "../lib/compiled-tree.js";
+import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
+import { loadValidOrgs } from "../lib/load.js";
+
+export interface CompileCommandResult {
+  out: string;
+  orgs: number;
+  files: { path: string; bytes: number }[];
+}
+
+export default class Compile extends PbxCommand {
+  static override summary = "Compile org YAML files into Asterisk configuration under --out.";
+  static override description =
+    "Validates every org first and writes nothing if any has an error. Writes each org's files " +
+    "(orgs/<context_prefix>/), the gateway file and the top-level include files.";
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> orgs --out /tmp/asterisk",
+    "<%= config.bin %> <%= command.id %> orgs --out /tmp/asterisk --environment staging",
+  ];
+  static override args = orgPathsArgs;
+  static override strict = false;
+  static override flags = {
+    out: Flags.directory({ required: true, summary: "Directory to write (created if missing)." }),
+    ...gatewayFlags,
+    ...includeRootFlag,
+  };
+
+  async run(): Promise<CompileCommandResult> {
+    const { argv, flags } = await this.parse(Compile);
+    const orgs = await loadValidOrgs(argv as string[], process.env, (r) =>
+      this.printDiagnostics(r.diagnostics),
+    );
+    const { files, warnings } = compileTree(
+      orgs.map((o) => o.state),
+      gatewayOf(flags),
+      { includeRoot: flags["include-root"] },
+    );
+    for (const w of warnings) this.warn(`${w.path}: ${w.message}`);
+    const written = await writeTree(flags.out, files);
+    const bytes = written.reduce((sum, f) => sum + f.bytes, 0);
+    this.log(
+      `wrote ${written.length} file(s), ${bytes} bytes, for ${orgs.length} org(s) to ${flags.out}`,
+    );
+    return { out: flags.out, orgs: orgs.length, files: written };
+  }
+}

@@ -1,0 +1,80 @@
+import { Errors, Flags } from "@oclif/core";
+import { loadOrgSources } from "../../model/files.js";
+import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { compileTree, readManagedTree } from "../lib/compiled-tree.js";
+import { ExitCode } from "../lib/exit-codes.js";
+import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
+import { orgSourcesAtRevision } from "../lib/git-base.js";
+import { loadValidOrgs } from "../lib/load.js";
+import { formatPlan, type PlanResult, planTrees } from "../lib/plan.js";
+
+export default class Plan extends PbxCommand {
+  static override summary = "Show what a deploy of the org YAML files would change (unified diff).";
+  static override description =
+    "With --against, compares the compiled configuration with an engine config directory; with " +
+    "--base, compares the configuration the files compiled to at a git revision with the " +
+    "working tree. Prints the diff and the engine reloads the change needs. Exit 0 = no change, " +
+    "2 = changes, 1 = error (like terraform plan -detailed-exitcode; usage errors are 1 here too).";
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> orgs --against /etc/asterisk",
+    "<%= config.bin %> <%= command.id %> orgs --base origin/main",
+  ];
+  static override args = orgPathsArgs;
+  static override strict = false;
+  static override flags = {
+    against: Flags.directory({
+      summary: "Engine config directory to compare with (only pbxctl-managed files are read).",
+      exclusive: ["base"],
+      atLeastOne: ["against", "base"],
+    }),
+    base: Flags.string({
+      summary: "Git revision whose org files are compared with the working tree.",
+      exclusive: ["against"],
+    }),
+    ...gatewayFlags,
+    ...includeRootFlag,
+  };
+
+  async run(): Promise<PlanResult> {
+    const { argv, flags } = await this.parse(Plan);
+    const paths = argv as string[];
+    const gateway = gatewayOf(flags);
+    const options = { includeRoot: flags["include-root"] };
+    const report = (r: { diagnostics: Parameters<PbxCommand["printDiagnostics"]>[0] }) =>
+      this.printDiagnostics(r.diagnostics);
+    const after = compileTree(
+      (await loadValidOrgs(paths, process.env, report)).map((o) => o.state),
+      gateway,
+      options,
+    ).files;
+    let before: Map<string, string>;
+    if (flags.base !== undefined) {
+      const loaded = loadOrgSources(await orgSourcesAtRevision(paths, flags.base), process.env);
+      report(loaded);
+      if (loaded.diagnostics.some((d) => d.severity === "error")) {
+        throw new CommandFailure(`the org files at ${flags.base} have errors`);
+      }
+      before =
+        loaded.orgs.length === 0
+          ? new Map()
+          : compileTree(
+              loaded.orgs.map((o) => o.state),
+              gateway,
+              options,
+            ).files;
+    } else {
+      before = await readManagedTree(flags.against!);
+    }
+    const plan = planTrees(before, after);
+    if (!this.jsonEnabled()) this.log(formatPlan(plan));
+    return this.finish(plan, plan.changed ? ExitCode.usageOrChanges : ExitCode.ok);
+  }
+
+  // Exit 2 means "changes" here, so a usage error must not look like one.
+  protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
+    if (err instanceof Errors.CLIError && !(err instanceof Errors.ExitError)) {
+      if (err.oclif.exit === ExitCode.usageOrChanges) err.oclif.exit = ExitCode.error;
+    }
+    return super.catch(err);
+  }
+}

@@ -1,0 +1,39 @@
+import type { SourceDiagnostic } from "../../model/files.js";
+import { loadOrgPaths, orgFilePaths } from "../../model/files.js";
+import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { ExitCode } from "../lib/exit-codes.js";
+import { orgPathsArgs } from "../lib/flags.js";
+import { countProblems } from "../lib/load.js";
+
+export interface ValidateResult {
+  files: string[];
+  errors: number;
+  warnings: number;
+  diagnostics: SourceDiagnostic[];
+}
+
+export default class Validate extends PbxCommand {
+  static override summary = "Check org YAML files and report every problem at file:line:col.";
+  static override description =
+    "Exit 0 when there is no error (warnings are printed), 1 when any file has an error.";
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> orgs",
+    "<%= config.bin %> <%= command.id %> orgs/acme.yaml orgs/globex.yaml --json",
+  ];
+  static override args = orgPathsArgs;
+  static override strict = false;
+
+  async run(): Promise<ValidateResult> {
+    const { argv } = await this.parse(Validate);
+    const paths = argv as string[];
+    const files = await orgFilePaths(paths);
+    if (files.length === 0) throw new CommandFailure(`no org files (*.yaml) in ${paths.join(" ")}`);
+    const loaded = await loadOrgPaths(files, process.env);
+    const result = { files, ...countProblems(loaded), diagnostics: loaded.diagnostics };
+    this.printDiagnostics(loaded.diagnostics);
+    if (!this.jsonEnabled()) {
+      this.log(`${files.length} file(s): ${result.errors} error(s), ${result.warnings} warning(s)`);
+    }
+    return this.finish(result, result.errors > 0 ? ExitCode.error : ExitCode.ok);
+  }
+}

@@ -1,0 +1,39 @@
+// What every pbxctl command shares: --json, typed domain errors shown as one line on stderr
+// (never a stack trace), diagnostics printing and exit codes from the one table.
+import { Command, Errors } from "@oclif/core";
+import type { SourceDiagnostic } from "../../model/files.js";
+import { formatDiagnostic, OrgFileError } from "../../model/files.js";
+import { ExitCode } from "./exit-codes.js";
+
+/** A problem the user can fix (bad input, unreadable path, refused compile): exit 1, one line. */
+export class CommandFailure extends Error {
+  override readonly name = "CommandFailure";
+}
+
+export abstract class PbxCommand extends Command {
+  static override enableJsonFlag = true;
+
+  /** Prints problems to stderr, one `file:line:col path: message` per line (not in --json mode). */
+  protected printDiagnostics(diagnostics: readonly SourceDiagnostic[]): void {
+    if (this.jsonEnabled()) return;
+    for (const d of diagnostics) this.logToStderr(formatDiagnostic(d));
+  }
+
+  /**
+   * Ends the command with `code`: the result is printed as JSON first (oclif only prints a
+   * returned value), then the process exits with the code. Code 0 simply returns.
+   */
+  protected finish<T>(result: T, code: number): T {
+    if (code === ExitCode.ok) return result;
+    if (this.jsonEnabled()) this.logJson(result);
+    return this.exit(code) as never;
+  }
+
+  protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
+    if (err instanceof Errors.ExitError) throw err;
+    const expected = err instanceof OrgFileError || err instanceof CommandFailure;
+    const shown = expected ? new Errors.CLIError(err.message, { exit: ExitCode.error }) : err;
+    if (this.jsonEnabled()) this.logJson(this.toErrorJson(shown));
+    throw shown;
+  }
+}

@@ -1,0 +1,72 @@
+// Compiled Asterisk files as a tree on disk: which paths pbxctl manages, reading them back,
+// and writing a compile result.
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
+import { compileAll, TOP_LEVEL_FILES } from "../../compiler/index.js";
+import type { CompiledFile, Diagnostic } from "../../compiler/types.js";
+import type { GatewayOptions } from "../../model/gateway.js";
+import type { OrgState } from "../../model/org-state.js";
+import { CommandFailure } from "./base-command.js";
+
+// The compiler's own list, so a new top-level file (voicemail.conf) is managed without a change here.
+const TOP_LEVEL = new Set<string>(TOP_LEVEL_FILES);
+
+/** Whether pbxctl owns this path of an engine config directory (others are left alone). */
+export function isManagedPath(path: string): boolean {
+  return TOP_LEVEL.has(path) || path.startsWith("gateway/") || path.startsWith("orgs/");
+}
+
+/** Every compiled file of these orgs and the gateway, as path -> text. Compiler errors throw. */
+export function compileTree(
+  orgs: readonly OrgState[],
+  gateway: GatewayOptions,
+  options: { includeRoot?: string | undefined } = {},
+): { files: Map<string, string>; warnings: Diagnostic[] } {
+  const result = compileAll(
+    orgs,
+    gateway,
+    options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot },
+  );
+  const errors = result.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) {
+    const lines = errors.map((d) => `${d.path}: ${d.message}`).join("\n");
+    throw new CommandFailure(`the compiler refused the input:\n${lines}`);
+  }
+  return {
+    files: new Map(result.files.map((f: CompiledFile) => [f.path, f.content])),
+    warnings: result.diagnostics.filter((d) => d.severity !== "error"),
+  };
+}
+
+/** The managed files under `dir` (paths relative to it, with `/`). The directory must exist. */
+export async function readManagedTree(dir: string): Promise<Map<string, string>> {
+  try {
+    if (!(await stat(dir)).isDirectory()) throw new Error();
+  } catch {
+    throw new CommandFailure(`${dir}: not a directory`);
+  }
+  const files = new Map<string, string>();
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const full = join(entry.parentPath, entry.name);
+    const path = relative(dir, full).split(sep).join("/");
+    if (isManagedPath(path)) files.set(path, await readFile(full, "utf8"));
+  }
+  return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Writes every file under `dir`, creating directories; returns what was written. */
+export async function writeTree(
+  dir: string,
+  files: ReadonlyMap<string, string>,
+): Promise<{ path: string; bytes: number }[]> {
+  const written: { path: string; bytes: number }[] = [];
+  for (const [path, content] of files) {
+    const full = join(dir, path);
+    await mkdir(dirname(full), { recursive: true });
+    await writeFile(full, content);
+    written.push({ path, bytes: Buffer.byteLength(content) });
+  }
+  return written;
+}

@@ -1,0 +1,10 @@
+// A problem found in an org's data. The compiler and validation both report these, so the type
+// lives in the model, which both may import (never the other way round).
+
+/** A problem in user data (never a bug): errors stop a deploy, warnings are reported. */
+export interface Diagnostic {
+  severity: "error" | "warning";
+  /** Where in the OrgState the problem is, e.g. `ivrs[1].options[0].action_destination`. */
+  path: string;
+  message: string;
+}

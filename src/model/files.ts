@@ -1,0 +1,223 @@
+// Loading org files: YAML text -> OrgState with every problem placed at `file:line:col`. The
+// order is fixed: syntax, schema (defaults filled), omitted fields, secrets, semantic rules,
+// then the checks that span several org files. File access goes through a narrow interface.
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { Diagnostic } from "./diagnostic.js";
+import { isWithin } from "./diagnostic-path.js";
+import { fillOmitted } from "./fill.js";
+import type { OrgState } from "./org-state.js";
+import { sameNumber } from "./phone.js";
+import { isUsableDid } from "./refs.js";
+import { checkOrgFileSchema, OrgFileSchema, type SchemaDiagnostic } from "./schema-check.js";
+import { resolveSecrets, type SecretEnvironment } from "./secrets.js";
+import { validateOrg } from "./validate.js";
+import {
+  formatDiagnostic,
+  parseYaml,
+  positionOf,
+  type SourceDiagnostic,
+  type YamlSource,
+  yamlData,
+} from "./yaml.js";
+
+export type { SourceDiagnostic } from "./yaml.js";
+export { formatDiagnostic };
+
+/** The text of one org file and the name it is reported under. */
+export interface OrgSource {
+  file: string;
+  text: string;
+}
+
+/** An org that loaded far enough to have a state (it may still carry semantic errors). */
+export interface LoadedOrg {
+  file: string;
+  state: OrgState;
+}
+
+export interface LoadResult {
+  orgs: LoadedOrg[];
+  /** Every problem of every file, sorted by file, line and column. */
+  diagnostics: SourceDiagnostic[];
+}
+
+/** A path given to the loader that cannot be read (not a problem inside a file). */
+export class OrgFileError extends Error {
+  override readonly name = "OrgFileError";
+}
+
+/** Whether any diagnostic is an error (warnings do not stop a compile). */
+export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((d) => d.severity === "error");
+}
+
+/**
+ * Loads one org file's text. The state is null when the file is not valid YAML or does not
+ * match the schema; otherwise it is complete (ids, context prefix, secrets resolved).
+ */
+export function loadOrgSource(
+  source: OrgSource,
+  env: SecretEnvironment,
+): { state: OrgState | null; diagnostics: SourceDiagnostic[] } {
+  const { state, diagnostics } = loadParsed(source, env);
+  return { state, diagnostics };
+}
+
+function loadParsed(
+  source: OrgSource,
+  env: SecretEnvironment,
+): { state: OrgState | null; diagnostics: SourceDiagnostic[]; yaml: YamlSource } {
+  const { source: yaml, problems } = parseYaml(source.text, source.file);
+  const syntax: SourceDiagnostic[] = problems.map((p) => ({ ...p, file: source.file, path: "" }));
+  if (hasErrors(syntax)) return { state: null, diagnostics: syntax, yaml };
+
+  const data = yamlData(yaml, OrgFileSchema);
+  if (data === null || data === undefined) {
+    const empty = { severity: "error" as const, path: "", message: "empty file: expected `org:`" };
+    return { state: null, diagnostics: [...syntax, place(yaml, empty)], yaml };
+  }
+  const schema = checkOrgFileSchema(data);
+  let semantic: Diagnostic[] = [];
+  try {
+    const state = fillOmitted(data as OrgState);
+    semantic = [...resolveSecrets(state, env), ...validateOrg(state)];
+  } catch (error) {
+    // Only reachable when the data broke the schema in a way the rules cannot walk (a list
+    // where a mapping belongs): the schema errors already say what is wrong.
+    if (schema.length === 0) throw error;
+  }
+  if (schema.length > 0) {
+    // Rules about an item the schema rejected would only guess at what it meant.
+    const rejected = schema.map((s) => itemOf(s.path));
+    semantic = semantic.filter((d) => !rejected.some((item) => isWithin(d.path, item)));
+  }
+  const diagnostics = sortDiagnostics([
+    ...syntax,
+    ...[...schema, ...semantic].map((d) => place(yaml, d)),
+  ]);
+  return { state: schema.length > 0 ? null : (data as OrgState), diagnostics, yaml };
+}
+
+/** Loads several org files, adding the checks that span files (ids, prefixes, DIDs). */
+export function loadOrgSources(sources: readonly OrgSource[], env: SecretEnvironment): LoadResult {
+  const orgs: LoadedOrg[] = [];
+  const diagnostics: SourceDiagnostic[] = [];
+  const yamlByFile = new Map<string, YamlSource>();
+  for (const source of sources) {
+    const loaded = loadParsed(source, env);
+    yamlByFile.set(source.file, loaded.yaml);
+    diagnostics.push(...loaded.diagnostics);
+    if (loaded.state) orgs.push({ file: source.file, state: loaded.state });
+  }
+  for (const problem of crossOrgProblems(orgs)) {
+    const yaml = yamlByFile.get(problem.file);
+    if (yaml) diagnostics.push(place(yaml, problem));
+  }
+  return { orgs, diagnostics: sortDiagnostics(diagnostics) };
+}
+
+/** The narrow file access the loader needs; node:fs/promises by default. */
+export interface OrgFileSystem {
+  readFile(path: string): Promise<string>;
+  /** Names in a directory, or null when `path` is a file. Throws when it does not exist. */
+  listDirectory(path: string): Promise<string[] | null>;
+}
+
+export const nodeFileSystem: OrgFileSystem = {
+  readFile: (path) => readFile(path, "utf8"),
+  listDirectory: async (path) => ((await stat(path)).isDirectory() ? readdir(path) : null),
+};
+
+/** Files (`*.yaml`, `*.yml`) named by these paths: files as given, directories one level deep. */
+export async function orgFilePaths(
+  paths: readonly string[],
+  fs: OrgFileSystem = nodeFileSystem,
+): Promise<string[]> {
+  const files: string[] = [];
+  for (const path of paths) {
+    let names: string[] | null;
+    try {
+      names = await fs.listDirectory(path);
+    } catch {
+      throw new OrgFileError(`${path}: no such file or directory`);
+    }
+    if (names === null) files.push(path);
+    else {
+      files.push(
+        ...names
+          .filter((name) => /\.ya?ml$/.test(name))
+          .sort()
+          .map((name) => join(path, name)),
+      );
+    }
+  }
+  return [...new Set(files)];
+}
+
+/** Reads and loads the org files named by these paths (files or directories). */
+export async function loadOrgPaths(
+  paths: readonly string[],
+  env: SecretEnvironment,
+  fs: OrgFileSystem = nodeFileSystem,
+): Promise<LoadResult> {
+  const sources: OrgSource[] = [];
+  for (const file of await orgFilePaths(paths, fs)) {
+    try {
+      sources.push({ file, text: await fs.readFile(file) });
+    } catch {
+      throw new OrgFileError(`${file}: cannot be read`);
+    }
+  }
+  return loadOrgSources(sources, env);
+}
+
+type FileDiagnostic = SchemaDiagnostic & { file: string };
+
+// Orgs compiled together share one engine: ids, context prefixes and DIDs must not collide.
+function crossOrgProblems(orgs: readonly LoadedOrg[]): FileDiagnostic[] {
+  const problems: FileDiagnostic[] = [];
+  const error = (file: string, path: string, message: string) =>
+    problems.push({ severity: "error", file, path, message });
+  orgs.forEach(({ file, state }, i) => {
+    for (const earlier of orgs.slice(0, i)) {
+      if (earlier.state.org.id === state.org.id) {
+        error(file, "org.id", `org id ${state.org.id} is also used in ${earlier.file}`);
+      }
+      if (earlier.state.org.context_prefix === state.org.context_prefix) {
+        error(
+          file,
+          "org.context_prefix",
+          `context prefix ${state.org.context_prefix} is also used in ${earlier.file}`,
+        );
+      }
+      state.dids.forEach((did, k) => {
+        if (!isUsableDid(did)) return;
+        const clash = earlier.state.dids.find(
+          (d) => isUsableDid(d) && sameNumber(d.number, did.number),
+        );
+        if (clash) {
+          error(file, `dids[${k}].number`, `DID ${did.number} is also assigned in ${earlier.file}`);
+        }
+      });
+    }
+  });
+  return problems;
+}
+
+/** The list item a path lies in (`ivrs[0].options[1]` for `ivrs[0].options[1].digit`). */
+function itemOf(path: string): string {
+  const end = path.lastIndexOf("]");
+  return end < 0 ? path.split(".")[0]! : path.slice(0, end + 1);
+}
+
+function place(source: YamlSource, d: SchemaDiagnostic): SourceDiagnostic {
+  const position = positionOf(source, d.path, { key: d.at === "key" });
+  return { severity: d.severity, path: d.path, message: d.message, file: source.file, ...position };
+}
+
+function sortDiagnostics(diagnostics: SourceDiagnostic[]): SourceDiagnostic[] {
+  return diagnostics.sort(
+    (a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.line - b.line || a.col - b.col,
+  );
+}

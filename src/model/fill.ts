@@ -1,0 +1,44 @@
+// What a hand-written org file may leave out, filled in deterministically: the same file always
+// gives the same OrgState (and so byte-identical compiled output), with no clock or randomness.
+import { createHash } from "node:crypto";
+import type { OrgState } from "./org-state.js";
+import { internationalDigits } from "./phone.js";
+
+/** The context prefix an org gets when none is written: `org_<id>_`. */
+export function defaultContextPrefix(orgId: string): string {
+  return `org_${orgId}_`;
+}
+
+/**
+ * A name-based UUID (RFC 9562 version 5, SHA-1) in the org's namespace: the same org id, kind
+ * and key always give the same id, and different orgs never share one.
+ */
+export function deterministicId(orgId: string, kind: string, key: string): string {
+  const namespace = Buffer.from(orgId.replace(/-/g, ""), "hex");
+  const hash = createHash("sha1").update(namespace).update(`${kind}:${key}`).digest();
+  const bytes = hash.subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Fills, in place, what a file may leave out: the context prefix and the ids of users, queues,
+ * IVRs, DIDs, trunks and outbound routes (derived from extension, number or name).
+ */
+export function fillOmitted(state: OrgState): OrgState {
+  const orgId = state.org.id;
+  state.org.context_prefix ??= defaultContextPrefix(orgId);
+  for (const user of state.users) user.id ??= deterministicId(orgId, "user", user.extension);
+  for (const queue of state.queues) queue.id ??= deterministicId(orgId, "queue", queue.number);
+  for (const ivr of state.ivrs) ivr.id ??= deterministicId(orgId, "ivr", ivr.extension);
+  for (const did of state.dids) {
+    did.id ??= deterministicId(orgId, "did", internationalDigits(did.number));
+  }
+  for (const trunk of state.trunks) trunk.id ??= deterministicId(orgId, "trunk", trunk.name);
+  for (const route of state.outbound_routes) {
+    route.id ??= deterministicId(orgId, "outbound_route", route.name);
+  }
+  return state;
+}

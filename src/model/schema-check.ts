@@ -1,0 +1,195 @@
+// Checks data against the OrgState JSON Schema with ajv (defaults filled in from the schema) and
+// turns ajv's errors into messages a person editing a YAML file can act on.
+import { type TSchema, Type } from "@sinclair/typebox";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { Diagnostic } from "./diagnostic.js";
+import { formatPath, type PathSegment, pointerSegments } from "./diagnostic-path.js";
+import {
+  ContextPrefix,
+  DialPattern,
+  Did,
+  EnvName,
+  Hex32,
+  Host,
+  Name,
+  Org,
+  OrgStateSchema,
+  PhoneNumber,
+  Slug,
+  TrunkName,
+  Uuid,
+} from "./org-state.js";
+
+/**
+ * What an org file may hold: OrgState, except that `org.context_prefix` may be left out (it
+ * defaults to `org_<id>_`). Derived from the shared schema, so the two cannot drift.
+ */
+export const OrgFileSchema = Type.Object(
+  {
+    ...OrgStateSchema.properties,
+    org: Type.Object(
+      { ...Org.properties, context_prefix: Type.Optional(ContextPrefix) },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, $id: "OrgFile" },
+);
+
+/** A schema problem; `at: "key"` places it on the mapping key rather than the value. */
+export interface SchemaDiagnostic extends Diagnostic {
+  at?: "key";
+}
+
+const PATTERN_MESSAGES = new Map<string | undefined, string>([
+  [Uuid.pattern, "must be a UUID"],
+  [Name.pattern, "must be on one line (no control characters)"],
+  [PhoneNumber.pattern, "must be a phone number: optional +, then 7-15 digits"],
+  [Did.properties.number.pattern, "must be a number: optional +, then 6-15 digits"],
+  [Hex32.pattern, "must be 32 lowercase hex digits (an MD5 digest)"],
+  [
+    EnvName.pattern,
+    "must be an environment variable name (A-Z, 0-9, _; not starting with a digit)",
+  ],
+  [Slug.pattern, "must be a slug: lowercase letters, digits and -, at most 63"],
+  [TrunkName.pattern, "must be lowercase letters, digits, _ and -, at most 32"],
+  [ContextPrefix.pattern, "must start with a letter, hold letters, digits, _ or -, and end with _"],
+  [DialPattern.pattern, "must be a dial pattern (_0X., _[2-9]XXXXXXXXX) or a literal number"],
+  [Host.pattern, "must be a host name, an IPv4 address or an [IPv6] address"],
+]);
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  integer: "a whole number",
+  number: "a number",
+  boolean: "true or false",
+  array: "a list",
+  object: "a mapping",
+  null: "empty",
+};
+
+let compiled: ValidateFunction | undefined;
+
+function validator(): ValidateFunction {
+  compiled ??= new Ajv({ useDefaults: true, allErrors: true, verbose: true }).compile(
+    OrgFileSchema,
+  );
+  return compiled;
+}
+
+/**
+ * Validates `data` in place against the org file schema, filling defaults; returns every
+ * problem, one per offending node, with a readable message.
+ */
+export function checkOrgFileSchema(data: unknown): SchemaDiagnostic[] {
+  const validate = validator();
+  if (validate(data)) return [];
+  return readableErrors(validate.errors ?? []);
+}
+
+/** ajv errors -> one readable diagnostic per problem (unions collapsed to one message). */
+export function readableErrors(errors: readonly ErrorObject[]): SchemaDiagnostic[] {
+  const consumed = new Set<ErrorObject>();
+  const out: SchemaDiagnostic[] = [];
+  // Outer unions first, so that a union of unions collapses into the outermost one.
+  const unions = errors
+    .filter((e) => e.keyword === "anyOf")
+    .sort((a, b) => a.schemaPath.length - b.schemaPath.length);
+  for (const union of unions) {
+    if (consumed.has(union)) continue;
+    consumed.add(union);
+    const inside = errors.filter(
+      (e) => e !== union && e.schemaPath.startsWith(`${union.schemaPath}/`),
+    );
+    const choices = literalChoices(union.parentSchema as TSchema);
+    if (choices) {
+      for (const e of inside) consumed.add(e);
+      const list = choices.values.join(", ");
+      out.push({
+        severity: "error",
+        path: formatPath(pointerSegments(union.instancePath)),
+        message: `must be one of: ${list}${choices.nullable ? " (or empty)" : ""}`,
+      });
+    } else {
+      // A value that is "X or null": the null branch's complaint says nothing useful.
+      for (const e of inside) {
+        if (e.keyword === "type" && e.params.type === "null") consumed.add(e);
+      }
+    }
+  }
+  for (const error of errors) {
+    if (consumed.has(error)) continue;
+    out.push(describe(error));
+  }
+  const seen = new Set<string>();
+  return out.filter((d) => {
+    const key = `${d.path}\n${d.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function describe(error: ErrorObject): SchemaDiagnostic {
+  const segments: PathSegment[] = pointerSegments(error.instancePath);
+  const at = (extra: PathSegment[] = []) => formatPath([...segments, ...extra]);
+  switch (error.keyword) {
+    case "required":
+      return {
+        severity: "error",
+        path: at([error.params.missingProperty as string]),
+        message: "is required",
+      };
+    case "additionalProperties":
+      return {
+        severity: "error",
+        path: at([error.params.additionalProperty as string]),
+        message: `unknown field "${error.params.additionalProperty}"`,
+        at: "key",
+      };
+    case "type": {
+      const types = String(error.params.type).split(",");
+      const names = types.map((t) => TYPE_NAMES[t] ?? t).join(" or ");
+      return { severity: "error", path: at(), message: `must be ${names}` };
+    }
+    case "pattern": {
+      const schema = error.parentSchema as { pattern?: string; description?: string } | undefined;
+      const known = PATTERN_MESSAGES.get(schema?.pattern);
+      const message =
+        known ??
+        (schema?.description
+          ? `must match ${schema.description}`
+          : `must match pattern ${schema?.pattern}`);
+      return { severity: "error", path: at(), message };
+    }
+    case "const":
+      return {
+        severity: "error",
+        path: at(),
+        message: `must be ${JSON.stringify(error.params.allowedValue)}`,
+      };
+    default:
+      return { severity: "error", path: at(), message: error.message ?? "is invalid" };
+  }
+}
+
+/** The allowed literals of a union made only of constants (and maybe null), else null. */
+function literalChoices(
+  schema: TSchema | undefined,
+): { values: string[]; nullable: boolean } | null {
+  const values: string[] = [];
+  let nullable = false;
+  const walk = (s: TSchema): boolean => {
+    if (Array.isArray(s.anyOf)) return s.anyOf.every(walk);
+    if (s.const !== undefined) {
+      values.push(String(s.const));
+      return true;
+    }
+    if (s.type === "null") {
+      nullable = true;
+      return true;
+    }
+    return false;
+  };
+  if (!schema || !walk(schema) || values.length === 0) return null;
+  return { values, nullable };
+}

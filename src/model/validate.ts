@@ -1,0 +1,325 @@
+// Semantic validation of one org: the rules a JSON Schema cannot say (references between objects,
+// uniqueness, the specification's own messages). Pure: the same state gives the same diagnostics,
+// so the CLI (YAML files) and the API (store rows) share it.
+import type { Diagnostic } from "./diagnostic.js";
+import {
+  ACTION_TYPES,
+  IVR_DIGITS,
+  type Ivr,
+  type IvrOption,
+  type OrgState,
+  type Queue,
+} from "./org-state.js";
+import { inOwnedRange, SENTINEL_DID, sameNumber } from "./phone.js";
+import { findDid, findIvr, findQueue, findTrunk, findUser, isUsableDid } from "./refs.js";
+
+/** At most this many options per IVR menu (SPEC.md §8: one per digit 0-9, `*`, `#`). */
+export const MAX_IVR_OPTIONS = 12;
+
+type Report = (path: string, message: string, severity?: Diagnostic["severity"]) => void;
+
+/** Every semantic problem of the org, in a stable order (users, queues, IVRs, DIDs, trunks, routes). */
+export function validateOrg(state: OrgState): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  const report: Report = (path, message, severity = "error") => {
+    diagnostics.push({ severity, path, message });
+  };
+  checkExtensionsUnique(state, report);
+  checkUsers(state, report);
+  checkQueues(state, report);
+  state.ivrs.forEach((ivr, i) => {
+    checkIvr(state, ivr, `ivrs[${i}]`, report);
+  });
+  checkDids(state, report);
+  checkTrunksAndRoutes(state, report);
+  return diagnostics;
+}
+
+/** A phone number as the specification means it: optional `+`, then 7 to 15 digits. */
+export function looksLikePhoneNumber(value: string): boolean {
+  return /^\+?[0-9]{7,15}$/.test(value);
+}
+
+/** SPEC.md §7's message for a number that fails looksLikePhoneNumber. */
+export function badPhoneNumberMessage(value: string): string {
+  return `Phone number ${value} does not look like a valid number (need 7-15 digits)`;
+}
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** How a reference was meant (`id` or by number/extension), for messages. */
+function refKind(ref: string, byNumber: "number" | "extension"): string {
+  return UUID.test(ref) ? `id ${ref}` : `${byNumber} ${ref}`;
+}
+
+function isEmpty(value: string | null | undefined): boolean {
+  return value === null || value === undefined || value.trim() === "";
+}
+
+// SPEC.md §7: one extension space per org across users, queue numbers and IVRs. In a file the
+// first claimant (users, then queues, then IVRs, each in file order) keeps it.
+function checkExtensionsUnique(state: OrgState, report: Report): void {
+  const claims = new Map<string, string>();
+  const claim = (extension: string, path: string, owner: string) => {
+    const previous = claims.get(extension);
+    if (previous !== undefined) report(path, `Extension ${extension} ${previous}`);
+    else claims.set(extension, owner);
+  };
+  state.users.forEach((u, i) => {
+    claim(u.extension, `users[${i}].extension`, `is already assigned to user '${u.name}'`);
+  });
+  state.queues.forEach((q, i) => {
+    claim(q.number, `queues[${i}].number`, `is already used by queue '${q.name}'`);
+  });
+  state.ivrs.forEach((v, i) => {
+    claim(v.extension, `ivrs[${i}].extension`, `is already used by IVR '${v.name}'`);
+  });
+}
+
+function checkUsers(state: OrgState, report: Report): void {
+  state.users.forEach((user, i) => {
+    const at = `users[${i}]`;
+    if (user.outbound_did !== null) {
+      const did = findDid(state, user.outbound_did);
+      if (!did || !isUsableDid(did)) {
+        report(
+          `${at}.outbound_did`,
+          `outbound_did ${user.outbound_did} is not an assigned, active DID of this org`,
+        );
+      }
+    }
+    if (user.ring_target === "phone") {
+      if (user.phone_number === null) {
+        report(`${at}.phone_number`, "phone_number required when ring_target is phone");
+      }
+    } else if (!user.sip?.md5_cred && !user.sip?.password_env) {
+      // password_env is resolved (or reported missing) before this runs, in the file loader.
+      report(`${at}.sip`, "SIP credential required: set sip.md5_cred or sip.password_env");
+    }
+  });
+}
+
+function checkQueues(state: OrgState, report: Report): void {
+  state.queues.forEach((queue, i) => {
+    const at = `queues[${i}]`;
+    checkQueueTimeout(state, queue, at, report);
+    const seen = new Set<string>();
+    queue.members.forEach((member, k) => {
+      const path = `${at}.members[${k}].extension`;
+      if (!state.users.some((u) => u.extension === member.extension)) {
+        report(path, `no user with extension ${member.extension}`);
+      }
+      if (seen.has(member.extension)) {
+        report(path, `user ${member.extension} is already a member of this queue`);
+      }
+      seen.add(member.extension);
+    });
+  });
+}
+
+function checkQueueTimeout(state: OrgState, queue: Queue, at: string, report: Report): void {
+  const type = queue.timeout_destination_type;
+  const destination = queue.timeout_destination;
+  const path = `${at}.timeout_destination`;
+  if (type === "none") {
+    if (!isEmpty(destination)) {
+      report(path, "timeout_destination must be empty when timeout_destination_type is none");
+    }
+    return;
+  }
+  if (destination === null || isEmpty(destination)) {
+    report(path, `timeout_destination required for timeout_destination_type=${type}`);
+    return;
+  }
+  if (type === "user") {
+    if (!state.users.some((u) => u.extension === destination)) {
+      report(path, `no user with extension ${destination}`);
+    }
+  } else if (type === "queue") {
+    const target = findQueue(state, destination);
+    if (!target) report(path, `no queue with ${refKind(destination, "number")}`);
+    else if (target === queue) report(path, "a queue cannot time out into itself");
+  } else if (type === "phone" && !looksLikePhoneNumber(destination)) {
+    report(path, badPhoneNumberMessage(destination));
+  }
+}
+
+function checkIvr(state: OrgState, ivr: Ivr, at: string, report: Report): void {
+  if (ivr.options.length > MAX_IVR_OPTIONS) {
+    report(
+      `${at}.options`,
+      `at most ${MAX_IVR_OPTIONS} options per IVR (one per digit), found ${ivr.options.length}`,
+    );
+  }
+  const digits = new Map<string, number>();
+  ivr.options.forEach((option, j) => {
+    const path = `${at}.options[${j}]`;
+    if (!(IVR_DIGITS as readonly string[]).includes(option.digit)) {
+      report(`${path}.digit`, `Invalid digit: ${option.digit}`);
+    } else {
+      const first = digits.get(option.digit);
+      if (first !== undefined) {
+        report(`${path}.digit`, `digit ${option.digit} is already used by options[${first}]`);
+      } else digits.set(option.digit, j);
+    }
+    checkOptionTarget(state, ivr, option, path, report);
+  });
+}
+
+function checkOptionTarget(
+  state: OrgState,
+  ivr: Ivr,
+  option: IvrOption,
+  at: string,
+  report: Report,
+): void {
+  const type = option.action_type;
+  if (!(ACTION_TYPES as readonly string[]).includes(type)) {
+    report(`${at}.action_type`, `Invalid action_type: ${type}`);
+    return;
+  }
+  if (type === "hangup") return;
+  const destination = option.action_destination;
+  const path = `${at}.action_destination`;
+  if (destination === null || isEmpty(destination)) {
+    report(path, `action_destination required for action_type=${type}`);
+    return;
+  }
+  switch (type) {
+    case "extension":
+      if (!state.users.some((u) => u.extension === destination)) {
+        report(path, `no user with extension ${destination}`);
+      }
+      break;
+    case "queue":
+      if (!findQueue(state, destination)) {
+        report(path, `no queue with ${refKind(destination, "number")}`);
+      }
+      break;
+    case "ivr": {
+      const target = findIvr(state, destination);
+      if (!target) report(path, `no IVR with ${refKind(destination, "extension")}`);
+      else if (target === ivr) report(path, "an IVR option cannot go to its own IVR");
+      else if (target.status !== "active") {
+        report(path, `IVR '${target.name}' is inactive, so this option leads nowhere`, "warning");
+      }
+      break;
+    }
+    case "ai_agent": {
+      const user = findUser(state, destination);
+      if (!user) report(path, `no user with ${refKind(destination, "extension")}`);
+      else if (user.routing_type !== "ai_agent") {
+        report(path, `user '${user.name}' (${user.extension}) is not an ai_agent user`);
+      }
+      break;
+    }
+    case "voicemail":
+      if (!/^[0-9]{1,20}$/.test(destination)) {
+        report(path, `voicemail mailbox must be digits, got ${destination}`);
+      }
+      break;
+    case "callback":
+      if (!looksLikePhoneNumber(destination)) report(path, badPhoneNumberMessage(destination));
+      break;
+  }
+}
+
+function checkDids(state: OrgState, report: Report): void {
+  let defaultAt: number | undefined;
+  state.dids.forEach((did, i) => {
+    const at = `dids[${i}]`;
+    if (sameNumber(did.number, SENTINEL_DID)) {
+      report(
+        `${at}.number`,
+        `${SENTINEL_DID} is the reserved sentinel number and cannot belong to an org`,
+      );
+    }
+    const first = state.dids.findIndex((d) => sameNumber(d.number, did.number));
+    if (first < i) report(`${at}.number`, `DID ${did.number} is already listed as dids[${first}]`);
+    if (did.is_default) {
+      if (defaultAt !== undefined) {
+        report(`${at}.is_default`, `at most one default DID per org (dids[${defaultAt}] is one)`);
+      } else defaultAt = i;
+    }
+    checkDidRouting(state, did, at, report);
+  });
+}
+
+function checkDidRouting(
+  state: OrgState,
+  did: OrgState["dids"][number],
+  at: string,
+  report: Report,
+): void {
+  const type = did.routing_type;
+  const destination = did.routing_destination;
+  const path = `${at}.routing_destination`;
+  if (type === null) {
+    if (!isEmpty(destination))
+      report(`${at}.routing_type`, "routing_type required with a routing_destination");
+    return;
+  }
+  if (destination === null || isEmpty(destination)) {
+    report(path, `routing_destination required for routing_type=${type}`);
+    return;
+  }
+  switch (type) {
+    case "extension":
+      if (!state.users.some((u) => u.extension === destination)) {
+        report(path, `no user with extension ${destination}`);
+      }
+      break;
+    case "queue":
+      if (!findQueue(state, destination)) {
+        report(path, `no queue with ${refKind(destination, "number")}`);
+      }
+      break;
+    case "ivr": {
+      const target = findIvr(state, destination);
+      if (!target) report(path, `no IVR with ${refKind(destination, "extension")}`);
+      else if (target.status !== "active") {
+        report(
+          path,
+          `IVR '${target.name}' is inactive, so calls to this DID lead nowhere`,
+          "warning",
+        );
+      }
+      break;
+    }
+    case "external":
+      if (!looksLikePhoneNumber(destination)) report(path, badPhoneNumberMessage(destination));
+      break;
+  }
+}
+
+function checkTrunksAndRoutes(state: OrgState, report: Report): void {
+  const trunkNames = new Map<string, number>();
+  state.trunks.forEach((trunk, i) => {
+    const first = trunkNames.get(trunk.name);
+    if (first !== undefined) {
+      report(`trunks[${i}].name`, `trunk name ${trunk.name} is already used by trunks[${first}]`);
+    } else trunkNames.set(trunk.name, i);
+  });
+  const patterns = new Map<string, string>();
+  state.outbound_routes.forEach((route, i) => {
+    const at = `outbound_routes[${i}]`;
+    if (!findTrunk(state, route.trunk)) report(`${at}.trunk`, `no trunk named ${route.trunk}`);
+    route.patterns.forEach((pattern, k) => {
+      const owner = patterns.get(pattern);
+      if (owner !== undefined) {
+        report(
+          `${at}.patterns[${k}]`,
+          `pattern ${pattern} is already used by outbound route '${owner}'`,
+        );
+      } else patterns.set(pattern, route.name);
+    });
+    const override = route.caller_id_override;
+    if (override !== null && !inOwnedRange(override)) {
+      report(
+        `${at}.caller_id_override`,
+        `caller ID ${override} is outside the owned range and will be replaced by ${SENTINEL_DID}`,
+        "warning",
+      );
+    }
+  });
+}

@@ -1,0 +1,47 @@
+// The one slow test: the real `bin/run.js` over the compiled commands in dist/ (npm test builds
+// first). Everything else runs the commands in-process.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ROOT } from "./run-command.js";
+
+function pbxctl(...args: string[]) {
+  return spawnSync(process.execPath, [join(ROOT, "bin/run.js"), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, NODE_ENV: "production" },
+  });
+}
+
+test("bin/run.js validate: exit 0 on the examples, 1 with file:line:col and no stack trace", async () => {
+  assert.ok(existsSync(join(ROOT, "dist/cli/commands/validate.js")), "run `npm run build` first");
+  const ok = pbxctl("validate", "orgs");
+  assert.is(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, "2 file(s): 0 error(s), 0 warning(s)");
+
+  const dir = await mkdtemp(join(tmpdir(), "pbxctl-e2e-"));
+  try {
+    const file = join(dir, "bad.yaml");
+    await writeFile(
+      file,
+      "org: { id: 11111111-2222-4333-8444-555555555555, name: X, colour: 1 }\n",
+    );
+    const bad = pbxctl("validate", file);
+    assert.is(bad.status, 1);
+    assert.match(bad.stderr, `${file}:1:59 org.colour: unknown field "colour"`);
+    assert.not.match(bad.stderr, /^\s+at /m);
+
+    const missing = pbxctl("validate", join(dir, "nope"));
+    assert.is(missing.status, 1);
+    assert.match(missing.stderr, "no such file or directory");
+    assert.not.match(missing.stderr, /^\s+at /m);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();

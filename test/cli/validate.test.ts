@@ -1,0 +1,102 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import Validate from "../../src/cli/commands/validate.js";
+import { ROOT, runCommand } from "./run-command.js";
+
+let dir = "";
+test.before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "pbxctl-validate-"));
+});
+test.after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const ORG = ["org:", "  id: 11111111-2222-4333-8444-555555555555", "  name: Acme"];
+
+test("the example orgs validate: exit 0 and a summary", async () => {
+  const out = await runCommand(Validate, [join(ROOT, "orgs")]);
+  assert.is(out.code, 0, out.stderr);
+  assert.is(out.stderr, "");
+  assert.match(out.stdout, "2 file(s): 0 error(s), 0 warning(s)");
+});
+
+test("a broken file: every problem on stderr as file:line:col, exit 1", async () => {
+  const file = join(dir, "broken.yaml");
+  await writeFile(
+    file,
+    [
+      ...ORG,
+      "ivrs:",
+      "  - name: Main",
+      "    extension: 3000",
+      "    options:",
+      "      - { digit: x, action_type: hangup }",
+      "      - { digit: 2, action_type: queue, action_destination: 2099 }",
+      "",
+    ].join("\n"),
+  );
+  const out = await runCommand(Validate, [file]);
+  assert.is(out.code, 1);
+  assert.equal(out.stderr.trim().split("\n"), [
+    `${file}:8:18 ivrs[0].options[0].digit: Invalid digit: x`,
+    `${file}:9:61 ivrs[0].options[1].action_destination: no queue with number 2099`,
+  ]);
+  assert.match(out.stdout, "1 file(s): 2 error(s), 0 warning(s)");
+  assert.not.match(out.stderr, /\bat .*\.ts:\d+/); // no stack trace
+});
+
+test("warnings alone exit 0 and are printed", async () => {
+  const file = join(dir, "warn.yaml");
+  await writeFile(
+    file,
+    [
+      ...ORG,
+      "trunks: [{ name: carrier, host: sip.example.net }]",
+      "outbound_routes:",
+      "  - { name: All, patterns: ['_X.'], trunk: carrier, caller_id_override: '+14155550100' }",
+      "",
+    ].join("\n"),
+  );
+  const out = await runCommand(Validate, [file]);
+  assert.is(out.code, 0);
+  assert.match(
+    out.stderr,
+    `${file}:6:73 outbound_routes[0].caller_id_override: warning: caller ID`,
+  );
+});
+
+test("--json prints the diagnostics as data, with the same exit code", async () => {
+  const file = join(dir, "json.yaml");
+  await writeFile(file, [...ORG, "users: [{ extension: 1, name: A }]", ""].join("\n"));
+  const out = await runCommand(Validate, [file, "--json"]);
+  assert.is(out.code, 1);
+  const json = JSON.parse(out.stdout);
+  assert.is(json.errors, 1);
+  assert.equal(json.diagnostics[0], {
+    severity: "error",
+    path: "users[0].extension",
+    message: "must match digits, 2-15",
+    file,
+    line: 4,
+    col: 22,
+  });
+});
+
+test("a path that does not exist: one line on stderr, exit 1", async () => {
+  const out = await runCommand(Validate, [join(dir, "missing")]);
+  assert.is(out.code, 1);
+  assert.match(out.error!.message, `${join(dir, "missing")}: no such file or directory`);
+});
+
+test("a directory without org files is an error, not a silent pass", async () => {
+  const empty = join(dir, "empty");
+  await mkdir(empty);
+  const out = await runCommand(Validate, [empty]);
+  assert.is(out.code, 1);
+  assert.match(out.error!.message, `no org files (*.yaml) in ${empty}`);
+});
+
+test.run();

@@ -1,0 +1,172 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { formatDiagnostic, loadOrgSource, loadOrgSources } from "../../src/model/files.js";
+
+const ORG = "11111111-2222-4333-8444-555555555555";
+
+function load(lines: string[], env: Record<string, string> = {}) {
+  return loadOrgSource({ file: "orgs/acme.yaml", text: `${lines.join("\n")}\n` }, env);
+}
+
+function messages(lines: string[], env: Record<string, string> = {}): string[] {
+  return load(lines, env).diagnostics.map(formatDiagnostic);
+}
+
+test("a broken file reports every problem at once, each at its node's line:col", () => {
+  const out = messages([
+    "org:", // 1
+    `  id: ${ORG}`, // 2
+    "  name: Acme", // 3
+    "users:", // 4
+    "  - extension: 1001", // 5
+    "    name: Alice", // 6
+    "    sip: { password_env: ALICE_PASSWORD }", // 7
+    "  - extension: 1001", // 8
+    "    name: Bob", // 9
+    "    sip: { md5_cred: 0123456789abcdef0123456789abcdef }", // 10
+    "queues:", // 11
+    "  - number: 2000", // 12
+    "    name: Sales", // 13
+    "    timeout_destination_type: phone", // 14
+    "    timeout_destination: '12ab'", // 15
+    "ivrs:", // 16
+    "  - name: Main", // 17
+    "    extension: 3000", // 18
+    "    options:", // 19
+    "      - digit: 1", // 20
+    "        action_type: queue", // 21
+    "        action_destination: 2099", // 22
+    "      - digit: x", // 23
+    "        action_type: dance", // 24
+    "      - digit: 1", // 25
+    "        action_type: extension", // 26
+    "dids:", // 27
+    "  - number: +918065978000", // 28
+  ]);
+  assert.equal(out, [
+    "orgs/acme.yaml:7:26 users[0].sip.password_env: environment variable ALICE_PASSWORD is not set",
+    "orgs/acme.yaml:8:16 users[1].extension: Extension 1001 is already assigned to user 'Alice'",
+    "orgs/acme.yaml:15:26 queues[0].timeout_destination: Phone number 12ab does not look like a valid number (need 7-15 digits)",
+    "orgs/acme.yaml:22:29 ivrs[0].options[0].action_destination: no queue with number 2099",
+    "orgs/acme.yaml:23:16 ivrs[0].options[1].digit: Invalid digit: x",
+    "orgs/acme.yaml:24:22 ivrs[0].options[1].action_type: Invalid action_type: dance",
+    // A missing key is reported at its parent (the option's mapping).
+    "orgs/acme.yaml:25:9 ivrs[0].options[2].action_destination: action_destination required for action_type=extension",
+    "orgs/acme.yaml:25:16 ivrs[0].options[2].digit: digit 1 is already used by options[0]",
+    "orgs/acme.yaml:28:13 dids[0].number: +918065978000 is the reserved sentinel number and cannot belong to an org",
+  ]);
+});
+
+test("schema problems get readable messages and positions", () => {
+  const out = messages([
+    "org:", // 1
+    `  id: ${ORG}`, // 2
+    "  name: Acme", // 3
+    "  colour: blue", // 4
+    "users:", // 5
+    "  - extension: 12a", // 6
+    "    name: Alice", // 7
+    "    ring_time: 0", // 8
+    "queues:", // 9
+    "  - number: 2000", // 10
+    "    strategy: roundrobin", // 11
+    "dids:", // 12
+    "  - number: '+1555'", // 13
+    "    routing_type: fax", // 14
+  ]);
+  assert.equal(out, [
+    'orgs/acme.yaml:4:3 org.colour: unknown field "colour"',
+    "orgs/acme.yaml:6:16 users[0].extension: must match digits, 2-15",
+    "orgs/acme.yaml:8:16 users[0].ring_time: must be >= 1",
+    "orgs/acme.yaml:10:5 queues[0].name: is required",
+    "orgs/acme.yaml:11:15 queues[0].strategy: must be one of: ringall, leastrecent, fewestcalls, random, rrmemory, linear, wrandom",
+    "orgs/acme.yaml:13:13 dids[0].number: must be a number: optional +, then 6-15 digits",
+    "orgs/acme.yaml:14:19 dids[0].routing_type: must be one of: extension, queue, ivr, external (or empty)",
+  ]);
+  assert.is(load(["org:", `  id: ${ORG}`, "  name: Acme", "  colour: blue"]).state, null);
+});
+
+test("a wrong type says what was expected", () => {
+  const out = messages(["org:", `  id: ${ORG}`, "  name: Acme", "users: none"]);
+  assert.equal(out, ["orgs/acme.yaml:4:8 users: must be a list"]);
+});
+
+test("YAML syntax errors stop loading and are placed in the file", () => {
+  const result = load(["org:", `  id: ${ORG}`, "  name: Acme", "  name: Again"]);
+  assert.is(result.state, null);
+  assert.is(result.diagnostics.length, 1);
+  const [d] = result.diagnostics;
+  assert.is(d!.line, 4);
+  assert.is(d!.col, 3);
+  assert.match(formatDiagnostic(d!), /^orgs\/acme\.yaml:4:3: Map keys must be unique/);
+});
+
+test("an empty file is an error, not a crash", () => {
+  const result = loadOrgSource({ file: "orgs/empty.yaml", text: "# nothing\n" }, {});
+  assert.equal(result.diagnostics.map(formatDiagnostic), [
+    "orgs/empty.yaml:1:1: empty file: expected `org:`",
+  ]);
+});
+
+test("bare numbers keep their text where the schema wants a string", () => {
+  const { state, diagnostics } = load([
+    "org:",
+    `  id: ${ORG}`,
+    "  name: Acme",
+    "users:",
+    "  - { extension: 0101, name: Zero, ring_time: 45, sip: { md5_cred: 0123456789abcdef0123456789abcdef } }",
+    "dids:",
+    "  - number: +918065978001",
+    "    routing_type: extension",
+    "    routing_destination: 0101",
+  ]);
+  assert.equal(diagnostics, []);
+  assert.is(state!.users[0]!.extension, "0101");
+  assert.is(state!.users[0]!.ring_time, 45);
+  assert.is(state!.dids[0]!.number, "+918065978001");
+  assert.is(state!.dids[0]!.routing_destination, "0101");
+});
+
+test("defaults come from the schema and the context prefix from the org id", () => {
+  const { state } = load([
+    "org:",
+    `  id: ${ORG}`,
+    "  name: Acme",
+    "ivrs:",
+    "  - { name: Main, extension: 3000 }",
+  ]);
+  assert.is(state!.org.context_prefix, `org_${ORG}_`);
+  assert.is(state!.org.status, "active");
+  assert.equal(state!.org.settings, { recording_enabled: true, max_concurrent_calls: 0 });
+  assert.is(state!.ivrs[0]!.timeout, 10);
+  assert.is(state!.ivrs[0]!.max_retries, 3);
+  assert.is(state!.ivrs[0]!.greeting_language, "en-IN");
+  assert.equal(state!.users, []);
+});
+
+test("orgs loaded together may not share an id, a context prefix or a DID", () => {
+  const text = (name: string, prefix: string) =>
+    [
+      "org:",
+      `  id: ${ORG}`,
+      `  name: ${name}`,
+      `  context_prefix: ${prefix}`,
+      "dids:",
+      "  - number: +918065978001",
+      "",
+    ].join("\n");
+  const result = loadOrgSources(
+    [
+      { file: "orgs/a.yaml", text: text("A", "a_") },
+      { file: "orgs/b.yaml", text: text("B", "a_") },
+    ],
+    {},
+  );
+  assert.equal(result.diagnostics.map(formatDiagnostic), [
+    `orgs/b.yaml:2:7 org.id: org id ${ORG} is also used in orgs/a.yaml`,
+    "orgs/b.yaml:4:19 org.context_prefix: context prefix a_ is also used in orgs/a.yaml",
+    "orgs/b.yaml:6:13 dids[0].number: DID +918065978001 is also assigned in orgs/a.yaml",
+  ]);
+});
+
+test.run();
