@@ -45,7 +45,11 @@ test("the model never imports the compiler (dependencies point one way)", () => 
   const modelDir = new URL("../../src/model/", import.meta.url);
   for (const file of readdirSync(modelDir).filter((f) => f.endsWith(".ts"))) {
     const source = readFileSync(new URL(file, modelDir), "utf8");
-    assert.not.match(source, /from\s+"\.\.\/(compiler|store|api|deploy|domain|cli)\//, `model/${file}`);
+    assert.not.match(
+      source,
+      /from\s+"\.\.\/(compiler|store|api|deploy|domain|cli)\//,
+      `model/${file}`,
+    );
   }
 });
 

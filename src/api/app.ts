@@ -1,0 +1,115 @@
+// The Koa application: security headers, request ids, errors, JSON bodies, /health, the
+// documentation pages and every registered route under /api/v1.
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { bodyParser } from "@koa/bodyparser";
+import Koa from "koa";
+import { type Logger, pino } from "pino";
+import type { Config } from "../config.js";
+import {
+  type Clock,
+  type DeployScheduler,
+  type EngineHealthProbe,
+  systemClock,
+} from "../domain/ports.js";
+import { createTokenService } from "../domain/tokens.js";
+import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
+import { type Db, storeIsHealthy } from "../store/database.js";
+import type { AppDeps } from "./deps.js";
+import { docsPages } from "./docs-pages.js";
+import { errorMiddleware } from "./error-middleware.js";
+import { buildOpenApiDocument } from "./openapi.js";
+import type { RouteDefinition } from "./registry.js";
+import { buildRouter } from "./router.js";
+import { allRoutes } from "./routes/index.js";
+import { securityHeaders } from "./security-headers.js";
+
+export interface CreateAppOptions {
+  db: Db;
+  config: Config;
+  deployScheduler: DeployScheduler;
+  /** Engine state for /health; default `files-only`. */
+  engineHealth?: EngineHealthProbe;
+  clock?: Clock;
+  logger?: Logger;
+  /** Default: an OIDC verifier when PBX_OIDC_* are set, else none (user login answers 503). */
+  identityVerifier?: IdentityVerifier | null;
+  /** Default: every route of src/api/routes. */
+  routes?: readonly RouteDefinition[];
+}
+
+export interface PbxApp {
+  app: Koa;
+  deps: AppDeps;
+  /** The OpenAPI document served at /api-spec.json. */
+  document: Record<string, unknown>;
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Builds the app; nothing listens until the caller calls `app.listen` (see server.ts). */
+export function createApp(options: CreateAppOptions): PbxApp {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? pino({ level: options.config.logLevel });
+  const deps: AppDeps = {
+    db: options.db,
+    config: options.config,
+    clock,
+    tokens: createTokenService(options.config.jwtSecret, clock),
+    deployScheduler: options.deployScheduler,
+    identityVerifier:
+      options.identityVerifier !== undefined
+        ? options.identityVerifier
+        : options.config.oidc
+          ? createOidcVerifier(options.config.oidc)
+          : null,
+    engineHealth: options.engineHealth ?? (() => "files-only"),
+    logger,
+  };
+  const routes = options.routes ?? allRoutes;
+  const document = buildOpenApiDocument(routes, {
+    baseUrl: options.config.baseUrl,
+    version: packageVersion(),
+  });
+  const router = buildRouter(routes, deps);
+
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  app.use(async (ctx, next) => {
+    ctx.state.requestId = randomUUID();
+    ctx.set("X-Request-Id", ctx.state.requestId as string);
+    await next();
+  });
+  app.use(securityHeaders);
+  app.use(errorMiddleware(logger));
+  app.use(async (ctx, next) => {
+    if (ctx.path !== "/health" || ctx.method !== "GET") return next();
+    const store = (await storeIsHealthy(deps.db)) ? "ok" : "error";
+    let engine: string;
+    try {
+      engine = await deps.engineHealth();
+    } catch {
+      engine = "error";
+    }
+    ctx.status = store === "ok" ? 200 : 503;
+    ctx.body = { status: store === "ok" ? "ok" : "degraded", store, engine };
+  });
+  app.use(docsPages(document));
+  app.use(
+    bodyParser({
+      enableTypes: ["json"],
+      jsonLimit: options.config.bodyLimit,
+      onError: (error) => {
+        throw error;
+      },
+    }),
+  );
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return { app, deps, document };
+}

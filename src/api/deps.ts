@@ -1,0 +1,12 @@
+// What route handlers receive besides the request: the domain's dependencies plus the pieces
+// only the API uses (identity-provider verifier, engine probe, logger).
+import type { Logger } from "pino";
+import type { DomainDeps } from "../domain/deps.js";
+import type { EngineHealthProbe } from "../domain/ports.js";
+import type { IdentityVerifier } from "../domain/user-login.js";
+
+export interface AppDeps extends DomainDeps {
+  identityVerifier: IdentityVerifier | null;
+  engineHealth: EngineHealthProbe;
+  logger: Logger;
+}

@@ -1,0 +1,239 @@
+// Writes the OpenAPI 3.0.3 document from the route definitions: the same TypeBox schemas that
+// validate requests, converted to the 3.0 dialect (nullable instead of type null, enum instead
+// of const, boolean exclusive bounds).
+import type { TSchema } from "@sinclair/typebox";
+import type { AuthKind, RouteDefinition } from "./registry.js";
+import { ErrorBody, ServerErrorBody } from "./schemas.js";
+import { TAGS } from "./tags.js";
+
+type Json = Record<string, unknown>;
+
+const DROPPED_KEYS = new Set(["$id", "$schema", "examples"]);
+
+/** A JSON Schema (draft 7 style, as TypeBox writes it) in OpenAPI 3.0's schema dialect. */
+export function toOpenApiSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toOpenApiSchema);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const input = schema as Json;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (DROPPED_KEYS.has(key)) continue;
+    if (key === "properties" || key === "patternProperties") {
+      out[key] = Object.fromEntries(
+        Object.entries(value as Json).map(([name, sub]) => [name, toOpenApiSchema(sub)]),
+      );
+    } else if (key === "const") {
+      out.enum = [value];
+    } else if (key === "exclusiveMinimum" && typeof value === "number") {
+      out.minimum = value;
+      out.exclusiveMinimum = true;
+    } else if (key === "exclusiveMaximum" && typeof value === "number") {
+      out.maximum = value;
+      out.exclusiveMaximum = true;
+    } else if (key === "default" || key === "example" || key === "enum") {
+      out[key] = value;
+    } else {
+      out[key] = toOpenApiSchema(value);
+    }
+  }
+  if (out.const === undefined && Array.isArray(out.enum) && typeof input.type === "undefined") {
+    const sample = (out.enum as unknown[])[0];
+    if (typeof sample === "string" || typeof sample === "number" || typeof sample === "boolean") {
+      out.type = typeof sample;
+    }
+  }
+  for (const combiner of ["anyOf", "oneOf"] as const) {
+    const branches = out[combiner] as Json[] | undefined;
+    if (!branches) continue;
+    const nonNull = branches.filter((b) => b.type !== "null");
+    if (nonNull.length !== branches.length) out.nullable = true;
+    if (
+      nonNull.every(
+        (b) => Array.isArray(b.enum) && Object.keys(b).every((k) => k === "enum" || k === "type"),
+      )
+    ) {
+      // A union of literals is an enum.
+      delete out[combiner];
+      out.enum = nonNull.flatMap((b) => b.enum as unknown[]);
+      const first = nonNull[0];
+      if (first?.type) out.type = first.type;
+      if (out.nullable) (out.enum as unknown[]).push(null);
+    } else if (nonNull.length === 1) {
+      delete out[combiner];
+      Object.assign(out, nonNull[0]);
+    } else {
+      out[combiner] = nonNull;
+    }
+  }
+  if (out.type === "null") {
+    delete out.type;
+    out.nullable = true;
+  }
+  return out;
+}
+
+export interface OpenApiOptions {
+  baseUrl: string;
+  version: string;
+}
+
+const ERROR_REF = { $ref: "#/components/schemas/Error" };
+
+function errorResponse(description: string) {
+  return { description, content: { "application/json": { schema: ERROR_REF } } };
+}
+
+function security(kinds: readonly AuthKind[]): Json[] {
+  if (kinds.includes("public")) return [];
+  const list: Json[] = [];
+  // Org operations list the API-key scheme before the bearer scheme (SPEC.md §1).
+  if (kinds.includes("org")) list.push({ apiKey: [] });
+  if (kinds.some((k) => k === "org" || k === "admin" || k === "pending-user"))
+    list.push({ bearer: [] });
+  if (kinds.includes("internal")) list.push({ internalKey: [] });
+  return list;
+}
+
+function operationId(route: RouteDefinition): string {
+  const words = route.path
+    .split("/")
+    .filter(Boolean)
+    .map((s) => (s.startsWith("{") ? `by_${s.slice(1, -1)}` : s))
+    .join("_")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [route.method, ...words]
+    .map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1)))
+    .join("");
+}
+
+function parameters(route: RouteDefinition): Json[] {
+  const list: Json[] = [];
+  const add = (where: "path" | "query", schema: TSchema | undefined) => {
+    const properties = (schema as Json | undefined)?.properties as Json | undefined;
+    if (!properties) return;
+    const required = new Set(((schema as Json).required as string[] | undefined) ?? []);
+    for (const [name, sub] of Object.entries(properties)) {
+      const converted = toOpenApiSchema(sub) as Json;
+      list.push({
+        name,
+        in: where,
+        required: where === "path" || required.has(name),
+        ...(typeof converted.description === "string"
+          ? { description: converted.description }
+          : {}),
+        schema: converted,
+      });
+    }
+  };
+  add("path", route.params);
+  add("query", route.query);
+  if (route.authKinds.includes("org")) {
+    list.push({
+      name: "org_id",
+      in: "query",
+      required: false,
+      description: "Org to act on; only with the X-Internal-Key header.",
+      schema: { type: "string", format: "uuid" },
+    });
+  }
+  return list;
+}
+
+function operation(route: RouteDefinition): Json {
+  const responses: Json = {};
+  for (const [status, spec] of Object.entries(route.responses)) {
+    responses[status] = spec.schema
+      ? {
+          description: spec.description,
+          content: {
+            [spec.contentType ?? "application/json"]: { schema: toOpenApiSchema(spec.schema) },
+          },
+        }
+      : { description: spec.description };
+  }
+  const validates = route.params || route.query || route.body;
+  if (validates && !responses[400]) responses[400] = errorResponse("Invalid request");
+  if (!route.authKinds.includes("public")) {
+    if (!responses[401]) responses[401] = errorResponse("Missing or invalid credentials");
+    if (!responses[403]) responses[403] = errorResponse("Not allowed for these credentials");
+  }
+  if (route.path.includes("{") && !responses[404]) responses[404] = errorResponse("Not found");
+  responses[500] = {
+    description: "Unexpected server error (details only in the server log)",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/ServerError" } } },
+  };
+  const op: Json = {
+    operationId: operationId(route),
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    security: security(route.authKinds),
+    ...(route.permission ? { "x-permission": route.permission } : {}),
+    responses,
+  };
+  const params = parameters(route);
+  if (params.length > 0) op.parameters = params;
+  if (route.body) {
+    op.requestBody = {
+      required: true,
+      content: { "application/json": { schema: toOpenApiSchema(route.body) } },
+    };
+  }
+  return op;
+}
+
+/** The OpenAPI 3.0.3 document of `routes`. */
+export function buildOpenApiDocument(
+  routes: readonly RouteDefinition[],
+  options: OpenApiOptions,
+): Json {
+  const paths: Record<string, Json> = {};
+  const sorted = [...routes].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  for (const route of sorted) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method] = operation(route);
+  }
+  return {
+    openapi: "3.0.3",
+    info: {
+      title: "pbxctl API",
+      version: options.version,
+      description:
+        'Multi-tenant cloud PBX management. Every path is under `/api/v1`. Errors are `{"error": "<message>"}`.',
+    },
+    servers: [
+      { url: "/api/v1", description: "This server" },
+      { url: `${options.baseUrl}/api/v1`, description: "Configured public address (PBX_BASE_URL)" },
+    ],
+    tags: TAGS.map((t) => ({ name: t.name, description: t.description })),
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "X-API-Key",
+          description: "Org key (`org_...`) or granular API key (`ak_...`).",
+        },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "Org, user, pending-user or admin JWT (admin JWTs only on /admin/*).",
+        },
+        internalKey: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Internal-Key",
+          description:
+            "Server-to-server key (PBX_INTERNAL_KEY); org operations also take `org_id`.",
+        },
+      },
+      schemas: {
+        Error: toOpenApiSchema(ErrorBody),
+        ServerError: toOpenApiSchema(ServerErrorBody),
+      },
+    },
+  };
+}

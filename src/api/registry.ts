@@ -1,0 +1,86 @@
+// The route registry: a route is declared once with `defineRoute` (method, path, tag, auth,
+// permission, schemas, responses, handler). From that one declaration the app validates requests,
+// checks credentials and permissions, registers the Koa route and writes the OpenAPI operation.
+import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import type { Context } from "koa";
+import type { Permission } from "../domain/permissions.js";
+import type { Principal } from "../domain/principal.js";
+import type { AppDeps } from "./deps.js";
+import type { TagName } from "./tags.js";
+
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
+
+/**
+ * Who may call a route:
+ * - `org`: `X-API-Key` (`ak_` or `org_`), org/user bearer JWT, or `X-Internal-Key` + `org_id`;
+ * - `admin`: admin bearer JWT; `internal`: `X-Internal-Key` alone (service scope);
+ * - `pending-user`: the token of a signed-in person with no org yet; `public`: anyone.
+ */
+export type AuthKind = "org" | "admin" | "internal" | "public" | "pending-user";
+
+export interface ResponseSpec {
+  description: string;
+  schema?: TSchema;
+  /** Defaults to application/json when a schema is given. */
+  contentType?: string;
+}
+
+export interface RouteRequest<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Null only on `public` routes. */
+  principal: Principal | null;
+  deps: AppDeps;
+  ctx: Context;
+}
+
+export interface RouteSpec<P extends TObject, Q extends TObject, B extends TSchema> {
+  method: HttpMethod;
+  /** Relative to /api/v1, OpenAPI style: `/organizations/{id}`. */
+  path: string;
+  tag: TagName;
+  summary: string;
+  description?: string;
+  /** One kind or several accepted kinds. */
+  auth: AuthKind | readonly AuthKind[];
+  /** Needed by `ak_` keys and user roles; org-wide credentials hold every permission. */
+  permission?: Permission;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Message answered (400) for any body validation failure, when the spec fixes one. */
+  bodyError?: string;
+  /** Success responses by status; error responses are added by the registry. */
+  responses: Record<number, ResponseSpec>;
+  handler: (req: RouteRequest<Static<P>, Static<Q>, Static<B>>) => Promise<unknown> | unknown;
+}
+
+/** A route as the registry stores it (types erased). */
+export type RouteDefinition = RouteSpec<TObject, TObject, TSchema> & {
+  authKinds: readonly AuthKind[];
+};
+
+/** A handler result that sets the status (and headers) explicitly. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body?: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+/** Answer with `status` and `body` (e.g. `reply(201, created)`). */
+export function reply(status: number, body?: unknown, headers?: Record<string, string>): Reply {
+  return new Reply(status, body, headers);
+}
+
+/** Declares a route; the same object drives validation, auth, Koa and OpenAPI. */
+export function defineRoute<
+  P extends TObject = TObject<Record<never, never>>,
+  Q extends TObject = TObject<Record<never, never>>,
+  B extends TSchema = TSchema,
+>(spec: RouteSpec<P, Q, B>): RouteDefinition {
+  const authKinds = typeof spec.auth === "string" ? [spec.auth] : spec.auth;
+  return { ...(spec as unknown as RouteSpec<TObject, TObject, TSchema>), authKinds };
+}

@@ -1,0 +1,90 @@
+// Turns route definitions into Koa routes: auth, then validation of params, query and body, then
+// the handler, then the reply.
+import Router from "@koa/router";
+import type { Context } from "koa";
+import { BadRequest } from "../domain/errors.js";
+import { authorizeRoute } from "./authorize.js";
+import type { AppDeps } from "./deps.js";
+import { Reply, type RouteDefinition } from "./registry.js";
+import { compileValidator, describeValidationErrors } from "./validation.js";
+
+export const API_PREFIX = "/api/v1";
+
+/** `/organizations/{id}` -> `/api/v1/organizations/:id`. */
+export function koaPath(path: string): string {
+  return API_PREFIX + path.replace(/\{([A-Za-z0-9_]+)\}/g, ":$1");
+}
+
+/** Static segments sort before parameters, so `/organizations/requests` wins over `/{id}`. */
+function specificityKey(route: RouteDefinition): string {
+  return route.path
+    .split("/")
+    .map((segment) => (segment.startsWith("{") ? "\uffff" : segment))
+    .join("/");
+}
+
+/** Lowest 2xx status a route declares (its default success status). */
+export function successStatus(route: RouteDefinition): number {
+  const statuses = Object.keys(route.responses)
+    .map(Number)
+    .filter((s) => s >= 200 && s < 300)
+    .sort((a, b) => a - b);
+  return statuses[0] ?? 200;
+}
+
+function makeHandler(route: RouteDefinition, deps: AppDeps) {
+  const validate = {
+    params: route.params && compileValidator(route.params, "params"),
+    query: route.query && compileValidator(route.query, "query"),
+    body: route.body && compileValidator(route.body, "body"),
+  };
+  const status = successStatus(route);
+
+  return async (ctx: Context & { params: Record<string, string> }) => {
+    const principal = await authorizeRoute(route, ctx, deps);
+    const params = { ...ctx.params };
+    if (validate.params && !validate.params(params)) {
+      throw new BadRequest(describeValidationErrors(validate.params.errors, "path"));
+    }
+    // On org routes `org_id` names the internal key's org: a credential, not a route parameter.
+    const { org_id: _orgId, ...withoutOrgId } = ctx.query as Record<string, unknown>;
+    const query = route.authKinds.includes("org") ? withoutOrgId : { ...ctx.query };
+    if (validate.query && !validate.query(query)) {
+      throw new BadRequest(describeValidationErrors(validate.query.errors, "query"));
+    }
+    let body: unknown = (ctx.request as { body?: unknown }).body;
+    if (validate.body) {
+      if (body === undefined) body = {};
+      if (!validate.body(body)) {
+        throw new BadRequest(
+          route.bodyError ?? describeValidationErrors(validate.body.errors, "body"),
+        );
+      }
+    }
+    const result = await route.handler({ params, query, body, principal, deps, ctx });
+    if (result instanceof Reply) {
+      ctx.status = result.status;
+      for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value);
+      if (result.body !== undefined) ctx.body = result.body;
+      return;
+    }
+    ctx.status = status;
+    if (status !== 204 && result !== undefined) ctx.body = result;
+  };
+}
+
+/** A router holding every route under /api/v1. */
+export function buildRouter(routes: readonly RouteDefinition[], deps: AppDeps): Router {
+  const router = new Router();
+  const ordered = [...routes].sort((a, b) =>
+    specificityKey(a) < specificityKey(b) ? -1 : specificityKey(a) > specificityKey(b) ? 1 : 0,
+  );
+  const seen = new Set<string>();
+  for (const route of ordered) {
+    const key = `${route.method.toUpperCase()} ${route.path}`;
+    if (seen.has(key)) throw new Error(`route defined twice: ${key}`);
+    seen.add(key);
+    router[route.method](koaPath(route.path), makeHandler(route, deps));
+  }
+  return router;
+}

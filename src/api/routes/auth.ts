@@ -1,0 +1,172 @@
+// Authentication endpoints (SPEC.md §4.1).
+import { Type } from "@sinclair/typebox";
+import {
+  impersonate,
+  loginAdmin,
+  loginWithOrgKey,
+  orgTokenForService,
+} from "../../domain/authentication.js";
+import {
+  adminRegenerateSecret,
+  readCredentials,
+  regenerateOwnSecret,
+} from "../../domain/organizations.js";
+import { API_KEY_PERMISSIONS, ROLE_ONLY_PERMISSIONS, ROLES } from "../../domain/permissions.js";
+import { userLogin } from "../../domain/user-login.js";
+import { actorName, orgCaller } from "../principals.js";
+import { defineRoute } from "../registry.js";
+import { IdParams, Nullable, TokenResponse, UuidString } from "../schemas.js";
+
+const PermissionName = Type.Union(
+  [...API_KEY_PERMISSIONS, ...ROLE_ONLY_PERMISSIONS].map((p) => Type.Literal(p)),
+);
+const RoleName = Type.Union(ROLES.map((r) => Type.Literal(r)));
+
+const Credentials = Type.Object({
+  api_key: Type.String({ description: "org key (`org_...`)" }),
+  api_secret: Type.String({ description: "shown once; store it safely" }),
+});
+
+const UserInfo = Type.Object({
+  id: Nullable(Type.String()),
+  email: Nullable(Type.String()),
+  org_id: Nullable(UuidString),
+  role: Nullable(RoleName),
+  permissions: Type.Array(PermissionName),
+  status: Type.Union([
+    Type.Literal("active"),
+    Type.Literal("no_organization"),
+    Type.Literal("awaiting_approval"),
+  ]),
+});
+
+export const authRoutes = [
+  defineRoute({
+    method: "post",
+    path: "/auth/login",
+    tag: "Authentication",
+    summary: "Exchange the org key and secret for a 24 h JWT",
+    description: "Only the org key (`org_...`) is accepted; `ak_` keys are refused.",
+    auth: "public",
+    body: Type.Object({
+      api_key: Type.String({ minLength: 1 }),
+      api_secret: Type.String({ minLength: 1 }),
+    }),
+    bodyError: "API key and secret are required",
+    responses: { 200: { description: "Org JWT", schema: TokenResponse } },
+    handler: ({ deps, body }) => loginWithOrgKey(deps, body),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/auth/user-login",
+    tag: "Authentication",
+    summary: "Sign in with an identity-provider ID token",
+    description:
+      "Verifies the OIDC ID token against the configured JWKS, issuer and audience. A member of an active org gets a user JWT with the role's permissions; anyone else gets a token that can only request an organization and read that request.",
+    auth: "public",
+    body: Type.Object({ idp_token: Type.String({ minLength: 1 }) }),
+    bodyError: "idp_token is required",
+    responses: {
+      200: {
+        description: "Service token and the user's role",
+        schema: Type.Object({ token: Type.String(), expires_in: Type.Integer(), user: UserInfo }),
+      },
+      503: { description: "User login is not configured" },
+    },
+    handler: ({ deps, body }) => userLogin(deps, deps.identityVerifier, body),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/admin/auth",
+    tag: "Authentication",
+    summary: "Admin login: a 24 h admin JWT, valid only on /admin/*",
+    auth: "public",
+    body: Type.Object({
+      admin_username: Type.String({ minLength: 1 }),
+      admin_password: Type.String({ minLength: 1 }),
+    }),
+    bodyError: "admin_username and admin_password are required",
+    responses: { 200: { description: "Admin JWT", schema: TokenResponse } },
+    handler: ({ deps, body }) => loginAdmin(deps, body),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/auth/admin-token",
+    tag: "Authentication",
+    summary: "Org JWT for a named org, without the org secret (internal key)",
+    auth: "internal",
+    body: Type.Object({ org_id: UuidString }),
+    responses: { 200: { description: "Org JWT", schema: TokenResponse } },
+    handler: ({ deps, body }) => orgTokenForService(deps, body.org_id),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/admin/impersonate/{orgId}",
+    tag: "Authentication",
+    summary: "A 24 h owner-role user JWT for an org (admin or internal key)",
+    auth: ["admin", "internal"],
+    params: Type.Object({ orgId: UuidString }),
+    responses: {
+      200: {
+        description: "User JWT",
+        schema: Type.Object({
+          token: Type.String(),
+          expires_in: Type.Integer(),
+          user: Type.Object({
+            role: Type.Literal("owner"),
+            permissions: Type.Array(PermissionName),
+          }),
+        }),
+      },
+    },
+    handler: ({ deps, params, principal }) => impersonate(deps, params.orgId, actorName(principal)),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/organizations/{id}/regenerate-secret",
+    tag: "Authentication",
+    summary: "New org secret for the caller's own org (shown once)",
+    auth: "org",
+    permission: "org.manage",
+    params: IdParams,
+    responses: { 200: { description: "Org key and the new secret", schema: Credentials } },
+    handler: ({ deps, params, principal }) =>
+      regenerateOwnSecret(deps, orgCaller(principal), params.id),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/admin/organizations/{id}/regenerate-secret",
+    tag: "Authentication",
+    summary: "New org secret for any org (for locked-out orgs)",
+    auth: "admin",
+    params: IdParams,
+    responses: { 200: { description: "Org key and the new secret", schema: Credentials } },
+    handler: ({ deps, params }) => adminRegenerateSecret(deps, params.id),
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/admin/organizations/{id}/credentials",
+    tag: "Authentication",
+    summary: "Read an org's key (the secret is never readable)",
+    auth: "admin",
+    params: IdParams,
+    responses: {
+      200: {
+        description: "The org key; api_secret is always null",
+        schema: Type.Object({
+          org_id: UuidString,
+          api_key: Type.String(),
+          api_secret: Type.Null(),
+        }),
+      },
+    },
+    handler: ({ deps, params }) => readCredentials(deps, params.id),
+  }),
+];

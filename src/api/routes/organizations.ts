@@ -1,0 +1,277 @@
+// Organizations (SPEC.md §4.2) and the org request/approval flow (§3).
+import { Type } from "@sinclair/typebox";
+import {
+  adminUpdateOrganization,
+  approveRequest,
+  createOrganization,
+  getOwnOrganization,
+  listOrganizations,
+  listOwnRequests,
+  listPendingRequests,
+  ORG_TYPES,
+  rejectRequest,
+  requestOrganization,
+  requestRedeploy,
+  updateOwnOrganization,
+} from "../../domain/organizations.js";
+import { ORG_STATUSES } from "../../model/org-state.js";
+import { orgCaller, pendingCaller } from "../principals.js";
+import { defineRoute } from "../registry.js";
+import { IdParams, Nullable, UuidString } from "../schemas.js";
+
+const OrgName = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: "^[^\\u0000-\\u001f\\u007f]*$",
+});
+const OrgType = Type.Union(ORG_TYPES.map((t) => Type.Literal(t)));
+const OrgStatus = Type.Union(ORG_STATUSES.map((s) => Type.Literal(s)));
+
+const SettingsPatch = Type.Object(
+  {
+    recording_enabled: Type.Optional(
+      Type.Boolean({
+        description: "org-wide switch; false records no call whatever the user flags say",
+      }),
+    ),
+    max_concurrent_calls: Type.Optional(Type.Integer({ minimum: 0, description: "0 = no limit" })),
+  },
+  { additionalProperties: false },
+);
+
+export const Organization = Type.Object(
+  {
+    id: UuidString,
+    name: Type.String(),
+    slug: Nullable(Type.String()),
+    type: Type.String(),
+    status: OrgStatus,
+    context_prefix: Type.String({
+      description: "`org_<id>_`: prefix of the org's engine contexts and channels",
+    }),
+    settings: Type.Object({
+      recording_enabled: Type.Boolean(),
+      max_concurrent_calls: Type.Integer(),
+    }),
+    created_at: Type.String({ format: "date-time" }),
+    updated_at: Type.String({ format: "date-time" }),
+  },
+  { title: "Organization" },
+);
+
+const OrganizationRequest = Type.Object(
+  {
+    id: UuidString,
+    name: Type.String(),
+    type: Type.String(),
+    status: OrgStatus,
+    request_status: Type.Union([
+      Type.Literal("pending"),
+      Type.Literal("approved"),
+      Type.Literal("rejected"),
+    ]),
+    message: Type.String({ description: "`awaiting approval` until the org is active" }),
+    created_at: Type.String({ format: "date-time" }),
+    decided_at: Nullable(Type.String({ format: "date-time" })),
+    requested_by: Type.Optional(Nullable(Type.String())),
+  },
+  { title: "OrganizationRequest" },
+);
+
+export const organizationRoutes = [
+  defineRoute({
+    method: "get",
+    path: "/organizations",
+    tag: "Organization Management",
+    summary: "List organizations (admin)",
+    auth: "admin",
+    responses: { 200: { description: "Every org", schema: Type.Array(Organization) } },
+    handler: ({ deps }) => listOrganizations(deps),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/organizations",
+    tag: "Organization Management",
+    summary: "Create an active organization (admin); the key and secret are shown once",
+    auth: "admin",
+    body: Type.Object(
+      { name: OrgName, type: Type.Optional(OrgType), settings: Type.Optional(SettingsPatch) },
+      { additionalProperties: false },
+    ),
+    responses: {
+      201: {
+        description: "The org with its credentials",
+        schema: Type.Composite([
+          Organization,
+          Type.Object({ api_key: Type.String(), api_secret: Type.String() }),
+        ]),
+      },
+    },
+    handler: ({ deps, body }) => createOrganization(deps, body),
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/organizations/{id}",
+    tag: "Organization Management",
+    summary: "The caller's own organization",
+    auth: "org",
+    params: IdParams,
+    responses: { 200: { description: "The org", schema: Organization } },
+    handler: ({ deps, params, principal }) =>
+      getOwnOrganization(deps, orgCaller(principal), params.id),
+  }),
+
+  defineRoute({
+    method: "put",
+    path: "/organizations/{id}",
+    tag: "Organization Management",
+    summary: "Update the caller's own organization (name, type, settings)",
+    auth: "org",
+    permission: "org.manage",
+    params: IdParams,
+    body: Type.Object(
+      {
+        name: Type.Optional(OrgName),
+        type: Type.Optional(OrgType),
+        settings: Type.Optional(SettingsPatch),
+      },
+      { additionalProperties: false },
+    ),
+    responses: { 200: { description: "The updated org", schema: Organization } },
+    handler: ({ deps, params, body, principal }) =>
+      updateOwnOrganization(deps, orgCaller(principal), params.id, body),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/organizations/{id}/regenerate",
+    tag: "Organization Management",
+    summary: "Regenerate and deploy the org's engine configuration (in the background)",
+    auth: "org",
+    permission: "config.deploy",
+    params: IdParams,
+    responses: {
+      202: {
+        description: "Deploy scheduled",
+        schema: Type.Object({ success: Type.Literal(true), scheduled: Type.Literal(true) }),
+      },
+    },
+    handler: ({ deps, params, principal }) =>
+      requestRedeploy(deps, orgCaller(principal), params.id),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/organizations/requests",
+    tag: "Organization Management",
+    summary: "Request a new organization (signed-in user without an org)",
+    auth: "pending-user",
+    body: Type.Object(
+      { name: OrgName, type: Type.Optional(OrgType) },
+      { additionalProperties: false },
+    ),
+    responses: { 201: { description: "The pending request", schema: OrganizationRequest } },
+    handler: ({ deps, body, principal }) =>
+      requestOrganization(deps, pendingCaller(principal), body),
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/organizations/requests",
+    tag: "Organization Management",
+    summary: "The caller's organization requests and their state",
+    auth: "pending-user",
+    responses: { 200: { description: "Own requests", schema: Type.Array(OrganizationRequest) } },
+    handler: ({ deps, principal }) => listOwnRequests(deps, pendingCaller(principal)),
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/admin/organizations/pending",
+    tag: "Organization Management",
+    summary: "Organization requests awaiting a decision",
+    auth: "admin",
+    responses: {
+      200: {
+        description: "Pending requests, oldest first",
+        schema: Type.Array(OrganizationRequest),
+      },
+    },
+    handler: ({ deps }) => listPendingRequests(deps),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/admin/organizations/{id}/approve",
+    tag: "Organization Management",
+    summary:
+      "Approve a request: the org becomes active with a trunk, an outbound route and a first extension",
+    description: "The first extension's SIP password is in this answer only.",
+    auth: "admin",
+    params: IdParams,
+    responses: {
+      200: {
+        description: "The active org and what was provisioned",
+        schema: Type.Object({
+          organization: Organization,
+          provisioned: Type.Object({
+            trunk: Type.Object({ id: UuidString, name: Type.String(), host: Type.String() }),
+            outbound_route: Type.Object({
+              id: UuidString,
+              name: Type.String(),
+              patterns: Type.Array(Type.String()),
+            }),
+            extension: Type.Object({
+              id: UuidString,
+              extension: Type.String(),
+              name: Type.String(),
+              sip_username: Type.String(),
+              sip_password: Type.String(),
+            }),
+          }),
+        }),
+      },
+      409: { description: "The org is not a pending request" },
+    },
+    handler: ({ deps, params }) =>
+      approveRequest(deps, params.id, { trunkHost: deps.config.defaultTrunkHost }),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/admin/organizations/{id}/reject",
+    tag: "Organization Management",
+    summary: "Reject a request: the org stays inactive",
+    auth: "admin",
+    params: IdParams,
+    responses: {
+      200: { description: "The rejected request", schema: OrganizationRequest },
+      409: { description: "The org is not a pending request" },
+    },
+    handler: ({ deps, params }) => rejectRequest(deps, params.id),
+  }),
+
+  defineRoute({
+    method: "put",
+    path: "/admin/organizations/{id}",
+    tag: "Organization Management",
+    summary: "Update any organization, including its status (suspend or reactivate)",
+    auth: "admin",
+    params: IdParams,
+    body: Type.Object(
+      {
+        name: Type.Optional(OrgName),
+        type: Type.Optional(OrgType),
+        status: Type.Optional(
+          Type.Union([Type.Literal("active"), Type.Literal("suspended"), Type.Literal("inactive")]),
+        ),
+        settings: Type.Optional(SettingsPatch),
+      },
+      { additionalProperties: false },
+    ),
+    responses: { 200: { description: "The updated org", schema: Organization } },
+    handler: ({ deps, params, body }) => adminUpdateOrganization(deps, params.id, body),
+  }),
+];

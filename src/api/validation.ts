@@ -1,0 +1,71 @@
+// Request validation with ajv. Messages name the field and say what is wrong in plain words,
+// e.g. `name is required`, `type must be one of: test, production`.
+
+import type { TSchema } from "@sinclair/typebox";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import addFormatsModule from "ajv-formats";
+
+// ajv-formats is CommonJS with a default export; under NodeNext its namespace holds it.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+function makeAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes, strict: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+// Params and query arrive as strings: coerce. Bodies are JSON: take types as sent.
+const stringInputs = makeAjv(true);
+const jsonInputs = makeAjv(false);
+
+/** A validator for a path/query (coercing strings) or a JSON body. */
+export function compileValidator(
+  schema: TSchema,
+  source: "params" | "query" | "body",
+): ValidateFunction {
+  return (source === "body" ? jsonInputs : stringInputs).compile(schema);
+}
+
+function fieldName(instancePath: string, property?: string): string {
+  const parts = instancePath
+    .split("/")
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (property !== undefined) parts.push(property);
+  return parts.reduce(
+    (name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part),
+    "",
+  );
+}
+
+/** One readable sentence for ajv's errors (the first problem found). */
+export function describeValidationErrors(
+  errors: ErrorObject[] | null | undefined,
+  source: string,
+): string {
+  const list = errors ?? [];
+  const anyOf = list.find((e) => e.keyword === "anyOf");
+  // A union of literals (TypeBox's enum form): list the allowed values instead of each branch.
+  if (anyOf) {
+    const allowed = list
+      .filter((e) => e.keyword === "const" && e.instancePath === anyOf.instancePath)
+      .map((e) => String((e.params as { allowedValue: unknown }).allowedValue));
+    const field = fieldName(anyOf.instancePath) || source;
+    if (allowed.length > 0) return `${field} must be one of: ${allowed.join(", ")}`;
+  }
+  const first = list[0];
+  if (!first) return `Invalid ${source}`;
+  const params = first.params as Record<string, unknown>;
+  switch (first.keyword) {
+    case "required":
+      return `${fieldName(first.instancePath, String(params.missingProperty))} is required`;
+    case "additionalProperties":
+      return `Unknown field: ${fieldName(first.instancePath, String(params.additionalProperty))}`;
+    case "enum":
+      return `${fieldName(first.instancePath) || source} must be one of: ${(params.allowedValues as unknown[]).join(", ")}`;
+    case "type":
+      return `${fieldName(first.instancePath) || source} must be ${String(params.type)}`;
+    default:
+      return `${fieldName(first.instancePath) || source} ${first.message ?? "is invalid"}`;
+  }
+}

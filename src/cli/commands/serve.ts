@@ -1,0 +1,60 @@
+import { Command, Flags } from "@oclif/core";
+import { pino } from "pino";
+import pretty from "pino-pretty";
+import { startServer } from "../../api/server.js";
+import { loadConfig } from "../../config.js";
+
+export default class Serve extends Command {
+  static override summary = "Serve the REST API, the OpenAPI document and the documentation pages.";
+  static override description =
+    "Opens (and migrates) the SQLite store in the data directory, then listens until SIGTERM or " +
+    "SIGINT, finishing open requests before it exits. Flags override the PBX_* environment " +
+    "variables (see docs/api.md).";
+  static override examples = [
+    "<%= config.bin %> <%= command.id %>",
+    "<%= config.bin %> <%= command.id %> --port 8080 --host 0.0.0.0 --data-dir /var/lib/pbxctl --pretty",
+  ];
+  static override flags = {
+    port: Flags.integer({ summary: "TCP port (env PBX_PORT, default 3000).", min: 0, max: 65535 }),
+    host: Flags.string({ summary: "Address to bind (env PBX_HOST, default 127.0.0.1)." }),
+    "data-dir": Flags.directory({
+      summary: "Store, secrets and engine files (env PBX_DATA_DIR, default ./var).",
+    }),
+    pretty: Flags.boolean({
+      summary: "Human-readable logs instead of JSON lines.",
+      default: false,
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Serve);
+    const config = loadConfig(process.env, {
+      ...(flags.port !== undefined ? { port: flags.port } : {}),
+      ...(flags.host !== undefined ? { host: flags.host } : {}),
+      ...(flags["data-dir"] !== undefined ? { dataDir: flags["data-dir"] } : {}),
+    });
+    const logger = flags.pretty
+      ? pino({ level: config.logLevel }, pretty({ colorize: true, destination: 2 }))
+      : pino({ level: config.logLevel });
+    if (config.generatedAdminPassword) {
+      // Shown this once; only its hash is kept (in the data dir).
+      this.logToStderr(
+        `Generated admin password for '${config.adminUsername}': ${config.generatedAdminPassword}\n` +
+          "It will not be shown again. Set PBX_ADMIN_PASSWORD to choose your own.",
+      );
+    }
+    const running = await startServer({ config, logger });
+    logger.info({ url: running.url, data_dir: config.dataDir }, "pbxctl serving");
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string) => {
+        logger.info({ signal }, "shutting down");
+        running.close().then(resolve, (error: unknown) => {
+          logger.error({ err: error }, "shutdown failed");
+          resolve();
+        });
+      };
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
+    });
+  }
+}

@@ -1,0 +1,47 @@
+// Typed domain errors. Domain code throws them with the exact message the client must read
+// (SPEC.md §7); the API's error middleware maps each class to its HTTP status. Anything else
+// that escapes is a bug and becomes a 500 without details.
+
+/** Base class: an error whose message is safe to show to the caller. */
+export abstract class DomainError extends Error {
+  abstract readonly status: number;
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** 400: the request is malformed or breaks a rule of the resource. */
+export class BadRequest extends DomainError {
+  readonly status = 400;
+}
+
+/** 401: no credential, or a credential that does not authenticate. */
+export class Unauthorized extends DomainError {
+  readonly status = 401;
+}
+
+/** 403: authenticated, but not allowed to do this. */
+export class Forbidden extends DomainError {
+  readonly status = 403;
+}
+
+/** 404: no such resource in the caller's scope. */
+export class NotFound extends DomainError {
+  readonly status = 404;
+}
+
+/** 409: the change collides with existing state. */
+export class Conflict extends DomainError {
+  readonly status = 409;
+}
+
+/** 503: a feature that needs configuration the server does not have. */
+export class Unavailable extends DomainError {
+  readonly status = 503;
+}
+
+/** True for errors whose message may be shown to the client. */
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
+}

@@ -1,0 +1,18 @@
+// What the domain needs from parts written elsewhere (deployer, engine). The server wires the
+// real implementations; tests pass recording fakes.
+
+/** Asks for an org's configuration to be compiled and deployed soon (debounced elsewhere). */
+export interface DeployScheduler {
+  scheduleDeploy(orgId: string): void;
+}
+
+/** Reports the engine's state for /health, e.g. `files-only`, `connected`, `disconnected`. */
+export type EngineHealthProbe = () => string | Promise<string>;
+
+/** A scheduler that does nothing: for commands and tests that never deploy. */
+export const noDeploys: DeployScheduler = { scheduleDeploy() {} };
+
+/** The time source of the domain (JWT issue/expiry, timestamps); injected so tests need no sleep. */
+export type Clock = () => Date;
+
+export const systemClock: Clock = () => new Date();

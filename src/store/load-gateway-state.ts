@@ -1,0 +1,40 @@
+// Builds the inbound dispatcher's input: every assigned DID of every active org, grouped by org,
+// orgs by context prefix and numbers ascending, so the gateway file is deterministic.
+import type { GatewayOrg, GatewayState } from "../model/org-state.js";
+import type { Db } from "./database.js";
+
+/** The GatewayState of the store for one deployment `environment`. */
+export async function loadGatewayState(
+  db: Db,
+  options: Pick<GatewayState, "environment" | "staging_endpoint">,
+): Promise<GatewayState> {
+  const rows = await db
+    .selectFrom("dids")
+    .innerJoin("organizations", "organizations.id", "dids.org_id")
+    .select([
+      "organizations.id as org_id",
+      "organizations.context_prefix",
+      "dids.number",
+      "dids.routing_environment",
+    ])
+    .where("organizations.status", "=", "active")
+    .where("dids.pool_status", "=", "assigned")
+    .where("dids.status", "=", "active")
+    .orderBy("organizations.context_prefix")
+    .orderBy("dids.number")
+    .execute();
+  const orgs: GatewayOrg[] = [];
+  for (const row of rows) {
+    let org = orgs.at(-1);
+    if (org?.org_id !== row.org_id) {
+      org = { org_id: row.org_id, context_prefix: row.context_prefix, dids: [] };
+      orgs.push(org);
+    }
+    org.dids.push({
+      number: row.number,
+      routing_environment:
+        row.routing_environment as GatewayOrg["dids"][number]["routing_environment"],
+    });
+  }
+  return { ...options, orgs };
+}

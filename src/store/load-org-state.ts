@@ -1,0 +1,43 @@
+// Builds the compiler's input for one org from rows. Arrays come in a fixed order (by extension,
+// number or name) so that the same rows always give the same OrgState and the same files.
+import type { OrgInfo, OrgState } from "../model/org-state.js";
+import type { Db } from "./database.js";
+import { createDidRepository } from "./did-repository.js";
+import { createIvrRepository } from "./ivr-repository.js";
+import { createOrganizationRepository } from "./organization-repository.js";
+import { createOutboundRouteRepository } from "./outbound-route-repository.js";
+import { createQueueRepository } from "./queue-repository.js";
+import type { OrganizationRow } from "./schema.js";
+import { createTrunkRepository } from "./trunk-repository.js";
+import { createUserRepository } from "./user-repository.js";
+
+/** The OrgState `org` part of an organization row. */
+export function orgInfoFromRow(row: OrganizationRow): OrgInfo {
+  const info: OrgInfo = {
+    id: row.id,
+    name: row.name,
+    context_prefix: row.context_prefix,
+    status: row.status as OrgInfo["status"],
+    settings: {
+      recording_enabled: row.recording_enabled === 1,
+      max_concurrent_calls: row.max_concurrent_calls,
+    },
+  };
+  if (row.slug) info.slug = row.slug;
+  return info;
+}
+
+/** The full OrgState of `orgId`; throws when the org does not exist. */
+export async function loadOrgState(db: Db, orgId: string): Promise<OrgState> {
+  const org = await createOrganizationRepository(db).findById(orgId);
+  if (!org) throw new Error(`organization ${orgId} not found`);
+  const [users, queues, ivrs, dids, trunks, outbound_routes] = await Promise.all([
+    createUserRepository(db).listByOrg(orgId),
+    createQueueRepository(db).listByOrg(orgId),
+    createIvrRepository(db).listByOrg(orgId),
+    createDidRepository(db).listByOrg(orgId),
+    createTrunkRepository(db).listByOrg(orgId),
+    createOutboundRouteRepository(db).listByOrg(orgId),
+  ]);
+  return { org: orgInfoFromRow(org), users, queues, ivrs, dids, trunks, outbound_routes };
+}

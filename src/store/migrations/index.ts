@@ -1,0 +1,26 @@
+// Every migration, in the order it runs. To change the schema, add a new file with the next
+// number and one line here; never edit a migration that has shipped.
+import type { Migration } from "kysely";
+import * as organizations from "./0001-organizations.js";
+import * as apiKeys from "./0002-api-keys.js";
+import * as orgUsers from "./0003-org-users.js";
+import * as extensionClaims from "./0004-extension-claims.js";
+import * as users from "./0005-users.js";
+import * as queues from "./0006-queues.js";
+import * as ivrs from "./0007-ivrs.js";
+import * as trunks from "./0008-trunks.js";
+import * as outboundRoutes from "./0009-outbound-routes.js";
+import * as dids from "./0010-dids.js";
+
+export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
+  ["0001-organizations", organizations],
+  ["0002-api-keys", apiKeys],
+  ["0003-org-users", orgUsers],
+  ["0004-extension-claims", extensionClaims],
+  ["0005-users", users],
+  ["0006-queues", queues],
+  ["0007-ivrs", ivrs],
+  ["0008-trunks", trunks],
+  ["0009-outbound-routes", outboundRoutes],
+  ["0010-dids", dids],
+];

@@ -1,0 +1,70 @@
+// Platform users of orgs (people with a role), found by identity-provider subject or email.
+import type { Db } from "./database.js";
+import type { OrgUserRow } from "./schema.js";
+
+/** Repository of platform users over a database or a transaction. */
+export function createOrgUserRepository(db: Db) {
+  return {
+    async insert(row: OrgUserRow): Promise<OrgUserRow> {
+      await db.insertInto("org_users").values(row).execute();
+      return row;
+    },
+
+    async findById(orgId: string, id: string): Promise<OrgUserRow | undefined> {
+      return db
+        .selectFrom("org_users")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+    },
+
+    async listByOrg(orgId: string): Promise<OrgUserRow[]> {
+      return db
+        .selectFrom("org_users")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .orderBy("email")
+        .execute();
+    },
+
+    /** Every membership of a person: by subject when bound, else by email; oldest first. */
+    async findMemberships(subject: string, email: string | null): Promise<OrgUserRow[]> {
+      return db
+        .selectFrom("org_users")
+        .selectAll()
+        .where((eb) =>
+          email
+            ? eb.or([
+                eb("subject", "=", subject),
+                eb.and([eb("subject", "is", null), eb("email", "=", email)]),
+              ])
+            : eb("subject", "=", subject),
+        )
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute();
+    },
+
+    async update(orgId: string, id: string, patch: Partial<OrgUserRow>): Promise<void> {
+      await db
+        .updateTable("org_users")
+        .set(patch)
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .execute();
+    },
+
+    /** True when a row was deleted. */
+    async delete(orgId: string, id: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom("org_users")
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+  };
+}
+
+export type OrgUserRepository = ReturnType<typeof createOrgUserRepository>;

@@ -1,0 +1,93 @@
+// Outbound routes of an org with their dial patterns, in the OrgState shape (trunk by name).
+import { randomUUID } from "node:crypto";
+import type { OutboundRoute } from "../model/org-state.js";
+import type { Db } from "./database.js";
+
+/** Repository of outbound routes over a database or a transaction. */
+export function createOutboundRouteRepository(db: Db) {
+  return {
+    /**
+     * Inserts a route after the org's existing ones; its trunk is named as in OrgState and must
+     * exist in the same org (else throws).
+     */
+    async insert(orgId: string, route: OutboundRoute): Promise<OutboundRoute & { id: string }> {
+      const trunk = await db
+        .selectFrom("trunks")
+        .select("id")
+        .where("org_id", "=", orgId)
+        .where("name", "=", route.trunk)
+        .executeTakeFirst();
+      if (!trunk) throw new Error(`trunk '${route.trunk}' does not exist in org ${orgId}`);
+      const last = await db
+        .selectFrom("outbound_routes")
+        .select((eb) => eb.fn.max("position").as("position"))
+        .where("org_id", "=", orgId)
+        .executeTakeFirst();
+      const id = route.id ?? randomUUID();
+      const now = new Date().toISOString();
+      await db
+        .insertInto("outbound_routes")
+        .values({
+          id,
+          org_id: orgId,
+          name: route.name,
+          trunk_id: trunk.id,
+          strip_digits: route.strip_digits,
+          prepend_digits: route.prepend_digits,
+          caller_id_override: route.caller_id_override,
+          position: (last?.position ?? -1) + 1,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      await db
+        .insertInto("outbound_route_patterns")
+        .values(
+          route.patterns.map((pattern, position) => ({
+            id: randomUUID(),
+            route_id: id,
+            pattern,
+            position,
+          })),
+        )
+        .execute();
+      return { ...route, id };
+    },
+
+    /** Routes of the org in their stored order, patterns in order. */
+    async listByOrg(orgId: string): Promise<OutboundRoute[]> {
+      const rows = await db
+        .selectFrom("outbound_routes")
+        .innerJoin("trunks", "trunks.id", "outbound_routes.trunk_id")
+        .selectAll("outbound_routes")
+        .select("trunks.name as trunk_name")
+        .where("outbound_routes.org_id", "=", orgId)
+        .orderBy("outbound_routes.position")
+        .orderBy("outbound_routes.id")
+        .execute();
+      if (rows.length === 0) return [];
+      const patterns = await db
+        .selectFrom("outbound_route_patterns")
+        .selectAll()
+        .where(
+          "route_id",
+          "in",
+          rows.map((r) => r.id),
+        )
+        .orderBy("route_id")
+        .orderBy("position")
+        .execute();
+      return rows.map((row) => ({
+        id: row.id,
+        name: row.name,
+        patterns: patterns.filter((p) => p.route_id === row.id).map((p) => p.pattern),
+        trunk: row.trunk_name,
+        strip_digits: row.strip_digits,
+        prepend_digits: row.prepend_digits,
+        caller_id_override: row.caller_id_override,
+      }));
+    },
+  };
+}
+
+export type OutboundRouteRepository = ReturnType<typeof createOutboundRouteRepository>;

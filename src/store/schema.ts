@@ -1,0 +1,228 @@
+// Row types of every table, as Kysely sees them. Booleans are integers (0/1) and lists are JSON
+// text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
+import type { Insertable, Selectable, Updateable } from "kysely";
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  slug: string | null;
+  type: string;
+  status: string;
+  context_prefix: string;
+  recording_enabled: number;
+  max_concurrent_calls: number;
+  /** SHA-256 hex of the `org_` key: lookups are one indexed equality. */
+  api_key_digest: string;
+  /** AES-256-GCM of the `org_` key under the server key, so the admin can read it back. */
+  api_key_encrypted: string;
+  /** scrypt hash of the org secret. */
+  api_secret_hash: string;
+  /** `pending`, `approved`, `rejected` for orgs born from a request; null when an admin created it. */
+  request_status: string | null;
+  requested_by_email: string | null;
+  decided_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  org_id: string;
+  name: string;
+  key_digest: string;
+  /** First characters of the key, enough for a person to recognise it in a list. */
+  key_prefix: string;
+  secret_hash: string;
+  /** JSON array of permission names. */
+  permissions: string;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+export interface OrgUsersTable {
+  id: string;
+  org_id: string;
+  /** Lower-cased. */
+  email: string;
+  /** The identity provider's `sub`, bound at first sign-in. */
+  subject: string | null;
+  name: string | null;
+  role: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ExtensionClaimsTable {
+  org_id: string;
+  extension: string;
+  /** `user`, `ivr` or `queue`. */
+  owner_type: string;
+  owner_id: string;
+  created_at: string;
+}
+
+export interface UsersTable {
+  id: string;
+  org_id: string;
+  extension: string;
+  name: string;
+  routing_type: string;
+  status: string;
+  ring_target: string;
+  phone_number: string | null;
+  ring_time: number;
+  outbound_did: string | null;
+  call_recording: number;
+  sip_md5_cred: string | null;
+  sip_password_env: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface QueuesTable {
+  id: string;
+  org_id: string;
+  number: string;
+  name: string;
+  strategy: string;
+  moh: string;
+  max_wait: number;
+  timeout_destination_type: string;
+  timeout_destination: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface QueueMembersTable {
+  id: string;
+  queue_id: string;
+  extension: string;
+  penalty: number;
+  ring_time: number;
+  position: number;
+}
+
+export interface IvrsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  extension: string;
+  description: string;
+  timeout: number;
+  max_retries: number;
+  status: string;
+  greeting_language: string;
+  greeting_voice: string;
+  greeting_prompt: string | null;
+  direct_extension_dial: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IvrOptionsTable {
+  id: string;
+  ivr_id: string;
+  digit: string;
+  action_type: string;
+  action_destination: string | null;
+  description: string;
+  position: number;
+}
+
+export interface DidsTable {
+  id: string;
+  /** Null while the number sits in the pool unassigned. */
+  org_id: string | null;
+  number: string;
+  status: string;
+  pool_status: string;
+  is_default: number;
+  routing_type: string | null;
+  routing_destination: string | null;
+  routing_environment: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DidRequestsTable {
+  id: string;
+  did_id: string;
+  org_id: string;
+  status: string;
+  requested_by: string | null;
+  created_at: string;
+  decided_at: string | null;
+}
+
+export interface TrunksTable {
+  id: string;
+  org_id: string;
+  name: string;
+  host: string;
+  port: number;
+  transport: string;
+  username: string | null;
+  password: string | null;
+  password_env: string | null;
+  registration: number;
+  /** JSON array of codec names. */
+  codecs: string;
+  /** JSON array of hosts. */
+  match_hosts: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OutboundRoutesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  trunk_id: string;
+  strip_digits: number;
+  prepend_digits: string;
+  caller_id_override: string | null;
+  position: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OutboundRoutePatternsTable {
+  id: string;
+  route_id: string;
+  pattern: string;
+  position: number;
+}
+
+/** Every table of the store. Later migrations add their tables here too. */
+export interface Database {
+  organizations: OrganizationsTable;
+  api_keys: ApiKeysTable;
+  org_users: OrgUsersTable;
+  extension_claims: ExtensionClaimsTable;
+  users: UsersTable;
+  queues: QueuesTable;
+  queue_members: QueueMembersTable;
+  ivrs: IvrsTable;
+  ivr_options: IvrOptionsTable;
+  dids: DidsTable;
+  did_requests: DidRequestsTable;
+  trunks: TrunksTable;
+  outbound_routes: OutboundRoutesTable;
+  outbound_route_patterns: OutboundRoutePatternsTable;
+}
+
+export type OrganizationRow = Selectable<OrganizationsTable>;
+export type NewOrganizationRow = Insertable<OrganizationsTable>;
+export type OrganizationUpdate = Updateable<OrganizationsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type OrgUserRow = Selectable<OrgUsersTable>;
+export type UserRow = Selectable<UsersTable>;
+export type QueueRow = Selectable<QueuesTable>;
+export type QueueMemberRow = Selectable<QueueMembersTable>;
+export type IvrRow = Selectable<IvrsTable>;
+export type IvrOptionRow = Selectable<IvrOptionsTable>;
+export type DidRow = Selectable<DidsTable>;
+export type DidRequestRow = Selectable<DidRequestsTable>;
+export type TrunkRow = Selectable<TrunksTable>;
+export type OutboundRouteRow = Selectable<OutboundRoutesTable>;

@@ -1,0 +1,67 @@
+// SIP trunks of an org, read and written in the OrgState shape.
+import { randomUUID } from "node:crypto";
+import type { Trunk } from "../model/org-state.js";
+import type { Db } from "./database.js";
+import type { TrunkRow } from "./schema.js";
+
+/** The OrgState trunk a row describes. */
+export function trunkFromRow(row: TrunkRow): Trunk {
+  const trunk: Trunk = {
+    id: row.id,
+    name: row.name,
+    host: row.host,
+    port: row.port,
+    transport: row.transport as Trunk["transport"],
+    username: row.username,
+    registration: row.registration === 1,
+    codecs: JSON.parse(row.codecs) as Trunk["codecs"],
+    match: JSON.parse(row.match_hosts) as string[],
+  };
+  if (row.password !== null) trunk.password = row.password;
+  if (row.password_env !== null) trunk.password_env = row.password_env;
+  return trunk;
+}
+
+/** Repository of trunks over a database or a transaction. */
+export function createTrunkRepository(db: Db) {
+  return {
+    /** Inserts a trunk; returns it with its id. */
+    async insert(orgId: string, trunk: Trunk): Promise<Trunk & { id: string }> {
+      const id = trunk.id ?? randomUUID();
+      const now = new Date().toISOString();
+      await db
+        .insertInto("trunks")
+        .values({
+          id,
+          org_id: orgId,
+          name: trunk.name,
+          host: trunk.host,
+          port: trunk.port,
+          transport: trunk.transport,
+          username: trunk.username,
+          password: trunk.password ?? null,
+          password_env: trunk.password_env ?? null,
+          registration: trunk.registration ? 1 : 0,
+          codecs: JSON.stringify(trunk.codecs),
+          match_hosts: JSON.stringify(trunk.match),
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      return { ...trunk, id };
+    },
+
+    /** Trunks of the org ordered by name. */
+    async listByOrg(orgId: string): Promise<Trunk[]> {
+      const rows = await db
+        .selectFrom("trunks")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .orderBy("name")
+        .execute();
+      return rows.map(trunkFromRow);
+    },
+  };
+}
+
+export type TrunkRepository = ReturnType<typeof createTrunkRepository>;

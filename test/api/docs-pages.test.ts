@@ -1,0 +1,101 @@
+// The documentation pages render in Debian's Chromium with every non-loopback request refused:
+// both UIs must come entirely from this server.
+import { existsSync } from "node:fs";
+import { type Browser, chromium } from "playwright-core";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { startTestApp, type TestApp } from "./helpers.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const KNOWN_SUMMARY = "Exchange the org key and secret for a 24 h JWT";
+
+let app: TestApp;
+let browser: Browser | undefined;
+const external: string[] = [];
+
+test.before(async () => {
+  app = await startTestApp();
+  if (!existsSync(CHROMIUM)) return;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+});
+test.after(async () => {
+  await browser?.close();
+  await app.close();
+});
+
+async function openPage(path: string) {
+  if (!browser)
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+  const context = await browser.newContext();
+  await context.route("**/*", (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname === "127.0.0.1" || url.protocol === "data:" || url.protocol === "blob:") {
+      return route.continue();
+    }
+    external.push(route.request().url());
+    return route.abort();
+  });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(app.url + path, { waitUntil: "load" });
+  return { page, context, errors };
+}
+
+test("the document and the pages are served with their content types", async () => {
+  const reference = await app.request("GET", "/reference");
+  assert.is(reference.status, 200);
+  assert.match(reference.headers.get("content-type") ?? "", /text\/html/);
+  assert.not.match(reference.text, /https?:\/\//, "no external URL in the page");
+  for (const path of ["/api-docs", "/api", "/docs"]) {
+    const res = await app.request("GET", path);
+    assert.is(res.status, 200, path);
+    assert.match(res.text, /swagger-ui-bundle\.js/);
+  }
+  const asset = await app.request("GET", "/docs-assets/swagger-ui-bundle.js");
+  assert.is(asset.status, 200);
+  assert.match(asset.headers.get("content-type") ?? "", /javascript/);
+  assert.is((await app.request("GET", "/docs-assets/../package.json")).status, 404);
+});
+
+test("/reference (Scalar) lists the operations offline", async () => {
+  const { page, context, errors } = await openPage("/reference");
+  try {
+    await page.getByText(KNOWN_SUMMARY).first().waitFor({ timeout: 20000 });
+    assert.ok(await page.getByText("Organization Management").first().isVisible());
+    assert.equal(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+for (const path of ["/api-docs", "/api", "/docs"]) {
+  test(`${path} (Swagger UI) lists the operations offline`, async () => {
+    const { page, context, errors } = await openPage(path);
+    try {
+      await page.locator(".opblock-summary-path").first().waitFor({ timeout: 20000 });
+      const paths = await page.locator(".opblock-summary-path").allTextContents();
+      assert.ok(
+        paths.some((p) => p.includes("/auth/login")),
+        paths.join(", "),
+      );
+      assert.ok(await page.getByText(KNOWN_SUMMARY).first().isVisible());
+      assert.equal(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+}
+
+test.run();

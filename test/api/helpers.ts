@@ -1,0 +1,146 @@
+// Starts the real app on a loopback port over a fresh SQLite file, with a recording deploy
+// scheduler and a clock the test moves.
+import { mkdtempSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import * as assert from "uvu/assert";
+import { createApp, type PbxApp } from "../../src/api/app.js";
+import type { RouteDefinition } from "../../src/api/registry.js";
+import { loadConfig } from "../../src/config.js";
+import type { IdentityVerifier } from "../../src/domain/user-login.js";
+import { type Db, openStore } from "../../src/store/database.js";
+
+export const ADMIN_PASSWORD = "admin-test-password";
+export const INTERNAL_KEY = "internal-test-key";
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected field by field
+  body: any;
+  text: string;
+}
+
+export interface TestApp {
+  url: string;
+  db: Db;
+  pbx: PbxApp;
+  /** Org ids passed to scheduleDeploy, in order. */
+  deploys: string[];
+  clock: { now: Date; advance(seconds: number): void };
+  request(
+    method: string,
+    path: string,
+    options?: { headers?: Record<string, string>; body?: unknown; rawBody?: string },
+  ): Promise<TestResponse>;
+  adminToken(): Promise<string>;
+  /** Creates an active org as the admin; returns its id, key and secret. */
+  createOrg(name?: string): Promise<{ id: string; api_key: string; api_secret: string }>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(
+  options: {
+    env?: Record<string, string>;
+    identityVerifier?: IdentityVerifier | null;
+    routes?: readonly RouteDefinition[];
+  } = {},
+): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-api-"));
+  const config = loadConfig(
+    {
+      PBX_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      PBX_INTERNAL_KEY: INTERNAL_KEY,
+      PBX_BASE_URL: "https://pbx.example.test",
+      ...options.env,
+    },
+    { dataDir: dir, port: 0, host: "127.0.0.1" },
+  );
+  const db = await openStore(config.dbFile);
+  const deploys: string[] = [];
+  const clock = {
+    now: new Date("2026-01-01T00:00:00Z"),
+    advance(seconds: number) {
+      this.now = new Date(this.now.getTime() + seconds * 1000);
+    },
+  };
+  const pbx = createApp({
+    db,
+    config,
+    deployScheduler: { scheduleDeploy: (orgId) => deploys.push(orgId) },
+    clock: () => clock.now,
+    logger: pino({ level: "silent" }),
+    ...(options.identityVerifier !== undefined
+      ? { identityVerifier: options.identityVerifier }
+      : {}),
+    ...(options.routes ? { routes: options.routes } : {}),
+  });
+  const server: Server = pbx.app.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => server.once("listening", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const request: TestApp["request"] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] = "application/json";
+    } else if (opts.rawBody !== undefined) {
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(url + path, {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+
+  const app: TestApp = {
+    url,
+    db,
+    pbx,
+    deploys,
+    clock,
+    request,
+    async adminToken() {
+      const res = await request("POST", "/api/v1/admin/auth", {
+        body: { admin_username: "admin", admin_password: ADMIN_PASSWORD },
+      });
+      assert.is(res.status, 200, res.text);
+      return res.body.token as string;
+    },
+    async createOrg(name = "Acme") {
+      const res = await request("POST", "/api/v1/organizations", {
+        headers: { authorization: `Bearer ${await app.adminToken()}` },
+        body: { name },
+      });
+      assert.is(res.status, 201, res.text);
+      return { id: res.body.id, api_key: res.body.api_key, api_secret: res.body.api_secret };
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return app;
+}
+
+/** Asserts status and the exact `{"error": message}` body. */
+export function expectError(res: TestResponse, status: number, message: string): void {
+  assert.is(res.status, status, `expected ${status} "${message}", got ${res.status} ${res.text}`);
+  assert.equal(res.body, { error: message });
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}

@@ -1,0 +1,127 @@
+// The OpenAPI document: valid 3.0.3, generated from the route definitions, with the tags,
+// servers and security of SPEC.md §1.
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { buildOpenApiDocument } from "../../src/api/openapi.js";
+import { allRoutes } from "../../src/api/routes/index.js";
+import { TAGS } from "../../src/api/tags.js";
+import { startTestApp, type TestApp } from "./helpers.js";
+
+let app: TestApp;
+// biome-ignore lint/suspicious/noExplicitAny: the document is walked as plain JSON
+let doc: any;
+test.before(async () => {
+  app = await startTestApp();
+  const res = await app.request("GET", "/api-spec.json");
+  assert.is(res.status, 200);
+  doc = res.body;
+});
+test.after(async () => app.close());
+
+const operations = () =>
+  // biome-ignore lint/suspicious/noExplicitAny: plain JSON
+  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+  );
+
+test("/api-spec.json passes swagger-parser validation as OpenAPI 3.0.3", async () => {
+  assert.is(doc.openapi, "3.0.3");
+  await SwaggerParser.validate(structuredClone(doc));
+});
+
+test("servers: /api/v1 first, {PBX_BASE_URL}/api/v1 second", () => {
+  assert.equal(
+    doc.servers.map((s: { url: string }) => s.url),
+    ["/api/v1", "https://pbx.example.test/api/v1"],
+  );
+});
+
+test("22 tags in SPEC order, each with a description", () => {
+  assert.is(doc.tags.length, 22);
+  assert.equal(
+    doc.tags.slice(0, 19).map((t: { name: string }) => t.name),
+    [
+      "Authentication",
+      "Organization Management",
+      "SIP Trunks",
+      "DID Numbers",
+      "Users",
+      "Queues",
+      "Greetings",
+      "Music on Hold",
+      "IVR",
+      "Outbound Routes",
+      "Call Management",
+      "Webhooks",
+      "Configuration Management",
+      "CRM",
+      "API Keys",
+      "Ticket Alerts",
+      "WhatsApp Admin",
+      "DID Pool",
+      "Customer Tunnels",
+    ],
+  );
+  for (const tag of doc.tags) assert.ok(tag.description, tag.name);
+});
+
+test("every registered route is one operation; nothing else is in the document", () => {
+  const ops = operations()
+    .map(({ path, method }) => `${method} ${path}`)
+    .sort();
+  const routes = allRoutes.map((r) => `${r.method} ${r.path}`).sort();
+  assert.equal(ops, routes);
+  const ids = operations().map(({ op }) => op.operationId);
+  assert.is(new Set(ids).size, ids.length, "operationIds are unique");
+});
+
+test("security: [apiKey, bearer] on org operations, bearer on admin ones, none on public ones", () => {
+  for (const { path, method, op } of operations()) {
+    const route = allRoutes.find((r) => r.path === path && r.method === method)!;
+    const schemes = op.security.map((s: object) => Object.keys(s)[0]);
+    if (route.authKinds.includes("org"))
+      assert.equal(schemes, ["apiKey", "bearer"], `${method} ${path}`);
+    else if (route.authKinds.includes("public")) assert.equal(schemes, [], `${method} ${path}`);
+    else if (route.authKinds.includes("admin"))
+      assert.is(schemes[0], "bearer", `${method} ${path}`);
+  }
+});
+
+test("every operation has a tag from the list, a summary, a success and error responses", () => {
+  const names = new Set(TAGS.map((t) => t.name));
+  for (const { path, method, op } of operations()) {
+    const where = `${method} ${path}`;
+    assert.ok(names.has(op.tags[0]), where);
+    assert.ok(op.summary, where);
+    const statuses = Object.keys(op.responses);
+    assert.ok(
+      statuses.some((s) => s.startsWith("2")),
+      where,
+    );
+    assert.ok(statuses.includes("500"), where);
+    if (!op.security.length) continue;
+    assert.ok(statuses.includes("401") && statuses.includes("403"), where);
+  }
+});
+
+test("request schemas in the document are the validating ones (OpenAPI 3.0 dialect)", () => {
+  const create = doc.paths["/api-keys"].post.requestBody.content["application/json"].schema;
+  assert.is(create.properties.permissions.items.enum.length, 14);
+  assert.equal(create.required, ["name"]);
+  const login = doc.paths["/auth/login"].post;
+  assert.equal(login.security, []);
+  const text = JSON.stringify(doc);
+  assert.not.ok(text.includes('"const"'), "3.0 has no const");
+  assert.not.ok(text.includes('"type":"null"'), "3.0 has no null type");
+});
+
+test("a route added to the list appears in the document without any other edit", () => {
+  const extra = buildOpenApiDocument(
+    [...allRoutes, { ...allRoutes[0]!, path: "/extra/{thing}", method: "get" }],
+    { baseUrl: "http://x", version: "0" },
+  ) as { paths: Record<string, Record<string, unknown>> };
+  assert.ok(extra.paths["/extra/{thing}"]?.get);
+});
+
+test.run();
