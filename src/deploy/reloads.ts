@@ -92,3 +92,54 @@ function sectionOf(content: string | null, name: string): string | null {
   const next = content.indexOf("\n[", from + 1);
   return content.slice(from, next < 0 ? undefined : next);
 }
+
+/** The reload command that reloads a module whole (every queue for `queues`). */
+export function fullReloadOf(module: EngineModule): ReloadCommand {
+  if (module === "pjsip") return { module, command: "module reload res_pjsip.so" };
+  if (module === "dialplan") return { module, command: "dialplan reload" };
+  return { module, command: "queue reload all" };
+}
+
+/**
+ * Reloads for file changes plus whole-module reloads for `forced` modules (files whose loaded
+ * content is unknown, e.g. after a failed reload), still at most one per module in the order of
+ * `reloadsFor`.
+ */
+export function reloadsWithForced(
+  changes: readonly FileChange[],
+  forced: ReadonlySet<EngineModule>,
+): ReloadCommand[] {
+  const byModule = new Map<EngineModule, ReloadCommand>();
+  for (const command of reloadsFor(changes)) byModule.set(command.module, command);
+  for (const module of forced) byModule.set(module, fullReloadOf(module));
+  const order: EngineModule[] = ["pjsip", "dialplan", "queues"];
+  return order.flatMap((module) => {
+    const command = byModule.get(module);
+    return command ? [command] : [];
+  });
+}
+
+/**
+ * One list of reloads covering several lists (several units deployed together): one command per
+ * module, queues by the union of their names unless one list reloads every queue.
+ */
+export function mergeReloads(lists: readonly (readonly ReloadCommand[])[]): ReloadCommand[] {
+  const modules = new Set<EngineModule>();
+  const queues = new Set<string>();
+  let allQueues = false;
+  for (const command of lists.flat()) {
+    modules.add(command.module);
+    if (command.module !== "queues") continue;
+    const names = command.command.slice("queue reload all".length).trim();
+    if (names === "") allQueues = true;
+    else for (const name of names.split(/\s+/)) queues.add(name);
+  }
+  const order: EngineModule[] = ["pjsip", "dialplan", "queues"];
+  return order
+    .filter((module) => modules.has(module))
+    .map((module) =>
+      module === "queues" && !allQueues
+        ? { module, command: `queue reload all ${[...queues].sort().join(" ")}` }
+        : fullReloadOf(module),
+    );
+}

@@ -1,0 +1,187 @@
+import { Flags } from "@oclif/core";
+import type { CompiledFile } from "../../compiler/types.js";
+import { FileDeployLog } from "../../deploy/deploy-log.js";
+import { Deployer } from "../../deploy/deployer.js";
+import { progressMode, runSteps } from "../../deploy/progress.js";
+import { deployTree, type TreeDeployResult } from "../../deploy/tree.js";
+import {
+  createEngineTarget,
+  ENGINE_KINDS,
+  EngineConfigError,
+  resolveEnginePaths,
+} from "../../engine/index.js";
+import type { LoadedOrg } from "../../model/files.js";
+import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { compileTree } from "../lib/compiled-tree.js";
+import { ExitCode } from "../lib/exit-codes.js";
+import { gatewayFlags, orgPathsArgs } from "../lib/flags.js";
+import { loadValidOrgs } from "../lib/load.js";
+
+export interface DeployCommandResult {
+  etc: string;
+  engine: string;
+  orgs: number;
+  units: number;
+  changed: {
+    unit: string;
+    result: string;
+    revision: string;
+    filesWritten: string[];
+    filesRemoved: string[];
+    reloads: string[];
+    health?: string;
+    error?: string;
+  }[];
+  reloads: { command: string; status: string }[];
+  failed: number;
+  durationMs: number;
+}
+
+export default class Deploy extends PbxCommand {
+  static override summary =
+    "Compile org YAML files and deploy what changed into the engine directory.";
+  static override description =
+    "Pure GitOps, no store: loads and validates every org (nothing is written if one has an " +
+    "error), compiles them with the gateway and the top-level include files, then deploys each " +
+    "unit (an org, the gateway, the include files): only files whose content changed are written " +
+    "(atomically), and only the engine modules whose files changed are reloaded, one reload at a " +
+    "time. Pass every org file (a directory): the include files list exactly the orgs given. " +
+    "Exit 1 when a unit failed.";
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> orgs --etc /etc/asterisk/pbxctl --engine ami",
+    "<%= config.bin %> <%= command.id %> orgs --etc ./var/asterisk --prune --json",
+  ];
+  static override args = orgPathsArgs;
+  static override strict = false;
+  static override flags = {
+    etc: Flags.directory({
+      summary:
+        "Engine config directory to deploy into [default: PBX_ASTERISK_DIR or ./var/asterisk].",
+    }),
+    engine: Flags.option({
+      options: ENGINE_KINDS,
+      env: "PBX_ENGINE",
+      default: "none" as const,
+      summary: "Engine to reload: ami (PBX_AMI_* variables) or none (files only).",
+    })(),
+    prune: Flags.boolean({
+      default: false,
+      summary:
+        "Remove the files of orgs that are in the engine directory but not in the given YAML.",
+    }),
+    ...gatewayFlags,
+  };
+
+  async run(): Promise<DeployCommandResult> {
+    const { argv, flags } = await this.parse(Deploy);
+    const etc = flags.etc ?? resolveEnginePaths(process.env).asteriskDir;
+    let target: ReturnType<typeof createEngineTarget>;
+    try {
+      target = createEngineTarget(process.env, flags.engine, { actionTimeoutMs: 15_000 });
+    } catch (error) {
+      if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
+      throw error;
+    }
+    const deployer = new Deployer({ engineDir: etc, target, log: new FileDeployLog(etc) });
+    let orgs: LoadedOrg[] = [];
+    let files: CompiledFile[] = [];
+    let result: TreeDeployResult | undefined;
+    try {
+      await runSteps(
+        [
+          {
+            title: `Load org files from ${(argv as string[]).join(" ")}`,
+            run: async () => {
+              orgs = await loadValidOrgs(argv as string[], process.env, (r) =>
+                this.printDiagnostics(r.diagnostics),
+              );
+              return `Loaded ${orgs.length} org(s)`;
+            },
+          },
+          {
+            title: "Compile",
+            run: async () => {
+              const tree = compileTree(
+                orgs.map((o) => o.state),
+                { environment: flags.environment, staging_endpoint: flags["staging-endpoint"] },
+              );
+              for (const w of tree.warnings) this.warn(`${w.path}: ${w.message}`);
+              files = [...tree.files].map(([path, content]) => ({ path, content }));
+              return `Compiled ${files.length} file(s)`;
+            },
+          },
+          {
+            title: `Deploy into ${etc} (engine: ${flags.engine})`,
+            run: async (report) => {
+              result = await deployTree(deployer, files, {
+                prune: flags.prune,
+                onUnit: (record, done, total) => {
+                  if (record.result !== "unchanged")
+                    report(`${done}/${total} ${record.unit}: ${record.result}`);
+                },
+              });
+              return `Deployed ${result.records.length} unit(s): ${result.changed.length} changed, ${result.failed.length} failed`;
+            },
+          },
+        ],
+        progressMode(this.jsonEnabled()),
+      );
+    } finally {
+      await target.close();
+    }
+    const outcome = summarize(etc, flags.engine, orgs.length, result!);
+    if (!this.jsonEnabled()) this.printSummary(outcome);
+    return this.finish(outcome, outcome.failed > 0 ? ExitCode.error : ExitCode.ok);
+  }
+
+  private printSummary(result: DeployCommandResult): void {
+    if (result.changed.length === 0) {
+      this.log(
+        `no change: ${result.units} unit(s) already deployed, nothing written, nothing reloaded`,
+      );
+      return;
+    }
+    for (const unit of result.changed) {
+      const files = [
+        ...unit.filesWritten.map((f) => `+${f}`),
+        ...unit.filesRemoved.map((f) => `-${f}`),
+      ];
+      this.log(`${unit.unit}: ${unit.result} ${unit.revision.slice(0, 12)}`);
+      if (files.length > 0) this.log(`  files: ${files.join(" ")}`);
+      if (unit.reloads.length > 0) this.log(`  reloads: ${unit.reloads.join(", ")}`);
+      if (unit.health) this.log(`  engine: ${unit.health}`);
+      if (unit.error) this.log(`  error: ${unit.error}`);
+    }
+    this.log(
+      `${result.changed.length} of ${result.units} unit(s) changed, ${result.failed} failed, ` +
+        `${result.reloads.length} reload(s), ${result.durationMs} ms`,
+    );
+  }
+}
+
+function summarize(
+  etc: string,
+  engine: string,
+  orgs: number,
+  result: TreeDeployResult,
+): DeployCommandResult {
+  return {
+    etc,
+    engine,
+    orgs,
+    units: result.records.length,
+    changed: result.changed.map((record) => ({
+      unit: record.unit,
+      result: record.result,
+      revision: record.revision,
+      filesWritten: record.filesWritten,
+      filesRemoved: record.filesRemoved,
+      reloads: record.reloads.map((outcome) => `${outcome.command} (${outcome.status})`),
+      ...(record.health ? { health: record.health.status } : {}),
+      ...(record.error ? { error: record.error } : {}),
+    })),
+    reloads: result.reloads,
+    failed: result.failed.length,
+    durationMs: result.durationMs,
+  };
+}

@@ -1,0 +1,504 @@
+// The diff-aware deployer. For one unit (an org, the gateway, or the top-level include files) it
+// compares the compiled files with what is on disk and with what the engine last loaded, writes
+// only the files whose content changed (atomically), removes the files the unit no longer has,
+// reloads only the modules those files belong to, asks the engine whether it is healthy, and
+// records the deploy. Unchanged configuration: no write, no reload (SPEC.md §8).
+import { randomUUID } from "node:crypto";
+import { readdir, readFile, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import type { CompiledFile } from "../compiler/types.js";
+import type { EngineHealth, EngineTarget, ReloadOutcome } from "../engine/target.js";
+import { isTempFile, removeFileDurable, writeFileAtomic } from "./atomic-files.js";
+import type { AppliedRevision, DeployLog, DeployRecord, FileStamp } from "./deploy-log.js";
+import { STATE_DIR } from "./deploy-log.js";
+import { ReloadQueue, type ReloadQueueOptions } from "./reload-queue.js";
+import {
+  type EngineModule,
+  type FileChange,
+  mergeReloads,
+  moduleOf,
+  type ReloadCommand,
+  reloadsWithForced,
+} from "./reloads.js";
+import { contentHash, revisionOf } from "./revision.js";
+import {
+  type DeployUnit,
+  InvalidDeployPathError,
+  TOP_LEVEL_FILES,
+  type UnitFiles,
+  unitId,
+  unitOwns,
+  unitRoot,
+} from "./units.js";
+
+export interface DeployerOptions {
+  /** The engine config directory (PBX_ASTERISK_DIR). */
+  engineDir: string;
+  target: EngineTarget;
+  log: DeployLog;
+  /** Share one queue between deployers of the same engine; made from `target` otherwise. */
+  reloadQueue?: ReloadQueue;
+  reloadQueueOptions?: ReloadQueueOptions;
+}
+
+export interface DeployOptions {
+  /** Recorded with the deploy: `deploy`, `schedule`, `rollback`, ... */
+  trigger?: string;
+}
+
+/** Nothing to roll back to: the unit has no previous good version on record. */
+export class NoPreviousVersionError extends Error {
+  override readonly name = "NoPreviousVersionError";
+}
+
+export interface BatchOptions {
+  /** Units read and written at once (default 16); reloads are one queue anyway. */
+  concurrency?: number;
+  /** Called with each unit's record once the batch is done. */
+  onUnit?: (record: DeployRecord) => void;
+}
+
+interface UnitPlan {
+  unit: DeployUnit;
+  files: readonly CompiledFile[];
+  record: DeployRecord;
+  started: number;
+  reloads: ReloadCommand[];
+  /** Unchanged, or failed before any reload: nothing left to do but record it. */
+  settled: boolean;
+}
+
+interface Snapshot {
+  unit: string;
+  revision: string;
+  savedAt: string;
+  files: CompiledFile[];
+}
+
+/** Deploys units into one engine directory; safe to call concurrently for different units. */
+export class Deployer {
+  readonly engineDir: string;
+  readonly target: EngineTarget;
+  readonly log: DeployLog;
+  readonly reloads: ReloadQueue;
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(options: DeployerOptions) {
+    this.engineDir = options.engineDir;
+    this.target = options.target;
+    this.log = options.log;
+    this.reloads =
+      options.reloadQueue ?? new ReloadQueue(options.target, options.reloadQueueOptions);
+  }
+
+  /**
+   * Makes `files` the content of `unit` on disk and in the engine. Resolves with the record of the
+   * deploy (result `ok`, `unchanged` or `failed`); a failed write leaves the unit's previous files
+   * in place. Throws InvalidDeployPathError if a file does not belong to the unit.
+   */
+  deploy(
+    unit: DeployUnit,
+    files: readonly CompiledFile[],
+    options: DeployOptions = {},
+  ): Promise<DeployRecord> {
+    return this.deployUnits([{ unit, files: [...files] }], options).then((records) => records[0]!);
+  }
+
+  /**
+   * Deploys several units together: each unit's files are written (concurrently, isolated per
+   * unit), then the reloads they need run once for all of them (a new org and the include file
+   * that names it cost one PJSIP reload, not two), then each unit is recorded. Resolves with one
+   * record per unit, in the order given. Throws InvalidDeployPathError on a file outside its unit.
+   */
+  deployUnits(
+    groups: readonly UnitFiles[],
+    options: DeployOptions & BatchOptions = {},
+  ): Promise<DeployRecord[]> {
+    const ids = new Set<string>();
+    for (const { unit, files } of groups) {
+      const id = unitId(unit);
+      if (ids.has(id)) throw new InvalidDeployPathError(`${id} is given twice`);
+      ids.add(id);
+      for (const file of files) {
+        if (!unitOwns(unit, file.path)) {
+          throw new InvalidDeployPathError(`"${file.path}" does not belong to ${id}`);
+        }
+      }
+    }
+    return this.exclusiveAll([...ids].sort(), () => this.runBatch(groups, options));
+  }
+
+  /** Restores the unit's last good files (kept before the deploy that replaced them) and reloads. */
+  async rollback(unit: DeployUnit): Promise<DeployRecord> {
+    const snapshot = await this.readSnapshot(unit);
+    if (!snapshot) {
+      throw new NoPreviousVersionError(`no previous version of ${unitId(unit)} to roll back to`);
+    }
+    return this.deploy(unit, snapshot.files, { trigger: "rollback" });
+  }
+
+  /** The unit's files as they are on disk now, sorted by path. */
+  async currentFiles(unit: DeployUnit): Promise<CompiledFile[]> {
+    const disk = await this.readUnit(unit);
+    return [...disk.entries()]
+      .map(([path, content]) => ({ path, content }))
+      .sort((a, b) => (a.path < b.path ? -1 : 1));
+  }
+
+  /** Units that have files on disk (every org directory, the gateway, the top-level files). */
+  async unitsOnDisk(): Promise<DeployUnit[]> {
+    const units: DeployUnit[] = [];
+    const orgs = await readdir(join(this.engineDir, "orgs")).catch(() => [] as string[]);
+    for (const prefix of orgs.sort()) {
+      if (/^[A-Za-z][A-Za-z0-9_-]{0,46}_$/.test(prefix)) units.push({ kind: "org", prefix });
+    }
+    if ((await this.readUnit({ kind: "gateway" })).size > 0) units.push({ kind: "gateway" });
+    if ((await this.readUnit({ kind: "top" })).size > 0) units.push({ kind: "top" });
+    return units;
+  }
+
+  private async runBatch(
+    groups: readonly UnitFiles[],
+    options: DeployOptions & BatchOptions,
+  ): Promise<DeployRecord[]> {
+    const plans: UnitPlan[] = new Array(groups.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < groups.length) {
+        const index = next++;
+        plans[index] = await this.prepare(groups[index]!.unit, groups[index]!.files, options);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
+
+    const live = plans.filter((plan) => !plan.settled);
+    const commands = mergeReloads(live.map((plan) => plan.reloads));
+    const reloading = live
+      .filter((plan) => plan.reloads.length > 0)
+      .map((plan) => plan.record.unit);
+    const outcomes = commands.length > 0 ? await this.reloads.run(commands, reloading) : [];
+    const ran = outcomes.some((outcome) => outcome.status !== "skipped");
+    const health = ran ? await this.checkHealth() : undefined;
+    await Promise.all(live.map((plan) => this.conclude(plan, commands, outcomes, health)));
+    await Promise.all(
+      plans.map(async (plan) => {
+        plan.record.durationMs = Math.round((performance.now() - plan.started) * 100) / 100;
+        await this.log.record(plan.record);
+        options.onUnit?.(plan.record);
+      }),
+    );
+    return plans.map((plan) => plan.record);
+  }
+
+  /** Reads what is deployed, decides, and writes the unit's changed files. */
+  private async prepare(
+    unit: DeployUnit,
+    files: readonly CompiledFile[],
+    options: DeployOptions,
+  ): Promise<UnitPlan> {
+    const id = unitId(unit);
+    const plan: UnitPlan = {
+      unit,
+      files,
+      started: performance.now(),
+      reloads: [],
+      settled: false,
+      record: {
+        id: randomUUID(),
+        unit: id,
+        revision: "", // set below: hashing is skipped when the unit is provably unchanged
+        previousRevision: null,
+        trigger: options.trigger ?? "deploy",
+        startedAt: new Date().toISOString(),
+        durationMs: 0,
+        result: "ok",
+        filesWritten: [],
+        filesRemoved: [],
+        reloads: [],
+      },
+    };
+    const { record } = plan;
+    const fail = (message: string): UnitPlan => {
+      record.result = "failed";
+      record.error = message;
+      plan.settled = true;
+      return plan;
+    };
+
+    let disk: Map<string, string>;
+    let applied: AppliedRevision | null;
+    try {
+      [disk, applied] = await Promise.all([this.readUnit(unit), this.log.applied(id)]);
+    } catch (error) {
+      return fail(`reading the deployed files failed: ${(error as Error).message}`);
+    }
+    record.previousRevision = applied?.revision ?? null;
+
+    const desired = new Map(files.map((file) => [file.path, file.content]));
+    const toWrite = files.filter((file) => disk.get(file.path) !== file.content);
+    const toRemove = [...disk.keys()].filter((path) => !desired.has(path)).sort();
+    const sameOnDisk = toWrite.length === 0 && toRemove.length === 0;
+    if (sameOnDisk && applied && (await this.stampsMatch(applied, disk))) {
+      // The files on disk are the desired ones and still those the engine loaded.
+      record.revision = applied.revision;
+      record.result = "unchanged";
+      plan.settled = true;
+      return plan;
+    }
+    record.revision = revisionOf(files);
+    if (sameOnDisk && applied?.revision === record.revision) {
+      record.result = "unchanged";
+      plan.settled = true;
+      return plan;
+    }
+
+    plan.reloads = planReloads(disk, desired, applied);
+    if (toWrite.length > 0 || toRemove.length > 0) {
+      try {
+        // Keep the last good version for rollback: only what the engine has actually loaded.
+        if (applied && disk.size > 0 && revisionOfMap(disk) === applied.revision) {
+          await this.saveSnapshot(unit, disk, applied.revision);
+        }
+        await this.writeUnit(unit, disk, toWrite, toRemove);
+      } catch (error) {
+        return fail(`writing files failed, previous files kept: ${(error as Error).message}`);
+      }
+      record.filesWritten = toWrite.map((file) => file.path).sort();
+      record.filesRemoved = toRemove;
+    }
+    return plan;
+  }
+
+  /** Records the reload outcomes of the unit's modules; marks the revision applied if they worked. */
+  private async conclude(
+    plan: UnitPlan,
+    commands: readonly ReloadCommand[],
+    outcomes: readonly ReloadOutcome[],
+    health: EngineHealth | undefined,
+  ): Promise<void> {
+    const { record } = plan;
+    const modules = new Set(plan.reloads.map((command) => command.module));
+    record.reloads = outcomes.filter((_, i) => modules.has(commands[i]!.module));
+    if (health && record.reloads.some((outcome) => outcome.status !== "skipped")) {
+      record.health = health;
+    }
+    const failed = record.reloads.filter((outcome) => outcome.status === "failed");
+    if (failed.length > 0) {
+      record.result = "failed";
+      record.error = failed.map((outcome) => outcome.error ?? outcome.command).join("; ");
+      return;
+    }
+    try {
+      await this.log.markApplied({
+        unit: record.unit,
+        revision: record.revision,
+        files: Object.fromEntries(plan.files.map((file) => [file.path, contentHash(file.content)])),
+        stats: await this.stamps(plan.files.map((file) => file.path)),
+        appliedAt: new Date().toISOString(),
+        deployId: record.id,
+      });
+    } catch (error) {
+      record.result = "failed";
+      record.error = `recording the applied revision failed: ${(error as Error).message}`;
+    }
+  }
+
+  private async checkHealth(): Promise<EngineHealth> {
+    try {
+      return await this.target.health();
+    } catch (error) {
+      return {
+        status: "unhealthy",
+        checkedAt: new Date().toISOString(),
+        error: (error as Error).message,
+      };
+    }
+  }
+
+  /** Size and mtime of each file (relative paths). */
+  private async stamps(paths: readonly string[]): Promise<Record<string, FileStamp>> {
+    const entries = await Promise.all(
+      paths.map(async (path) => {
+        const info = await stat(join(this.engineDir, path));
+        return [path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }] as const;
+      }),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  /** Whether every file on disk has the size and mtime recorded when the engine loaded it. */
+  private async stampsMatch(
+    applied: AppliedRevision,
+    disk: ReadonlyMap<string, string>,
+  ): Promise<boolean> {
+    const recorded = applied.stats;
+    if (!recorded || Object.keys(recorded).length !== disk.size) return false;
+    try {
+      const now = await this.stamps([...disk.keys()]);
+      return Object.entries(now).every(
+        ([path, stamp]) =>
+          recorded[path]?.size === stamp.size &&
+          recorded[path]?.mtimeMs === stamp.mtimeMs &&
+          recorded[path]?.ino === stamp.ino,
+      );
+    } catch {
+      return false;
+    }
+  }
+
+  /** Writes and removes files; on failure puts back what was already changed, then throws. */
+  private async writeUnit(
+    unit: DeployUnit,
+    disk: ReadonlyMap<string, string>,
+    toWrite: readonly CompiledFile[],
+    toRemove: readonly string[],
+  ): Promise<void> {
+    const done: string[] = [];
+    // Directories left empty are removed up to orgs/ (an org deleted whole leaves no directory).
+    const stopAt = unit.kind === "org" ? join(this.engineDir, "orgs") : this.engineDir;
+    try {
+      for (const file of toWrite) {
+        await writeFileAtomic(join(this.engineDir, file.path), file.content);
+        done.push(file.path);
+      }
+      for (const path of toRemove) {
+        await removeFileDurable(join(this.engineDir, path), stopAt);
+        done.push(path);
+      }
+    } catch (error) {
+      for (const path of done.reverse()) {
+        const before = disk.get(path);
+        const file = join(this.engineDir, path);
+        if (before === undefined) await removeFileDurable(file, stopAt).catch(() => {});
+        else await writeFileAtomic(file, before).catch(() => {});
+      }
+      throw error;
+    }
+  }
+
+  /** The unit's files on disk by relative path; leftover temp files are deleted on the way. */
+  private async readUnit(unit: DeployUnit): Promise<Map<string, string>> {
+    const files = new Map<string, string>();
+    if (unit.kind === "top") {
+      await Promise.all(
+        TOP_LEVEL_FILES.map(async (name) => {
+          const content = await readOptional(join(this.engineDir, name));
+          if (content !== null) files.set(name, content);
+        }),
+      );
+      return files;
+    }
+    const walk = async (relative: string): Promise<void> => {
+      const entries = await readdir(join(this.engineDir, relative), { withFileTypes: true }).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === "ENOENT") return [];
+          throw error;
+        },
+      );
+      await Promise.all(
+        entries.map(async (entry) => {
+          const path = `${relative}/${entry.name}`;
+          if (entry.isDirectory()) return walk(path);
+          if (!entry.isFile()) return;
+          if (isTempFile(entry.name)) {
+            await unlink(join(this.engineDir, path)).catch(() => {});
+            return;
+          }
+          files.set(path, await readFile(join(this.engineDir, path), "utf8"));
+        }),
+      );
+    };
+    await walk(unitRoot(unit));
+    return files;
+  }
+
+  private snapshotFile(unit: DeployUnit): string {
+    const name = unit.kind === "org" ? `orgs/${unit.prefix}` : unit.kind;
+    return join(this.engineDir, STATE_DIR, "previous", `${name}.json`);
+  }
+
+  private async saveSnapshot(
+    unit: DeployUnit,
+    disk: ReadonlyMap<string, string>,
+    revision: string,
+  ): Promise<void> {
+    const snapshot: Snapshot = {
+      unit: unitId(unit),
+      revision,
+      savedAt: new Date().toISOString(),
+      files: [...disk.entries()]
+        .map(([path, content]) => ({ path, content }))
+        .sort((a, b) => (a.path < b.path ? -1 : 1)),
+    };
+    await writeFileAtomic(this.snapshotFile(unit), JSON.stringify(snapshot));
+  }
+
+  private async readSnapshot(unit: DeployUnit): Promise<Snapshot | null> {
+    const text = await readOptional(this.snapshotFile(unit));
+    return text === null ? null : (JSON.parse(text) as Snapshot);
+  }
+
+  /** Runs `work` holding every key's lock (taken in sorted order, so batches cannot deadlock). */
+  private exclusiveAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
+    if (keys.length === 0) return work();
+    return this.exclusive(keys[0]!, () => this.exclusiveAll(keys.slice(1), work));
+  }
+
+  /** Runs `work` after every earlier call for the same key has settled. */
+  private exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(key) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const tail = next.catch(() => {});
+    this.locks.set(key, tail);
+    void tail.then(() => {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    });
+    return next;
+  }
+}
+
+/**
+ * The reloads a deploy needs: changes between what the engine loaded and what is desired. A file
+ * whose content on disk is not what the engine loaded (a previous reload failed, or pbxctl never
+ * recorded it) gets its whole module reloaded, since what the engine holds is unknown.
+ */
+export function planReloads(
+  disk: ReadonlyMap<string, string>,
+  desired: ReadonlyMap<string, string>,
+  applied: AppliedRevision | null,
+): ReloadCommand[] {
+  const changes: FileChange[] = [];
+  const forced = new Set<EngineModule>();
+  const paths = new Set([...disk.keys(), ...desired.keys(), ...Object.keys(applied?.files ?? {})]);
+  for (const path of paths) {
+    const before = disk.get(path) ?? null;
+    const after = desired.get(path) ?? null;
+    const loaded = applied?.files[path];
+    const known =
+      before === null
+        ? loaded === undefined
+        : applied !== null && loaded !== undefined && loaded === contentHash(before);
+    if (known) {
+      changes.push({ path, before, after });
+    } else {
+      const module = moduleOf(path);
+      if (module) forced.add(module);
+    }
+  }
+  return reloadsWithForced(changes, forced);
+}
+
+function revisionOfMap(files: ReadonlyMap<string, string>): string {
+  return revisionOf([...files.entries()].map(([path, content]) => ({ path, content })));
+}
+
+async function readOptional(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+export type { ReloadOutcome };

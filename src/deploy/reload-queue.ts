@@ -1,0 +1,140 @@
+// One queue for every engine reload of the process: never two at once, across all units (some
+// Asterisk modules refuse a reload while another runs, and PJSIP reloads are slow). A reload the
+// engine refuses as "already in progress" is retried with backoff. An identical command still
+// waiting in the queue is shared: two orgs whose dialplans changed get one `dialplan reload`
+// after both files are written.
+
+import { EngineBusyError, type EngineTarget, type ReloadOutcome } from "../engine/target.js";
+import type { ReloadCommand } from "./reloads.js";
+
+export interface ReloadQueueOptions {
+  /** How many times a refused reload is sent in all (default 8). */
+  maxAttempts?: number;
+  /** First wait after a refusal; doubles each time up to `retryMaxMs`. */
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+interface Job {
+  command: ReloadCommand;
+  units: string[];
+  done: Promise<ReloadOutcome>;
+  start: () => void;
+}
+
+/** Serializes reloads through one engine target. */
+export class ReloadQueue {
+  private readonly pending: Job[] = [];
+  private running = false;
+  private readonly maxAttempts: number;
+  private readonly retryInitialMs: number;
+  private readonly retryMaxMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  /** Number of reload commands sent to the engine (retries included). */
+  sent = 0;
+
+  constructor(
+    private readonly target: EngineTarget,
+    options: ReloadQueueOptions = {},
+  ) {
+    this.maxAttempts = options.maxAttempts ?? 8;
+    this.retryInitialMs = options.retryInitialMs ?? 200;
+    this.retryMaxMs = options.retryMaxMs ?? 5000;
+    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+  }
+
+  /**
+   * Queues `commands` (in order) on behalf of `units` and resolves with one outcome per command
+   * once they ran. Never rejects: failures are outcomes with status `failed`.
+   */
+  run(
+    commands: readonly ReloadCommand[],
+    units: string | readonly string[],
+  ): Promise<ReloadOutcome[]> {
+    const unitList = typeof units === "string" ? [units] : units;
+    const jobs: Job[] = [];
+    // Only join a waiting job behind the ones this batch already uses, so the batch keeps its
+    // order (PJSIP before dialplan).
+    let from = 0;
+    for (const command of commands) {
+      let index = -1;
+      for (let i = from; i < this.pending.length; i++) {
+        if (this.pending[i]!.command.command === command.command) {
+          index = i;
+          break;
+        }
+      }
+      if (index >= 0) {
+        const job = this.pending[index]!;
+        for (const unit of unitList) if (!job.units.includes(unit)) job.units.push(unit);
+        jobs.push(job);
+        from = index + 1;
+      } else {
+        const job = this.makeJob(command, unitList);
+        this.pending.push(job);
+        jobs.push(job);
+        from = this.pending.length;
+      }
+    }
+    this.pump();
+    return Promise.all(jobs.map((job) => job.done));
+  }
+
+  /** Resolves when nothing is queued or running. */
+  async idle(): Promise<void> {
+    while (this.running || this.pending.length > 0) {
+      await this.pending[this.pending.length - 1]?.done;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  private makeJob(command: ReloadCommand, units: readonly string[]): Job {
+    let start!: () => void;
+    const job: Job = { command, units: [...units], done: null as never, start: null as never };
+    job.done = new Promise<void>((resolve) => {
+      start = resolve;
+    }).then(() => this.execute(job));
+    job.start = start;
+    return job;
+  }
+
+  private pump(): void {
+    if (this.running) return;
+    const job = this.pending.shift();
+    if (!job) return;
+    this.running = true;
+    job.start();
+    void job.done.finally(() => {
+      this.running = false;
+      this.pump();
+    });
+  }
+
+  private async execute(job: Job): Promise<ReloadOutcome> {
+    const started = performance.now();
+    let delay = this.retryInitialMs;
+    let lastError = "";
+    let attempts = 0;
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      attempts = attempt;
+      this.sent++;
+      try {
+        const outcome = await this.target.reload({ command: job.command, units: job.units });
+        return { ...outcome, attempts: attempt, durationMs: performance.now() - started };
+      } catch (error) {
+        lastError = (error as Error).message;
+        if (!(error instanceof EngineBusyError) || attempt === this.maxAttempts) break;
+        await this.sleep(delay);
+        delay = Math.min(delay * 2, this.retryMaxMs);
+      }
+    }
+    return {
+      command: job.command.command,
+      status: "failed",
+      error: lastError,
+      attempts,
+      durationMs: performance.now() - started,
+    };
+  }
+}

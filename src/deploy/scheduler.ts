@@ -1,0 +1,210 @@
+// Background deploys after config-mutating saves (SPEC.md §8): the save calls scheduleDeploy and
+// returns; the org is compiled and deployed about 800 ms after the last edit of a burst, and at
+// most about 5000 ms after its first edit, so a stream of edits cannot postpone it forever. One
+// org's deploys never overlap; different orgs deploy independently (their reloads still go
+// through the deployer's single queue). A failed deploy is logged and recorded, never thrown at
+// the caller, whose request has already been answered.
+import type { CompiledFile } from "../compiler/types.js";
+import { type Clock, systemClock, type TimerHandle } from "./clock.js";
+import type { DeployRecord } from "./deploy-log.js";
+import type { DeployOptions } from "./deployer.js";
+import { orgUnit, splitIntoUnits, type UnitFiles, unitId } from "./units.js";
+
+/** What the scheduler deploys for an org: its compiled files, and the DIDs the gateway routes. */
+export interface OrgBuild {
+  contextPrefix: string;
+  /** The org's files (`orgs/<prefix>/**`), plus any other unit's files to deploy with them. */
+  files: CompiledFile[];
+  /** The org's DID numbers as the gateway routes them; a change regenerates the gateway. */
+  dids?: readonly string[];
+}
+
+/** Produces an org's build (later: load from the store + compile); null when the org is gone. */
+export type OrgBuilder = (orgId: string) => Promise<OrgBuild | null>;
+
+/** The part of the Deployer the scheduler uses. */
+export interface UnitDeployer {
+  deployUnits(groups: readonly UnitFiles[], options?: DeployOptions): Promise<DeployRecord[]>;
+}
+
+export interface DeploySchedulerOptions {
+  deployer: UnitDeployer;
+  buildOrg: OrgBuilder;
+  /** Regenerates and deploys the gateway; called after an org's DIDs changed. */
+  regenerateGateway?: () => Promise<unknown>;
+  clock?: Clock;
+  /** Quiet time after the last edit (default 800 ms). */
+  debounceMs?: number;
+  /** Longest wait after the first edit of a burst (default 5000 ms). */
+  maxDelayMs?: number;
+  /** Told about each finished background deploy (for logs and metrics). */
+  onDeployed?: (orgId: string, records: DeployRecord[]) => void;
+  /** Told about every failure; the scheduler itself never throws at callers. */
+  onError?: (orgId: string, error: Error) => void;
+}
+
+interface Pending {
+  firstAt: number;
+  timer: TimerHandle;
+}
+
+/** Debounced per-org deploys; implements the domain's `DeployScheduler` port. */
+export class OrgDeployScheduler {
+  private readonly pending = new Map<string, Pending>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly lastPrefix = new Map<string, string>();
+  private readonly lastDids = new Map<string, string>();
+  private readonly clock: Clock;
+  private readonly debounceMs: number;
+  private readonly maxDelayMs: number;
+  private gatewayRun: Promise<void> | null = null;
+  private gatewayAgain = false;
+  private stopped = false;
+
+  constructor(private readonly options: DeploySchedulerOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.debounceMs = options.debounceMs ?? 800;
+    this.maxDelayMs = options.maxDelayMs ?? 5000;
+  }
+
+  /** Asks for a deploy of `orgId` soon; returns at once and never throws. */
+  scheduleDeploy(orgId: string): void {
+    if (this.stopped) {
+      this.options.onError?.(orgId, new Error("deploy scheduler stopped; deploy not scheduled"));
+      return;
+    }
+    const now = this.clock.now();
+    const existing = this.pending.get(orgId);
+    existing?.timer.cancel();
+    const firstAt = existing?.firstAt ?? now;
+    const delay = Math.max(0, Math.min(this.debounceMs, firstAt + this.maxDelayMs - now));
+    this.pending.set(orgId, { firstAt, timer: this.clock.setTimer(delay, () => this.fire(orgId)) });
+  }
+
+  /** Deploys `orgId` now (cancelling a pending one) and resolves with the unit records. */
+  async deployNow(orgId: string): Promise<DeployRecord[]> {
+    this.pending.get(orgId)?.timer.cancel();
+    this.pending.delete(orgId);
+    let records: DeployRecord[] = [];
+    await this.enqueue(orgId, async () => {
+      records = await this.runDeploy(orgId);
+    });
+    return records;
+  }
+
+  /** Orgs waiting for their debounce timer. */
+  get pendingOrgs(): string[] {
+    return [...this.pending.keys()];
+  }
+
+  /** Resolves once no deploy (nor gateway regeneration) is running. Pending timers are not run. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || this.gatewayRun) {
+      await Promise.all([...this.running.values(), this.gatewayRun]);
+    }
+  }
+
+  /**
+   * Stops taking work. With `flush` (the default) pending deploys run now; otherwise they are
+   * dropped. Resolves when everything started has finished (graceful shutdown).
+   */
+  async stop(options: { flush?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    const orgs = [...this.pending.keys()];
+    for (const orgId of orgs) {
+      this.pending.get(orgId)!.timer.cancel();
+      if (options.flush ?? true) this.fire(orgId);
+      else this.pending.delete(orgId);
+    }
+    await this.idle();
+  }
+
+  private fire(orgId: string): void {
+    this.pending.delete(orgId);
+    void this.enqueue(orgId, async () => {
+      const records = await this.runDeploy(orgId);
+      this.options.onDeployed?.(orgId, records);
+    });
+  }
+
+  /** Runs `work` after the org's running deploy, if any; never rejects. */
+  private enqueue(orgId: string, work: () => Promise<void>): Promise<void> {
+    const previous = this.running.get(orgId) ?? Promise.resolve();
+    const run = previous.then(work).catch((error: unknown) => {
+      this.options.onError?.(orgId, error instanceof Error ? error : new Error(String(error)));
+    });
+    this.running.set(orgId, run);
+    void run.then(() => {
+      if (this.running.get(orgId) === run) this.running.delete(orgId);
+    });
+    return run;
+  }
+
+  private async runDeploy(orgId: string): Promise<DeployRecord[]> {
+    const build = await this.options.buildOrg(orgId);
+    const prefix = build?.contextPrefix ?? this.lastPrefix.get(orgId);
+    if (prefix === undefined) return []; // an org never seen and already gone: nothing on disk
+    const own = orgUnit(prefix);
+    const groups = splitIntoUnits(build?.files ?? []);
+    if (!groups.some((group) => unitId(group.unit) === unitId(own))) {
+      // The org has no files any more: remove them (with the include files, if given).
+      groups.push({ unit: own, files: [] });
+    }
+    // One batch: the org's files and the include files that name it, then one round of reloads.
+    const records = await this.options.deployer.deployUnits(groups, { trigger: "schedule" });
+    for (const record of records) {
+      if (record.result === "failed") {
+        this.options.onError?.(
+          orgId,
+          new Error(`deploy of ${record.unit} failed: ${record.error}`),
+        );
+      }
+    }
+    if (build) this.lastPrefix.set(orgId, build.contextPrefix);
+    else this.lastPrefix.delete(orgId);
+
+    const ownRecord = records.find((record) => record.unit === unitId(own));
+    const dids = build?.dids ? [...build.dids].sort().join(",") : "";
+    const known = this.lastDids.get(orgId);
+    const changedFiles =
+      ownRecord !== undefined &&
+      (ownRecord.filesWritten.length > 0 || ownRecord.filesRemoved.length > 0);
+    if (ownRecord && ownRecord.result !== "failed") {
+      this.lastDids.set(orgId, dids);
+      // Unknown before (first deploy since start): only a real change of the org's files says
+      // its DIDs may have moved.
+      const didsChanged = known === undefined ? changedFiles : known !== dids;
+      if (didsChanged) void this.regenerateGateway(orgId);
+    }
+    return records;
+  }
+
+  /** One gateway regeneration at a time; requests during a run are coalesced into one more. */
+  private regenerateGateway(orgId: string): Promise<void> {
+    const regenerate = this.options.regenerateGateway;
+    if (!regenerate) return Promise.resolve();
+    if (this.gatewayRun) {
+      this.gatewayAgain = true;
+      return this.gatewayRun;
+    }
+    const run = async () => {
+      do {
+        this.gatewayAgain = false;
+        try {
+          await regenerate();
+        } catch (error) {
+          this.options.onError?.(orgId, error instanceof Error ? error : new Error(String(error)));
+        }
+      } while (this.gatewayAgain);
+    };
+    this.gatewayRun = run().finally(() => {
+      this.gatewayRun = null;
+    });
+    return this.gatewayRun;
+  }
+}
+
+/** A scheduler for the server: debounced background deploys through `deployer`. */
+export function createDeployScheduler(options: DeploySchedulerOptions): OrgDeployScheduler {
+  return new OrgDeployScheduler(options);
+}

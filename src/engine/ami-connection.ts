@@ -1,0 +1,236 @@
+// One long-lived AMI connection (asterisk-manager underneath) that reconnects with exponential
+// backoff. The library's own keepConnected waits 10-60 s between tries and re-sends actions held
+// while disconnected; neither suits a deployer (a stale reload sent minutes later could overlap a
+// new one), so this wrapper sends an action only while logged in, fails it fast otherwise, and
+// fails every in-flight action when the connection drops.
+import Manager, { type AmiManager, type AmiMessage } from "asterisk-manager";
+import { EngineCommandError, EngineUnavailableError } from "./target.js";
+
+export type { AmiMessage };
+
+export interface AmiConnectionOptions {
+  host: string;
+  port: number;
+  username: string;
+  secret: string;
+  /** Ask for events on this connection (`Events: on` at login). Off for the deployer. */
+  events?: boolean;
+  /** First reconnect delay; doubles on each failure up to `reconnectMaxMs`. */
+  reconnectInitialMs?: number;
+  reconnectMaxMs?: number;
+  /** How long an action may wait for the login and then for its response. */
+  actionTimeoutMs?: number;
+  /** Where connection changes are reported (defaults to nowhere; the server passes pino). */
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+type State = "idle" | "connecting" | "ready" | "closed";
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** A reconnecting AMI session; `action()` resolves with the response message. */
+export class AmiConnection {
+  private readonly manager: AmiManager;
+  private readonly options: Required<Omit<AmiConnectionOptions, "log">>;
+  private readonly log: (message: string, fields?: Record<string, unknown>) => void;
+  private state: State = "idle";
+  private backoffMs: number;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly readyWaiters = new Set<Waiter>();
+  private readonly inFlight = new Map<string, (error: Error) => void>();
+  private readonly eventListeners = new Set<(event: AmiMessage) => void>();
+  private nextActionId = 1;
+  private lastError: string | null = null;
+  /** How many times a login succeeded (1 + the number of reconnects). */
+  logins = 0;
+
+  constructor(options: AmiConnectionOptions) {
+    this.options = {
+      events: false,
+      reconnectInitialMs: 250,
+      reconnectMaxMs: 30_000,
+      actionTimeoutMs: 10_000,
+      ...options,
+    };
+    this.log = options.log ?? (() => {});
+    this.backoffMs = this.options.reconnectInitialMs;
+    // No port: the library must not connect on its own; start() does.
+    this.manager = new Manager(
+      undefined,
+      options.host,
+      options.username,
+      options.secret,
+      this.options.events,
+    );
+    this.manager.on("close", () => this.onClose());
+    this.manager.on("managerevent", (event: AmiMessage) => {
+      for (const listener of this.eventListeners) listener(event);
+    });
+  }
+
+  /** Opens the connection (idempotent); actions wait for the login. */
+  start(): void {
+    if (this.state !== "idle") return;
+    this.connect();
+  }
+
+  get isReady(): boolean {
+    return this.state === "ready";
+  }
+
+  /** Why the last connection attempt failed, if it did. */
+  get error(): string | null {
+    return this.lastError;
+  }
+
+  /** Calls `listener` for every AMI event (only sent when `events` is on). */
+  onEvent(listener: (event: AmiMessage) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  /** Resolves once logged in; rejects with EngineUnavailableError after `timeoutMs`. */
+  ready(timeoutMs = this.options.actionTimeoutMs): Promise<void> {
+    if (this.state === "ready") return Promise.resolve();
+    if (this.state === "closed") return Promise.reject(new EngineUnavailableError("AMI closed"));
+    this.start();
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.readyWaiters.delete(waiter);
+          const why = this.lastError ? `: ${this.lastError}` : "";
+          reject(new EngineUnavailableError(`AMI not connected${why}`));
+        }, timeoutMs),
+      };
+      this.readyWaiters.add(waiter);
+    });
+  }
+
+  /**
+   * Sends one action once logged in and resolves with its response (also `Response: Error`:
+   * callers judge). Rejects with EngineUnavailableError when not connected in time, when the
+   * connection drops before the answer, or when no answer comes within `answerTimeoutMs`
+   * (default: the action timeout).
+   */
+  async action(
+    fields: Record<string, string>,
+    answerTimeoutMs = this.options.actionTimeoutMs,
+  ): Promise<AmiMessage> {
+    await this.ready();
+    const id = `pbxctl-${process.pid}-${this.nextActionId++}`;
+    return new Promise<AmiMessage>((resolve, reject) => {
+      const settle = (error: Error | null, message?: AmiMessage) => {
+        if (!this.inFlight.has(id)) return;
+        this.inFlight.delete(id);
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(message!);
+      };
+      const timer = setTimeout(
+        () => settle(new EngineUnavailableError(`AMI ${fields.Action} timed out`)),
+        answerTimeoutMs,
+      );
+      this.inFlight.set(id, (error) => settle(error));
+      this.manager.action({ ...fields, actionid: id }, (err, response) =>
+        settle(null, response ?? err),
+      );
+    });
+  }
+
+  /** Closes the connection for good; pending actions fail. */
+  async close(): Promise<void> {
+    if (this.state === "closed") return;
+    this.state = "closed";
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.failAll(new EngineUnavailableError("AMI closed"));
+    await new Promise<void>((resolve) => this.manager.disconnect(resolve));
+  }
+
+  private connect(): void {
+    this.state = "connecting";
+    this.manager.connect(this.options.port, this.options.host, () => {
+      this.manager.login((err) => {
+        if (this.state === "closed") return;
+        if (err) {
+          this.lastError = `login refused: ${String(err.message ?? "authentication failed")}`;
+          this.log("AMI login refused", { host: this.options.host, port: this.options.port });
+          // Drop the socket; onClose retries with backoff (the secret may be fixed meanwhile).
+          this.manager.disconnect();
+          this.onClose();
+          return;
+        }
+        this.state = "ready";
+        this.lastError = null;
+        this.logins++;
+        this.backoffMs = this.options.reconnectInitialMs;
+        this.log("AMI connected", { host: this.options.host, port: this.options.port });
+        for (const waiter of this.readyWaiters) {
+          clearTimeout(waiter.timer);
+          waiter.resolve();
+        }
+        this.readyWaiters.clear();
+      });
+    });
+  }
+
+  private onClose(): void {
+    if (this.state === "closed" || this.reconnectTimer) return;
+    if (this.state === "ready") this.log("AMI connection lost", { host: this.options.host });
+    this.lastError ??= "connection closed";
+    this.state = "connecting";
+    this.failInFlight(new EngineUnavailableError("AMI connection closed before the answer"));
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, this.options.reconnectMaxMs);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (this.state !== "closed") this.connect();
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  private failInFlight(error: Error): void {
+    for (const fail of [...this.inFlight.values()]) fail(error);
+  }
+
+  private failAll(error: Error): void {
+    this.failInFlight(error);
+    for (const waiter of this.readyWaiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(error);
+    }
+    this.readyWaiters.clear();
+  }
+}
+
+/** The CLI output lines of a `Command` response (Asterisk 22 `Output:` lines, or old `Follows`). */
+export function commandOutput(message: AmiMessage): string[] {
+  const output = message.output;
+  if (Array.isArray(output)) return output;
+  if (typeof output === "string") return [output];
+  const content = message.content;
+  if (typeof content === "string") {
+    return content
+      .split("\n")
+      .filter(
+        (line) => !/^(actionid|privilege|response):/i.test(line) && line !== "--END COMMAND--",
+      );
+  }
+  return [];
+}
+
+/** Throws EngineCommandError when the message is `Response: Error`. */
+export function assertSuccess(message: AmiMessage, what: string): void {
+  const response = String(message.response ?? "").toLowerCase();
+  if (response === "error") {
+    const detail = [String(message.message ?? ""), ...commandOutput(message)]
+      .filter(Boolean)
+      .join(" ");
+    throw new EngineCommandError(`${what} failed: ${detail || "error"}`);
+  }
+}

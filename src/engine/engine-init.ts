@@ -1,0 +1,235 @@
+// `pbxctl engine init`: the hand-off to a stock Asterisk 22. It writes the top-level files Asterisk
+// reads from its config directory (`--etc`), which include pbxctl's generated tree. The generated
+// tree has top-level include files of its own (extensions.conf, pjsip.conf, queues.conf) whose
+// `#include "orgs/<prefix>/..."` lines Asterisk resolves against its config directory, not
+// against the including file; so the generated tree must not be the config directory itself
+// (both would own extensions.conf), and `orgs` and `gateway` in the config directory are
+// symlinks to the generated tree's.
+import { randomBytes } from "node:crypto";
+import { lstat, mkdir, readlink, symlink, writeFile } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { TOP_LEVEL_FILES } from "../compiler/index.js";
+
+export interface EngineInitOptions {
+  /** Asterisk's config directory (astetcdir), e.g. /etc/asterisk. */
+  etcDir: string;
+  /** pbxctl's generated tree (PBX_ASTERISK_DIR); default `<etc>/pbxctl`. */
+  generatedDir?: string;
+  amiUsername?: string;
+  /** Generated when absent (24 random bytes, hex). */
+  amiSecret?: string;
+  amiPort?: number;
+  sipBind?: string;
+  sipPort?: number;
+  /** Overwrite existing files. */
+  force?: boolean;
+}
+
+export interface EngineInitResult {
+  etcDir: string;
+  generatedDir: string;
+  files: string[];
+  symlinks: string[];
+  amiUsername: string;
+  amiSecret: string;
+  amiPort: number;
+  /** Environment for `pbxctl serve` / `pbxctl deploy` to reach this engine. */
+  env: Record<string, string>;
+}
+
+/** Bad engine-init input (same directory twice, unsafe secret, a file in the way). */
+export class EngineInitError extends Error {
+  override readonly name = "EngineInitError";
+}
+
+const SECRET = /^[A-Za-z0-9._~+=-]{8,128}$/;
+const USERNAME = /^[A-Za-z0-9_-]{1,64}$/;
+const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
+
+/** The files engine init writes, as path (relative to --etc) -> content. Pure. */
+export function engineInitFiles(options: {
+  includeDir: string;
+  amiUsername: string;
+  amiSecret: string;
+  amiPort: number;
+  sipBind: string;
+  sipPort: number;
+}): Map<string, string> {
+  const header = "; Written by `pbxctl engine init`. pbxctl writes its generated files under";
+  const include = (name: string) => `#include "${options.includeDir}/${name}"`;
+  const files = new Map<string, string>();
+  files.set(
+    "extensions.conf",
+    [
+      header,
+      `; ${options.includeDir}; edit the YAML and run pbxctl deploy, not those files.`,
+      "[general]",
+      "static = yes",
+      "writeprotect = yes",
+      "clearglobalvars = no",
+      "",
+      "[globals]",
+      "",
+      include("extensions.conf"),
+      "",
+    ].join("\n"),
+  );
+  files.set(
+    "pjsip.conf",
+    [
+      header,
+      `; ${options.includeDir}.`,
+      "[transport-udp]",
+      "type = transport",
+      "protocol = udp",
+      `bind = ${options.sipBind.includes(":") ? `[${options.sipBind}]` : options.sipBind}:${options.sipPort}`,
+      "",
+      include("pjsip.conf"),
+      "",
+    ].join("\n"),
+  );
+  files.set(
+    "queues.conf",
+    [
+      header,
+      `; ${options.includeDir}.`,
+      "[general]",
+      "persistentmembers = yes",
+      "",
+      include("queues.conf"),
+      "",
+    ].join("\n"),
+  );
+  files.set(
+    "voicemail.conf",
+    [
+      header,
+      `; ${options.includeDir}.`,
+      "[general]",
+      "format = wav",
+      "",
+      include("voicemail.conf"),
+      "",
+    ].join("\n"),
+  );
+  // A top-level file the compiler adds later is included as it is, with no settings of its own.
+  for (const name of TOP_LEVEL_FILES) {
+    if (!files.has(name))
+      files.set(name, [header, `; ${options.includeDir}.`, include(name), ""].join("\n"));
+  }
+  files.set(
+    "manager.conf",
+    [
+      "; Written by `pbxctl engine init`: AMI for pbxctl, on the loopback interface only.",
+      "[general]",
+      "enabled = yes",
+      `port = ${options.amiPort}`,
+      "bindaddr = 127.0.0.1",
+      "displayconnects = no",
+      "",
+      `[${options.amiUsername}]`,
+      `secret = ${options.amiSecret}`,
+      "deny = 0.0.0.0/0.0.0.0",
+      "permit = 127.0.0.1/255.255.255.255",
+      "read = system,call,agent,user,config,dtmf,reporting,cdr,dialplan",
+      "write = system,call,agent,user,config,command,reporting,originate",
+      "writetimeout = 5000",
+      "",
+    ].join("\n"),
+  );
+  files.set(
+    "cdr_manager.conf",
+    [
+      "; Written by `pbxctl engine init`: call records as AMI `Cdr` events.",
+      "[general]",
+      "enabled = yes",
+      "",
+    ].join("\n"),
+  );
+  files.set(
+    "modules.conf",
+    ["; Written by `pbxctl engine init`.", "[modules]", "autoload = yes", ""].join("\n"),
+  );
+  return files;
+}
+
+/** Writes the top-level Asterisk files and the symlinks into the generated tree. */
+export async function initEngine(options: EngineInitOptions): Promise<EngineInitResult> {
+  const etcDir = resolve(options.etcDir);
+  const generatedDir = resolve(options.generatedDir ?? join(etcDir, "pbxctl"));
+  if (generatedDir === etcDir) {
+    throw new EngineInitError(
+      "--generated must differ from --etc: both would own extensions.conf, pjsip.conf and queues.conf",
+    );
+  }
+  const amiUsername = options.amiUsername ?? "pbxctl";
+  if (!USERNAME.test(amiUsername)) {
+    throw new EngineInitError("--ami-user may hold letters, digits, _ and - (1-64)");
+  }
+  const amiSecret = options.amiSecret ?? randomBytes(24).toString("hex");
+  if (!SECRET.test(amiSecret)) {
+    throw new EngineInitError("--ami-secret must be 8-128 characters of A-Z a-z 0-9 . _ ~ + = -");
+  }
+  const sipBind = options.sipBind ?? "0.0.0.0";
+  if (!ADDRESS.test(sipBind)) throw new EngineInitError(`--sip-bind is not an address: ${sipBind}`);
+  const amiPort = options.amiPort ?? 5038;
+  const sipPort = options.sipPort ?? 5060;
+
+  const inside = relative(etcDir, generatedDir);
+  // Relative includes resolve against Asterisk's config dir, which is --etc.
+  const includeDir = !inside.startsWith("..") && !isAbsolute(inside) ? inside : generatedDir;
+  if (/["\r\n;]/.test(includeDir)) {
+    throw new EngineInitError(`the generated directory path cannot be included: ${includeDir}`);
+  }
+  const files = engineInitFiles({ includeDir, amiUsername, amiSecret, amiPort, sipBind, sipPort });
+
+  await mkdir(etcDir, { recursive: true });
+  for (const sub of ["orgs", "gateway"]) await mkdir(join(generatedDir, sub), { recursive: true });
+  if (!options.force) {
+    const existing: string[] = [];
+    for (const name of files.keys()) {
+      if (await exists(join(etcDir, name))) existing.push(name);
+    }
+    if (existing.length > 0) {
+      throw new EngineInitError(
+        `${existing.join(", ")} already exist in ${etcDir}; pass --force to overwrite`,
+      );
+    }
+  }
+  const symlinks: string[] = [];
+  for (const sub of ["orgs", "gateway"]) {
+    const link = join(etcDir, sub);
+    const target = relative(etcDir, join(generatedDir, sub));
+    const current = await lstat(link).catch(() => null);
+    if (current?.isSymbolicLink() && (await readlink(link)) === target) continue;
+    if (current) {
+      throw new EngineInitError(`${link} exists and is not a symlink to ${target}; move it away`);
+    }
+    await symlink(target, link, "dir");
+    symlinks.push(`${sub} -> ${target}`);
+  }
+  for (const [name, content] of files) {
+    await writeFile(join(etcDir, name), content, { mode: name === "manager.conf" ? 0o640 : 0o644 });
+  }
+  return {
+    etcDir,
+    generatedDir,
+    files: [...files.keys()],
+    symlinks,
+    amiUsername,
+    amiSecret,
+    amiPort,
+    env: {
+      PBX_ENGINE: "ami",
+      PBX_ASTERISK_DIR: generatedDir,
+      PBX_AMI_HOST: "127.0.0.1",
+      PBX_AMI_PORT: String(amiPort),
+      PBX_AMI_USERNAME: amiUsername,
+      PBX_AMI_SECRET: amiSecret,
+    },
+  };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => null)) !== null;
+}

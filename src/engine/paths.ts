@@ -1,0 +1,26 @@
+// Where the engine's files live: one function so the server, the CLI and the deployer agree.
+import { join, resolve } from "node:path";
+
+export interface EnginePaths {
+  /** The engine config directory the deployer writes (`orgs/`, `gateway/`, top-level files). */
+  asteriskDir: string;
+  /** The sounds directory (greetings under `greetings/`). */
+  soundsDir: string;
+}
+
+/** The default data directory when neither a flag nor `PBX_DATA_DIR` names one. */
+export const DEFAULT_DATA_DIR = "./var";
+
+/**
+ * Resolves the engine paths: `<data-dir>/asterisk` unless `PBX_ASTERISK_DIR`, `<data-dir>/sounds`
+ * unless `PBX_SOUNDS_DIR`. Reads only the env object it is given; returns absolute paths.
+ */
+export function resolveEnginePaths(
+  env: Readonly<Record<string, string | undefined>>,
+  dataDir: string = env.PBX_DATA_DIR || DEFAULT_DATA_DIR,
+): EnginePaths {
+  return {
+    asteriskDir: resolve(env.PBX_ASTERISK_DIR || join(dataDir, "asterisk")),
+    soundsDir: resolve(env.PBX_SOUNDS_DIR || join(dataDir, "sounds")),
+  };
+}

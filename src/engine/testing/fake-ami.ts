@@ -1,0 +1,211 @@
+// A fake Asterisk Manager Interface for tests and the deploy bench: a real TCP server speaking
+// the AMI wire protocol (banner, Login, ActionID echo, CRLF messages ending in a blank line,
+// Asterisk 22 style `Command` answers with `Output:` lines). It records every action with a
+// timestamp and can make reloads slow or refuse them as "already in progress".
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+
+export interface ReceivedAction {
+  /** Action name as sent (`Login`, `Command`, `Ping`, ...). */
+  action: string;
+  /** All headers, keys as sent. */
+  fields: Record<string, string>;
+  /** `performance.now()` when the action arrived. */
+  at: number;
+  connection: number;
+}
+
+/** One reload command the fake ran, with when it started and answered. */
+export interface ReloadSpan {
+  command: string;
+  start: number;
+  end: number;
+}
+
+export interface FakeAmiOptions {
+  username?: string;
+  secret?: string;
+  /** How long each reload command takes before it is answered. */
+  reloadDelayMs?: number;
+}
+
+const RELOAD = /^(dialplan reload|module reload \S+|queue reload\b.*|core reload)$/;
+const BUSY_TEXT = "A module reload request is already in progress; please be patient";
+
+export class FakeAmiServer {
+  readonly received: ReceivedAction[] = [];
+  readonly reloads: ReloadSpan[] = [];
+  /** Reload commands that arrived while another was still running (a deployer bug). */
+  overlaps = 0;
+  reloadDelayMs: number;
+  /** The next N reload commands are refused with Asterisk's "already in progress" answer. */
+  refuseNextReloads = 0;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly authenticated = new WeakSet<Socket>();
+  private running = 0;
+  private connections = 0;
+  private readonly username: string;
+  private readonly secret: string;
+  private startedAt = Date.now();
+
+  constructor(options: FakeAmiOptions = {}) {
+    this.username = options.username ?? "pbxctl";
+    this.secret = options.secret ?? "secret";
+    this.reloadDelayMs = options.reloadDelayMs ?? 0;
+    this.server = createServer((socket) => this.accept(socket));
+  }
+
+  /** Listens on 127.0.0.1 on a free port and resolves with it. */
+  async listen(port = 0): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(port, "127.0.0.1", resolve));
+    return this.port;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Commands received (`Action: Command`), in order. */
+  commands(): string[] {
+    return this.received.filter((a) => a.action === "Command").map((a) => a.fields.Command ?? "");
+  }
+
+  /** Reload commands received, in order (refused ones included). */
+  reloadCommands(): string[] {
+    return this.commands().filter((command) => RELOAD.test(command));
+  }
+
+  /** Sends an event to every logged-in connection. */
+  emitEvent(fields: Record<string, string>): void {
+    for (const socket of this.sockets) {
+      if (this.authenticated.has(socket)) socket.write(format(fields));
+    }
+  }
+
+  /** Cuts every open connection (as an Asterisk restart would). */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+
+  /** Number of connections that logged in so far. */
+  get logins(): number {
+    return this.received.filter((a) => a.action.toLowerCase() === "login").length;
+  }
+
+  async close(): Promise<void> {
+    this.dropConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(socket: Socket): void {
+    const connection = ++this.connections;
+    this.sockets.add(socket);
+    socket.setEncoding("utf8");
+    socket.write("Asterisk Call Manager/9.0.0\r\n");
+    let buffer = "";
+    socket.on("data", (chunk: string) => {
+      buffer += chunk;
+      for (;;) {
+        const end = buffer.indexOf("\r\n\r\n");
+        if (end < 0) break;
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 4);
+        const fields = parse(block);
+        const action = fields.Action ?? "";
+        this.received.push({ action, fields, at: performance.now(), connection });
+        void this.answer(socket, action, fields);
+      }
+    });
+    socket.on("close", () => this.sockets.delete(socket));
+    socket.on("error", () => {});
+  }
+
+  private async answer(socket: Socket, action: string, fields: Record<string, string>) {
+    const id = fields.ActionID;
+    const reply = (headers: Record<string, string | string[]>) => {
+      if (!socket.destroyed) socket.write(format({ Response: "", ...headers }, id));
+    };
+    switch (action.toLowerCase()) {
+      case "login":
+        if (fields.Username === this.username && fields.Secret === this.secret) {
+          this.authenticated.add(socket);
+          reply({ Response: "Success", Message: "Authentication accepted" });
+        } else {
+          reply({ Response: "Error", Message: "Authentication failed" });
+        }
+        return;
+      case "logoff":
+        reply({ Response: "Goodbye", Message: "Thanks for all the fish." });
+        socket.end();
+        return;
+    }
+    if (!this.authenticated.has(socket)) {
+      reply({ Response: "Error", Message: "Permission denied" });
+      return;
+    }
+    switch (action.toLowerCase()) {
+      case "ping":
+        reply({ Response: "Success", Ping: "Pong", Timestamp: (Date.now() / 1000).toFixed(6) });
+        return;
+      case "command":
+        reply(await this.runCommand(fields.Command ?? ""));
+        return;
+      default:
+        reply({ Response: "Error", Message: "Invalid/unknown command" });
+    }
+  }
+
+  private async runCommand(command: string): Promise<Record<string, string | string[]>> {
+    const ok = (output: string[]) => ({
+      Response: "Success",
+      Message: "Command output follows",
+      Output: output,
+    });
+    if (command === "core show uptime") {
+      const seconds = Math.floor((Date.now() - this.startedAt) / 1000);
+      return ok([`System uptime: ${seconds} seconds`, `Last reload: ${seconds} seconds`]);
+    }
+    if (!RELOAD.test(command)) {
+      return {
+        Response: "Error",
+        Message: "Command output follows",
+        Output: [`No such command '${command}' (type 'core show help ${command}' for help)`],
+      };
+    }
+    if (this.refuseNextReloads > 0) {
+      this.refuseNextReloads--;
+      return ok([BUSY_TEXT]);
+    }
+    if (this.running > 0) this.overlaps++;
+    this.running++;
+    const start = performance.now();
+    if (this.reloadDelayMs > 0) await new Promise((r) => setTimeout(r, this.reloadDelayMs));
+    this.running--;
+    this.reloads.push({ command, start, end: performance.now() });
+    if (command === "dialplan reload") return ok(["Dialplan reloaded."]);
+    return ok([]);
+  }
+}
+
+function parse(block: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const line of block.split("\r\n")) {
+    const colon = line.indexOf(":");
+    if (colon <= 0) continue;
+    fields[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return fields;
+}
+
+/** One AMI message: `Key: value` lines (arrays repeat the key), ActionID echoed, blank line. */
+function format(headers: Record<string, string | string[]>, actionId?: string): string {
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(headers)) {
+    if (key === "Response" && value === "") continue;
+    if (Array.isArray(value)) for (const line of value) lines.push(`${key}: ${line}`);
+    else lines.push(`${key}: ${value}`);
+    if (key === "Response" && actionId !== undefined) lines.push(`ActionID: ${actionId}`);
+  }
+  return `${lines.join("\r\n")}\r\n\r\n`;
+}

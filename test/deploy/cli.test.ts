@@ -1,0 +1,184 @@
+import { lstat, mkdir, readFile, readlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import Deploy, { type DeployCommandResult } from "../../src/cli/commands/deploy.js";
+import EngineInit from "../../src/cli/commands/engine/init.js";
+import Rollback from "../../src/cli/commands/rollback.js";
+import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
+import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
+import { runCommand } from "../cli/run-command.js";
+import { tempDir } from "./helpers.js";
+
+function orgYaml(strategy: string): string {
+  return [
+    "org:",
+    "  id: 11111111-1111-4111-8111-111111111111",
+    "  name: Test One",
+    "  context_prefix: one_",
+    "users:",
+    '  - { extension: "100", name: Alice, sip: { md5_cred: 0123456789abcdef0123456789abcdef } }',
+    "queues:",
+    `  - { number: "5000", name: Sales, strategy: ${strategy}, members: [{ extension: "100" }] }`,
+    "",
+  ].join("\n");
+}
+
+async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, env);
+  try {
+    return await work();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
+test("deploy, redeploy, queue-only change, status and rollback from YAML against a fake AMI", async () => {
+  const { dir, cleanup } = await tempDir();
+  const ami = new FakeAmiServer();
+  const port = await ami.listen();
+  const env = {
+    PBX_AMI_PORT: String(port),
+    PBX_AMI_USERNAME: "pbxctl",
+    PBX_AMI_SECRET: "secret",
+  };
+  const orgs = join(dir, "orgs");
+  const etc = join(dir, "etc");
+  try {
+    await mkdir(orgs);
+    await writeFile(join(orgs, "one.yaml"), orgYaml("ringall"));
+    await withEnv(env, async () => {
+      const deploy = async () => {
+        const out = await runCommand(Deploy, [orgs, "--etc", etc, "--engine", "ami", "--json"]);
+        return { ...out, result: out.result as DeployCommandResult | undefined };
+      };
+      const first = await deploy();
+      assert.is(first.code, 0, first.stderr + String(first.error));
+      assert.is(first.result?.failed, 0);
+      assert.ok(first.result!.changed.some((unit) => unit.unit === "org:one_"));
+      assert.ok(ami.reloadCommands().includes("dialplan reload"));
+      assert.ok(ami.reloadCommands().includes("module reload res_pjsip.so"));
+      await assert.not.throws(() => readFile(join(etc, "orgs/one_/extensions.conf"), "utf8"));
+      await assert.not.throws(() => readFile(join(etc, "extensions.conf"), "utf8"));
+
+      const reloadsBefore = ami.reloadCommands().length;
+      const again = await deploy();
+      assert.is(again.code, 0);
+      assert.equal(again.result?.changed, []);
+      assert.is(ami.reloadCommands().length, reloadsBefore, "unchanged redeploy reloads nothing");
+
+      await writeFile(join(orgs, "one.yaml"), orgYaml("linear"));
+      const queueChange = await deploy();
+      assert.is(queueChange.code, 0);
+      const sent = ami.reloadCommands().slice(reloadsBefore);
+      assert.is(sent.length, 1, `one reload, got ${sent.join(", ")}`);
+      assert.match(sent[0]!, /^queue reload all \S+/);
+
+      const statusRun = await runCommand(Status, ["--etc", etc, "--json"]);
+      const status = { ...statusRun, result: statusRun.result as StatusCommandResult | undefined };
+      assert.is(status.code, 0);
+      const one = status.result!.units.find((unit) => unit.unit === "org:one_");
+      assert.ok(one?.appliedRevision);
+      assert.is(one?.pending, false);
+      assert.is(one?.lastDeploy?.result, "ok");
+      assert.is(one?.health?.status, "healthy");
+
+      const rollback = await runCommand(Rollback, [
+        "--org",
+        "one_",
+        "--etc",
+        etc,
+        "--engine",
+        "ami",
+      ]);
+      assert.is(rollback.code, 0, rollback.stderr);
+      assert.match(rollback.stdout, "rolled back");
+      assert.match(await readFile(join(etc, "orgs/one_/queues.conf"), "utf8"), /ringall/);
+    });
+  } finally {
+    await ami.close();
+    await cleanup();
+  }
+});
+
+test("deploy refuses invalid YAML and writes nothing", async () => {
+  const { dir, cleanup } = await tempDir();
+  try {
+    await writeFile(join(dir, "bad.yaml"), orgYaml("sideways"));
+    const etc = join(dir, "etc");
+    const out = await runCommand(Deploy, [join(dir, "bad.yaml"), "--etc", etc]);
+    assert.is(out.code, 1);
+    assert.not.match(out.stderr, / {4}at /, "no stack trace");
+    let missing = false;
+    await lstat(etc).catch(() => {
+      missing = true;
+    });
+    assert.ok(missing, "nothing written");
+  } finally {
+    await cleanup();
+  }
+});
+
+test("rollback without history fails with one clear line", async () => {
+  const { dir, cleanup } = await tempDir();
+  try {
+    const out = await runCommand(Rollback, ["--org", "one_", "--etc", dir]);
+    assert.is(out.code, 1);
+    assert.match(String(out.error?.message), "no previous version of org:one_");
+  } finally {
+    await cleanup();
+  }
+});
+
+test("engine init writes the Asterisk entry files and links the generated tree", async () => {
+  const { dir, cleanup } = await tempDir();
+  try {
+    const etc = join(dir, "asterisk");
+    const out = await runCommand(EngineInit, ["--etc", etc, "--ami-secret", "s3cret-value"]);
+    assert.is(out.code, 0, out.stderr + String(out.error));
+    const manager = await readFile(join(etc, "manager.conf"), "utf8");
+    assert.match(manager, "bindaddr = 127.0.0.1");
+    assert.match(manager, "[pbxctl]\nsecret = s3cret-value");
+    assert.match(manager, /^write = .*command/m);
+    assert.match(await readFile(join(etc, "cdr_manager.conf"), "utf8"), "enabled = yes");
+    assert.match(await readFile(join(etc, "modules.conf"), "utf8"), "autoload = yes");
+    const pjsip = await readFile(join(etc, "pjsip.conf"), "utf8");
+    assert.match(pjsip, "type = transport\nprotocol = udp\nbind = 0.0.0.0:5060");
+    assert.match(pjsip, '#include "pbxctl/pjsip.conf"');
+    assert.match(
+      await readFile(join(etc, "extensions.conf"), "utf8"),
+      '#include "pbxctl/extensions.conf"',
+    );
+    assert.match(await readFile(join(etc, "queues.conf"), "utf8"), '#include "pbxctl/queues.conf"');
+    assert.match(
+      await readFile(join(etc, "voicemail.conf"), "utf8"),
+      '#include "pbxctl/voicemail.conf"',
+    );
+    assert.is(await readlink(join(etc, "orgs")), "pbxctl/orgs");
+    assert.is(await readlink(join(etc, "gateway")), "pbxctl/gateway");
+    assert.match(out.stdout, `export PBX_ASTERISK_DIR=${join(etc, "pbxctl")}`);
+
+    const again = await runCommand(EngineInit, ["--etc", etc]);
+    assert.is(again.code, 1);
+    assert.match(String(again.error?.message), "pass --force");
+    const same = await runCommand(EngineInit, ["--etc", etc, "--generated", etc, "--force"]);
+    assert.is(same.code, 1);
+    assert.match(String(same.error?.message), "--generated must differ from --etc");
+    const badSecret = await runCommand(EngineInit, [
+      "--etc",
+      etc,
+      "--force",
+      "--ami-secret",
+      "a;b\nc",
+    ]);
+    assert.is(badSecret.code, 1);
+  } finally {
+    await cleanup();
+  }
+});
+
+test.run();
