@@ -1,7 +1,10 @@
 // Which engine reload each changed file needs (ASTERISK.md, "Reloads"). Shared by the deployer,
 // which runs them, and `pbxctl plan`, which shows them. Never `core reload`.
 
-export type EngineModule = "pjsip" | "dialplan" | "queues";
+/** Order in which changed modules are reloaded: endpoints before the dialplan that dials them. */
+export const MODULE_ORDER = ["pjsip", "dialplan", "queues", "voicemail"] as const;
+
+export type EngineModule = (typeof MODULE_ORDER)[number];
 
 export interface ReloadCommand {
   module: EngineModule;
@@ -23,6 +26,7 @@ export function moduleOf(path: string): EngineModule | null {
   if (name === "extensions.conf") return "dialplan";
   if (name === "pjsip.conf") return "pjsip";
   if (name === "queues.conf") return "queues";
+  if (name === "voicemail.conf") return "voicemail";
   return null;
 }
 
@@ -70,17 +74,12 @@ export function reloadsFor(changes: readonly FileChange[]): ReloadCommand[] {
       }
     }
   }
-  const commands: ReloadCommand[] = [];
-  if (touched.has("pjsip"))
-    commands.push({ module: "pjsip", command: "module reload res_pjsip.so" });
-  if (touched.has("dialplan")) commands.push({ module: "dialplan", command: "dialplan reload" });
-  if (touched.has("queues")) {
-    const names = [...queues].sort();
-    const command =
-      allQueues || names.length === 0 ? "queue reload all" : `queue reload all ${names.join(" ")}`;
-    commands.push({ module: "queues", command });
-  }
-  return commands;
+  const names = [...queues].sort();
+  return MODULE_ORDER.filter((module) => touched.has(module)).map((module) =>
+    module === "queues" && !allQueues && names.length > 0
+      ? { module, command: `queue reload all ${names.join(" ")}` }
+      : fullReloadOf(module),
+  );
 }
 
 /** The text of one `[name]` section up to the next section, for comparing queues one by one. */
@@ -95,10 +94,15 @@ function sectionOf(content: string | null, name: string): string | null {
 
 /** The reload command that reloads a module whole (every queue for `queues`). */
 export function fullReloadOf(module: EngineModule): ReloadCommand {
-  if (module === "pjsip") return { module, command: "module reload res_pjsip.so" };
-  if (module === "dialplan") return { module, command: "dialplan reload" };
-  return { module, command: "queue reload all" };
+  return { module, command: FULL_RELOAD[module] };
 }
+
+const FULL_RELOAD: Record<EngineModule, string> = {
+  pjsip: "module reload res_pjsip.so",
+  dialplan: "dialplan reload",
+  queues: "queue reload all",
+  voicemail: "module reload app_voicemail.so",
+};
 
 /**
  * Reloads for file changes plus whole-module reloads for `forced` modules (files whose loaded
@@ -112,8 +116,7 @@ export function reloadsWithForced(
   const byModule = new Map<EngineModule, ReloadCommand>();
   for (const command of reloadsFor(changes)) byModule.set(command.module, command);
   for (const module of forced) byModule.set(module, fullReloadOf(module));
-  const order: EngineModule[] = ["pjsip", "dialplan", "queues"];
-  return order.flatMap((module) => {
+  return MODULE_ORDER.flatMap((module) => {
     const command = byModule.get(module);
     return command ? [command] : [];
   });
@@ -134,12 +137,9 @@ export function mergeReloads(lists: readonly (readonly ReloadCommand[])[]): Relo
     if (names === "") allQueues = true;
     else for (const name of names.split(/\s+/)) queues.add(name);
   }
-  const order: EngineModule[] = ["pjsip", "dialplan", "queues"];
-  return order
-    .filter((module) => modules.has(module))
-    .map((module) =>
-      module === "queues" && !allQueues
-        ? { module, command: `queue reload all ${[...queues].sort().join(" ")}` }
-        : fullReloadOf(module),
-    );
+  return MODULE_ORDER.filter((module) => modules.has(module)).map((module) =>
+    module === "queues" && !allQueues
+      ? { module, command: `queue reload all ${[...queues].sort().join(" ")}` }
+      : fullReloadOf(module),
+  );
 }

@@ -1,0 +1,62 @@
+// Which reload each changed file needs (ASTERISK.md "Reloads"); never `core reload`.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { type FileChange, reloadsFor } from "../../src/deploy/reloads.js";
+
+const change = (path: string, before: string | null, after: string | null): FileChange => ({
+  path,
+  before,
+  after,
+});
+const commands = (changes: FileChange[]) => reloadsFor(changes).map((c) => c.command);
+
+test("each config file maps to its module's reload, in a fixed order, once per module", () => {
+  assert.equal(
+    commands([
+      change("orgs/p_/voicemail.conf", "a", "b"),
+      change("orgs/p_/extensions.conf", "a", "b"),
+      change("orgs/q_/extensions.conf", "a", "b"),
+      change("orgs/p_/pjsip.conf", "a", "b"),
+    ]),
+    ["module reload res_pjsip.so", "dialplan reload", "module reload app_voicemail.so"],
+  );
+});
+
+test("unchanged content and unknown files reload nothing", () => {
+  assert.equal(
+    commands([change("orgs/p_/pjsip.conf", "same", "same"), change("notes.txt", "a", "b")]),
+    [],
+  );
+});
+
+test("queues are reloaded by name, unless a queue was removed or the include file changed", () => {
+  const before = "[p_q1]\nstrategy=ringall\n\n[p_q2]\nstrategy=ringall\n";
+  assert.equal(
+    commands([
+      change(
+        "orgs/p_/queues.conf",
+        before,
+        before.replace("[p_q2]\nstrategy=ringall", "[p_q2]\nstrategy=linear"),
+      ),
+    ]),
+    ["queue reload all p_q2"],
+  );
+  assert.equal(commands([change("orgs/p_/queues.conf", before, "[p_q1]\nstrategy=ringall\n")]), [
+    "queue reload all",
+  ]);
+  assert.equal(commands([change("queues.conf", "#include a", "#include a\n#include b")]), [
+    "queue reload all",
+  ]);
+});
+
+test("no change ever asks for a core reload", () => {
+  const all = commands([
+    change("extensions.conf", "a", "b"),
+    change("pjsip.conf", "a", "b"),
+    change("queues.conf", "a", "b"),
+    change("voicemail.conf", "a", "b"),
+  ]);
+  assert.ok(all.every((c) => !c.startsWith("core reload")));
+});
+
+test.run();
