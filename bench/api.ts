@@ -1,0 +1,189 @@
+// npm run bench:api [-- --duration 10]
+// TARGETS.md bench:api, every figure measured in this run:
+//  - start-up: `pbxctl --help`; `pbxctl serve` from spawn to the first 200 on /health; idle RSS;
+//  - authenticated GET /users (50 users) with autocannon, 100 connections, against a bare Koa
+//    JSON handler serving the same body, each server in its own process.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+
+const root = new URL("..", import.meta.url).pathname;
+const argDuration = process.argv.indexOf("--duration");
+const DURATION = argDuration > 0 ? Number(process.argv[argDuration + 1]) : 10;
+const ADMIN_PASSWORD = "bench-admin-password";
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+function startServe(dataDir: string, port: number): ChildProcess {
+  return spawn(
+    process.execPath,
+    [join(root, "bin/run.js"), "serve", "--port", String(port), "--data-dir", dataDir],
+    {
+      env: { ...process.env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "warn" },
+      stdio: "ignore",
+    },
+  );
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function startup(): Promise<{ help: number; serve: number; rss: number }> {
+  const help: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now();
+    spawnSync(process.execPath, [join(root, "bin/run.js"), "--help"], { stdio: "ignore" });
+    help.push(performance.now() - start);
+  }
+  const serve: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-api-"));
+    const port = await freePort();
+    const start = performance.now();
+    const child = startServe(dataDir, port);
+    await waitFor(`http://127.0.0.1:${port}/health`, child);
+    serve.push(performance.now() - start);
+    await new Promise((r) => setTimeout(r, 1000)); // idle
+    rss.push(rssMb(child.pid!));
+    await stop(child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return { help: median(help), serve: median(serve), rss: median(rss) };
+}
+
+async function json(url: string, init: RequestInit): Promise<Record<string, unknown>> {
+  const res = await fetch(url, {
+    ...init,
+    headers: { "content-type": "application/json", ...init.headers },
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  if (!res.ok)
+    throw new Error(`${init.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** An org with 50 users, created through the API; returns the org key. */
+async function seed(base: string): Promise<string> {
+  const { token } = await json(`${base}/api/v1/admin/auth`, {
+    method: "POST",
+    body: JSON.stringify({ admin_username: "admin", admin_password: ADMIN_PASSWORD }),
+  });
+  const org = await json(`${base}/api/v1/organizations`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name: "Bench" }),
+  });
+  const apiKey = String(org.api_key);
+  for (let i = 0; i < 50; i++) {
+    await json(`${base}/api/v1/users`, {
+      method: "POST",
+      headers: { "x-api-key": apiKey },
+      body: JSON.stringify({ extension: String(2000 + i), name: `User ${i}` }),
+    });
+  }
+  return apiKey;
+}
+
+async function load(url: string, headers: Record<string, string>) {
+  const result = await autocannon({ url, connections: 100, duration: DURATION, headers });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  }
+  return { rps: result.requests.average, p99: result.latency.p99 };
+}
+
+const BARE_KOA = `
+import Koa from "koa";
+const body = JSON.parse(process.env.BODY);
+const app = new Koa();
+app.use((ctx) => { ctx.body = body; });
+app.listen(Number(process.env.PORT), "127.0.0.1");
+`;
+
+async function throughput() {
+  const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-api-"));
+  const port = await freePort();
+  const child = startServe(dataDir, port);
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(`${base}/health`, child);
+    const apiKey = await seed(base);
+    const users = await (
+      await fetch(`${base}/api/v1/users`, { headers: { "x-api-key": apiKey } })
+    ).text();
+    await load(`${base}/api/v1/users`, { "x-api-key": apiKey }); // warm-up run, discarded
+    const api = await load(`${base}/api/v1/users`, { "x-api-key": apiKey });
+
+    const barePort = await freePort();
+    const script = join(root, "bench/.bare-koa.mjs");
+    writeFileSync(script, BARE_KOA);
+    const bare = spawn(process.execPath, [script], {
+      env: { ...process.env, BODY: users, PORT: String(barePort) },
+      stdio: "ignore",
+    });
+    try {
+      await waitFor(`http://127.0.0.1:${barePort}/`, bare);
+      await load(`http://127.0.0.1:${barePort}/`, {});
+      const koa = await load(`http://127.0.0.1:${barePort}/`, {});
+      return { api, koa, bytes: users.length };
+    } finally {
+      await stop(bare);
+      rmSync(script, { force: true });
+    }
+  } finally {
+    await stop(child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+spawnSync("npm", ["run", "build"], { cwd: root, stdio: "ignore" });
+const s = await startup();
+console.log("bench:api  start-up (median of 5)");
+console.log(`  pbxctl --help              ${s.help.toFixed(0)} ms (target < 300 ms)`);
+console.log(`  pbxctl serve -> /health    ${s.serve.toFixed(0)} ms (target < 1000 ms)`);
+console.log(`  idle RSS after start       ${s.rss.toFixed(0)} MB (target < 150 MB)`);
+const t = await throughput();
+console.log(
+  `bench:api  GET /users, 50 users (${t.bytes} bytes), 100 connections, ${DURATION} s each`,
+);
+console.log(
+  `  pbxctl API                 ${t.api.rps.toFixed(0)} req/s, p99 ${t.api.p99} ms (target p99 < 20 ms)`,
+);
+console.log(`  bare Koa, same body        ${t.koa.rps.toFixed(0)} req/s, p99 ${t.koa.p99} ms`);
+console.log(
+  `  API / bare Koa             ${((t.api.rps / t.koa.rps) * 100).toFixed(0)}% (target >= 50%)`,
+);
