@@ -447,7 +447,7 @@ function queueContexts(plan: Plan): DialplanContext[] {
         ...queueFailover(plan, queue, `queues[${index}].timeout_destination`),
       ],
       [
-        `queue ${queue.name}, then ${queue.timeout_destination_type} ${queue.timeout_destination ?? ""}`,
+        `queue ${queue.name}, then ${[queue.timeout_destination_type, queue.timeout_destination].filter(Boolean).join(" ")}`,
       ],
     ),
   );
@@ -602,7 +602,7 @@ function incomingContext(plan: Plan): DialplanContext {
           ...didRouteSteps(plan, did, `dids[${index}].routing_destination`),
         ],
         [
-          `DID ${did.number} -> ${did.routing_type ?? "not routed"} ${did.routing_destination ?? ""}`,
+          `DID ${did.number} -> ${[did.routing_type ?? "not routed", did.routing_destination].filter(Boolean).join(" ")}`,
         ],
       ),
     );

@@ -16,8 +16,9 @@ export function commentText(value: string): string {
 }
 
 // Fast paths: nearly every value is already clean, and a test allocates nothing.
-const COMMENT_UNSAFE = /[\u0000-\u001f\u007f;]| {2}|^ | $/;
-const DIALPLAN_UNSAFE = /[^\p{L}\p{M}\p{N} ._'@:-]| {2}|^ | $/u;
+// Spaces are tidied only when something was replaced; a clean value is returned as it is.
+const COMMENT_UNSAFE = /[\u0000-\u001f\u007f;]/;
+const DIALPLAN_UNSAFE = /[^\p{L}\p{M}\p{N} ._'@:-]/u;
 
 /**
  * Text placed inside a dialplan application argument (CALLERID(name), NoOp, queue member names).
