@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { hashSecret } from "./domain/secrets.js";
+import { resolveEnginePaths } from "./engine/paths.js";
 
 export interface OidcConfig {
   issuer: string;
@@ -16,6 +17,8 @@ export interface Config {
   dataDir: string;
   /** SQLite file of the store. */
   dbFile: string;
+  /** Sounds directory (IVR greetings under `greetings/`): PBX_SOUNDS_DIR, else <data-dir>/sounds. */
+  soundsDir: string;
   port: number;
   host: string;
   /** Public address of the server, without `/api/v1` (second OpenAPI server). */
@@ -116,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
   return {
     dataDir,
     dbFile: join(dataDir, "pbx.db"),
+    soundsDir: resolveEnginePaths(env, dataDir).soundsDir,
     port,
     host,
     baseUrl: (nonEmpty(env.PBX_BASE_URL) ?? `http://${displayHost}:${port}`).replace(/\/+$/, ""),

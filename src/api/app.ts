@@ -6,6 +6,7 @@ import { bodyParser } from "@koa/bodyparser";
 import Koa from "koa";
 import { type Logger, pino } from "pino";
 import type { Config } from "../config.js";
+import type { ConfigDeploys } from "../domain/config-deploy.js";
 import {
   type Clock,
   type DeployScheduler,
@@ -15,6 +16,7 @@ import {
 import { createTokenService } from "../domain/tokens.js";
 import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
 import { type Db, storeIsHealthy } from "../store/database.js";
+import { createSpeechEngine, type SpeechEngine } from "../tts/index.js";
 import type { AppDeps } from "./deps.js";
 import { docsPages } from "./docs-pages.js";
 import { errorMiddleware } from "./error-middleware.js";
@@ -28,8 +30,12 @@ export interface CreateAppOptions {
   db: Db;
   config: Config;
   deployScheduler: DeployScheduler;
+  /** Deploys on request for `/config/*` (the server's store-backed deploys); absent: 503. */
+  configDeploys?: ConfigDeploys;
   /** Engine state for /health; default `files-only`. */
   engineHealth?: EngineHealthProbe;
+  /** Text to speech (previews, IVR greetings); default from PBX_TTS_ENGINE, started on first use. */
+  speechEngine?: SpeechEngine;
   clock?: Clock;
   logger?: Logger;
   /** Default: an OIDC verifier when PBX_OIDC_* are set, else none (user login answers 503). */
@@ -62,6 +68,9 @@ export function createApp(options: CreateAppOptions): PbxApp {
     clock,
     tokens: createTokenService(options.config.jwtSecret, clock),
     deployScheduler: options.deployScheduler,
+    ...(options.configDeploys ? { configDeploys: options.configDeploys } : {}),
+    speechEngine: options.speechEngine ?? createSpeechEngine({ env: process.env }),
+    soundsDir: options.config.soundsDir,
     identityVerifier:
       options.identityVerifier !== undefined
         ? options.identityVerifier

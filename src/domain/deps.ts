@@ -1,6 +1,8 @@
 // Everything a use case may need, built once by the app and passed down.
 import type { Config } from "../config.js";
 import type { Db } from "../store/database.js";
+import type { SpeechEngine } from "../tts/engine.js";
+import type { ConfigDeploys } from "./config-deploy.js";
 import type { Clock, DeployScheduler } from "./ports.js";
 import type { TokenService } from "./tokens.js";
 
@@ -10,4 +12,10 @@ export interface DomainDeps {
   tokens: TokenService;
   clock: Clock;
   deployScheduler: DeployScheduler;
+  /** Deploys on request (`/config/*`); absent on a server without an engine directory. */
+  configDeploys?: ConfigDeploys;
+  /** Text to speech for previews and IVR greetings; absent: the PBX_TTS_ENGINE default. */
+  speechEngine?: SpeechEngine;
+  /** Sounds directory (greetings, music on hold); absent: PBX_SOUNDS_DIR or <data-dir>/sounds. */
+  soundsDir?: string;
 }

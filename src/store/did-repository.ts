@@ -44,6 +44,70 @@ export function createDidRepository(db: Db) {
       return { ...did, id };
     },
 
+    /** The row of DID `id`, whoever owns it (callers check the owner). */
+    async findById(id: string): Promise<DidRow | undefined> {
+      return db.selectFrom("dids").selectAll().where("id", "=", id).executeTakeFirst();
+    },
+
+    /** The first stored DID written in any of `forms` (the ways of writing one number). */
+    async findByNumberForms(forms: readonly string[]): Promise<DidRow | undefined> {
+      if (forms.length === 0) return undefined;
+      return db
+        .selectFrom("dids")
+        .selectAll()
+        .where("number", "in", [...forms])
+        .orderBy("number")
+        .executeTakeFirst();
+    },
+
+    /** Rows of the org's DIDs ordered by number. */
+    async listRowsByOrg(orgId: string): Promise<DidRow[]> {
+      return db
+        .selectFrom("dids")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .orderBy("number")
+        .execute();
+    },
+
+    /** Unassigned DIDs (no org), optionally with one pool status, ordered by number. */
+    async listUnassigned(poolStatus?: string): Promise<DidRow[]> {
+      let query = db.selectFrom("dids").selectAll().where("org_id", "is", null);
+      if (poolStatus !== undefined) query = query.where("pool_status", "=", poolStatus);
+      return query.orderBy("number").execute();
+    },
+
+    /** Every DID, optionally with one pool status, ordered by number. */
+    async listAll(poolStatus?: string): Promise<DidRow[]> {
+      let query = db.selectFrom("dids").selectAll();
+      if (poolStatus !== undefined) query = query.where("pool_status", "=", poolStatus);
+      return query.orderBy("number").execute();
+    },
+
+    /** Writes the given columns of DID `id` (and its updated_at). */
+    async update(
+      id: string,
+      patch: Partial<Omit<DidRow, "id" | "created_at" | "updated_at">>,
+      now: string,
+    ): Promise<void> {
+      await db
+        .updateTable("dids")
+        .set({ ...patch, updated_at: now })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    /** Clears is_default on every DID of the org except `keepId`. */
+    async clearDefaults(orgId: string, now: string, keepId?: string): Promise<void> {
+      let query = db
+        .updateTable("dids")
+        .set({ is_default: 0, updated_at: now })
+        .where("org_id", "=", orgId)
+        .where("is_default", "=", 1);
+      if (keepId !== undefined) query = query.where("id", "!=", keepId);
+      await query.execute();
+    },
+
     /** DIDs owned by the org ordered by number. */
     async listByOrg(orgId: string): Promise<Did[]> {
       const rows = await db

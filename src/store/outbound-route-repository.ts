@@ -54,6 +54,75 @@ export function createOutboundRouteRepository(db: Db) {
       return { ...route, id };
     },
 
+    /** The route `id` (trunk by name) and its owner, whoever owns it. */
+    async findById(
+      id: string,
+    ): Promise<{ orgId: string; route: OutboundRoute & { id: string } } | undefined> {
+      const row = await db
+        .selectFrom("outbound_routes")
+        .select("org_id")
+        .where("id", "=", id)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const route = (await this.listByOrg(row.org_id)).find((r) => r.id === id);
+      return route && { orgId: row.org_id, route: { ...route, id } };
+    },
+
+    /** Names of the org's routes that send calls through trunk `trunkId`, by position. */
+    async namesUsingTrunk(trunkId: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom("outbound_routes")
+        .select("name")
+        .where("trunk_id", "=", trunkId)
+        .orderBy("position")
+        .execute();
+      return rows.map((r) => r.name);
+    },
+
+    /**
+     * Rewrites route `id` (keeping its position); its trunk is named as in OrgState and must
+     * exist in the same org (else throws). Patterns are replaced as a whole.
+     */
+    async replace(orgId: string, id: string, route: OutboundRoute): Promise<void> {
+      const trunk = await db
+        .selectFrom("trunks")
+        .select("id")
+        .where("org_id", "=", orgId)
+        .where("name", "=", route.trunk)
+        .executeTakeFirst();
+      if (!trunk) throw new Error(`trunk '${route.trunk}' does not exist in org ${orgId}`);
+      await db
+        .updateTable("outbound_routes")
+        .set({
+          name: route.name,
+          trunk_id: trunk.id,
+          strip_digits: route.strip_digits,
+          prepend_digits: route.prepend_digits,
+          caller_id_override: route.caller_id_override,
+          updated_at: new Date().toISOString(),
+        })
+        .where("id", "=", id)
+        .execute();
+      await db.deleteFrom("outbound_route_patterns").where("route_id", "=", id).execute();
+      await db
+        .insertInto("outbound_route_patterns")
+        .values(
+          route.patterns.map((pattern, position) => ({
+            id: randomUUID(),
+            route_id: id,
+            pattern,
+            position,
+          })),
+        )
+        .execute();
+    },
+
+    /** Deletes route `id` with its patterns. */
+    async delete(id: string): Promise<void> {
+      await db.deleteFrom("outbound_route_patterns").where("route_id", "=", id).execute();
+      await db.deleteFrom("outbound_routes").where("id", "=", id).execute();
+    },
+
     /** Routes of the org in their stored order, patterns in order. */
     async listByOrg(orgId: string): Promise<OutboundRoute[]> {
       const rows = await db

@@ -1,6 +1,6 @@
 // Queues of an org with their members, read and written in the OrgState shape.
 import { randomUUID } from "node:crypto";
-import type { Queue } from "../model/org-state.js";
+import type { Queue, QueueMember } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import type { QueueMemberRow, QueueRow } from "./schema.js";
 
@@ -62,6 +62,123 @@ export function createQueueRepository(db: Db) {
           .execute();
       }
       return { ...queue, id };
+    },
+
+    /** The row of queue `id` whatever org owns it (callers check the owner for tenant rules). */
+    async findRowById(id: string): Promise<QueueRow | undefined> {
+      return db.selectFrom("queues").selectAll().where("id", "=", id).executeTakeFirst();
+    },
+
+    /** Rewrites the queue's own fields (not its members) from `queue`; true when a row changed. */
+    async update(orgId: string, id: string, queue: Queue): Promise<boolean> {
+      const result = await db
+        .updateTable("queues")
+        .set({
+          number: queue.number,
+          name: queue.name,
+          strategy: queue.strategy,
+          moh: queue.moh,
+          max_wait: queue.max_wait,
+          timeout_destination_type: queue.timeout_destination_type,
+          timeout_destination: queue.timeout_destination,
+          updated_at: new Date().toISOString(),
+        })
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    /** Deletes queue `id` of the org and its members; true when the queue existed. */
+    async delete(orgId: string, id: string): Promise<boolean> {
+      const owned = await db
+        .selectFrom("queues")
+        .select("id")
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      if (!owned) return false;
+      // Explicit rather than relying on ON DELETE CASCADE, which SQLite only honours with the
+      // foreign_keys pragma on.
+      await db.deleteFrom("queue_members").where("queue_id", "=", id).execute();
+      await db.deleteFrom("queues").where("id", "=", id).execute();
+      return true;
+    },
+
+    /** Appends a member after the queue's current last one. */
+    async addMember(queueId: string, member: QueueMember): Promise<void> {
+      const last = await db
+        .selectFrom("queue_members")
+        .select((eb) => eb.fn.max("position").as("position"))
+        .where("queue_id", "=", queueId)
+        .executeTakeFirst();
+      const position =
+        last?.position === null || last?.position === undefined ? 0 : Number(last.position) + 1;
+      await db
+        .insertInto("queue_members")
+        .values({
+          id: randomUUID(),
+          queue_id: queueId,
+          extension: member.extension,
+          penalty: member.penalty,
+          ring_time: member.ring_time,
+          position,
+        })
+        .execute();
+    },
+
+    /** Sets a member's penalty and ring time; true when the member exists. */
+    async updateMember(queueId: string, member: QueueMember): Promise<boolean> {
+      const result = await db
+        .updateTable("queue_members")
+        .set({ penalty: member.penalty, ring_time: member.ring_time })
+        .where("queue_id", "=", queueId)
+        .where("extension", "=", member.extension)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    /** Removes a member; true when it existed. */
+    async removeMember(queueId: string, extension: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom("queue_members")
+        .where("queue_id", "=", queueId)
+        .where("extension", "=", extension)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /** Removes user `extension` from every queue of the org (the user is going away). */
+    async removeMemberships(orgId: string, extension: string): Promise<void> {
+      await db
+        .deleteFrom("queue_members")
+        .where("extension", "=", extension)
+        .where("queue_id", "in", (eb) =>
+          eb.selectFrom("queues").select("id").where("org_id", "=", orgId),
+        )
+        .execute();
+    },
+
+    /**
+     * Follows a user's extension change: memberships and `user` timeout destinations naming
+     * `from` now name `to`.
+     */
+    async renameUserExtension(orgId: string, from: string, to: string): Promise<void> {
+      await db
+        .updateTable("queue_members")
+        .set({ extension: to })
+        .where("extension", "=", from)
+        .where("queue_id", "in", (eb) =>
+          eb.selectFrom("queues").select("id").where("org_id", "=", orgId),
+        )
+        .execute();
+      await db
+        .updateTable("queues")
+        .set({ timeout_destination: to })
+        .where("org_id", "=", orgId)
+        .where("timeout_destination_type", "=", "user")
+        .where("timeout_destination", "=", from)
+        .execute();
     },
 
     /** Queues of the org ordered by number, members in their stored order. */

@@ -51,6 +51,40 @@ export function createTrunkRepository(db: Db) {
       return { ...trunk, id };
     },
 
+    /** The trunk `id` and its owner, whoever owns it (callers check the owner). */
+    async findById(
+      id: string,
+    ): Promise<{ orgId: string; trunk: Trunk & { id: string } } | undefined> {
+      const row = await db.selectFrom("trunks").selectAll().where("id", "=", id).executeTakeFirst();
+      return row && { orgId: row.org_id, trunk: { ...trunkFromRow(row), id: row.id } };
+    },
+
+    /** Rewrites every field of trunk `id` with `trunk` (password included, as given). */
+    async replace(id: string, trunk: Trunk): Promise<void> {
+      await db
+        .updateTable("trunks")
+        .set({
+          name: trunk.name,
+          host: trunk.host,
+          port: trunk.port,
+          transport: trunk.transport,
+          username: trunk.username,
+          password: trunk.password ?? null,
+          password_env: trunk.password_env ?? null,
+          registration: trunk.registration ? 1 : 0,
+          codecs: JSON.stringify(trunk.codecs),
+          match_hosts: JSON.stringify(trunk.match),
+          updated_at: new Date().toISOString(),
+        })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    /** Deletes trunk `id` (callers make sure no route uses it). */
+    async delete(id: string): Promise<void> {
+      await db.deleteFrom("trunks").where("id", "=", id).execute();
+    },
+
     /** Trunks of the org ordered by name. */
     async listByOrg(orgId: string): Promise<Trunk[]> {
       const rows = await db

@@ -1,0 +1,124 @@
+// An org's phone numbers (`/dids`, SPEC.md §4.2) and their inbound routing.
+// Who: any org credential reads; changes need `org.manage` (org key, org JWT, internal key, or a
+// user JWT with the owner or admin role).
+import { Type } from "@sinclair/typebox";
+import { createDid, getDid, listDids, routeDid } from "../../domain/dids.js";
+import { DID_ROUTING_TYPES, POOL_STATUSES, ROUTING_ENVIRONMENTS } from "../../model/org-state.js";
+import { orgCaller } from "../principals.js";
+import { defineRoute } from "../registry.js";
+import { IdParams, Nullable, UuidString } from "../schemas.js";
+
+const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
+
+export const RoutingType = Type.Union(DID_ROUTING_TYPES.map((t) => Type.Literal(t)));
+const RoutingTypeOrNull = Type.Union([
+  ...DID_ROUTING_TYPES.map((t) => Type.Literal(t)),
+  Type.Null(),
+]);
+export const RoutingEnvironment = Type.Union(
+  ROUTING_ENVIRONMENTS.map((e) => Type.Literal(e)),
+  { description: "which deployment receives inbound calls for the number; default prod" },
+);
+export const DidStatus = Type.Union([Type.Literal("active"), Type.Literal("inactive")]);
+export const DidNumberInput = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  pattern: ONE_LINE,
+  description:
+    "E.164 (+919876543210), local 11 digits starting 0 (09876543210) or international digits; spaces, dashes, dots and parentheses are removed",
+});
+const RoutingDestination = Type.String({
+  maxLength: 64,
+  pattern: ONE_LINE,
+  description:
+    "extension: a user's extension; queue: queue number (or UUID); ivr: IVR UUID (an IVR extension is accepted and stored as the UUID); external: a phone number, stored verbatim",
+});
+
+export const DidSchema = Type.Object(
+  {
+    id: UuidString,
+    number: Type.String(),
+    org_id: Nullable(UuidString),
+    pool_status: Type.Union(POOL_STATUSES.map((s) => Type.Literal(s))),
+    status: DidStatus,
+    is_default: Type.Boolean({ description: "the org's default caller ID; at most one per org" }),
+    routing_type: RoutingTypeOrNull,
+    routing_destination: Nullable(Type.String()),
+    routing_environment: RoutingEnvironment,
+    created_at: Type.String({ format: "date-time" }),
+    updated_at: Type.String({ format: "date-time" }),
+  },
+  { title: "Did" },
+);
+
+export const didRoutes = [
+  defineRoute({
+    method: "get",
+    path: "/dids",
+    tag: "DID Numbers",
+    summary: "List the org's phone numbers",
+    auth: "org",
+    responses: { 200: { description: "DIDs by number", schema: Type.Array(DidSchema) } },
+    handler: ({ deps, principal }) => listDids(deps, orgCaller(principal).orgId),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/dids",
+    tag: "DID Numbers",
+    summary: "Add a phone number to the org (assigned at once)",
+    description:
+      "The number becomes the org's default when `is_default` is true or the org has no default yet. The sentinel +918065978000 is refused. Schedules a deploy (the gateway follows).",
+    auth: "org",
+    permission: "org.manage",
+    body: Type.Object(
+      {
+        number: DidNumberInput,
+        status: Type.Optional(DidStatus),
+        routing_environment: Type.Optional(RoutingEnvironment),
+        routing_type: Type.Optional(RoutingTypeOrNull),
+        routing_destination: Type.Optional(Nullable(RoutingDestination)),
+        is_default: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false },
+    ),
+    responses: {
+      201: { description: "The DID", schema: DidSchema },
+      409: { description: "The number exists already" },
+    },
+    handler: ({ deps, body, principal }) => createDid(deps, orgCaller(principal).orgId, body),
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/dids/{id}",
+    tag: "DID Numbers",
+    summary: "One of the org's phone numbers",
+    auth: "org",
+    params: IdParams,
+    responses: { 200: { description: "The DID", schema: DidSchema } },
+    handler: ({ deps, params, principal }) => getDid(deps, orgCaller(principal).orgId, params.id),
+  }),
+
+  defineRoute({
+    method: "put",
+    path: "/dids/{id}/routing",
+    tag: "DID Numbers",
+    summary: "Route inbound calls of a number to an extension, queue, IVR or external number",
+    description:
+      "`routing_type: null` unroutes the number (callers hear number-not-in-service). Schedules a deploy.",
+    auth: "org",
+    permission: "org.manage",
+    params: IdParams,
+    body: Type.Object(
+      {
+        routing_type: RoutingTypeOrNull,
+        routing_destination: Type.Optional(Nullable(RoutingDestination)),
+      },
+      { additionalProperties: false },
+    ),
+    responses: { 200: { description: "The DID", schema: DidSchema } },
+    handler: ({ deps, params, body, principal }) =>
+      routeDid(deps, orgCaller(principal).orgId, params.id, body),
+  }),
+];
