@@ -1,5 +1,6 @@
 // Organizations (SPEC.md §4.2) and the org request/approval flow (§3).
 import { Type } from "@sinclair/typebox";
+import { regenerateOrganization } from "../../domain/config-deploy.js";
 import {
   adminUpdateOrganization,
   approveRequest,
@@ -11,13 +12,13 @@ import {
   ORG_TYPES,
   rejectRequest,
   requestOrganization,
-  requestRedeploy,
   updateOwnOrganization,
 } from "../../domain/organizations.js";
 import { ORG_STATUSES } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
-import { defineRoute } from "../registry.js";
+import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { DeployResult } from "./config.js";
 
 const OrgName = Type.String({
   minLength: 1,
@@ -148,18 +149,25 @@ export const organizationRoutes = [
     method: "post",
     path: "/organizations/{id}/regenerate",
     tag: "Organization Management",
-    summary: "Regenerate and deploy the org's engine configuration (in the background)",
+    summary: "Regenerate the org's engine configuration and deploy it now (own org)",
+    description:
+      "Compiles the org from the store and deploys what changed (as `POST /config/deploy`). " +
+      "A server without an engine directory schedules a background deploy instead (202).",
     auth: "org",
     permission: "config.deploy",
     params: IdParams,
     responses: {
+      200: { description: "What the deploy changed", schema: DeployResult },
       202: {
-        description: "Deploy scheduled",
+        description: "Deploy scheduled (no engine on this server)",
         schema: Type.Object({ success: Type.Literal(true), scheduled: Type.Literal(true) }),
       },
+      502: { description: "Writing or reloading failed" },
     },
-    handler: ({ deps, params, principal }) =>
-      requestRedeploy(deps, orgCaller(principal), params.id),
+    handler: async ({ deps, params, principal }) => {
+      const result = await regenerateOrganization(deps, orgCaller(principal), params.id);
+      return "scheduled" in result ? reply(202, result) : result;
+    },
   }),
 
   defineRoute({

@@ -3,13 +3,17 @@ import { pino } from "pino";
 import pretty from "pino-pretty";
 import { startServer } from "../../api/server.js";
 import { loadConfig } from "../../config.js";
+import { EngineConfigError } from "../../engine/index.js";
 
 export default class Serve extends Command {
   static override summary = "Serve the REST API, the OpenAPI document and the documentation pages.";
   static override description =
     "Opens (and migrates) the SQLite store in the data directory, then listens until SIGTERM or " +
-    "SIGINT, finishing open requests before it exits. Flags override the PBX_* environment " +
-    "variables (see docs/api.md).";
+    "SIGINT, finishing open requests and pending deploys before it exits. On start it deploys " +
+    "whatever differs into the engine directory (<data-dir>/asterisk or PBX_ASTERISK_DIR) so it " +
+    "holds every active org, the gateway and the include files; saves deploy in the background. " +
+    "The engine is PBX_ENGINE (none or ami, see docs/engine.md). Flags override the PBX_* " +
+    "environment variables (see docs/api.md).";
   static override examples = [
     "<%= config.bin %> <%= command.id %>",
     "<%= config.bin %> <%= command.id %> --port 8080 --host 0.0.0.0 --data-dir /var/lib/pbxctl --pretty",
@@ -43,8 +47,23 @@ export default class Serve extends Command {
           "It will not be shown again. Set PBX_ADMIN_PASSWORD to choose your own.",
       );
     }
-    const running = await startServer({ config, logger });
-    logger.info({ url: running.url, data_dir: config.dataDir }, "pbxctl serving");
+    let running: Awaited<ReturnType<typeof startServer>>;
+    try {
+      running = await startServer({ config, logger, env: process.env });
+    } catch (error) {
+      // Bad PBX_ENGINE / PBX_AMI_* / PBX_ENVIRONMENT: one line, no stack trace.
+      if (error instanceof EngineConfigError) this.error(error.message, { exit: 1 });
+      throw error;
+    }
+    logger.info(
+      {
+        url: running.url,
+        data_dir: config.dataDir,
+        engine: running.engine?.target.kind,
+        engine_dir: running.engine?.paths.asteriskDir,
+      },
+      "pbxctl serving",
+    );
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         logger.info({ signal }, "shutting down");

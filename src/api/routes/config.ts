@@ -1,0 +1,179 @@
+// Configuration management (SPEC.md §4.2): deploy, reload and status of the caller's org, and the
+// admin's gateway regeneration. Handlers are thin; src/domain/config-deploy.ts has the rules.
+import { Type } from "@sinclair/typebox";
+import {
+  deployOwnConfig,
+  ownConfigStatus,
+  regenerateGateway,
+  reloadOwnConfig,
+} from "../../domain/config-deploy.js";
+import { orgCaller } from "../principals.js";
+import { defineRoute } from "../registry.js";
+import { Nullable } from "../schemas.js";
+
+const Revision = Type.String({ description: "SHA-256 over the unit's files sorted by path" });
+
+export const ReloadOutcome = Type.Object(
+  {
+    command: Type.String({ description: "the Asterisk CLI command sent over AMI" }),
+    status: Type.Union([Type.Literal("ok"), Type.Literal("skipped"), Type.Literal("failed")], {
+      description: "`skipped`: files-only engine, nothing to reload",
+    }),
+    attempts: Type.Integer(),
+    duration_ms: Type.Integer(),
+    output: Type.Optional(Type.String()),
+    error: Type.Optional(Type.String()),
+  },
+  { title: "ReloadOutcome" },
+);
+
+const FileList = Type.Array(Type.String({ description: "path relative to the engine directory" }));
+
+export const DeployResult = Type.Object(
+  {
+    success: Type.Boolean(),
+    org_id: Type.String(),
+    unit: Type.String({ description: "`org:<context_prefix>`" }),
+    result: Type.Union([Type.Literal("ok"), Type.Literal("unchanged")], {
+      description: "`unchanged`: nothing written, nothing reloaded",
+    }),
+    revision: Revision,
+    previous_revision: Nullable(Revision),
+    files_written: FileList,
+    files_removed: FileList,
+    reloads: Type.Array(ReloadOutcome),
+    health: Nullable(Type.String({ description: "engine health after the reloads" })),
+    duration_ms: Type.Integer(),
+    related: Type.Array(
+      Type.Object({
+        unit: Type.String(),
+        result: Type.String(),
+        files_written: FileList,
+        files_removed: FileList,
+      }),
+      { description: "units deployed with the org (the top-level include files)" },
+    ),
+  },
+  { title: "DeployResult" },
+);
+
+const DeployEntry = Type.Object(
+  {
+    id: Type.String(),
+    at: Type.String({ format: "date-time" }),
+    trigger: Type.String({
+      description: "`schedule`, `deploy`, `startup`, `reload`, `apply`, `rollback`",
+    }),
+    result: Type.Union([Type.Literal("ok"), Type.Literal("unchanged"), Type.Literal("failed")]),
+    revision: Type.String(),
+    files_written: FileList,
+    files_removed: FileList,
+    reloads: Type.Array(ReloadOutcome),
+    health: Nullable(Type.String()),
+    duration_ms: Type.Integer(),
+    error: Nullable(Type.String()),
+  },
+  { title: "DeployEntry" },
+);
+
+const ConfigStatus = Type.Object(
+  {
+    org_id: Type.String(),
+    unit: Type.String(),
+    served: Type.Boolean({ description: "only active orgs have files in the engine" }),
+    desired_revision: Nullable(Revision),
+    applied_revision: Nullable(Revision),
+    applied_at: Nullable(Type.String({ format: "date-time" })),
+    live: Type.Boolean({
+      description: "false = saved but not live: the engine does not run what the store holds",
+    }),
+    deploy_scheduled: Type.Boolean({ description: "a background deploy is waiting" }),
+    compile_error: Nullable(Type.String()),
+    deploys: Type.Array(DeployEntry, { description: "newest first" }),
+  },
+  { title: "ConfigStatus" },
+);
+
+export const configRoutes = [
+  defineRoute({
+    method: "post",
+    path: "/config/deploy",
+    tag: "Configuration Management",
+    summary: "Compile the caller's org from the store and deploy it now (admin or owner role)",
+    description:
+      "Not debounced. Only files whose content changed are written and only the engine modules " +
+      "they belong to are reloaded; an unchanged org answers `result: unchanged`. A failed " +
+      "deploy answers 502 with the reason; the configuration stays saved.",
+    auth: "org",
+    permission: "config.deploy",
+    responses: {
+      200: { description: "What the deploy changed", schema: DeployResult },
+      409: { description: "The org's configuration does not compile" },
+      502: { description: "Writing or reloading failed" },
+    },
+    handler: ({ deps, principal }) => deployOwnConfig(deps, orgCaller(principal)),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/config/reload",
+    tag: "Configuration Management",
+    summary: "Reload the engine modules of the caller's org (admin or owner role)",
+    description:
+      "Reloads the modules the org's deployed files belong to (PJSIP, dialplan, its queues by " +
+      "name, voicemail), one at a time with every other reload of the engine.",
+    auth: "org",
+    permission: "config.deploy",
+    responses: {
+      200: {
+        description: "The reloads run",
+        schema: Type.Object({
+          success: Type.Literal(true),
+          unit: Type.String(),
+          reloads: Type.Array(ReloadOutcome),
+          health: Nullable(Type.String()),
+        }),
+      },
+      502: { description: "A reload failed" },
+    },
+    handler: ({ deps, principal }) => reloadOwnConfig(deps, orgCaller(principal)),
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/config/status",
+    tag: "Configuration Management",
+    summary: "What is live: desired revision beside applied revision, and the last deploys",
+    auth: "org",
+    query: Type.Object(
+      { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })) },
+      { additionalProperties: false },
+    ),
+    responses: { 200: { description: "Deploy status of the org", schema: ConfigStatus } },
+    handler: ({ deps, principal, query }) =>
+      ownConfigStatus(deps, orgCaller(principal), { limit: query.limit ?? 10 }),
+  }),
+
+  defineRoute({
+    method: "post",
+    path: "/admin/regenerate-gateway",
+    tag: "Configuration Management",
+    summary: "Regenerate and deploy the inbound gateway dispatcher (admin JWT or X-Internal-Key)",
+    description:
+      "Rebuilds the dispatcher from every assigned, active DID of every active org. Calls are " +
+      "serialized: a second call waits for the first one's reload.",
+    auth: ["admin", "internal"],
+    responses: {
+      200: {
+        description: "The gateway is deployed",
+        schema: Type.Object({
+          success: Type.Literal(true),
+          didCount: Type.Integer(),
+          orgCount: Type.Integer(),
+        }),
+      },
+      502: { description: "Writing or reloading failed" },
+    },
+    handler: ({ deps }) => regenerateGateway(deps),
+  }),
+];

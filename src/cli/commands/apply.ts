@@ -1,0 +1,200 @@
+import { Args, Flags } from "@oclif/core";
+import { createServerEngine } from "../../deploy/store-engine.js";
+import type { Change } from "../../domain/apply.js";
+import {
+  type ApplyFailure,
+  applyOrgFiles,
+  deployAppliedOrgs,
+  type FileApplyResult,
+  NoStoreError,
+  openDataStore,
+  orgFilesChangedSince,
+} from "../../domain/gitops.js";
+import { ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
+import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { ExitCode } from "../lib/exit-codes.js";
+import { loadValidOrgs } from "../lib/load.js";
+
+export interface ApplyCommandResult {
+  dryRun: boolean;
+  files: string[];
+  orgs: (FileApplyResult & {
+    deploy?: { result: string; revision: string; reloads: string[]; error?: string };
+  })[];
+  failures: ApplyFailure[];
+  gateway: { result: string; reloads: string[] } | null;
+}
+
+const SIGN: Record<Change["action"], string> = {
+  create: "+",
+  assign: "+",
+  update: "~",
+  delete: "-",
+  release: "-",
+};
+
+export default class Apply extends PbxCommand {
+  static override summary =
+    "Reconcile the store to org YAML files, then deploy the orgs that changed.";
+  static override description =
+    "Each org file is applied in one transaction (all or nothing per org): resources are " +
+    "matched by id, or by extension / number / name, and created or updated; with --prune, " +
+    "what the file no longer has is deleted (DIDs go back to the pool). The org as it will be " +
+    "is checked with the API's rules first; extensions are claimed as the API claims them. An " +
+    "org that is not in the store is created with the file's id (its secret is unknown: " +
+    "regenerate it as the admin). Trunk passwords are read from their password_env variables. " +
+    "--dry-run prints the changes and writes nothing. With --changed-since, only the org files " +
+    "added or changed since that git revision are applied (a push pipeline). Exit 1 when an " +
+    "org failed to apply or deploy.";
+  static override examples = [
+    "<%= config.bin %> <%= command.id %> orgs --dry-run",
+    "<%= config.bin %> <%= command.id %> orgs/acme.yaml --prune",
+    "<%= config.bin %> <%= command.id %> orgs --changed-since $BEFORE",
+  ];
+  static override args = {
+    paths: Args.string({
+      description: "Org files (*.yaml) or directories of them; several may be given.",
+    }),
+  };
+  static override strict = false;
+  static override flags = {
+    prune: Flags.boolean({
+      default: false,
+      summary:
+        "Delete what the file no longer has (users, queues, IVRs, trunks, routes; DIDs are released).",
+    }),
+    "dry-run": Flags.boolean({
+      default: false,
+      summary: "Print what would change; change nothing.",
+    }),
+    "changed-since": Flags.string({
+      summary: "Apply only the org files added or changed since this git revision.",
+    }),
+    deploy: Flags.boolean({
+      default: true,
+      allowNo: true,
+      summary: "Deploy the changed orgs into the engine directory (--no-deploy: store only).",
+    }),
+    engine: Flags.option({
+      options: ENGINE_KINDS,
+      env: "PBX_ENGINE",
+      default: "none" as const,
+      summary: "Engine to reload: ami (PBX_AMI_* variables) or none (files only).",
+    })(),
+    "data-dir": Flags.directory({
+      summary: "Data directory holding the store (env PBX_DATA_DIR, default ./var).",
+    }),
+  };
+
+  async run(): Promise<ApplyCommandResult> {
+    const { argv, flags } = await this.parse(Apply);
+    const paths = argv as string[];
+    const dryRun = flags["dry-run"];
+    let files = paths;
+    if (flags["changed-since"] !== undefined) {
+      files = await orgFilesChangedSince(paths, flags["changed-since"]).catch((error: unknown) => {
+        if (error instanceof NoStoreError) throw new CommandFailure(error.message);
+        throw error;
+      });
+      if (files.length === 0) {
+        if (!this.jsonEnabled()) this.log(`no org file changed since ${flags["changed-since"]}`);
+        return { dryRun, files, orgs: [], failures: [], gateway: null };
+      }
+    } else if (paths.length === 0) {
+      throw new CommandFailure("give org files or directories, or --changed-since <rev>");
+    }
+    const orgs = await loadValidOrgs(files, process.env, (r) =>
+      this.printDiagnostics(r.diagnostics),
+    );
+
+    const store = await openDataStore(process.env, flags["data-dir"], { create: true });
+    try {
+      const { results, failures } = await applyOrgFiles(store.db, orgs, {
+        prune: flags.prune,
+        dryRun,
+        serverKey: store.serverKey,
+      });
+      const outcome: ApplyCommandResult = { dryRun, files, orgs: results, failures, gateway: null };
+      if (!this.jsonEnabled()) this.printPlan(outcome);
+
+      const changed = results.filter((r) => r.changes.length > 0);
+      if (!dryRun && flags.deploy && changed.length > 0) {
+        await this.deploy(outcome, store, flags.engine);
+      }
+      const deployFailed = outcome.orgs.some(
+        (o) => o.deploy?.result === "failed" || o.deploy?.error !== undefined,
+      );
+      const code = failures.length > 0 || deployFailed ? ExitCode.error : ExitCode.ok;
+      return this.finish(outcome, code);
+    } finally {
+      await store.db.destroy();
+    }
+  }
+
+  private async deploy(
+    outcome: ApplyCommandResult,
+    store: Awaited<ReturnType<typeof openDataStore>>,
+    engineKind: string,
+  ): Promise<void> {
+    let engine: ReturnType<typeof createServerEngine>;
+    try {
+      engine = createServerEngine({
+        env: { ...process.env, PBX_ENGINE: engineKind },
+        dataDir: store.dataDir,
+        db: store.db,
+      });
+    } catch (error) {
+      if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
+      throw error;
+    }
+    try {
+      const deployed = await deployAppliedOrgs(engine.deploys, outcome.orgs);
+      for (const entry of deployed.orgs) {
+        const org = outcome.orgs.find((o) => o.orgId === entry.orgId)!;
+        org.deploy = entry.record
+          ? {
+              result: entry.record.result,
+              revision: entry.record.revision,
+              reloads: entry.record.reloads.map((r) => `${r.command} (${r.status})`),
+              ...(entry.record.error ? { error: entry.record.error } : {}),
+            }
+          : { result: "failed", revision: "", reloads: [], error: entry.error ?? "not deployed" };
+        if (!this.jsonEnabled()) {
+          const d = org.deploy;
+          this.log(
+            `deployed ${org.name}: ${d.result} ${d.revision.slice(0, 12)}` +
+              (d.reloads.length > 0 ? `, reloads: ${d.reloads.join(", ")}` : "") +
+              (d.error ? `, error: ${d.error}` : ""),
+          );
+        }
+      }
+      if (deployed.gateway) {
+        outcome.gateway = {
+          result: deployed.gateway.result,
+          reloads: deployed.gateway.reloads.map((r) => `${r.command} (${r.status})`),
+        };
+        if (!this.jsonEnabled()) this.log(`gateway: ${deployed.gateway.result}`);
+      }
+    } finally {
+      await engine.close({ flush: true });
+    }
+  }
+
+  private printPlan(outcome: ApplyCommandResult): void {
+    const verb = outcome.dryRun ? "would change" : "changed";
+    for (const org of outcome.orgs) {
+      if (org.changes.length === 0) this.log(`${org.file}: ${org.name}: no change`);
+      else this.log(`${org.file}: ${org.name}: ${verb} ${org.changes.length} resource(s)`);
+      for (const c of org.changes) this.log(`  ${SIGN[c.action]} ${c.kind} ${c.key} (${c.action})`);
+      if (org.kept.length > 0) {
+        this.log(
+          `  kept (not in the file; --prune deletes them): ${org.kept.map((c) => `${c.kind} ${c.key}`).join(", ")}`,
+        );
+      }
+    }
+    for (const failure of outcome.failures) {
+      this.logToStderr(`${failure.file}: not applied: ${failure.error}`);
+    }
+    if (outcome.dryRun) this.log("dry run: nothing was written");
+  }
+}

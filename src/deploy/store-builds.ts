@@ -1,0 +1,136 @@
+// What the server deploys, built from the store: one org's files (with the top-level include
+// files that list every active org), the gateway, and the set of active orgs. Suspended,
+// inactive and pending orgs compile to no files at all: SPEC.md says they fail authentication,
+// and removing their dialplan and endpoints makes their calls stop too.
+import {
+  type CompiledFile,
+  type CompileResult,
+  compileGateway,
+  compileOrg,
+  compileTopLevel,
+  type TopLevelOptions,
+} from "../compiler/index.js";
+import type { GatewayOptions } from "../model/gateway.js";
+import type { OrgState } from "../model/org-state.js";
+import { isUsableDid } from "../model/refs.js";
+import type { Db } from "../store/database.js";
+import { loadGatewayState } from "../store/load-gateway-state.js";
+import { loadOrgState } from "../store/load-org-state.js";
+import type { OrgBuild } from "./scheduler.js";
+
+/** The compiler refused an org's (or the gateway's) configuration; nothing was deployed. */
+export class CompileRefusedError extends Error {
+  override readonly name = "CompileRefusedError";
+}
+
+export interface StoreBuildOptions {
+  db: Db;
+  gateway: GatewayOptions;
+  topLevel?: TopLevelOptions;
+}
+
+/** An org as the deploy side knows it: id, context prefix and whether it is served. */
+export interface OrgHandle {
+  id: string;
+  contextPrefix: string;
+  status: string;
+}
+
+/** The gateway's files with what they route. */
+export interface GatewayBuild {
+  files: CompiledFile[];
+  didCount: number;
+  orgCount: number;
+}
+
+/** Only active orgs are served: their files exist, and the include files list them. */
+export function isServed(status: string): boolean {
+  return status === "active";
+}
+
+/** Builds deployable file sets from the store; every call reads the store afresh. */
+export class StoreBuilds {
+  constructor(private readonly options: StoreBuildOptions) {}
+
+  /** Every org's id, prefix and status (one query, no org is loaded). */
+  async orgs(): Promise<OrgHandle[]> {
+    const rows = await this.options.db
+      .selectFrom("organizations")
+      .select(["id", "context_prefix", "status"])
+      .orderBy("context_prefix")
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      contextPrefix: row.context_prefix,
+      status: row.status,
+    }));
+  }
+
+  /** The org, or null when no such org exists. */
+  async org(orgId: string): Promise<OrgHandle | null> {
+    const row = await this.options.db
+      .selectFrom("organizations")
+      .select(["id", "context_prefix", "status"])
+      .where("id", "=", orgId)
+      .executeTakeFirst();
+    return row ? { id: row.id, contextPrefix: row.context_prefix, status: row.status } : null;
+  }
+
+  /** The top-level include files naming every active org (one cheap query). */
+  async topLevelFiles(): Promise<CompiledFile[]> {
+    const rows = await this.options.db
+      .selectFrom("organizations")
+      .select("context_prefix")
+      .where("status", "=", "active")
+      .execute();
+    return compileTopLevel(
+      rows.map((row) => row.context_prefix),
+      this.options.topLevel,
+    ).files;
+  }
+
+  /** The org's own files: compiled when it is active, none otherwise. Throws CompileRefusedError. */
+  async orgFiles(orgId: string): Promise<{ state: OrgState; files: CompiledFile[] }> {
+    const state = await loadOrgState(this.options.db, orgId);
+    if (!isServed(state.org.status)) return { state, files: [] };
+    return { state, files: refuseOnErrors(`org ${orgId}`, compileOrg(state)) };
+  }
+
+  /**
+   * The scheduler's build of an org: its files plus the top-level files (deployed in the same
+   * batch, so an org and the include line naming it go live together), and its routed DIDs.
+   * Null when the org does not exist.
+   */
+  async orgBuild(orgId: string): Promise<OrgBuild | null> {
+    const handle = await this.org(orgId);
+    if (!handle) return null;
+    const [{ state, files }, top] = await Promise.all([this.orgFiles(orgId), this.topLevelFiles()]);
+    const served = isServed(state.org.status);
+    return {
+      contextPrefix: state.org.context_prefix,
+      files: [...files, ...top],
+      dids: served
+        ? state.dids.filter(isUsableDid).map((did) => `${did.number}@${did.routing_environment}`)
+        : [],
+    };
+  }
+
+  /** The gateway dispatcher over every assigned, active DID of every active org. */
+  async gateway(): Promise<GatewayBuild> {
+    const state = await loadGatewayState(this.options.db, this.options.gateway);
+    return {
+      files: refuseOnErrors("the gateway", compileGateway(state)),
+      didCount: state.orgs.reduce((sum, org) => sum + org.dids.length, 0),
+      orgCount: state.orgs.length,
+    };
+  }
+}
+
+function refuseOnErrors(what: string, result: CompileResult): CompiledFile[] {
+  const errors = result.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) {
+    const lines = errors.map((d) => `${d.path}: ${d.message}`).join("; ");
+    throw new CompileRefusedError(`the compiler refused ${what}: ${lines}`);
+  }
+  return result.files;
+}

@@ -1,0 +1,312 @@
+// The server's deploy service over the store: background deploys after saves (the debounced
+// scheduler), deploys on request (`POST /config/deploy`, `/organizations/{id}/regenerate`),
+// gateway regeneration, reloads, the desired-vs-applied status of an org, and the start-up
+// deploy that makes the engine directory a complete, loadable set.
+import { randomUUID } from "node:crypto";
+import type { CompiledFile } from "../compiler/types.js";
+import type { EngineHealth, ReloadOutcome } from "../engine/target.js";
+import type { Clock } from "./clock.js";
+import type { DeployRecord } from "./deploy-log.js";
+import type { Deployer } from "./deployer.js";
+import { reloadsFor } from "./reloads.js";
+import { revisionOf } from "./revision.js";
+import { createDeployScheduler, type OrgDeployScheduler } from "./scheduler.js";
+import { type GatewayBuild, isServed, type OrgHandle, type StoreBuilds } from "./store-builds.js";
+import { orgUnit, type UnitFiles, unitId } from "./units.js";
+
+export interface StoreDeploysOptions {
+  builds: StoreBuilds;
+  deployer: Deployer;
+  clock?: Clock;
+  debounceMs?: number;
+  maxDelayMs?: number;
+  /** Told about every failure of background work (the request that caused it has succeeded). */
+  onError?: (orgId: string, error: Error) => void;
+  /** Told about each finished background deploy. */
+  onDeployed?: (orgId: string, records: DeployRecord[]) => void;
+  /** Orgs compiled per deployer batch at start-up (default 100): bounds memory. */
+  startupBatchSize?: number;
+}
+
+/** What a deploy of one org changed. */
+export interface OrgDeployOutcome {
+  orgId: string;
+  unit: string;
+  /** The org unit's record (files, reloads, revision); absent only if the deploy never ran. */
+  record: DeployRecord;
+  /** Records of the other units deployed with it (the top-level include files). */
+  related: DeployRecord[];
+}
+
+export interface GatewayOutcome extends Omit<GatewayBuild, "files"> {
+  record: DeployRecord;
+}
+
+export interface OrgStatus {
+  orgId: string;
+  unit: string;
+  served: boolean;
+  /** Hash of what the store compiles to now; null when the compiler refuses it. */
+  desiredRevision: string | null;
+  /** What the engine last loaded successfully; null when never. */
+  appliedRevision: string | null;
+  appliedAt: string | null;
+  /** True when desired and applied are the same revision. */
+  live: boolean;
+  /** A background deploy is waiting for its debounce timer. */
+  deployScheduled: boolean;
+  compileError: string | null;
+  deploys: DeployRecord[];
+}
+
+export interface ReloadResult {
+  unit: string;
+  reloads: ReloadOutcome[];
+  health: EngineHealth | null;
+}
+
+export interface StartupSummary {
+  units: number;
+  changed: DeployRecord[];
+  failed: DeployRecord[];
+  durationMs: number;
+}
+
+/** The org no longer exists (or never did). */
+export class UnknownOrgError extends Error {
+  override readonly name = "UnknownOrgError";
+}
+
+/** Store-backed deploys of one engine directory; implements the domain's DeployScheduler port. */
+export class StoreDeploys {
+  readonly scheduler: OrgDeployScheduler;
+  private readonly builds: StoreBuilds;
+  private readonly deployer: Deployer;
+  private readonly buildErrors = new Map<string, Error>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: StoreDeploysOptions) {
+    this.builds = options.builds;
+    this.deployer = options.deployer;
+    this.scheduler = createDeployScheduler({
+      deployer: options.deployer,
+      buildOrg: (orgId) => this.buildOrg(orgId, "schedule"),
+      regenerateGateway: () => this.regenerateGateway("schedule"),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+      ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+      ...(options.onError ? { onError: options.onError } : {}),
+      ...(options.onDeployed ? { onDeployed: options.onDeployed } : {}),
+    });
+  }
+
+  /** Debounced background deploy of the org (returns at once, never throws). */
+  scheduleDeploy(orgId: string): void {
+    this.scheduler.scheduleDeploy(orgId);
+  }
+
+  /**
+   * Deploys the org now (a pending background deploy of it is folded in) and resolves with what
+   * changed. Throws UnknownOrgError, or the build's error (e.g. CompileRefusedError), which is
+   * also recorded.
+   */
+  async deployOrgNow(orgId: string): Promise<OrgDeployOutcome> {
+    const handle = await this.builds.org(orgId);
+    if (!handle) throw new UnknownOrgError(`organization ${orgId} not found`);
+    this.buildErrors.delete(orgId);
+    const records = await this.track(this.scheduler.deployNow(orgId));
+    const unit = unitId(orgUnit(handle.contextPrefix));
+    const record = records.find((r) => r.unit === unit);
+    if (!record) {
+      throw this.buildErrors.get(orgId) ?? new Error(`deploy of ${unit} did not run`);
+    }
+    return { orgId, unit, record, related: records.filter((r) => r !== record) };
+  }
+
+  /** Regenerates the gateway from the store and deploys it (one at a time, via the unit lock). */
+  async regenerateGateway(trigger = "regenerate"): Promise<GatewayOutcome> {
+    const run = (async () => {
+      let build: GatewayBuild;
+      try {
+        build = await this.builds.gateway();
+      } catch (error) {
+        await this.recordFailure("gateway", trigger, error as Error);
+        throw error;
+      }
+      const record = await this.deployer.deploy({ kind: "gateway" }, build.files, { trigger });
+      return { didCount: build.didCount, orgCount: build.orgCount, record };
+    })();
+    return this.track(run);
+  }
+
+  /** Reloads the engine modules the org's files belong to (its queues by name), then checks health. */
+  async reloadOrg(orgId: string): Promise<ReloadResult> {
+    const handle = await this.builds.org(orgId);
+    if (!handle) throw new UnknownOrgError(`organization ${orgId} not found`);
+    const unit = unitId(orgUnit(handle.contextPrefix));
+    const files = await this.deployer.currentFiles(orgUnit(handle.contextPrefix));
+    const commands = reloadsFor(
+      files.map((f) => ({ path: f.path, before: null, after: f.content })),
+    );
+    const started = performance.now();
+    const reloads = commands.length > 0 ? await this.deployer.reloads.run(commands, unit) : [];
+    const ran = reloads.some((outcome) => outcome.status !== "skipped");
+    const health = ran ? await this.deployer.target.health().catch(() => null) : null;
+    const failed = reloads.filter((outcome) => outcome.status === "failed");
+    const applied = await this.deployer.log.applied(unit);
+    await this.deployer.log.record({
+      id: randomUUID(),
+      unit,
+      revision: applied?.revision ?? revisionOf(files),
+      previousRevision: applied?.revision ?? null,
+      trigger: "reload",
+      startedAt: new Date().toISOString(),
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      result: failed.length > 0 ? "failed" : reloads.length > 0 ? "ok" : "unchanged",
+      filesWritten: [],
+      filesRemoved: [],
+      reloads,
+      ...(health ? { health } : {}),
+      ...(failed.length > 0 ? { error: failed.map((o) => o.error ?? o.command).join("; ") } : {}),
+    });
+    return { unit, reloads, health };
+  }
+
+  /** Desired (compiled from the store now) beside applied (loaded by the engine), and recent deploys. */
+  async orgStatus(orgId: string, options: { limit?: number } = {}): Promise<OrgStatus> {
+    const handle = await this.builds.org(orgId);
+    if (!handle) throw new UnknownOrgError(`organization ${orgId} not found`);
+    const unit = unitId(orgUnit(handle.contextPrefix));
+    let desiredRevision: string | null = null;
+    let compileError: string | null = null;
+    try {
+      desiredRevision = revisionOf((await this.builds.orgFiles(orgId)).files);
+    } catch (error) {
+      compileError = (error as Error).message;
+    }
+    const [applied, deploys] = await Promise.all([
+      this.deployer.log.applied(unit),
+      this.deployer.log.recent({ unit, limit: options.limit ?? 10 }),
+    ]);
+    // An org that never had files and has none now is live with nothing.
+    const appliedRevision = applied?.revision ?? null;
+    return {
+      orgId,
+      unit,
+      served: isServed(handle.status),
+      desiredRevision,
+      appliedRevision,
+      appliedAt: applied?.appliedAt ?? null,
+      live:
+        desiredRevision !== null &&
+        (desiredRevision === appliedRevision ||
+          (appliedRevision === null && desiredRevision === revisionOf([]))),
+      deployScheduled: this.scheduler.pendingOrgs.includes(orgId),
+      compileError,
+      deploys,
+    };
+  }
+
+  /**
+   * Makes the engine directory complete and current: every active org's files, the gateway, the
+   * top-level include files; org directories of orgs that are gone or not active are removed.
+   * Only what differs is written and reloaded (nothing, on a restart with no change).
+   */
+  async deployEverything(trigger = "startup"): Promise<StartupSummary> {
+    const started = performance.now();
+    const orgs = await this.builds.orgs();
+    const served = orgs.filter((org) => isServed(org.status));
+    const servedUnits = new Set(served.map((org) => unitId(orgUnit(org.contextPrefix))));
+    const stale = (await this.deployer.unitsOnDisk()).filter(
+      (unit) => unit.kind === "org" && !servedUnits.has(unitId(unit)),
+    );
+    const size = Math.max(1, this.options.startupBatchSize ?? 100);
+    const records: DeployRecord[] = [];
+    for (let from = 0; from === 0 || from < served.length; from += size) {
+      const chunk = served.slice(from, from + size);
+      const groups: UnitFiles[] = [];
+      for (const org of chunk) {
+        const files = await this.orgFilesOrRecord(org, trigger);
+        if (files) groups.push({ unit: orgUnit(org.contextPrefix), files });
+      }
+      if (from + size >= served.length) {
+        // The last batch: the gateway and the include files go with it, so they are written
+        // after every org file they name; org directories no longer served are removed.
+        groups.push(...stale.map((unit) => ({ unit, files: [] })));
+        try {
+          groups.push({ unit: { kind: "gateway" }, files: (await this.builds.gateway()).files });
+        } catch (error) {
+          await this.recordFailure("gateway", trigger, error as Error);
+        }
+        groups.push({ unit: { kind: "top" }, files: await this.builds.topLevelFiles() });
+      }
+      records.push(...(await this.deployer.deployUnits(groups, { trigger })));
+    }
+    return {
+      units: records.length,
+      changed: records.filter((r) => r.result !== "unchanged"),
+      failed: records.filter((r) => r.result === "failed"),
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+
+  /** Stops taking work; with `flush` (default) pending deploys run first. Resolves when idle. */
+  async stop(options: { flush?: boolean } = {}): Promise<void> {
+    await this.scheduler.stop(options);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.scheduler.idle();
+  }
+
+  private async buildOrg(orgId: string, trigger: string) {
+    try {
+      return await this.builds.orgBuild(orgId);
+    } catch (error) {
+      this.buildErrors.set(orgId, error as Error);
+      const handle = await this.builds.org(orgId).catch(() => null);
+      if (handle) {
+        await this.recordFailure(unitId(orgUnit(handle.contextPrefix)), trigger, error as Error);
+      }
+      throw error;
+    }
+  }
+
+  private async orgFilesOrRecord(org: OrgHandle, trigger: string): Promise<CompiledFile[] | null> {
+    try {
+      return (await this.builds.orgFiles(org.id)).files;
+    } catch (error) {
+      await this.recordFailure(unitId(orgUnit(org.contextPrefix)), trigger, error as Error);
+      this.options.onError?.(org.id, error as Error);
+      return null;
+    }
+  }
+
+  /** Records a deploy that failed before anything was written (the build or compile failed). */
+  private async recordFailure(unit: string, trigger: string, error: Error): Promise<void> {
+    const applied = await this.deployer.log.applied(unit).catch(() => null);
+    await this.deployer.log
+      .record({
+        id: randomUUID(),
+        unit,
+        revision: "",
+        previousRevision: applied?.revision ?? null,
+        trigger,
+        startedAt: new Date().toISOString(),
+        durationMs: 0,
+        result: "failed",
+        filesWritten: [],
+        filesRemoved: [],
+        reloads: [],
+        error: error.message,
+      })
+      .catch(() => {});
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.then(
+      () => this.inFlight.delete(work),
+      () => this.inFlight.delete(work),
+    );
+    return work;
+  }
+}

@@ -1,0 +1,139 @@
+// The server's engine side, built from the environment: the engine target (PBX_ENGINE), a
+// Deployer on the engine directory (`<data-dir>/asterisk` or PBX_ASTERISK_DIR) with the
+// store-backed deploy log, and the store-backed deploy service. One function, so `pbxctl serve`,
+// `startServer` and the integration tests wire the same thing.
+import type { Logger } from "pino";
+import {
+  createEngineTarget,
+  EngineConfigError,
+  type EnginePaths,
+  type EngineTarget,
+  engineHealthProbe,
+  resolveEnginePaths,
+} from "../engine/index.js";
+import type { GatewayOptions } from "../model/gateway.js";
+import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js";
+import type { Db } from "../store/database.js";
+import type { Clock } from "./clock.js";
+import { Deployer } from "./deployer.js";
+import type { ReloadQueueOptions } from "./reload-queue.js";
+import { StoreBuilds } from "./store-builds.js";
+import { StoreDeployLog } from "./store-deploy-log.js";
+import { type StartupSummary, StoreDeploys } from "./store-deploys.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ServerEngineOptions {
+  env: Env;
+  dataDir: string;
+  db: Db;
+  logger?: Logger;
+  /** Default: built from `env` (PBX_ENGINE, PBX_AMI_*). */
+  target?: EngineTarget;
+  clock?: Clock;
+  debounceMs?: number;
+  maxDelayMs?: number;
+  reloadQueueOptions?: ReloadQueueOptions;
+}
+
+export interface ServerEngine {
+  paths: EnginePaths;
+  target: EngineTarget;
+  deployer: Deployer;
+  deploys: StoreDeploys;
+  gateway: GatewayOptions;
+  /** The engine state for /health: `files-only`, `connected` or `disconnected`. */
+  engineHealth: () => string;
+  /** Deploys whatever differs so the engine directory is complete and current. */
+  start(): Promise<StartupSummary>;
+  /** Runs pending deploys (or drops them with `flush: false`), then closes the engine target. */
+  close(options?: { flush?: boolean }): Promise<void>;
+}
+
+/** The gateway's deployment from PBX_ENVIRONMENT (prod) and PBX_STAGING_ENDPOINT (staging-tunnel). */
+export function gatewayOptionsFrom(env: Env): GatewayOptions {
+  const environment = env.PBX_ENVIRONMENT || "prod";
+  if (!(ROUTING_ENVIRONMENTS as readonly string[]).includes(environment)) {
+    throw new EngineConfigError(
+      `PBX_ENVIRONMENT must be one of ${ROUTING_ENVIRONMENTS.join(", ")}, got "${environment}"`,
+    );
+  }
+  const endpoint = env.PBX_STAGING_ENDPOINT || "staging-tunnel";
+  const pattern = new RegExp(GatewayStateSchema.properties.staging_endpoint.pattern ?? "");
+  if (!pattern.test(endpoint)) {
+    throw new EngineConfigError(
+      `PBX_STAGING_ENDPOINT must be letters, digits, _ or - (got "${endpoint}")`,
+    );
+  }
+  return { environment: environment as GatewayOptions["environment"], staging_endpoint: endpoint };
+}
+
+/** Builds the engine side of the server; nothing is deployed until `start()`. */
+export function createServerEngine(options: ServerEngineOptions): ServerEngine {
+  const paths = resolveEnginePaths(options.env, options.dataDir);
+  const gateway = gatewayOptionsFrom(options.env);
+  const target = options.target ?? createEngineTarget(options.env);
+  const deployer = new Deployer({
+    engineDir: paths.asteriskDir,
+    target,
+    log: new StoreDeployLog(options.db),
+    ...(options.reloadQueueOptions ? { reloadQueueOptions: options.reloadQueueOptions } : {}),
+  });
+  const logger = options.logger;
+  const deploys = new StoreDeploys({
+    builds: new StoreBuilds({ db: options.db, gateway }),
+    deployer,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+    ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+    onError: (orgId, error) =>
+      logger?.error({ org_id: orgId, err: error.message }, "background deploy failed"),
+    onDeployed: (orgId, records) => {
+      const changed = records.filter((r) => r.result !== "unchanged");
+      if (changed.length === 0) return;
+      logger?.info(
+        {
+          org_id: orgId,
+          units: changed.map((r) => ({
+            unit: r.unit,
+            result: r.result,
+            revision: r.revision.slice(0, 12),
+            files: [...r.filesWritten, ...r.filesRemoved],
+            reloads: r.reloads.map((o) => `${o.command} (${o.status})`),
+          })),
+        },
+        "deployed",
+      );
+    },
+  });
+  return {
+    paths,
+    target,
+    deployer,
+    deploys,
+    gateway,
+    engineHealth: engineHealthProbe(target),
+    async start() {
+      const summary = await deploys.deployEverything("startup");
+      logger?.info(
+        {
+          engine_dir: paths.asteriskDir,
+          engine: target.kind,
+          units: summary.units,
+          changed: summary.changed.map((r) => r.unit),
+          failed: summary.failed.map((r) => `${r.unit}: ${r.error}`),
+          duration_ms: summary.durationMs,
+        },
+        "engine directory up to date",
+      );
+      return summary;
+    },
+    async close(closeOptions = {}) {
+      try {
+        await deploys.stop(closeOptions);
+      } finally {
+        await target.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,35 @@
+// `pbxctl status` for the store-backed flow: per unit, the desired revision (what the store
+// compiles to now) beside the applied one (what the engine last loaded), from the store's deploy
+// log. Compiles every org once; a CLI-sized cost, not for request paths (`/config/status` does
+// one org).
+import type { GatewayOptions } from "../model/gateway.js";
+import type { Db } from "../store/database.js";
+import { revisionOf } from "./revision.js";
+import { type UnitStatus, unitStatuses } from "./status.js";
+import { StoreBuilds } from "./store-builds.js";
+import { StoreDeployLog } from "./store-deploy-log.js";
+import { orgUnit, unitId } from "./units.js";
+
+/** Every unit's status; a unit whose desired revision is not applied is `pending`. */
+export async function storeUnitStatuses(db: Db, gateway: GatewayOptions): Promise<UnitStatus[]> {
+  const builds = new StoreBuilds({ db, gateway });
+  const desired = new Map<string, string>();
+  for (const org of await builds.orgs()) {
+    try {
+      desired.set(
+        unitId(orgUnit(org.contextPrefix)),
+        revisionOf((await builds.orgFiles(org.id)).files),
+      );
+    } catch {
+      // Does not compile: no desired revision; the failed deploy record says why.
+    }
+  }
+  desired.set("gateway", revisionOf((await builds.gateway()).files));
+  desired.set("top", revisionOf(await builds.topLevelFiles()));
+  const statuses = await unitStatuses(new StoreDeployLog(db), desired);
+  // An org that never had files and has none now (not active) is not pending.
+  const empty = revisionOf([]);
+  return statuses.map((s) =>
+    s.desiredRevision === empty && s.appliedRevision === null ? { ...s, pending: false } : s,
+  );
+}

@@ -1,0 +1,464 @@
+// `pbxctl apply`: reconciles the store to org files. Per org, in one transaction: the org row,
+// then each resource kind matched by id (or, failing that, by its natural key: extension, queue
+// number, DID number, trunk or route name) and created, updated, or with `prune` deleted (DIDs
+// are released to the pool, not deleted). The org as it will be is checked with the same
+// validateOrg rules as API saves before anything is written, and extensions are claimed in the
+// store's claim table as the API does. All or nothing per org; a dry run computes the same plan
+// and writes nothing.
+import { randomUUID } from "node:crypto";
+import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
+import { internationalDigits } from "../model/phone.js";
+import { validateOrg } from "../model/validate.js";
+import type { Db } from "../store/database.js";
+import { createDidRepository } from "../store/did-repository.js";
+import { createExtensionClaimRepository } from "../store/extension-claim-repository.js";
+import { createIvrRepository } from "../store/ivr-repository.js";
+import { loadOrgState } from "../store/load-org-state.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
+import { createOutboundRouteRepository } from "../store/outbound-route-repository.js";
+import { createQueueRepository } from "../store/queue-repository.js";
+import { createTrunkRepository } from "../store/trunk-repository.js";
+import { createUserRepository } from "../store/user-repository.js";
+import { numberForms } from "./dids.js";
+import { BadRequest, Conflict } from "./errors.js";
+import { digest, encrypt, hashSecret, newToken } from "./secrets.js";
+
+export type ResourceKind = "org" | "user" | "queue" | "ivr" | "did" | "trunk" | "outbound_route";
+
+/** One change apply makes (or, in a dry run, would make). */
+export interface Change {
+  kind: ResourceKind;
+  /** `release`: a DID handed back to the pool; `assign`: a pool DID taken by the org. */
+  action: "create" | "update" | "delete" | "release" | "assign";
+  /** What a person recognises: the extension, number or name. */
+  key: string;
+}
+
+export interface OrgApplyResult {
+  orgId: string;
+  name: string;
+  created: boolean;
+  changes: Change[];
+  /** Resources in the store that the file does not have and that were kept (no `--prune`). */
+  kept: Change[];
+  /** Whether the org's DIDs changed (the gateway must be regenerated). */
+  didsChanged: boolean;
+}
+
+export interface ApplyOptions {
+  prune?: boolean;
+  dryRun?: boolean;
+  /** Seals the org key of an org created by apply (the server key of the data dir). */
+  serverKey: Buffer;
+  now?: () => Date;
+}
+
+/** The org file cannot be applied as it is (the org after the change would be invalid). */
+export class ApplyRefused extends BadRequest {}
+
+interface Matched<T> {
+  creates: T[];
+  updates: T[];
+  unchanged: T[];
+  /** In the store, not in the file. */
+  extra: T[];
+  /** Every file item in file order, with its stored id when it has one. */
+  inFileOrder: T[];
+}
+
+/** Stable JSON: keys sorted, undefined dropped, so equal content compares equal. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
+      : v,
+  );
+}
+
+/**
+ * Pairs desired items with stored ones: by id first, then by natural key. A paired item takes
+ * the stored id, so a file that leaves ids out updates rows instead of replacing them.
+ */
+function match<T extends { id?: string }>(
+  stored: readonly T[],
+  desired: readonly T[],
+  key: (item: T) => string,
+): Matched<T> {
+  const byId = new Map(stored.map((item) => [item.id, item]));
+  const taken = new Set<T>();
+  const pairs: [T, T | undefined][] = desired.map((item) => {
+    const found = item.id !== undefined ? byId.get(item.id) : undefined;
+    if (found) taken.add(found);
+    return [item, found];
+  });
+  const byKey = new Map<string, T>();
+  for (const item of stored) if (!taken.has(item)) byKey.set(key(item), item);
+  const result: Matched<T> = {
+    creates: [],
+    updates: [],
+    unchanged: [],
+    extra: [],
+    inFileOrder: [],
+  };
+  for (const pair of pairs) {
+    if (pair[1]) continue;
+    const found = byKey.get(key(pair[0]));
+    if (found) {
+      taken.add(found);
+      byKey.delete(key(pair[0]));
+      pair[1] = found;
+    }
+  }
+  for (const [want, have] of pairs) {
+    if (!have) {
+      const created = { ...want, id: want.id ?? randomUUID() };
+      result.creates.push(created);
+      result.inFileOrder.push(created);
+      continue;
+    }
+    const next = { ...want, id: have.id };
+    result.inFileOrder.push(next);
+    if (canonical(next) === canonical(have)) result.unchanged.push(next);
+    else result.updates.push(next);
+  }
+  result.extra = stored.filter((item) => !taken.has(item));
+  return result;
+}
+
+/** What the store keeps of a user's SIP secret: the digest (password_env is resolved into it). */
+function storedUser(user: User): User {
+  if (!user.sip?.md5_cred) return user;
+  return { ...user, sip: { md5_cred: user.sip.md5_cred } };
+}
+
+const didKey = (did: Did) => internationalDigits(did.number);
+
+interface Plan {
+  state: OrgState;
+  users: Matched<User>;
+  queues: Matched<Queue>;
+  ivrs: Matched<Ivr>;
+  dids: Matched<Did>;
+  /** Desired DIDs that sit unassigned in the pool: taken by the org. */
+  poolDids: Map<string, string>;
+  trunks: Matched<Trunk>;
+  routes: Matched<OutboundRoute>;
+  /** Routes in their final order (positions rewritten when it changed). */
+  routeOrder: OutboundRoute[];
+  reorderRoutes: boolean;
+}
+
+/** The org's items after the apply: the file's, then (without prune) the stored extras. */
+function finalList<T>(m: Matched<T>, prune: boolean): T[] {
+  return [...m.inFileOrder, ...(prune ? [] : m.extra)];
+}
+
+/** Applies one org file's state to the store (or plans it, in a dry run). */
+export async function applyOrgState(
+  db: Db,
+  desiredInput: OrgState,
+  options: ApplyOptions,
+): Promise<OrgApplyResult> {
+  const prune = options.prune ?? false;
+  const now = (options.now ?? (() => new Date()))().toISOString();
+  const desired: OrgState = { ...desiredInput, users: desiredInput.users.map(storedUser) };
+  const orgId = desired.org.id;
+
+  return db.transaction().execute(async (trx) => {
+    const orgs = createOrganizationRepository(trx);
+    const existingRow = await orgs.findById(orgId);
+    const stored: OrgState = existingRow
+      ? await loadOrgState(trx, orgId)
+      : {
+          org: desired.org,
+          users: [],
+          queues: [],
+          ivrs: [],
+          dids: [],
+          trunks: [],
+          outbound_routes: [],
+        };
+    const plan = await makePlan(trx, stored, desired, prune);
+    const problems = validateOrg(plan.state).filter((d) => d.severity === "error");
+    if (problems.length > 0) {
+      const first = problems[0]!;
+      throw new ApplyRefused(
+        `${desired.org.name}: ${first.path}: ${first.message}` +
+          (problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""),
+      );
+    }
+    const result = describe(plan, stored, !existingRow, prune);
+    if (options.dryRun) return result;
+
+    if (!existingRow) {
+      const apiKey = newToken("org_");
+      await orgs.insert({
+        id: orgId,
+        name: desired.org.name,
+        slug: desired.org.slug ?? null,
+        type: "production",
+        status: desired.org.status,
+        context_prefix: desired.org.context_prefix,
+        recording_enabled: desired.org.settings.recording_enabled ? 1 : 0,
+        max_concurrent_calls: desired.org.settings.max_concurrent_calls,
+        api_key_digest: digest(apiKey),
+        api_key_encrypted: encrypt(apiKey, options.serverKey),
+        // Nobody knows this secret: an admin regenerates it to hand out credentials.
+        api_secret_hash: hashSecret(newToken("")),
+        request_status: null,
+        requested_by_email: null,
+        decided_at: null,
+        created_at: now,
+        updated_at: now,
+      });
+    } else if (result.changes.some((c) => c.kind === "org")) {
+      await orgs.update(orgId, {
+        name: desired.org.name,
+        slug: desired.org.slug ?? null,
+        status: desired.org.status,
+        context_prefix: desired.org.context_prefix,
+        recording_enabled: desired.org.settings.recording_enabled ? 1 : 0,
+        max_concurrent_calls: desired.org.settings.max_concurrent_calls,
+        updated_at: now,
+      });
+    }
+    await write(trx, orgId, plan, prune, now);
+    return result;
+  });
+}
+
+async function makePlan(
+  db: Db,
+  stored: OrgState,
+  desired: OrgState,
+  prune: boolean,
+): Promise<Plan> {
+  const users = match(stored.users, desired.users, (u) => u.extension);
+  const queues = match(stored.queues, desired.queues, (q) => q.number);
+  const ivrs = match(stored.ivrs, desired.ivrs, (i) => i.extension);
+  const trunks = match(stored.trunks, desired.trunks, (t) => t.name);
+  const routes = match(stored.outbound_routes, desired.outbound_routes, (r) => r.name);
+  const dids = match(stored.dids, desired.dids, didKey);
+
+  // A DID new to the org must be free: unknown to the store, or unassigned in the pool.
+  const poolDids = new Map<string, string>();
+  const repo = createDidRepository(db);
+  for (const did of dids.creates) {
+    const row = await repo.findByNumberForms(numberForms(did.number));
+    if (!row) continue;
+    if (row.org_id !== null && row.org_id !== desired.org.id) {
+      throw new Conflict(`DID ${did.number} belongs to another organization`);
+    }
+    poolDids.set(did.id!, row.id);
+  }
+
+  const routeOrder = finalList(routes, prune);
+  const storedOrder = stored.outbound_routes.map((r) => r.id).join(",");
+  const state: OrgState = {
+    org: desired.org,
+    users: finalList(users, prune),
+    queues: finalList(queues, prune),
+    ivrs: finalList(ivrs, prune),
+    dids: finalList(dids, prune),
+    trunks: finalList(trunks, prune),
+    outbound_routes: routeOrder,
+  };
+  return {
+    state,
+    users,
+    queues,
+    ivrs,
+    dids,
+    poolDids,
+    trunks,
+    routes,
+    routeOrder,
+    reorderRoutes: routeOrder.map((r) => r.id).join(",") !== storedOrder,
+  };
+}
+
+function describe(plan: Plan, stored: OrgState, created: boolean, prune: boolean): OrgApplyResult {
+  const changes: Change[] = [];
+  const kept: Change[] = [];
+  if (created) changes.push({ kind: "org", action: "create", key: plan.state.org.name });
+  else if (canonical(stored.org) !== canonical(plan.state.org)) {
+    changes.push({ kind: "org", action: "update", key: plan.state.org.name });
+  }
+  const add = <T>(kind: ResourceKind, m: Matched<T>, key: (x: T) => string) => {
+    for (const x of m.creates) {
+      const id = (x as { id?: string }).id ?? "";
+      changes.push({ kind, action: plan.poolDids.has(id) ? "assign" : "create", key: key(x) });
+    }
+    for (const x of m.updates) changes.push({ kind, action: "update", key: key(x) });
+    for (const x of m.extra) {
+      const change: Change = { kind, action: kind === "did" ? "release" : "delete", key: key(x) };
+      (prune ? changes : kept).push(change);
+    }
+  };
+  add("trunk", plan.trunks, (t) => t.name);
+  add("outbound_route", plan.routes, (r) => r.name);
+  add("user", plan.users, (u) => u.extension);
+  add("queue", plan.queues, (q) => q.number);
+  add("ivr", plan.ivrs, (i) => i.extension);
+  add("did", plan.dids, (d) => d.number);
+  const routeChanged = changes.some((c) => c.kind === "outbound_route");
+  if (plan.reorderRoutes && !routeChanged && !created) {
+    changes.push({ kind: "outbound_route", action: "update", key: "(order)" });
+  }
+  const didsChanged = changes.some((c) => c.kind === "did");
+  return {
+    orgId: plan.state.org.id,
+    name: plan.state.org.name,
+    created,
+    changes,
+    kept,
+    didsChanged,
+  };
+}
+
+async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: string) {
+  const users = createUserRepository(db);
+  const queues = createQueueRepository(db);
+  const ivrs = createIvrRepository(db);
+  const trunks = createTrunkRepository(db);
+  const routes = createOutboundRouteRepository(db);
+  const dids = createDidRepository(db);
+
+  // Claims are rebuilt from the final state below, after every extension moved.
+  await db.deleteFrom("extension_claims").where("org_id", "=", orgId).execute();
+
+  for (const trunk of plan.trunks.creates) await trunks.insert(orgId, trunk);
+  for (const trunk of plan.trunks.updates) await trunks.replace(trunk.id!, trunk);
+  if (prune) for (const route of plan.routes.extra) await routes.delete(route.id!);
+  for (const route of plan.routes.creates) await routes.insert(orgId, route);
+  for (const route of plan.routes.updates) await routes.replace(orgId, route.id!, route);
+  if (plan.reorderRoutes) {
+    for (const [position, route] of plan.routeOrder.entries()) {
+      await db
+        .updateTable("outbound_routes")
+        .set({ position })
+        .where("id", "=", route.id!)
+        .execute();
+    }
+  }
+  if (prune) for (const trunk of plan.trunks.extra) await trunks.delete(trunk.id!);
+
+  if (prune) for (const user of plan.users.extra) await users.delete(orgId, user.id!);
+  for (const user of plan.users.creates) await users.insert(orgId, user);
+  for (const user of plan.users.updates) await users.update(orgId, user.id!, user);
+
+  if (prune) for (const queue of plan.queues.extra) await queues.delete(orgId, queue.id!);
+  for (const queue of plan.queues.creates) await queues.insert(orgId, queue);
+  for (const queue of plan.queues.updates) {
+    // Members are part of the queue as a file states it: replaced as a whole.
+    await queues.update(orgId, queue.id!, queue);
+    await db.deleteFrom("queue_members").where("queue_id", "=", queue.id!).execute();
+    for (const member of queue.members) await queues.addMember(queue.id!, member);
+  }
+
+  if (prune) for (const ivr of plan.ivrs.extra) await deleteIvr(db, ivr.id!);
+  for (const ivr of plan.ivrs.creates) await ivrs.insert(orgId, ivr);
+  for (const ivr of plan.ivrs.updates) await updateIvr(db, ivr, now);
+
+  // At most one default per org (a unique index): clear them, write, then set the final one.
+  const didsTouched = plan.dids.creates.length + plan.dids.updates.length > 0 || prune;
+  if (didsTouched) await dids.clearDefaults(orgId, now);
+  if (prune) {
+    for (const did of plan.dids.extra) {
+      await dids.update(
+        did.id!,
+        {
+          org_id: null,
+          pool_status: "available",
+          is_default: 0,
+          routing_type: null,
+          routing_destination: null,
+        },
+        now,
+      );
+    }
+  }
+  for (const did of plan.dids.creates) {
+    const poolId = plan.poolDids.get(did.id!);
+    if (poolId) await dids.update(poolId, didColumns(orgId, did), now);
+    else await dids.insert(orgId, { ...did, is_default: false });
+  }
+  for (const did of plan.dids.updates) await dids.update(did.id!, didColumns(orgId, did), now);
+  if (didsTouched) {
+    const chosen = plan.state.dids.find((did) => did.is_default);
+    const id = chosen && (plan.poolDids.get(chosen.id!) ?? chosen.id!);
+    if (id) await dids.update(id, { is_default: 1 }, now);
+  }
+
+  const claims = createExtensionClaimRepository(db);
+  const owners: [string, "user" | "ivr" | "queue", string][] = [
+    ...plan.state.users.map((u) => [u.extension, "user", u.id!] as [string, "user", string]),
+    ...plan.state.ivrs.map((i) => [i.extension, "ivr", i.id!] as [string, "ivr", string]),
+    ...plan.state.queues.map((q) => [q.number, "queue", q.id!] as [string, "queue", string]),
+  ];
+  for (const [extension, type, id] of owners) {
+    const claim = await claims.claim(orgId, extension, { type, id });
+    if (!claim.claimed) {
+      throw new Conflict(
+        `Extension ${extension} is already used by ${claim.holder.type} '${claim.holder.name}'`,
+      );
+    }
+  }
+}
+
+function didColumns(orgId: string, did: Did) {
+  return {
+    org_id: orgId,
+    number: did.number,
+    status: did.status,
+    pool_status: did.pool_status,
+    is_default: 0, // set after every DID is written (see above)
+    routing_type: did.routing_type,
+    routing_destination: did.routing_destination,
+    routing_environment: did.routing_environment,
+  };
+}
+
+/** Rewrites an IVR's fields and replaces its options as a whole (the file states them all). */
+async function updateIvr(db: Db, ivr: Ivr, now: string): Promise<void> {
+  await db
+    .updateTable("ivrs")
+    .set({
+      name: ivr.name,
+      extension: ivr.extension,
+      description: ivr.description,
+      timeout: ivr.timeout,
+      max_retries: ivr.max_retries,
+      status: ivr.status,
+      greeting_language: ivr.greeting_language,
+      greeting_voice: ivr.greeting_voice,
+      greeting_prompt: ivr.greeting_prompt,
+      direct_extension_dial: ivr.direct_extension_dial ? 1 : 0,
+      updated_at: now,
+    })
+    .where("id", "=", ivr.id!)
+    .execute();
+  await db.deleteFrom("ivr_options").where("ivr_id", "=", ivr.id!).execute();
+  if (ivr.options.length === 0) return;
+  await db
+    .insertInto("ivr_options")
+    .values(
+      ivr.options.map((option, position) => ({
+        id: randomUUID(),
+        ivr_id: ivr.id!,
+        digit: option.digit,
+        action_type: option.action_type,
+        action_destination: option.action_destination,
+        description: option.description,
+        position,
+      })),
+    )
+    .execute();
+}
+
+async function deleteIvr(db: Db, id: string): Promise<void> {
+  await db.deleteFrom("ivr_options").where("ivr_id", "=", id).execute();
+  await db.deleteFrom("ivrs").where("id", "=", id).execute();
+}

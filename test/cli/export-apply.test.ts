@@ -1,0 +1,363 @@
+// GitOps against the store: export -> apply -> export is byte-identical, apply reconciles (with
+// --prune, --dry-run, all or nothing per org), creates orgs, deploys, and --changed-since.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { parse, stringify } from "yaml";
+import Apply from "../../src/cli/commands/apply.js";
+import Export from "../../src/cli/commands/export.js";
+import { openDataStore } from "../../src/domain/gitops.js";
+import { loadOrgPaths } from "../../src/model/files.js";
+import { sipDigest } from "../../src/model/secrets.js";
+import { createDidRepository } from "../../src/store/did-repository.js";
+import { createIvrRepository } from "../../src/store/ivr-repository.js";
+import { createOutboundRouteRepository } from "../../src/store/outbound-route-repository.js";
+import { createQueueRepository } from "../../src/store/queue-repository.js";
+import { createTrunkRepository } from "../../src/store/trunk-repository.js";
+import { createUserRepository } from "../../src/store/user-repository.js";
+import { insertOrg } from "../store/helpers.js";
+import { runCommand } from "./run-command.js";
+
+const ORG = "4f1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d";
+const PREFIX = `org_${ORG}_`;
+const TRUNK_ENV = "PBX_TRUNK_ACME_CARRIER_PASSWORD";
+
+function user(extension: string, name: string) {
+  return {
+    extension,
+    name,
+    routing_type: "human" as const,
+    status: "active" as const,
+    ring_target: "ext" as const,
+    phone_number: null,
+    ring_time: 30,
+    outbound_did: null,
+    call_recording: true,
+    sip: { md5_cred: sipDigest(`${PREFIX}${extension}`, `pw${extension}`) },
+  };
+}
+
+/** A data dir whose store holds org "acme", written through the repositories like the API does. */
+async function seededDataDir(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-gitops-"));
+  const store = await openDataStore({}, dir, { create: true });
+  const db = store.db;
+  await insertOrg(db, ORG, "Acme Corp");
+  await db.updateTable("organizations").set({ slug: "acme" }).where("id", "=", ORG).execute();
+  await createUserRepository(db).insert(ORG, user("1001", "Alice"));
+  await createUserRepository(db).insert(ORG, user("1002", "Bob"));
+  await createUserRepository(db).insert(ORG, user("1003", "Carol"));
+  await createQueueRepository(db).insert(ORG, {
+    number: "2000",
+    name: "Sales",
+    strategy: "ringall",
+    moh: "default",
+    max_wait: 120,
+    timeout_destination_type: "user",
+    timeout_destination: "1001",
+    members: [
+      { extension: "1001", penalty: 0, ring_time: 20 },
+      { extension: "1002", penalty: 1, ring_time: 20 },
+    ],
+  });
+  await createIvrRepository(db).insert(ORG, {
+    name: "Main menu",
+    extension: "3000",
+    description: "",
+    timeout: 10,
+    max_retries: 3,
+    status: "active",
+    greeting_language: "en-IN",
+    greeting_voice: "en-IN-Wavenet-D",
+    greeting_prompt: null,
+    direct_extension_dial: false,
+    options: [
+      { digit: "1", action_type: "queue", action_destination: null, description: "Sales" },
+      { digit: "*", action_type: "hangup", action_destination: null, description: "" },
+    ],
+  });
+  const [queue] = await createQueueRepository(db).listByOrg(ORG);
+  await db
+    .updateTable("ivr_options")
+    .set({ action_destination: queue!.id! })
+    .where("digit", "=", "1")
+    .execute();
+  await createDidRepository(db).insert(ORG, {
+    number: "+918065978001",
+    status: "active",
+    pool_status: "assigned",
+    is_default: true,
+    routing_type: "queue",
+    routing_destination: "2000",
+    routing_environment: "prod",
+  });
+  await createTrunkRepository(db).insert(ORG, {
+    name: "carrier",
+    host: "sip.example.net",
+    port: 5060,
+    transport: "udp",
+    username: "acme",
+    password: "s3cret-in-store",
+    registration: true,
+    codecs: ["ulaw", "alaw"],
+    match: [],
+  });
+  await createOutboundRouteRepository(db).insert(ORG, {
+    name: "India",
+    patterns: ["_0X."],
+    trunk: "carrier",
+    strip_digits: 1,
+    prepend_digits: "91",
+    caller_id_override: null,
+  });
+  await db.destroy();
+  return dir;
+}
+
+async function exportText(dataDir: string): Promise<string> {
+  const out = await runCommand(Export, ["--org", "acme", "--out", "-", "--data-dir", dataDir]);
+  assert.is(out.code, 0, out.stderr + String(out.error));
+  return out.stdout;
+}
+
+async function apply(dataDir: string, args: string[]) {
+  return runCommand(Apply, [...args, "--data-dir", dataDir, "--json"]);
+}
+
+function withEnv<T>(vars: Record<string, string>, run: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  return run().finally(() => {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+}
+
+test("export writes no plaintext secret, validates, and export -> apply -> export is byte-identical", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    const first = await exportText(dataDir);
+    assert.not.match(first, /s3cret-in-store/);
+    assert.match(first, new RegExp(`password_env: ${TRUNK_ENV}`));
+    assert.match(first, /md5_cred: [0-9a-f]{32}/);
+
+    const file = join(dataDir, "acme.yaml");
+    writeFileSync(file, first);
+    const loaded = await loadOrgPaths([file], { [TRUNK_ENV]: "s3cret-in-store" });
+    assert.equal(
+      loaded.diagnostics.filter((d) => d.severity === "error"),
+      [],
+      "validate accepts the export",
+    );
+
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const applied = await apply(dataDir, [file]);
+      assert.is(applied.code, 0, applied.stderr + String(applied.error));
+      // The only change: the trunk now names the variable its password comes from.
+      assert.equal(applied.result!.orgs[0]!.changes, [
+        { kind: "trunk", action: "update", key: "carrier" },
+      ]);
+      assert.is(await exportText(dataDir), first, "round trip is byte-identical");
+
+      const again = await apply(dataDir, [file]);
+      assert.equal(again.result!.orgs[0]!.changes, [], "an unchanged file changes nothing");
+    });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("apply --dry-run shows the changes and writes nothing; apply --prune deletes what the file dropped", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    const file = join(dataDir, "acme.yaml");
+    const original = await exportText(dataDir);
+    const data = parse(original);
+    data.users = data.users.filter((u: { extension: string }) => u.extension !== "1003");
+    data.users.push({ extension: "1004", name: "Dan", sip: { md5_cred: "0".repeat(32) } });
+    data.queues[0].strategy = "leastrecent";
+    writeFileSync(file, stringify(data));
+
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const dry = await runCommand(Apply, [file, "--dry-run", "--data-dir", dataDir]);
+      assert.is(dry.code, 0, dry.stderr + String(dry.error));
+      assert.match(dry.stdout, /\+ user 1004 \(create\)/);
+      assert.match(dry.stdout, /~ queue 2000 \(update\)/);
+      assert.match(dry.stdout, /kept \(not in the file; --prune deletes them\): user 1003/);
+      assert.match(dry.stdout, /dry run: nothing was written/);
+      assert.is(await exportText(dataDir), original, "a dry run changes nothing");
+
+      const kept = await apply(dataDir, [file, "--no-deploy"]);
+      assert.is(kept.code, 0);
+      assert.match(await exportText(dataDir), /extension: "1003"/, "without --prune 1003 stays");
+
+      const pruned = await apply(dataDir, [file, "--prune", "--no-deploy"]);
+      assert.is(pruned.code, 0, pruned.stderr);
+      assert.equal(pruned.result!.orgs[0]!.changes, [
+        { kind: "user", action: "delete", key: "1003" },
+      ]);
+      const after = await exportText(dataDir);
+      assert.not.match(after, /extension: "1003"/);
+      assert.match(after, /extension: "1004"/);
+      assert.match(after, /strategy: leastrecent/);
+    });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("apply is all or nothing per org: a collision with a kept resource writes nothing", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    const file = join(dataDir, "acme.yaml");
+    const original = await exportText(dataDir);
+    const data = parse(original);
+    // The file drops user 1003 (kept without --prune) and gives its extension to a new IVR.
+    data.users = data.users.filter((u: { extension: string }) => u.extension !== "1003");
+    data.ivrs.push({ name: "Night", extension: "1003" });
+    data.queues[0].name = "Sales team";
+    writeFileSync(file, stringify(data));
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const out = await apply(dataDir, [file]);
+      assert.is(out.code, 1);
+      assert.match(out.result?.failures[0]?.error ?? out.stdout, /Extension 1003/);
+    });
+    assert.is(await exportText(dataDir), original, "nothing of the org was written");
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("an org only in YAML is created active with its id and deployed into the engine directory", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "pbx-gitops-"));
+  try {
+    const file = join(dataDir, "globex.yaml");
+    const id = "9b7e6d5c-4a3b-4c2d-8e1f-0a9b8c7d6e5f";
+    writeFileSync(
+      file,
+      stringify({
+        org: { id, name: "Globex", slug: "globex", context_prefix: "globex_" },
+        users: [{ extension: "100", name: "Hank", sip: { md5_cred: "a".repeat(32) } }],
+      }),
+    );
+    const out = await apply(dataDir, [file]);
+    assert.is(out.code, 0, out.stderr + String(out.error));
+    assert.is(out.result!.orgs[0]!.created, true);
+    assert.is(out.result!.orgs[0]!.deploy?.result, "ok");
+    const engine = join(dataDir, "asterisk");
+    assert.ok(existsSync(join(engine, "orgs/globex_/pjsip.conf")));
+    assert.match(readFileSync(join(engine, "pjsip.conf"), "utf8"), /orgs\/globex_\/pjsip.conf/);
+
+    const store = await openDataStore({}, dataDir, { create: false });
+    const row = await store.db
+      .selectFrom("organizations")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirst();
+    await store.db.destroy();
+    assert.is(row?.status, "active");
+    assert.is(row?.context_prefix, "globex_");
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("apply takes a pool DID for the org and, with --prune, releases a dropped one to the pool", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    let store = await openDataStore({}, dataDir, { create: false });
+    await createDidRepository(store.db).insert(null, {
+      number: "+918065978005",
+      status: "active",
+      pool_status: "available",
+      is_default: false,
+      routing_type: null,
+      routing_destination: null,
+      routing_environment: "prod",
+    });
+    await store.db.destroy();
+
+    const data = parse(await exportText(dataDir));
+    // Replace the org's DID by the pool one, which becomes the default caller ID.
+    data.dids = [
+      {
+        number: "+918065978005",
+        is_default: true,
+        routing_type: "queue",
+        routing_destination: "2000",
+      },
+    ];
+    const file = join(dataDir, "acme.yaml");
+    writeFileSync(file, stringify(data));
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const out = await apply(dataDir, [file, "--prune"]);
+      assert.is(out.code, 0, out.stdout + out.stderr + String(out.error));
+      const changes = out.result!.orgs[0]!.changes.filter(
+        (c: { kind: string }) => c.kind === "did",
+      );
+      assert.equal(changes, [
+        { kind: "did", action: "assign", key: "+918065978005" },
+        { kind: "did", action: "release", key: "+918065978001" },
+      ]);
+      assert.is(out.result!.orgs[0]!.didsChanged, true);
+      assert.ok(out.result!.gateway, "the gateway was regenerated");
+    });
+    store = await openDataStore({}, dataDir, { create: false });
+    const rows = await store.db.selectFrom("dids").selectAll().orderBy("number").execute();
+    await store.db.destroy();
+    assert.equal(
+      rows.map((r) => [r.number, r.org_id, r.pool_status, r.is_default]),
+      [
+        ["+918065978001", null, "available", 0],
+        ["+918065978005", ORG, "assigned", 1],
+      ],
+    );
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("apply --changed-since applies only the org files changed since that revision", async () => {
+  const repo = mkdtempSync(join(tmpdir(), "pbx-gitops-repo-"));
+  const cwd = process.cwd();
+  try {
+    const git = (...args: string[]) =>
+      execFileSync("git", args, {
+        cwd: repo,
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: "t",
+          GIT_AUTHOR_EMAIL: "t@example.test",
+          GIT_COMMITTER_NAME: "t",
+          GIT_COMMITTER_EMAIL: "t@example.test",
+        },
+      });
+    mkdirSync(join(repo, "orgs"));
+    const org = (id: string, slug: string) =>
+      stringify({ org: { id, name: slug, slug }, users: [] });
+    writeFileSync(join(repo, "orgs/a.yaml"), org("11111111-1111-4111-8111-111111111111", "a"));
+    writeFileSync(join(repo, "orgs/b.yaml"), org("22222222-2222-4222-8222-222222222222", "b"));
+    git("init", "-q");
+    git("add", ".");
+    git("commit", "-qm", "orgs");
+    writeFileSync(join(repo, "orgs/b.yaml"), org("22222222-2222-4222-8222-222222222222", "b2"));
+    process.chdir(repo);
+    const out = await apply(join(repo, "data"), ["orgs", "--changed-since", "HEAD", "--no-deploy"]);
+    assert.is(out.code, 0, out.stderr + String(out.error));
+    assert.equal(out.result!.files, ["orgs/b.yaml"]);
+    assert.equal(
+      out.result!.orgs.map((o: { name: string }) => o.name),
+      ["b2"],
+    );
+  } finally {
+    process.chdir(cwd);
+    rmSync(repo, { recursive: true, force: true });
+  }
+});
+
+test.run();
