@@ -3,15 +3,32 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
+import type { StartupSummary } from "../deploy/store-deploys.js";
+import {
+  createServerEngine,
+  type ServerEngine,
+  type ServerEngineOptions,
+} from "../deploy/store-engine.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
 import { type Db, openStore } from "../store/database.js";
+import { startWebhookService, type WebhookService } from "../webhooks/service.js";
 import { createApp, type PbxApp } from "./app.js";
 
 export interface RunningServer {
   url: string;
   server: Server;
   pbx: PbxApp;
-  /** Stops accepting connections, waits for open requests, closes the store. */
+  /** The engine side (absent when the caller passed its own deployScheduler). */
+  engine: ServerEngine | null;
+  /**
+   * Settles when the start-up deploy has made the engine directory complete and current (it
+   * runs after the server listens, so an unreachable engine does not delay /health).
+   */
+  ready: Promise<StartupSummary | null>;
+  /**
+   * Stops accepting connections, waits for open requests, runs pending deploys, closes the
+   * engine target and the store.
+   */
   close(): Promise<void>;
 }
 
@@ -19,37 +36,82 @@ export interface StartServerOptions {
   config: Config;
   logger: Logger;
   db?: Db;
+  /** A scheduler of the caller's (tests): no engine is built, `/config/*` answers 503. */
   deployScheduler?: DeployScheduler;
   engineHealth?: EngineHealthProbe;
+  /** Environment of the engine side (PBX_ENGINE, PBX_AMI_*, PBX_ASTERISK_DIR...); default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Overrides for the engine side (a target, a clock), for tests. */
+  engineOptions?: Partial<Omit<ServerEngineOptions, "db" | "dataDir" | "env">>;
 }
 
 /** Opens (and migrates) the store, builds the app and listens on config.host:config.port. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const db = options.db ?? (await openStore(options.config.dbFile));
+  const engine = options.deployScheduler
+    ? null
+    : createServerEngine({
+        env: options.env ?? process.env,
+        dataDir: options.config.dataDir,
+        db,
+        logger: options.logger,
+        ...options.engineOptions,
+      });
+  const engineHealth = options.engineHealth ?? engine?.engineHealth;
   const pbx = createApp({
     db,
     config: options.config,
     logger: options.logger,
-    deployScheduler: options.deployScheduler ?? noDeploys,
-    ...(options.engineHealth ? { engineHealth: options.engineHealth } : {}),
+    deployScheduler: options.deployScheduler ?? engine?.deploys ?? noDeploys,
+    ...(engine ? { configDeploys: engine.deploys } : {}),
+    ...(engineHealth ? { engineHealth } : {}),
   });
   const server = pbx.app.listen(options.config.port, options.config.host);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
   });
+  // Deliveries accepted before a crash are in the outbox; the dispatcher picks them up here.
+  let webhooks: WebhookService;
+  try {
+    webhooks = await startWebhookService({
+      db,
+      serverKey: options.config.serverKey,
+      logger: options.logger,
+      ...(options.env ? { env: options.env } : {}),
+    });
+  } catch (error) {
+    server.close();
+    throw error;
+  }
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(":") ? `[${address}]` : address;
+  const ready = engine
+    ? engine.start().catch((error: unknown) => {
+        options.logger.error({ err: error }, "start-up deploy failed");
+        return null;
+      })
+    : Promise.resolve(null);
   return {
     url: `http://${host}:${port}`,
     server,
     pbx,
+    engine,
+    ready,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await db.destroy();
+      try {
+        await ready;
+        // Saves already answered must still reach the engine: flush pending deploys.
+        await engine?.close({ flush: true });
+      } finally {
+        await webhooks.stop();
+        await pbx.deps.speechEngine?.close?.();
+        await db.destroy();
+      }
     },
   };
 }

@@ -3,12 +3,38 @@
 import type { RouteDefinition } from "../registry.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes } from "./auth.js";
+import { configRoutes } from "./config.js";
+import { didPoolRoutes } from "./did-pool.js";
+import { didRoutes } from "./dids.js";
+import { ivrRoutes } from "./ivrs.js";
+import { mediaFileRoutes } from "./media.js";
 import { orgUserRoutes } from "./org-users.js";
 import { organizationRoutes } from "./organizations.js";
+import { outboundRouteRoutes } from "./outbound-routes.js";
+import { queueRoutes } from "./queues.js";
+import { settingsRoutes } from "./settings.js";
+import { trunkRoutes } from "./trunks.js";
+import { ttsRoutes } from "./tts.js";
+import { userRoutes } from "./users.js";
+import { webhookRoutes } from "./webhooks.js";
 
 export const allRoutes: readonly RouteDefinition[] = [
   ...authRoutes,
   ...organizationRoutes,
   ...apiKeyRoutes,
   ...orgUserRoutes,
+  ...configRoutes,
+  ...[
+    didRoutes,
+    didPoolRoutes,
+    trunkRoutes,
+    outboundRouteRoutes,
+    settingsRoutes,
+    mediaFileRoutes,
+    userRoutes,
+    queueRoutes,
+    ivrRoutes,
+    ttsRoutes,
+    webhookRoutes,
+  ].flat(),
 ];

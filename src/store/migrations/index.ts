@@ -1,6 +1,8 @@
 // Every migration, in the order it runs. To change the schema, add a new file with the next
 // number and one line here; never edit a migration that has shipped.
 import type { Migration } from "kysely";
+// The webhook module owns its tables (src/webhooks); its migration still runs in this one order.
+import * as webhooks from "../../webhooks/migration.js";
 import * as organizations from "./0001-organizations.js";
 import * as apiKeys from "./0002-api-keys.js";
 import * as orgUsers from "./0003-org-users.js";
@@ -11,6 +13,8 @@ import * as ivrs from "./0007-ivrs.js";
 import * as trunks from "./0008-trunks.js";
 import * as outboundRoutes from "./0009-outbound-routes.js";
 import * as dids from "./0010-dids.js";
+import * as didInvariants from "./0301-did-invariants.js";
+import * as deployRecords from "./0501-deploy-records.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -23,4 +27,7 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["0008-trunks", trunks],
   ["0009-outbound-routes", outboundRoutes],
   ["0010-dids", dids],
+  ["0301-did-invariants", didInvariants],
+  ["0501-deploy-records", deployRecords],
+  ["0701-webhooks", webhooks],
 ];

@@ -1,0 +1,93 @@
+// Which URLs a webhook may target. Only http(s); and unless PBX_WEBHOOK_ALLOW_PRIVATE=1, never
+// an address on a loopback, link-local, private, unique-local or otherwise non-public range
+// (SSRF guard). The check runs on every address the host resolves to, when the webhook is saved
+// and again when each connection is made (http-client.ts), so DNS rebinding does not slip by.
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+import { BadRequest } from "../domain/errors.js";
+import { URL_MAX_LENGTH } from "./settings.js";
+
+/** Every address `host` resolves to. */
+export type HostResolver = (host: string) => Promise<string[]>;
+
+/** Resolves with the system resolver (node:dns `lookup`, all addresses). */
+export const systemResolver: HostResolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+const nonPublic = new BlockList();
+for (const [network, prefix] of [
+  ["0.0.0.0", 8], // "this" network
+  ["10.0.0.0", 8], // private
+  ["100.64.0.0", 10], // carrier-grade NAT
+  ["127.0.0.0", 8], // loopback
+  ["169.254.0.0", 16], // link-local (cloud metadata lives here)
+  ["172.16.0.0", 12], // private
+  ["192.0.0.0", 24], // IETF protocol assignments
+  ["192.168.0.0", 16], // private
+  ["198.18.0.0", 15], // benchmarking
+  ["224.0.0.0", 4], // multicast
+  ["240.0.0.0", 4], // reserved, broadcast
+] as const) {
+  nonPublic.addSubnet(network, prefix, "ipv4");
+}
+for (const [network, prefix] of [
+  ["::", 128], // unspecified
+  ["::1", 128], // loopback
+  ["64:ff9b::", 96], // NAT64: may map to an internal IPv4 address
+  ["fc00::", 7], // unique-local
+  ["fe80::", 10], // link-local
+  ["ff00::", 8], // multicast
+] as const) {
+  nonPublic.addSubnet(network, prefix, "ipv6");
+}
+
+/** True for an address a webhook must not reach by default (IPv4-mapped IPv6 included). */
+export function isNonPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return nonPublic.check(address, "ipv4");
+  if (family === 6) {
+    // BlockList matches IPv4 rules against ::ffff:a.b.c.d itself.
+    return nonPublic.check(address, "ipv6");
+  }
+  return true;
+}
+
+export interface UrlPolicy {
+  allowPrivate: boolean;
+  resolve?: HostResolver;
+}
+
+export const PRIVATE_TARGET_MESSAGE =
+  "url must not point to a loopback, link-local or private address";
+
+/** `raw` as a normalized http(s) URL a webhook may target, or a BadRequest saying why not. */
+export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<string> {
+  if (raw.length > URL_MAX_LENGTH) {
+    throw new BadRequest(`url must be at most ${URL_MAX_LENGTH} characters`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BadRequest("url must be an absolute http or https URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new BadRequest("url must be an absolute http or https URL");
+  }
+  if (url.hostname === "") throw new BadRequest("url must name a host");
+  if (!policy.allowPrivate) {
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    let addresses: string[];
+    if (isIP(host)) addresses = [host];
+    else {
+      try {
+        addresses = await (policy.resolve ?? systemResolver)(host);
+      } catch {
+        throw new BadRequest(`url host cannot be resolved: ${host}`);
+      }
+      if (addresses.length === 0) throw new BadRequest(`url host cannot be resolved: ${host}`);
+    }
+    if (addresses.some(isNonPublicAddress)) throw new BadRequest(PRIVATE_TARGET_MESSAGE);
+  }
+  return url.toString();
+}

@@ -1,0 +1,139 @@
+// Webhooks of an org, with the delivery-health fields the dispatcher maintains.
+import { sql } from "kysely";
+import { type AnyDb, type DeactivatedReason, type WebhookRow, webhookTables } from "./tables.js";
+
+export type WebhookPatch = Partial<
+  Pick<WebhookRow, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
+> & { deactivated_reason?: DeactivatedReason | null };
+
+/** Repository of webhooks over a database or a transaction. */
+export function createWebhookRepository(anyDb: AnyDb) {
+  const db = webhookTables(anyDb);
+  return {
+    async insert(row: WebhookRow): Promise<WebhookRow> {
+      await db.insertInto("webhooks").values(row).execute();
+      return row;
+    },
+
+    /** The org's webhook `id`; undefined for unknown ids and other orgs' webhooks alike. */
+    async findById(orgId: string, id: string): Promise<WebhookRow | undefined> {
+      return db
+        .selectFrom("webhooks")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+    },
+
+    /** Any org's webhook (the dispatcher works across orgs). */
+    async findAnyById(id: string): Promise<WebhookRow | undefined> {
+      return db.selectFrom("webhooks").selectAll().where("id", "=", id).executeTakeFirst();
+    },
+
+    async listByOrg(orgId: string): Promise<WebhookRow[]> {
+      return db
+        .selectFrom("webhooks")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute();
+    },
+
+    async listActiveByOrg(orgId: string): Promise<WebhookRow[]> {
+      return db
+        .selectFrom("webhooks")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .where("active", "=", 1)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute();
+    },
+
+    /** Applies `patch`; true when the org's webhook exists. */
+    async update(orgId: string, id: string, patch: WebhookPatch, at: string): Promise<boolean> {
+      const result = await db
+        .updateTable("webhooks")
+        .set({ ...patch, updated_at: at })
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    /** Deletes the org's webhook; true when it existed. */
+    async delete(orgId: string, id: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom("webhooks")
+        .where("org_id", "=", orgId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /**
+     * Health after a run of attempts: the last one's time, status and error; both failure runs
+     * restart from zero when one of them succeeded, then grow by the failures after it.
+     */
+    async recordAttempts(
+      id: string,
+      run: {
+        at: string;
+        status: number | null;
+        error: string | null;
+        resetRuns: boolean;
+        failedAttempts: number;
+        failedDeliveries: number;
+      },
+    ): Promise<void> {
+      await db
+        .updateTable("webhooks")
+        .set({
+          last_delivery: run.at,
+          last_status: run.status,
+          last_error: run.error,
+          failure_count: run.resetRuns
+            ? run.failedAttempts
+            : sql<number>`failure_count + ${run.failedAttempts}`,
+          failed_deliveries_in_row: run.resetRuns
+            ? run.failedDeliveries
+            : sql<number>`failed_deliveries_in_row + ${run.failedDeliveries}`,
+        })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    /** Deliveries that ended `failed` since the last success. */
+    async failedDeliveriesInRow(id: string): Promise<number> {
+      const row = await db
+        .selectFrom("webhooks")
+        .select("failed_deliveries_in_row")
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return row?.failed_deliveries_in_row ?? 0;
+    },
+
+    /** The webhooks among `ids` that still exist (any org), by id. */
+    async findManyByIds(ids: readonly string[]): Promise<Map<string, WebhookRow>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db
+        .selectFrom("webhooks")
+        .selectAll()
+        .where("id", "in", [...ids])
+        .execute();
+      return new Map(rows.map((row) => [row.id, row]));
+    },
+
+    /** Turns the webhook off and says why (visible in its health fields). */
+    async deactivate(id: string, reason: DeactivatedReason, at: string): Promise<void> {
+      await db
+        .updateTable("webhooks")
+        .set({ active: 0, deactivated_reason: reason, updated_at: at })
+        .where("id", "=", id)
+        .execute();
+    },
+  };
+}
+
+export type WebhookRepository = ReturnType<typeof createWebhookRepository>;

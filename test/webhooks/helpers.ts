@@ -1,0 +1,192 @@
+// Shared pieces of the webhook tests: a migrated SQLite database of the webhook tables alone, a
+// real HTTP receiver on loopback that records every request, and a clock the test moves.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+import { createDispatcher, type DispatcherOptions } from "../../src/webhooks/dispatcher.js";
+import { createNodeHttpClient, type NodeHttpClient } from "../../src/webhooks/http-client.js";
+import { up } from "../../src/webhooks/migration.js";
+import { plainSecrets } from "../../src/webhooks/secrets.js";
+import type { AnyDb } from "../../src/webhooks/tables.js";
+import {
+  createWebhook,
+  type WebhookContext,
+  type WebhookInput,
+} from "../../src/webhooks/use-cases.js";
+
+export const ORG = "11111111-1111-4111-8111-111111111111";
+export const OTHER_ORG = "22222222-2222-4222-8222-222222222222";
+
+/** Opens (and creates) the SQLite file `file` with the webhook tables' migration applied once. */
+export async function openWebhookDb(file: string, migrate = true): Promise<AnyDb> {
+  const sqlite = new SqliteDatabase(file);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("busy_timeout = 5000");
+  // biome-ignore lint/suspicious/noExplicitAny: a bare test database
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) });
+  if (migrate) await up(db);
+  return db;
+}
+
+export interface TestDb {
+  db: AnyDb;
+  file: string;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** A fresh database file in a temporary directory, removed by `close()`. */
+export async function freshWebhookDb(): Promise<TestDb> {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-webhooks-"));
+  const file = join(dir, "webhooks.db");
+  const db = await openWebhookDb(file);
+  return {
+    db,
+    file,
+    dir,
+    async close() {
+      await db.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ManualClock {
+  now: Date;
+  advance(ms: number): void;
+  (): Date;
+}
+
+/** A clock that only moves when told. */
+export function manualClock(start = "2026-03-01T12:00:00.000Z"): ManualClock {
+  const clock = (() => clock.now) as ManualClock;
+  clock.now = new Date(start);
+  clock.advance = (ms: number) => {
+    clock.now = new Date(clock.now.getTime() + ms);
+  };
+  return clock;
+}
+
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  requests: ReceivedRequest[];
+  /** Decides each answer (default 200). */
+  respond: (request: ReceivedRequest, index: number) => Answer | Promise<Answer>;
+  /** Resolves once `count` requests have arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** An HTTP receiver on 127.0.0.1 (port 0 unless given). */
+export async function startReceiver(port = 0): Promise<Receiver> {
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const receiver: Receiver = {
+    url: "",
+    port: 0,
+    requests: [],
+    respond: () => ({ status: 200, body: "ok" }),
+    waitFor(count, timeoutMs = 10_000) {
+      if (receiver.requests.length >= count) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${receiver.requests.length} of ${count} requests`)),
+          timeoutMs,
+        );
+        waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    },
+    close: async () => {},
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", async () => {
+      const request: ReceivedRequest = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
+      receiver.requests.push(request);
+      const index = receiver.requests.length - 1;
+      for (const waiter of [...waiters]) {
+        if (receiver.requests.length >= waiter.count) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
+      const answer = await receiver.respond(request, index);
+      res.writeHead(answer.status, answer.headers ?? {});
+      res.end(answer.body ?? "");
+    });
+  });
+  server.listen(port, "127.0.0.1");
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  receiver.port = (server.address() as AddressInfo).port;
+  receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
+  receiver.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return receiver;
+}
+
+/** Use-case context over `db` with the SSRF guard off (targets are on loopback). */
+export function testContext(db: AnyDb, clock: () => Date, http?: NodeHttpClient): WebhookContext {
+  return {
+    db,
+    clock,
+    secrets: plainSecrets,
+    http: http ?? createNodeHttpClient({ allowPrivate: true }),
+    urlPolicy: { allowPrivate: true },
+  };
+}
+
+/** A dispatcher over `db` with a loopback-allowed client and the given clock. */
+export function testDispatcher(
+  db: AnyDb,
+  clock: () => Date,
+  extra: Partial<DispatcherOptions> = {},
+) {
+  const http = createNodeHttpClient({ allowPrivate: true });
+  const dispatcher = createDispatcher({ db, http, clock, ...extra });
+  return { dispatcher, http };
+}
+
+/** Creates a webhook of ORG (or `org`) on `url` subscribed to `events`. */
+export async function addWebhook(
+  ctx: WebhookContext,
+  url: string,
+  input: Partial<WebhookInput> = {},
+  org = ORG,
+) {
+  return createWebhook(ctx, org, { url, events: ["call.initiated"], ...input });
+}

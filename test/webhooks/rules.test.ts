@@ -1,0 +1,147 @@
+// Pure rules: event types, URL guard, retry delays, secret masking and key mapping.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { DomainError } from "../../src/domain/errors.js";
+import { parseWebhookEvents, WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
+import { nextRetryDelayMs, parseRetryAfter } from "../../src/webhooks/retry.js";
+import { maskSecret, standardWebhooksKey } from "../../src/webhooks/secrets.js";
+import { checkWebhookUrl, isNonPublicAddress } from "../../src/webhooks/url-guard.js";
+
+async function rejection(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof DomainError, `expected a domain error, got ${String(error)}`);
+    return (error as Error).message;
+  }
+  throw new Error("expected a rejection");
+}
+
+function thrown(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("expected a throw");
+}
+
+test("the 17 event types of SPEC §6; ivr.* refused with its own message", () => {
+  assert.is(WEBHOOK_EVENTS.length, 17);
+  assert.equal(parseWebhookEvents(["call.ended", "crm.lead.created", "call.ended"]), [
+    "call.ended",
+    "crm.lead.created",
+  ]);
+  assert.is(
+    thrown(() => parseWebhookEvents(["ivr.dtmf"])),
+    "ivr.* events are not implemented",
+  );
+  assert.match(
+    thrown(() => parseWebhookEvents(["call.exploded"])),
+    "Unknown event type: call.exploded",
+  );
+  assert.is(
+    thrown(() => parseWebhookEvents([])),
+    "events must list at least one event type",
+  );
+});
+
+test("URLs: http(s) only", async () => {
+  const policy = { allowPrivate: true };
+  assert.is(
+    await rejection(checkWebhookUrl("ftp://example.com/x", policy)),
+    "url must be an absolute http or https URL",
+  );
+  assert.is(
+    await rejection(checkWebhookUrl("/relative", policy)),
+    "url must be an absolute http or https URL",
+  );
+  assert.is(await checkWebhookUrl("http://127.0.0.1:9/x", policy), "http://127.0.0.1:9/x");
+});
+
+test("URLs: loopback, link-local, private and unique-local targets refused by default", async () => {
+  const publicResolver = async () => ["93.184.216.34"];
+  const policy = { allowPrivate: false, resolve: publicResolver };
+  for (const url of [
+    "http://127.0.0.1/x",
+    "http://10.1.2.3/x",
+    "http://172.20.0.1/x",
+    "http://192.168.1.1/x",
+    "http://169.254.169.254/latest/meta-data",
+    "http://[::1]/x",
+    "http://[fe80::1]/x",
+    "http://[fd12:3456::1]/x",
+    "http://[::ffff:127.0.0.1]/x",
+    "http://0.0.0.0/x",
+  ]) {
+    assert.is(
+      await rejection(checkWebhookUrl(url, policy)),
+      "url must not point to a loopback, link-local or private address",
+      url,
+    );
+  }
+  // A name is judged by every address it resolves to.
+  const sneaky = { allowPrivate: false, resolve: async () => ["93.184.216.34", "10.0.0.5"] };
+  assert.is(
+    await rejection(checkWebhookUrl("https://hooks.example.com/x", sneaky)),
+    "url must not point to a loopback, link-local or private address",
+  );
+  assert.is(
+    await checkWebhookUrl("https://hooks.example.com/x", policy),
+    "https://hooks.example.com/x",
+  );
+  const failing = {
+    allowPrivate: false,
+    resolve: async () => {
+      throw new Error("ENOTFOUND");
+    },
+  };
+  assert.is(
+    await rejection(checkWebhookUrl("https://nowhere.invalid/x", failing)),
+    "url host cannot be resolved: nowhere.invalid",
+  );
+  // The real resolver is used when none is injected: localhost resolves to loopback.
+  assert.is(
+    await rejection(checkWebhookUrl("http://localhost:8080/x", { allowPrivate: false })),
+    "url must not point to a loopback, link-local or private address",
+  );
+  assert.ok(!isNonPublicAddress("8.8.8.8"));
+  assert.ok(!isNonPublicAddress("2001:4860:4860::8888"));
+});
+
+test("retry delays follow 1, 5, 15, 60, 300 s up to retry_count", () => {
+  const now = new Date("2026-03-01T00:00:00Z");
+  const noAnswer = { status: null, retryAfter: null };
+  const delays = [1, 2, 3, 4, 5, 6, 7].map((n) => nextRetryDelayMs(n, 7, noAnswer, now));
+  assert.equal(delays, [1000, 5000, 15000, 60000, 300000, 300000, 300000]);
+  assert.is(nextRetryDelayMs(6, 5, noAnswer, now), null);
+  assert.is(nextRetryDelayMs(1, 0, noAnswer, now), null);
+});
+
+test("Retry-After on 429/503 is honoured (never sooner than the schedule, capped at 1 h)", () => {
+  const now = new Date("2026-03-01T00:00:00Z");
+  assert.is(nextRetryDelayMs(1, 5, { status: 429, retryAfter: "120" }, now), 120_000);
+  assert.is(nextRetryDelayMs(4, 5, { status: 503, retryAfter: "2" }, now), 60_000);
+  assert.is(
+    nextRetryDelayMs(1, 5, { status: 503, retryAfter: "Sun, 01 Mar 2026 00:10:00 GMT" }, now),
+    600_000,
+  );
+  assert.is(nextRetryDelayMs(1, 5, { status: 500, retryAfter: "120" }, now), 1000);
+  assert.is(parseRetryAfter("999999", now), 3_600_000);
+  assert.is(parseRetryAfter("soon", now), null);
+});
+
+test("secrets are masked and mapped to Standard Webhooks keys", () => {
+  assert.is(maskSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), "whsec_…LaSw");
+  assert.is(maskSecret("my-own-secret-value-1234"), "…1234");
+  assert.equal(
+    standardWebhooksKey("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+    Buffer.from("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "base64"),
+  );
+  assert.equal(
+    standardWebhooksKey("my-own-secret-value-1234"),
+    Buffer.from("my-own-secret-value-1234"),
+  );
+});
+
+test.run();
