@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import { parse, stringify } from "yaml";
 import Apply from "../../src/cli/commands/apply.js";
 import Export from "../../src/cli/commands/export.js";
+import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { openDataStore } from "../../src/domain/gitops.js";
 import { loadOrgPaths } from "../../src/model/files.js";
 import { sipDigest } from "../../src/model/secrets.js";
@@ -262,6 +263,39 @@ test("an org only in YAML is created active with its id and deployed into the en
     await store.db.destroy();
     assert.is(row?.status, "active");
     assert.is(row?.context_prefix, "globex_");
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("status reads the store: saved but not deployed is PENDING; after apply it is live", async () => {
+  const dataDir = await seededDataDir();
+  const statusOf = async () => {
+    const out = await runCommand(Status, ["--data-dir", dataDir, "--json"]);
+    assert.is(out.code, 0, out.stderr + String(out.error));
+    const result = out.result as StatusCommandResult;
+    assert.is(result.source, "store");
+    return result.units.find((u) => u.unit === `org:${PREFIX}`);
+  };
+  try {
+    const before = await statusOf();
+    assert.ok(before, "the org is a unit");
+    assert.is(before.appliedRevision, null);
+    assert.type(before.desiredRevision, "string");
+    assert.is(before.pending, true, "saved but not live");
+
+    const yaml = join(dataDir, "acme.yaml");
+    writeFileSync(yaml, await exportText(dataDir));
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const out = await apply(dataDir, [yaml]);
+      assert.is(out.code, 0, out.stderr + String(out.error));
+    });
+    const after = await statusOf();
+    assert.is(after?.pending, false);
+    assert.is(after?.appliedRevision, before.desiredRevision, "what was saved is what is live");
+    const text = await runCommand(Status, ["--data-dir", dataDir]);
+    assert.not.match(text.stdout, /PENDING/);
+    assert.match(text.stdout, /applied [0-9a-f]{12}/);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

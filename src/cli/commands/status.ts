@@ -1,11 +1,19 @@
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Flags } from "@oclif/core";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
+import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
+import { storeUnitStatuses } from "../../deploy/store-status.js";
+import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import { resolveEnginePaths } from "../../engine/index.js";
-import { PbxCommand } from "../lib/base-command.js";
+import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 
 export interface StatusCommandResult {
-  etc: string;
+  /** `store`: the server's data directory; `files`: the deploy log of an engine directory. */
+  source: "store" | "files";
+  /** The data directory (store) or the engine directory (files) read. */
+  from: string;
   units: UnitStatus[];
 }
 
@@ -13,29 +21,61 @@ export default class Status extends PbxCommand {
   static override summary =
     "Show, per deploy unit, what the engine runs and how the last deploy went.";
   static override description =
-    "Reads the deploy log of the engine directory (.pbxctl/): for each unit (org, gateway, top-level " +
-    "include files) the applied revision (what the engine last loaded successfully), the last " +
-    "deploy (when, result, reloads) and the engine's health after it. A unit whose last deployed " +
-    "revision is not the applied one is marked PENDING (saved but not live).";
+    "For each unit (org, gateway, top-level include files): the desired revision (what the " +
+    "configuration compiles to now), the applied revision (what the engine last loaded " +
+    "successfully), the last deploy (when, result, reloads) and the engine's health after it. A " +
+    "unit whose desired revision is not the applied one is marked PENDING (saved but not live).\n\n" +
+    "Where it reads: with --data-dir, or when the data directory (PBX_DATA_DIR, default ./var) " +
+    "holds a store and --etc is not given, the server's store (desired revisions compiled from " +
+    "it); otherwise the deploy log (.pbxctl/) of the engine directory written by `pbxctl deploy`.";
   static override examples = [
+    "<%= config.bin %> <%= command.id %>",
+    "<%= config.bin %> <%= command.id %> --data-dir /var/lib/pbxctl --json",
     "<%= config.bin %> <%= command.id %> --etc /etc/asterisk/pbxctl",
-    "<%= config.bin %> <%= command.id %> --json",
   ];
   static override flags = {
     etc: Flags.directory({
-      summary: "Engine config directory [default: PBX_ASTERISK_DIR or ./var/asterisk].",
+      summary:
+        "Engine config directory of `pbxctl deploy` [default: PBX_ASTERISK_DIR or ./var/asterisk].",
+      exclusive: ["data-dir"],
+    }),
+    "data-dir": Flags.directory({
+      summary: "Data directory holding the server's store (env PBX_DATA_DIR, default ./var).",
     }),
   };
 
   async run(): Promise<StatusCommandResult> {
     const { flags } = await this.parse(Status);
-    const etc = flags.etc ?? resolveEnginePaths(process.env).asteriskDir;
-    const units = await unitStatuses(new FileDeployLog(etc));
+    const dataDir = resolve(flags["data-dir"] ?? (process.env.PBX_DATA_DIR || "./var"));
+    const useStore =
+      flags["data-dir"] !== undefined ||
+      (flags.etc === undefined && existsSync(join(dataDir, "pbx.db")));
+    const result = useStore ? await this.fromStore(dataDir) : await this.fromFiles(flags.etc);
     if (!this.jsonEnabled()) {
-      if (units.length === 0) this.log(`no deploys recorded in ${etc}`);
-      for (const unit of units) this.log(formatStatus(unit));
+      if (result.units.length === 0) this.log(`no deploys recorded in ${result.from}`);
+      for (const unit of result.units) this.log(formatStatus(unit));
     }
-    return { etc, units };
+    return result;
+  }
+
+  private async fromStore(dataDir: string): Promise<StatusCommandResult> {
+    const store = await openDataStore(process.env, dataDir, { create: false }).catch(
+      (error: unknown) => {
+        if (error instanceof NoStoreError) throw new CommandFailure(error.message);
+        throw error;
+      },
+    );
+    try {
+      const units = await storeUnitStatuses(store.db, gatewayOptionsFrom(process.env));
+      return { source: "store", from: store.dataDir, units };
+    } finally {
+      await store.db.destroy();
+    }
+  }
+
+  private async fromFiles(etcFlag: string | undefined): Promise<StatusCommandResult> {
+    const etc = etcFlag ?? resolveEnginePaths(process.env).asteriskDir;
+    return { source: "files", from: etc, units: await unitStatuses(new FileDeployLog(etc)) };
   }
 }
 
