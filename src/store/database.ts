@@ -8,6 +8,7 @@ import {
   type MigrationProvider,
   Migrator,
   SqliteDialect,
+  type SqliteDatabase as SqliteDialectDatabase,
   sql,
 } from "kysely";
 import { migrations } from "./migrations/index.js";
@@ -16,6 +17,42 @@ import type { Database } from "./schema.js";
 /** A database handle or a transaction: repositories accept either. */
 export type Db = Kysely<Database>;
 
+// Kysely's SQLite driver prepares every query anew; the API's queries are a few hundred distinct
+// strings, so keeping their prepared statements saves the parse on every request.
+const STATEMENT_CACHE_SIZE = 500;
+
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectDatabase {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(query: string) {
+      const cached = statements.get(query);
+      // A statement still being iterated cannot run again; such a caller gets a fresh one.
+      if (cached && !cached.busy) return cached;
+      const statement = sqlite.prepare(query);
+      if (!cached) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) {
+          statements.delete(statements.keys().next().value as string);
+        }
+        statements.set(query, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+const generations = new WeakMap<Db, () => string>();
+
+/**
+ * A value that changes whenever anything in the store changes: a commit by this process
+ * (SQLite's total_changes()) or by any other connection, such as `pbxctl apply` beside a running
+ * server (PRAGMA data_version). Null for handles not opened here (transactions), which must not
+ * use cached reads.
+ */
+export function storeGeneration(db: Db): string | null {
+  return generations.get(db)?.() ?? null;
+}
+
 /** A Kysely handle on the SQLite file `file` (created with its directory), WAL mode, FKs on. */
 export function openSqlite(file: string): Db {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
@@ -23,7 +60,13 @@ export function openSqlite(file: string): Db {
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+  });
+  const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
+  const totalChanges = sqlite.prepare("SELECT total_changes()").pluck();
+  generations.set(db, () => `${dataVersion.get()}:${totalChanges.get()}`);
+  return db;
 }
 
 const provider: MigrationProvider = {

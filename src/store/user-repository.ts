@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { User } from "../model/org-state.js";
 import type { Db } from "./database.js";
+import { cachedRead } from "./read-cache.js";
 import type { UserRow } from "./schema.js";
 
 /** The OrgState user a row describes. */
@@ -28,6 +29,46 @@ export function userFromRow(row: UserRow): User {
 
 /** Repository of SIP users over a database or a transaction. */
 export function createUserRepository(db: Db) {
+  // One query reading only the columns a listing shows: `GET /users` is the API's hot path.
+  async function loadWithContextPrefix(
+    orgId: string,
+  ): Promise<Array<{ user: User & { id: string }; contextPrefix: string }>> {
+    const rows = await db
+      .selectFrom("users")
+      .innerJoin("organizations", "organizations.id", "users.org_id")
+      .select([
+        "users.id",
+        "users.extension",
+        "users.name",
+        "users.routing_type",
+        "users.status",
+        "users.ring_target",
+        "users.phone_number",
+        "users.ring_time",
+        "users.outbound_did",
+        "users.call_recording",
+        "organizations.context_prefix",
+      ])
+      .where("users.org_id", "=", orgId)
+      .orderBy("users.extension")
+      .execute();
+    return rows.map((row) => ({
+      user: {
+        id: row.id,
+        extension: row.extension,
+        name: row.name,
+        routing_type: row.routing_type as User["routing_type"],
+        status: row.status as User["status"],
+        ring_target: row.ring_target as User["ring_target"],
+        phone_number: row.phone_number,
+        ring_time: row.ring_time,
+        outbound_did: row.outbound_did,
+        call_recording: row.call_recording === 1,
+      },
+      contextPrefix: row.context_prefix,
+    }));
+  }
+
   return {
     /** Inserts a user (defaults already applied); returns it with its id. */
     async insert(orgId: string, user: User): Promise<User & { id: string }> {
@@ -74,41 +115,8 @@ export function createUserRepository(db: Db) {
      */
     async listWithContextPrefix(
       orgId: string,
-    ): Promise<Array<{ user: User & { id: string }; contextPrefix: string }>> {
-      const rows = await db
-        .selectFrom("users")
-        .innerJoin("organizations", "organizations.id", "users.org_id")
-        .select([
-          "users.id",
-          "users.extension",
-          "users.name",
-          "users.routing_type",
-          "users.status",
-          "users.ring_target",
-          "users.phone_number",
-          "users.ring_time",
-          "users.outbound_did",
-          "users.call_recording",
-          "organizations.context_prefix",
-        ])
-        .where("users.org_id", "=", orgId)
-        .orderBy("users.extension")
-        .execute();
-      return rows.map((row) => ({
-        user: {
-          id: row.id,
-          extension: row.extension,
-          name: row.name,
-          routing_type: row.routing_type as User["routing_type"],
-          status: row.status as User["status"],
-          ring_target: row.ring_target as User["ring_target"],
-          phone_number: row.phone_number,
-          ring_time: row.ring_time,
-          outbound_did: row.outbound_did,
-          call_recording: row.call_recording === 1,
-        },
-        contextPrefix: row.context_prefix,
-      }));
+    ): Promise<ReadonlyArray<{ user: User & { id: string }; contextPrefix: string }>> {
+      return cachedRead(db, `users-with-prefix:${orgId}`, () => loadWithContextPrefix(orgId));
     },
 
     /** The row of user `id` whatever org owns it (callers check the owner for tenant rules). */
