@@ -93,7 +93,7 @@ const VALID_BODIES: Record<string, unknown> = {
   "PUT /ivrs/{id}/menu": { options: [] },
 };
 
-test("another org's resources: every {id} route answers 403/404 and never the data", async () => {
+test("another org's resources: every {id} route answers 403/404, no list shows them", async () => {
   // One resource of each kind in Acme, with a name that would show if it leaked.
   const marker = "AcmeSecretName";
   const made = async (path: string, body: unknown) => {
@@ -137,6 +137,23 @@ test("another org's resources: every {id} route answers 403/404 and never the da
     swept.push(name);
   }
   assert.ok(swept.length >= 20, `swept ${swept.length} routes`);
+
+  // Every list (an org GET without path parameters) answered to Other shows none of Acme's rows.
+  const lists = allRoutes.filter(
+    (r) => isOrgRoute(r) && r.method === "get" && !r.path.includes("{"),
+  );
+  for (const route of lists) {
+    const res = await app.request("GET", `/api/v1${route.path}`, { headers: orgKey(other) });
+    assert.not.ok(res.text.includes(marker), `GET ${route.path} leaked Acme's rows`);
+    for (const id of Object.values(ids)) {
+      assert.not.ok(res.text.includes(id), `GET ${route.path} leaked an id of Acme`);
+    }
+  }
+  assert.ok(lists.length >= 10, `checked ${lists.length} lists`);
+  for (const path of ["/users", "/queues", "/ivrs", "/outbound-routes"]) {
+    const own = await app.request("GET", `/api/v1${path}`, { headers: orgKey(acme) });
+    assert.ok(own.text.includes(marker), `${path}: Acme sees its own rows`);
+  }
   assert.equal(await snapshot(ids), before, "Acme's resources are unchanged");
 });
 
