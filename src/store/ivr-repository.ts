@@ -35,6 +35,29 @@ export function ivrFromRows(row: IvrRow, options: IvrOptionRow[]): Ivr {
 
 /** Repository of IVRs over a database or a transaction. */
 export function createIvrRepository(db: Db) {
+  /** Every IVR of the org as rows, ordered by extension, options in order. */
+  async function listRecords(orgId: string): Promise<IvrRecord[]> {
+    const rows = await db
+      .selectFrom("ivrs")
+      .selectAll()
+      .where("org_id", "=", orgId)
+      .orderBy("extension")
+      .execute();
+    if (rows.length === 0) return [];
+    const options = await db
+      .selectFrom("ivr_options")
+      .selectAll()
+      .where(
+        "ivr_id",
+        "in",
+        rows.map((r) => r.id),
+      )
+      .orderBy("ivr_id")
+      .orderBy("position")
+      .execute();
+    return rows.map((row) => ({ row, options: options.filter((o) => o.ivr_id === row.id) }));
+  }
+
   return {
     /** Inserts an IVR and its options in list order; returns it with its id. */
     async insert(
@@ -105,27 +128,7 @@ export function createIvrRepository(db: Db) {
     },
 
     /** Every IVR of the org as rows, ordered by extension, options in order. */
-    async listRecords(orgId: string): Promise<IvrRecord[]> {
-      const rows = await db
-        .selectFrom("ivrs")
-        .selectAll()
-        .where("org_id", "=", orgId)
-        .orderBy("extension")
-        .execute();
-      if (rows.length === 0) return [];
-      const options = await db
-        .selectFrom("ivr_options")
-        .selectAll()
-        .where(
-          "ivr_id",
-          "in",
-          rows.map((r) => r.id),
-        )
-        .orderBy("ivr_id")
-        .orderBy("position")
-        .execute();
-      return rows.map((row) => ({ row, options: options.filter((o) => o.ivr_id === row.id) }));
-    },
+    listRecords,
 
     /** Rewrites the IVR's own fields (not its options) from `ivr`; true when a row changed. */
     async update(orgId: string, id: string, ivr: Ivr, now: string): Promise<boolean> {
@@ -213,30 +216,7 @@ export function createIvrRepository(db: Db) {
 
     /** IVRs of the org ordered by extension, options in their stored order. */
     async listByOrg(orgId: string): Promise<Ivr[]> {
-      const rows = await db
-        .selectFrom("ivrs")
-        .selectAll()
-        .where("org_id", "=", orgId)
-        .orderBy("extension")
-        .execute();
-      if (rows.length === 0) return [];
-      const options = await db
-        .selectFrom("ivr_options")
-        .selectAll()
-        .where(
-          "ivr_id",
-          "in",
-          rows.map((r) => r.id),
-        )
-        .orderBy("ivr_id")
-        .orderBy("position")
-        .execute();
-      return rows.map((row) =>
-        ivrFromRows(
-          row,
-          options.filter((o) => o.ivr_id === row.id),
-        ),
-      );
+      return (await listRecords(orgId)).map(({ row, options }) => ivrFromRows(row, options));
     },
   };
 }
