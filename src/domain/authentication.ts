@@ -4,6 +4,7 @@
 import { createApiKeyRepository } from "../store/api-key-repository.js";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
+import { cachedRead } from "../store/read-cache.js";
 import type { OrganizationRow } from "../store/schema.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, NotFound, Unauthorized } from "./errors.js";
@@ -24,8 +25,13 @@ export interface Credentials {
 /** How the internal key is read for this route: as org scope (needs org_id) or as a service. */
 export type InternalScope = "org" | "service";
 
+// Every request looks its credential up; the lookups are reused while the store is unchanged
+// (src/store/read-cache.ts), so a revoked key or a suspended org fails on the very next request.
+
 async function activeOrg(deps: DomainDeps, orgId: string): Promise<OrganizationRow> {
-  const org = await createOrganizationRepository(deps.db).findById(orgId);
+  const org = await cachedRead(deps.db, `org:${orgId}`, () =>
+    createOrganizationRepository(deps.db).findById(orgId),
+  );
   if (org?.status !== "active") throw new Unauthorized(NOT_ACTIVE);
   return org;
 }
@@ -38,7 +44,10 @@ export async function authenticate(
 ): Promise<Principal> {
   const { apiKey, bearer, internalKey } = credentials;
   if (apiKey?.startsWith("ak_")) {
-    const key = await createApiKeyRepository(deps.db).findByDigest(digest(apiKey));
+    const keyDigest = digest(apiKey);
+    const key = await cachedRead(deps.db, `api-key:${keyDigest}`, () =>
+      createApiKeyRepository(deps.db).findByDigest(keyDigest),
+    );
     if (!key || key.revoked_at !== null) throw new Unauthorized(NOT_ACTIVE);
     await activeOrg(deps, key.org_id);
     return {
@@ -50,7 +59,10 @@ export async function authenticate(
     };
   }
   if (apiKey !== undefined) {
-    const org = await createOrganizationRepository(deps.db).findByKeyDigest(digest(apiKey));
+    const keyDigest = digest(apiKey);
+    const org = await cachedRead(deps.db, `org-key:${keyDigest}`, () =>
+      createOrganizationRepository(deps.db).findByKeyDigest(keyDigest),
+    );
     if (org?.status !== "active") throw new Unauthorized(NOT_ACTIVE);
     return { kind: "org", orgId: org.id, via: "org_key", permissions: "all" };
   }

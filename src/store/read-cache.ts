@@ -16,6 +16,7 @@ const caches = new WeakMap<Db, Map<string, Entry>>();
 /**
  * `load()`'s answer for `key`, reused while nothing in the store has changed. The value is
  * shared between callers: treat it as read-only. Transactions (no generation) always load.
+ * `undefined` (nothing found) is not kept, so guessing keys cannot push real entries out.
  */
 export async function cachedRead<T>(db: Db, key: string, load: () => Promise<T>): Promise<T> {
   const generation = storeGeneration(db);
@@ -30,7 +31,7 @@ export async function cachedRead<T>(db: Db, key: string, load: () => Promise<T>)
   const value = await load();
   // A write that committed while loading makes this value's generation unknown: keep it only
   // when the generation did not move.
-  if (storeGeneration(db) === generation) {
+  if (value !== undefined && storeGeneration(db) === generation) {
     cache.delete(key);
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
     cache.set(key, { generation, value });

@@ -96,4 +96,21 @@ test("transactions read through; a rolled-back write leaves the right answer", a
   }
 });
 
+test("nothing found is not kept: the next read loads again", async () => {
+  const store = await freshStore();
+  try {
+    let loads = 0;
+    const missing = () =>
+      cachedRead(store.db, "missing", async () => {
+        loads++;
+        return undefined;
+      });
+    await missing();
+    await missing();
+    assert.is(loads, 2);
+  } finally {
+    await store.close();
+  }
+});
+
 test.run();
