@@ -70,7 +70,6 @@ export function createApp(options: CreateAppOptions): PbxApp {
     deployScheduler: options.deployScheduler,
     ...(options.configDeploys ? { configDeploys: options.configDeploys } : {}),
     speechEngine: options.speechEngine ?? createSpeechEngine({ env: process.env }),
-    soundsDir: options.config.soundsDir,
     identityVerifier:
       options.identityVerifier !== undefined
         ? options.identityVerifier

@@ -16,6 +16,4 @@ export interface DomainDeps {
   configDeploys?: ConfigDeploys;
   /** Text to speech for previews and IVR greetings; absent: the PBX_TTS_ENGINE default. */
   speechEngine?: SpeechEngine;
-  /** Sounds directory (greetings, music on hold); absent: PBX_SOUNDS_DIR or <data-dir>/sounds. */
-  soundsDir?: string;
 }

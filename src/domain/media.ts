@@ -8,7 +8,6 @@ import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import wavefilePackage from "wavefile";
-import { resolveEnginePaths } from "../engine/paths.js";
 import { resample, TELEPHONY_SAMPLE_RATE } from "../tts/resample.js";
 import { encodeWav, parseWav } from "../tts/wav.js";
 import type { DomainDeps } from "./deps.js";
@@ -37,16 +36,6 @@ export interface MediaFileView {
   sample_rate: number;
   duration_seconds: number;
   updated_at: string;
-}
-
-/**
- * The sounds directory: the one the app was given (`deps.soundsDir`, when the app wires it),
- * else `PBX_SOUNDS_DIR`, else `<data-dir>/sounds` (src/engine/paths.ts).
- */
-export function soundsDirOf(deps: DomainDeps): string {
-  const injected = (deps as { soundsDir?: unknown }).soundsDir;
-  if (typeof injected === "string" && injected !== "") return injected;
-  return resolveEnginePaths(process.env, deps.config.dataDir).soundsDir;
 }
 
 /** The org's directory of `kind` files; the org id is a UUID from the credential. */
@@ -188,7 +177,7 @@ export async function uploadMedia(
       ? `${KINDS[kind].prefix}_${randomBytes(6).toString("hex")}`
       : checkedName(input.name);
   const wav = toTelephonyWav(input.audio);
-  const directory = mediaDir(soundsDirOf(deps), kind, orgId);
+  const directory = mediaDir(deps.config.soundsDir, kind, orgId);
   await writeAtomically(directory, `${name}.wav`, wav);
   return describe(directory, kind, orgId, name);
 }
@@ -199,7 +188,7 @@ export async function listMedia(
   kind: MediaKind,
   orgId: string,
 ): Promise<MediaFileView[]> {
-  const directory = mediaDir(soundsDirOf(deps), kind, orgId);
+  const directory = mediaDir(deps.config.soundsDir, kind, orgId);
   let entries: string[];
   try {
     entries = await readdir(directory);
@@ -221,7 +210,7 @@ export async function readMedia(
   orgId: string,
   name: string,
 ): Promise<Buffer> {
-  const path = join(mediaDir(soundsDirOf(deps), kind, orgId), `${checkedName(name)}.wav`);
+  const path = join(mediaDir(deps.config.soundsDir, kind, orgId), `${checkedName(name)}.wav`);
   try {
     return await readFile(path);
   } catch (error) {
@@ -239,7 +228,7 @@ export async function deleteMedia(
   orgId: string,
   name: string,
 ): Promise<void> {
-  const path = join(mediaDir(soundsDirOf(deps), kind, orgId), `${checkedName(name)}.wav`);
+  const path = join(mediaDir(deps.config.soundsDir, kind, orgId), `${checkedName(name)}.wav`);
   try {
     await unlink(path);
   } catch (error) {

@@ -5,7 +5,6 @@
 // fault (400 with its message), anything else stays a 500.
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
-import { resolveEnginePaths } from "../engine/paths.js";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import {
   createSpeechEngine,
@@ -37,12 +36,6 @@ export function speechEngineOf(deps: DomainDeps): SpeechEngine {
   if (deps.speechEngine) return deps.speechEngine;
   fallbackEngine ??= createSpeechEngine();
   return fallbackEngine;
-}
-
-/** The sounds directory: the app's, else `PBX_SOUNDS_DIR`, else `<data-dir>/sounds`. */
-export function soundsDirOf(deps: DomainDeps): string {
-  if (deps.soundsDir) return deps.soundsDir;
-  return resolveEnginePaths(process.env, deps.config.dataDir).soundsDir;
 }
 
 /** Runs `work`, turning the speech layer's input errors into 400s with their message. */
@@ -131,7 +124,7 @@ export async function generateIvrGreeting(
   // left behind for an IVR deleted meanwhile (the delete removes the file after its commit).
   await deps.db.transaction().execute(async (trx) => {
     await ownIvrRecord(trx, orgId, id);
-    await writeGreeting(soundsDirOf(deps), id, audio.wav);
+    await writeGreeting(deps.config.soundsDir, id, audio.wav);
     await createIvrRepository(trx).setGreeting(orgId, id, {
       greeting_prompt: prompt,
       greeting_language: audio.language,
@@ -168,7 +161,7 @@ export async function openIvrGreeting(
   if (!row.greeting_prompt) throw new NotFound(GREETING_NOT_GENERATED);
   let handle: FileHandle;
   try {
-    handle = await open(greetingPath(soundsDirOf(deps), id), "r");
+    handle = await open(greetingPath(deps.config.soundsDir, id), "r");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       throw new NotFound(GREETING_NOT_GENERATED);
@@ -189,7 +182,7 @@ export async function openIvrGreeting(
  */
 export async function removeIvrGreeting(deps: DomainDeps, id: string): Promise<void> {
   try {
-    await removeGreeting(soundsDirOf(deps), id);
+    await removeGreeting(deps.config.soundsDir, id);
   } catch {
     // see above
   }

@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import wavefilePackage from "wavefile";
-import { soundsDirOf } from "../../src/domain/media.js";
 import { encodeWav, parseWav } from "../../src/tts/wav.js";
 import { orgKey, type TestOrg } from "./dids-fixtures.js";
 import { expectError, startTestApp, type TestApp, type TestResponse } from "./helpers.js";
@@ -22,7 +21,7 @@ test.before(async () => {
   app = await startTestApp();
   acme = await app.createOrg("Acme");
   beta = await app.createOrg("Beta");
-  sounds = soundsDirOf(app.pbx.deps);
+  sounds = app.pbx.deps.config.soundsDir;
 });
 test.after(async () => app.close());
 

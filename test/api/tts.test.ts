@@ -40,7 +40,7 @@ function useEngine(engine: SpeechEngine) {
 }
 
 function soundsDir(): string {
-  return app.pbx.deps.soundsDir as string;
+  return app.pbx.deps.config.soundsDir;
 }
 
 function greetingFile(id: string): string {
