@@ -4,6 +4,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
+import { patternMessage } from "../model/schema-check.js";
 
 // ajv-formats is CommonJS with a default export; under NodeNext its namespace holds it.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -65,6 +66,12 @@ export function describeValidationErrors(
       return `${fieldName(first.instancePath) || source} must be one of: ${(params.allowedValues as unknown[]).join(", ")}`;
     case "type":
       return `${fieldName(first.instancePath) || source} must be ${String(params.type)}`;
+    case "pattern": {
+      // The model's patterns have a rule in plain words; say that instead of the regex.
+      const rule = patternMessage(String(params.pattern));
+      if (rule) return `${fieldName(first.instancePath) || source} ${rule}`;
+      return `${fieldName(first.instancePath) || source} ${first.message ?? "is invalid"}`;
+    }
     default:
       return `${fieldName(first.instancePath) || source} ${first.message ?? "is invalid"}`;
   }

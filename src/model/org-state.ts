@@ -16,7 +16,7 @@ import {
 } from "@sinclair/typebox";
 
 /** Printable text on one line: no control characters (newline, CR, NUL, DEL, ...). */
-const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
+export const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
 
 export const Uuid = Type.String({
   pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
@@ -26,6 +26,8 @@ export const Name = Type.String({ minLength: 1, maxLength: 100, pattern: ONE_LIN
 export const Label = Type.String({ maxLength: 500, pattern: ONE_LINE });
 /** Internal extension of a user, IVR or queue: digits only. */
 export const Extension = Type.String({ pattern: "^[0-9]{2,15}$", description: "digits, 2-15" });
+/** A music-on-hold class name as musiconhold.conf spells it. */
+export const MOH_CLASS = "^[A-Za-z0-9_-]{1,40}$";
 /** A phone number as written by people: optional `+`, then 7-15 digits. */
 export const PhoneNumber = Type.String({ pattern: "^\\+?[0-9]{7,15}$" });
 export const Hex32 = Type.String({ pattern: "^[0-9a-f]{32}$" });
@@ -162,7 +164,7 @@ export const Queue = Type.Object(
     number: Extension,
     name: Name,
     strategy: literals(QUEUE_STRATEGIES, { default: "ringall" }),
-    moh: Type.String({ pattern: "^[A-Za-z0-9_-]{1,40}$", default: "default" }),
+    moh: Type.String({ pattern: MOH_CLASS, default: "default" }),
     max_wait: Type.Integer({ minimum: 0, default: 300, description: "seconds; 0 waits forever" }),
     timeout_destination_type: literals(QUEUE_TIMEOUT_TYPES, { default: "none" }),
     timeout_destination: Type.Union(

@@ -9,8 +9,10 @@ import {
   DialPattern,
   Did,
   EnvName,
+  Extension,
   Hex32,
   Host,
+  MOH_CLASS,
   Name,
   Org,
   OrgStateSchema,
@@ -43,6 +45,8 @@ export interface SchemaDiagnostic extends Diagnostic {
 const PATTERN_MESSAGES = new Map<string | undefined, string>([
   [Uuid.pattern, "must be a UUID"],
   [Name.pattern, "must be on one line (no control characters)"],
+  [Extension.pattern, "must be 2-15 digits"],
+  [MOH_CLASS, "must be a music-on-hold class: letters, digits, _ and -, at most 40"],
   [PhoneNumber.pattern, "must be a phone number: optional +, then 7-15 digits"],
   [Did.properties.number.pattern, "must be a number: optional +, then 6-15 digits"],
   [Hex32.pattern, "must be 32 lowercase hex digits (an MD5 digest)"],
@@ -56,6 +60,11 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   [DialPattern.pattern, "must be a dial pattern (_0X., _[2-9]XXXXXXXXX) or a literal number"],
   [Host.pattern, "must be a host name, an IPv4 address or an [IPv6] address"],
 ]);
+
+/** The plain-words rule behind one of the model's patterns, or undefined for another pattern. */
+export function patternMessage(pattern: string | undefined): string | undefined {
+  return PATTERN_MESSAGES.get(pattern);
+}
 
 const TYPE_NAMES: Record<string, string> = {
   string: "a string",
@@ -153,7 +162,7 @@ function describe(error: ErrorObject): SchemaDiagnostic {
     }
     case "pattern": {
       const schema = error.parentSchema as { pattern?: string; description?: string } | undefined;
-      const known = PATTERN_MESSAGES.get(schema?.pattern);
+      const known = patternMessage(schema?.pattern);
       const message =
         known ??
         (schema?.description

@@ -127,12 +127,12 @@ test("POST /users: bad input is a 400 naming the field, never a 500", async () =
   expectError(
     await create(acme, { extension: "20a1", name: "X" }),
     400,
-    'extension must match pattern "^[0-9]{2,15}$"',
+    "extension must be 2-15 digits",
   );
   expectError(
     await create(acme, { extension: "2010", name: "Eve\n[evil]" }),
     400,
-    'name must match pattern "^[^\\u0000-\\u001f\\u007f]*$"',
+    "name must be on one line (no control characters)",
   );
   expectError(
     await create(acme, { extension: "2010", name: "X", routing_type: "robot" }),
@@ -346,7 +346,7 @@ test("POST /users/batch: one bad row anywhere rejects all, every bad row reporte
   });
   assert.is(res.status, 400, res.text);
   assert.equal(res.body.errors, [
-    { index: 1, error: 'extension must match pattern "^[0-9]{2,15}$"' },
+    { index: 1, error: "extension must be 2-15 digits" },
     { index: 2, error: "Extension 2001 is already assigned to user 'Alice'" },
     { index: 3, error: "Extension 3001 is already assigned to user 'Ok one'" },
     {

@@ -78,7 +78,7 @@ test("--json prints the diagnostics as data, with the same exit code", async () 
   assert.equal(json.diagnostics[0], {
     severity: "error",
     path: "users[0].extension",
-    message: "must match digits, 2-15",
+    message: "must be 2-15 digits",
     file,
     line: 4,
     col: 22,

@@ -76,7 +76,7 @@ test("schema problems get readable messages and positions", () => {
   ]);
   assert.equal(out, [
     'orgs/acme.yaml:4:3 org.colour: unknown field "colour"',
-    "orgs/acme.yaml:6:16 users[0].extension: must match digits, 2-15",
+    "orgs/acme.yaml:6:16 users[0].extension: must be 2-15 digits",
     "orgs/acme.yaml:8:16 users[0].ring_time: must be >= 1",
     "orgs/acme.yaml:10:5 queues[0].name: is required",
     "orgs/acme.yaml:11:15 queues[0].strategy: must be one of: ringall, leastrecent, fewestcalls, random, rrmemory, linear, wrandom",

@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from "../../domain/api-keys.js";
 import { API_KEY_PERMISSIONS } from "../../domain/permissions.js";
+import { ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -47,7 +48,7 @@ export const apiKeyRoutes = [
         name: Type.String({
           minLength: 1,
           maxLength: 100,
-          pattern: "^[^\\u0000-\\u001f\\u007f]*$",
+          pattern: ONE_LINE,
         }),
         permissions: Type.Optional(
           Type.Array(KeyPermission, {

@@ -3,12 +3,15 @@
 // user JWT with the owner or admin role).
 import { Type } from "@sinclair/typebox";
 import { createDid, getDid, listDids, routeDid } from "../../domain/dids.js";
-import { DID_ROUTING_TYPES, POOL_STATUSES, ROUTING_ENVIRONMENTS } from "../../model/org-state.js";
+import {
+  DID_ROUTING_TYPES,
+  ONE_LINE,
+  POOL_STATUSES,
+  ROUTING_ENVIRONMENTS,
+} from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
-
-const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
 
 export const RoutingType = Type.Union(DID_ROUTING_TYPES.map((t) => Type.Literal(t)));
 const RoutingTypeOrNull = Type.Union([

@@ -18,12 +18,11 @@ import {
   generateIvrGreeting,
   openIvrGreeting,
 } from "../../domain/speech.js";
-import { ACTION_TYPES, IVR_DIGITS } from "../../model/org-state.js";
+import { ACTION_TYPES, IVR_DIGITS, ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { Nullable, Success, UuidString } from "../schemas.js";
 
-const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
 const TAG = "IVR" as const;
 
 /** Any string: an unknown id (or another org's) is 404 `IVR not found`, never a 400. */

@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { addOrgUser, listOrgUsers, removeOrgUser, updateOrgUser } from "../../domain/org-users.js";
 import { API_KEY_PERMISSIONS, ROLE_ONLY_PERMISSIONS, ROLES } from "../../domain/permissions.js";
+import { ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -13,7 +14,7 @@ const PermissionName = Type.Union(
 const PersonName = Type.String({
   minLength: 1,
   maxLength: 100,
-  pattern: "^[^\\u0000-\\u001f\\u007f]*$",
+  pattern: ONE_LINE,
 });
 
 const OrgUser = Type.Object(

@@ -14,7 +14,7 @@ import {
   requestOrganization,
   updateOwnOrganization,
 } from "../../domain/organizations.js";
-import { ORG_STATUSES } from "../../model/org-state.js";
+import { ONE_LINE, ORG_STATUSES } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -23,7 +23,7 @@ import { DeployResult } from "./config.js";
 const OrgName = Type.String({
   minLength: 1,
   maxLength: 100,
-  pattern: "^[^\\u0000-\\u001f\\u007f]*$",
+  pattern: ONE_LINE,
 });
 const OrgType = Type.Union(ORG_TYPES.map((t) => Type.Literal(t)));
 const OrgStatus = Type.Union(ORG_STATUSES.map((s) => Type.Literal(s)));
