@@ -121,7 +121,8 @@ function describeOwner(state: OrgState, path: string): string {
  * Throws 400 when `after` has an error outside `ownPath` that `before` did not have: the change
  * would break another resource (an IVR option, a DID routing or a queue timeout that names it).
  * Problems that already existed do not block the change. `action` opens the message, e.g.
- * `Cannot delete user 'Bob'`.
+ * `Cannot delete user 'Bob'`; the rest names the user of it and what would break:
+ * `Cannot delete user 'Bob': it is still used by IVR 'Main' (no user with extension 2001)`.
  */
 export function assertBreaksNothingElse(
   before: OrgState,
@@ -142,7 +143,9 @@ export function assertBreaksNothingElse(
   );
   const [first] = fresh;
   if (first) {
-    throw new BadRequest(`${action}: ${describeOwner(after, first.path)}: ${first.message}`);
+    throw new BadRequest(
+      `${action}: it is still used by ${describeOwner(after, first.path)} (${first.message})`,
+    );
   }
 }
 

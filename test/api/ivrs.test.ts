@@ -474,7 +474,10 @@ test("DELETE of an IVR a DID routes to is refused with 400 and keeps it", async 
   await seedDid(app, acme.id, "+918065978011", { routing_type: "ivr", routing_destination: id });
   const res = await app.request("DELETE", `/api/v1/ivrs/${id}`, { headers: acme.headers });
   assert.is(res.status, 400, res.text);
-  assert.match(res.body.error, /^Cannot delete IVR 'Routed': DID \+918065978011: /);
+  assert.match(
+    res.body.error,
+    /^Cannot delete IVR 'Routed': it is still used by DID \+918065978011 \(/,
+  );
   assert.is(
     (await app.request("GET", `/api/v1/ivrs/${id}`, { headers: acme.headers })).status,
     200,

@@ -200,7 +200,7 @@ test("PUT /queues/{id}: a changed number is re-claimed; one a DID routes to is r
   expectError(
     await update(q.id, { number: "4622" }),
     400,
-    "Cannot change queue 'Moves': DID +918065978001: no queue with number 4621",
+    "Cannot change queue 'Moves': it is still used by DID +918065978001 (no queue with number 4621)",
   );
 });
 
@@ -307,7 +307,7 @@ test("DELETE /queues/{id} frees the number; refused while another queue times ou
   expectError(
     await app.request("DELETE", `/api/v1/queues/${target.id}`, { headers: acme.headers }),
     400,
-    "Cannot delete queue 'Target': queue 'Source': no queue with number 4650",
+    "Cannot delete queue 'Target': it is still used by queue 'Source' (no queue with number 4650)",
   );
   assert.is(
     (await app.request("DELETE", `/api/v1/queues/${source.id}`, { headers: acme.headers })).status,

@@ -257,12 +257,12 @@ test("PUT /users/{id}: a change that would break an IVR option is refused", asyn
       body: { routing_type: "human" },
     }),
     400,
-    "Cannot change user 'Bot': IVR 'Bots': user 'Bot' (2040) is not an ai_agent user",
+    "Cannot change user 'Bot': it is still used by IVR 'Bots' (user 'Bot' (2040) is not an ai_agent user)",
   );
   expectError(
     await app.request("DELETE", `/api/v1/users/${user.id}`, { headers: acme.headers }),
     400,
-    "Cannot delete user 'Bot': IVR 'Bots': no user with extension 2040",
+    "Cannot delete user 'Bot': it is still used by IVR 'Bots' (no user with extension 2040)",
   );
   assert.equal(deploysSince(app, mark), []);
 });
@@ -309,7 +309,7 @@ test("DELETE /users/{id} is refused while a DID routes to the user", async () =>
   expectError(
     await app.request("DELETE", `/api/v1/users/${user.id}`, { headers: acme.headers }),
     400,
-    "Cannot delete user 'Frank': DID +918065978020: no user with extension 2060",
+    "Cannot delete user 'Frank': it is still used by DID +918065978020 (no user with extension 2060)",
   );
 });
 
