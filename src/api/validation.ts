@@ -39,6 +39,13 @@ function fieldName(instancePath: string, property?: string): string {
   );
 }
 
+const FORMAT_NAMES: Record<string, string> = {
+  uuid: "a UUID",
+  uri: "a URL",
+  email: "an email address",
+  "date-time": "an ISO 8601 date and time",
+};
+
 /** One readable sentence for ajv's errors (the first problem found). */
 export function describeValidationErrors(
   errors: ErrorObject[] | null | undefined,
@@ -66,6 +73,11 @@ export function describeValidationErrors(
       return `${fieldName(first.instancePath) || source} must be one of: ${(params.allowedValues as unknown[]).join(", ")}`;
     case "type":
       return `${fieldName(first.instancePath) || source} must be ${String(params.type)}`;
+    case "format": {
+      const format = String(params.format);
+      const what = FORMAT_NAMES[format] ?? `in ${format} format`;
+      return `${fieldName(first.instancePath) || source} must be ${what}`;
+    }
     case "pattern": {
       // The model's patterns have a rule in plain words; say that instead of the regex.
       const rule = patternMessage(String(params.pattern));

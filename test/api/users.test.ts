@@ -135,6 +135,11 @@ test("POST /users: bad input is a 400 naming the field, never a 500", async () =
     "name must be on one line (no control characters)",
   );
   expectError(
+    await app.request("GET", "/api/v1/users/not-a-uuid", { headers: acme.headers }),
+    400,
+    "id must be a UUID",
+  );
+  expectError(
     await create(acme, { extension: "2010", name: "X", routing_type: "robot" }),
     400,
     "routing_type must be one of: human, ai_agent",
