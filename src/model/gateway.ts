@@ -10,6 +10,34 @@ export interface GatewayOptions {
   staging_endpoint: string;
 }
 
+/** What the gateway needs of one org: its usable DIDs, or null when it routes nothing there. */
+export function gatewayOrgOf(state: OrgState): GatewayOrg | null {
+  if (state.org.status !== "active") return null;
+  const dids = state.dids
+    .filter(isUsableDid)
+    .map((did) => ({ number: did.number, routing_environment: did.routing_environment }))
+    .sort(
+      (a, b) =>
+        compareAscii(internationalDigits(a.number), internationalDigits(b.number)) ||
+        compareAscii(a.number, b.number),
+    );
+  return dids.length > 0
+    ? { org_id: state.org.id, context_prefix: state.org.context_prefix, dids }
+    : null;
+}
+
+/** GatewayState of orgs already reduced by `gatewayOrgOf`, sorted by context prefix. */
+export function gatewayStateOf(
+  gatewayOrgs: readonly GatewayOrg[],
+  options: GatewayOptions,
+): GatewayState {
+  return {
+    environment: options.environment,
+    staging_endpoint: options.staging_endpoint,
+    orgs: [...gatewayOrgs].sort((a, b) => compareAscii(a.context_prefix, b.context_prefix)),
+  };
+}
+
 /**
  * GatewayState of these orgs: the assigned, active DIDs of every active org (orgs without such a
  * DID are left out), orgs sorted by context prefix and DIDs by international digits, so the
@@ -19,25 +47,10 @@ export function gatewayStateFromOrgs(
   orgs: readonly OrgState[],
   options: GatewayOptions,
 ): GatewayState {
-  const gatewayOrgs: GatewayOrg[] = orgs
-    .filter((state) => state.org.status === "active")
-    .map((state) => ({
-      org_id: state.org.id,
-      context_prefix: state.org.context_prefix,
-      dids: state.dids
-        .filter(isUsableDid)
-        .map((did) => ({ number: did.number, routing_environment: did.routing_environment }))
-        .sort(
-          (a, b) =>
-            compareAscii(internationalDigits(a.number), internationalDigits(b.number)) ||
-            compareAscii(a.number, b.number),
-        ),
-    }))
-    .filter((org) => org.dids.length > 0)
-    .sort((a, b) => compareAscii(a.context_prefix, b.context_prefix));
-  return {
-    environment: options.environment,
-    staging_endpoint: options.staging_endpoint,
-    orgs: gatewayOrgs,
-  };
+  const gatewayOrgs: GatewayOrg[] = [];
+  for (const state of orgs) {
+    const gatewayOrg = gatewayOrgOf(state);
+    if (gatewayOrg) gatewayOrgs.push(gatewayOrg);
+  }
+  return gatewayStateOf(gatewayOrgs, options);
 }

@@ -1,6 +1,6 @@
 import { Flags } from "@oclif/core";
-import { PbxCommand } from "../lib/base-command.js";
-import { compileTree, writeTree } from "../lib/compiled-tree.js";
+import { CompileRefused, compileToDirectory } from "../../deploy/compile-to-directory.js";
+import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
 import { loadValidOrgs } from "../lib/load.js";
 
@@ -13,7 +13,8 @@ export interface CompileCommandResult {
 export default class Compile extends PbxCommand {
   static override summary = "Compile org YAML files into Asterisk configuration under --out.";
   static override description =
-    "Validates every org first and writes nothing if any has an error. Writes each org's files " +
+    "Validates every org first and writes nothing if any has an error. Compiles one org at a " +
+    "time, overlapping writes with compiling, and writes each org's files " +
     "(orgs/<context_prefix>/), the gateway file and the top-level include files.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs --out /tmp/asterisk",
@@ -32,13 +33,16 @@ export default class Compile extends PbxCommand {
     const orgs = await loadValidOrgs(argv as string[], process.env, (r) =>
       this.printDiagnostics(r.diagnostics),
     );
-    const { files, warnings } = compileTree(
+    const includeRoot = flags["include-root"];
+    const { files: written, warnings } = await compileToDirectory(
       orgs.map((o) => o.state),
       gatewayOf(flags),
-      { includeRoot: flags["include-root"] },
-    );
+      flags.out,
+      includeRoot === undefined ? {} : { includeRoot },
+    ).catch((error: unknown) => {
+      throw error instanceof CompileRefused ? new CommandFailure(error.message) : error;
+    });
     for (const w of warnings) this.warn(`${w.path}: ${w.message}`);
-    const written = await writeTree(flags.out, files);
     const bytes = written.reduce((sum, f) => sum + f.bytes, 0);
     this.log(
       `wrote ${written.length} file(s), ${bytes} bytes, for ${orgs.length} org(s) to ${flags.out}`,

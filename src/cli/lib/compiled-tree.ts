@@ -1,7 +1,7 @@
-// Compiled Asterisk files as a tree on disk: which paths pbxctl manages, reading them back,
-// and writing a compile result.
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+// Compiled Asterisk files as a tree on disk: which paths pbxctl manages, reading them back, and
+// compiling into memory for plan and deploy (pbxctl compile streams: deploy/compile-to-directory.ts).
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
 import { compileAll, TOP_LEVEL_FILES } from "../../compiler/index.js";
 import type { CompiledFile, Diagnostic } from "../../compiler/types.js";
 import type { GatewayOptions } from "../../model/gateway.js";
@@ -54,19 +54,4 @@ export async function readManagedTree(dir: string): Promise<Map<string, string>>
     if (isManagedPath(path)) files.set(path, await readFile(full, "utf8"));
   }
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-/** Writes every file under `dir`, creating directories; returns what was written. */
-export async function writeTree(
-  dir: string,
-  files: ReadonlyMap<string, string>,
-): Promise<{ path: string; bytes: number }[]> {
-  const written: { path: string; bytes: number }[] = [];
-  for (const [path, content] of files) {
-    const full = join(dir, path);
-    await mkdir(dirname(full), { recursive: true });
-    await writeFile(full, content);
-    written.push({ path, bytes: Buffer.byteLength(content) });
-  }
-  return written;
 }
