@@ -103,16 +103,24 @@ function loadParsed(
 export function loadOrgSources(sources: readonly OrgSource[], env: SecretEnvironment): LoadResult {
   const orgs: LoadedOrg[] = [];
   const diagnostics: SourceDiagnostic[] = [];
-  const yamlByFile = new Map<string, YamlSource>();
   for (const source of sources) {
     const loaded = loadParsed(source, env);
-    yamlByFile.set(source.file, loaded.yaml);
     diagnostics.push(...loaded.diagnostics);
     if (loaded.state) orgs.push({ file: source.file, state: loaded.state });
   }
+  // Parsed documents are not kept: at 1,000 orgs they held a gigabyte. The rare file with a
+  // problem spanning files is parsed again to place it.
+  const textByFile = new Map(sources.map((source) => [source.file, source.text]));
+  const reparsed = new Map<string, YamlSource>();
   for (const problem of crossOrgProblems(orgs)) {
-    const yaml = yamlByFile.get(problem.file);
-    if (yaml) diagnostics.push(place(yaml, problem));
+    const text = textByFile.get(problem.file);
+    if (text === undefined) continue;
+    let yaml = reparsed.get(problem.file);
+    if (!yaml) {
+      yaml = parseYaml(text, problem.file).source;
+      reparsed.set(problem.file, yaml);
+    }
+    diagnostics.push(place(yaml, problem));
   }
   return { orgs, diagnostics: sortDiagnostics(diagnostics) };
 }
