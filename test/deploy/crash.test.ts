@@ -43,6 +43,7 @@ test("SIGKILL in the middle of a deploy leaves every file either old or new", as
 
     const proc = spawn(process.execPath, ["--import", "tsx", child, dir, "b"], {
       stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, PBX_CRASH_CHILD: "1" },
     });
     let out = "";
     proc.stdout.on("data", (chunk: Buffer) => {

@@ -46,6 +46,7 @@ test("SIGKILL with 100 pending deliveries: all 100 arrive after a restart", asyn
       ["--import", "tsx", child, store.file, String(CONCURRENCY)],
       {
         stdio: ["ignore", "pipe", "inherit"],
+        env: { ...process.env, PBX_CRASH_CHILD: "1" },
       },
     );
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
