@@ -1,10 +1,10 @@
 // Writes a tree of many files quickly: each write runs on libuv's thread pool while the caller
 // goes on (compiling the next org), with a bound on the bytes in flight so memory stays flat
-// however many files pass through. Measured by `npm run bench:compile`: overlapping compile and
-// write takes a full compile of 1,000 orgs from about 850 ms to about 550 ms on 2 cores.
+// however many files pass through. Overlapping compile and write took a full compile + write of
+// 1,000 orgs from about 850 ms to about 700 ms on 2 cores (`npm run bench:compile`).
 //
-// Not atomic and not fsynced: this is for building output trees (`pbxctl compile` into a staging
-// directory). The live engine directory is written by the deployer through atomic-files.ts.
+// Not atomic and not fsynced: this is for building output trees (`pbxctl compile --out`). The
+// live engine directory is written by the deployer through atomic-files.ts.
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
