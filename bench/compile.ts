@@ -1,8 +1,8 @@
-// npm run bench:compile [-- --orgs 1000] [-- --rounds 5]
+// npm run bench:compile [-- --orgs 1000 --rounds 5]
 // 1. Full compile + write of N orgs (TARGETS.md workload) through the function `pbxctl compile`
-//    runs (compileToDirectory: one org at a time, writes overlapping the next compile, staged
-//    then renamed into place), against writing the same file sizes with a plain writeFileSync
-//    loop in the same run; peak RSS.
+//    runs (compileToDirectory: one org at a time, files overwritten in place, writes overlapping
+//    the next compile), against writing the same file sizes with a plain writeFileSync loop in
+//    the same run; peak RSS.
 // 2. One org's recompile + write with 10 and with 10,000 orgs already in the directory.
 // Runs as plain tsc output (tsconfig.bench.json -> .bench-build/), like the shipped dist/: under
 // tsx every call crosses the getters and name helpers of its transform, which cost a third of
