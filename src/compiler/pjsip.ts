@@ -92,10 +92,24 @@ function trunkSections(
       ]),
     );
   }
-  const match = [trunk.host, ...trunk.match.filter((m) => m !== trunk.host)];
-  sections.push(
-    section(name, [opt("type", "identify"), opt("endpoint", name), opt("match", match.join(","))]),
-  );
+  // Inbound traffic is matched by source address. A registering trunk is matched by its line
+  // instead, so its host is only added for trunks that do not register. Asterisk resolves host
+  // names in `match` once, at load, and warns for a name that does not resolve: host names
+  // belong here only where nothing else identifies the trunk.
+  const hostIdentifies = !trunk.registration || isIpLiteral(trunk.host);
+  const match = [
+    ...(hostIdentifies ? [trunk.host] : []),
+    ...trunk.match.filter((m) => m !== trunk.host),
+  ];
+  if (match.length > 0) {
+    sections.push(
+      section(name, [
+        opt("type", "identify"),
+        opt("endpoint", name),
+        opt("match", match.join(",")),
+      ]),
+    );
+  }
   if (trunk.registration) {
     if (trunk.username === null) {
       diagnostics.push({
@@ -152,4 +166,9 @@ export function buildPjsip(state: OrgState, diagnostics: Diagnostic[]): Sections
     ],
     sections,
   };
+}
+
+/** An IPv4 address or a bracketed IPv6 address (the model's Host forms that are not names). */
+function isIpLiteral(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.startsWith("[");
 }
