@@ -55,6 +55,7 @@ export function engineInitFiles(options: {
   sipBind: string;
   sipPort: number;
 }): Map<string, string> {
+  const sipBind = `${options.sipBind.includes(":") ? `[${options.sipBind}]` : options.sipBind}:${options.sipPort}`;
   const header = "; Written by `pbxctl engine init`. pbxctl writes its generated files under";
   const include = (name: string) => `#include "${options.includeDir}/${name}"`;
   const files = new Map<string, string>();
@@ -79,10 +80,17 @@ export function engineInitFiles(options: {
     [
       header,
       `; ${options.includeDir}.`,
+      // UDP for phones and most carriers; TCP for trunks whose URI says `transport=tcp`. Both on
+      // one port: a transport is chosen by protocol, so they do not clash.
       "[transport-udp]",
       "type = transport",
       "protocol = udp",
-      `bind = ${options.sipBind.includes(":") ? `[${options.sipBind}]` : options.sipBind}:${options.sipPort}`,
+      `bind = ${sipBind}`,
+      "",
+      "[transport-tcp]",
+      "type = transport",
+      "protocol = tcp",
+      `bind = ${sipBind}`,
       "",
       include("pjsip.conf"),
       "",

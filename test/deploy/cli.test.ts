@@ -148,6 +148,7 @@ test("engine init writes the Asterisk entry files and links the generated tree",
     assert.match(await readFile(join(etc, "modules.conf"), "utf8"), "autoload = yes");
     const pjsip = await readFile(join(etc, "pjsip.conf"), "utf8");
     assert.match(pjsip, "type = transport\nprotocol = udp\nbind = 0.0.0.0:5060");
+    assert.match(pjsip, "type = transport\nprotocol = tcp\nbind = 0.0.0.0:5060");
     assert.match(pjsip, '#include "pbxctl/pjsip.conf"');
     assert.match(
       await readFile(join(etc, "extensions.conf"), "utf8"),
