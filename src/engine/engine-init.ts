@@ -156,7 +156,18 @@ export function engineInitFiles(options: {
   );
   files.set(
     "modules.conf",
-    ["; Written by `pbxctl engine init`.", "[modules]", "autoload = yes", ""].join("\n"),
+    [
+      "; Written by `pbxctl engine init`: Asterisk 22's stock choices (configs/samples), so a",
+      "; replaced stock file loads the same modules: no sound-card channels, no HEP capture.",
+      "[modules]",
+      "autoload = yes",
+      "noload => chan_alsa.so",
+      "noload => chan_console.so",
+      "noload => res_hep.so",
+      "noload => res_hep_pjsip.so",
+      "noload => res_hep_rtcp.so",
+      "",
+    ].join("\n"),
   );
   return files;
 }

@@ -145,7 +145,9 @@ test("engine init writes the Asterisk entry files and links the generated tree",
     assert.match(manager, "[pbxctl]\nsecret = s3cret-value");
     assert.match(manager, /^write = .*command/m);
     assert.match(await readFile(join(etc, "cdr_manager.conf"), "utf8"), "enabled = yes");
-    assert.match(await readFile(join(etc, "modules.conf"), "utf8"), "autoload = yes");
+    const modules = await readFile(join(etc, "modules.conf"), "utf8");
+    assert.match(modules, "autoload = yes");
+    assert.match(modules, "noload => res_hep.so");
     const pjsip = await readFile(join(etc, "pjsip.conf"), "utf8");
     assert.match(pjsip, "type = transport\nprotocol = udp\nbind = 0.0.0.0:5060");
     assert.match(pjsip, "type = transport\nprotocol = tcp\nbind = 0.0.0.0:5060");
