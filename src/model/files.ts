@@ -101,13 +101,28 @@ function loadParsed(
 
 /** Loads several org files, adding the checks that span files (ids, prefixes, DIDs). */
 export function loadOrgSources(sources: readonly OrgSource[], env: SecretEnvironment): LoadResult {
+  return combineLoads(
+    sources,
+    sources.map((source) => loadOrgSource(source, env)),
+  );
+}
+
+/**
+ * The load result of `sources` from each file's own `loadOrgSource` result (in the same order),
+ * adding the checks that span files. Split out so that the per-file work can run elsewhere (in
+ * worker threads) and give exactly what `loadOrgSources` gives.
+ */
+export function combineLoads(
+  sources: readonly OrgSource[],
+  perFile: readonly { state: OrgState | null; diagnostics: SourceDiagnostic[] }[],
+): LoadResult {
   const orgs: LoadedOrg[] = [];
   const diagnostics: SourceDiagnostic[] = [];
-  for (const source of sources) {
-    const loaded = loadParsed(source, env);
+  sources.forEach((source, index) => {
+    const loaded = perFile[index]!;
     diagnostics.push(...loaded.diagnostics);
     if (loaded.state) orgs.push({ file: source.file, state: loaded.state });
-  }
+  });
   // Parsed documents are not kept: at 1,000 orgs they held a gigabyte. The rare file with a
   // problem spanning files is parsed again to place it.
   const textByFile = new Map(sources.map((source) => [source.file, source.text]));
@@ -169,6 +184,14 @@ export async function loadOrgPaths(
   env: SecretEnvironment,
   fs: OrgFileSystem = nodeFileSystem,
 ): Promise<LoadResult> {
+  return loadOrgSources(await readOrgSources(paths, fs), env);
+}
+
+/** The text of every org file named by these paths (files or directories). */
+export async function readOrgSources(
+  paths: readonly string[],
+  fs: OrgFileSystem = nodeFileSystem,
+): Promise<OrgSource[]> {
   const sources: OrgSource[] = [];
   for (const file of await orgFilePaths(paths, fs)) {
     try {
@@ -177,7 +200,7 @@ export async function loadOrgPaths(
       throw new OrgFileError(`${file}: cannot be read`);
     }
   }
-  return loadOrgSources(sources, env);
+  return sources;
 }
 
 type FileDiagnostic = SchemaDiagnostic & { file: string };

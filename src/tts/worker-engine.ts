@@ -3,7 +3,8 @@
 // stall every other request for as long as the text is long.
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startModuleWorker } from "../module-worker.js";
 import type { PcmAudio, SpeechEngine } from "./engine.js";
 import { TtsEngineError, TtsInputError } from "./errors.js";
 import type { WorkerRequest, WorkerResponse } from "./synthesis-worker.js";
@@ -19,17 +20,8 @@ const WORKER_URL = new URL(
   import.meta.url,
 );
 
-// Built code starts the worker from its .js file. Under tsx (tests, development) this module
-// and the worker's entry are .ts files, and on Node 20 a worker does not get the hooks that
-// `--import tsx` installed in the main thread: the worker registers tsx itself first.
 function startWorker(): Worker {
-  if (WORKER_URL.pathname.endsWith(".js")) return new Worker(WORKER_URL);
-  const tsxApi = import.meta.resolve("tsx/esm/api");
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then(({ register }) => {
-    register();
-    return import(${JSON.stringify(WORKER_URL.href)});
-  });`;
-  return new Worker(bootstrap, { eval: true });
+  return startModuleWorker(WORKER_URL);
 }
 
 export interface WorkerEngineOptions {

@@ -1,9 +1,10 @@
 import type { SourceDiagnostic } from "../../model/files.js";
-import { loadOrgPaths, orgFilePaths } from "../../model/files.js";
+import { orgFilePaths } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { orgPathsArgs } from "../lib/flags.js";
 import { countProblems } from "../lib/load.js";
+import { loadOrgPathsInParallel } from "../lib/parallel-load.js";
 
 export interface ValidateResult {
   files: string[];
@@ -28,7 +29,7 @@ export default class Validate extends PbxCommand {
     const paths = argv as string[];
     const files = await orgFilePaths(paths);
     if (files.length === 0) throw new CommandFailure(`no org files (*.yaml) in ${paths.join(" ")}`);
-    const loaded = await loadOrgPaths(files, process.env);
+    const loaded = await loadOrgPathsInParallel(files, process.env);
     const result = { files, ...countProblems(loaded), diagnostics: loaded.diagnostics };
     this.printDiagnostics(loaded.diagnostics);
     if (!this.jsonEnabled()) {

@@ -1,7 +1,8 @@
 // Loading org files for commands that compile: every problem printed, nothing compiled on errors.
-import { hasErrors, type LoadedOrg, type LoadResult, loadOrgPaths } from "../../model/files.js";
+import { hasErrors, type LoadedOrg, type LoadResult } from "../../model/files.js";
 import type { SecretEnvironment } from "../../model/secrets.js";
 import { CommandFailure } from "./base-command.js";
+import { loadOrgPathsInParallel } from "./parallel-load.js";
 
 /** Counts of a load's diagnostics. */
 export function countProblems(result: LoadResult): { errors: number; warnings: number } {
@@ -18,7 +19,7 @@ export async function loadValidOrgs(
   env: SecretEnvironment,
   report: (result: LoadResult) => void,
 ): Promise<LoadedOrg[]> {
-  const result = await loadOrgPaths(paths, env);
+  const result = await loadOrgPathsInParallel(paths, env);
   report(result);
   if (hasErrors(result.diagnostics)) {
     const { errors } = countProblems(result);

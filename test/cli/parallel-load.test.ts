@@ -1,0 +1,56 @@
+// The parallel loader must give exactly what the one-thread loader gives: the same states, the
+// same diagnostics in the same order, cross-file clashes included.
+import { readFile } from "node:fs/promises";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { loadOrgSourcesInParallel } from "../../src/cli/lib/parallel-load.js";
+import { loadOrgSources, type OrgSource } from "../../src/model/files.js";
+
+async function sources(): Promise<OrgSource[]> {
+  const acme = await readFile("orgs/acme.yaml", "utf8");
+  const globex = await readFile("orgs/globex.yaml", "utf8");
+  const list: OrgSource[] = [
+    { file: "orgs/acme.yaml", text: acme },
+    { file: "orgs/globex.yaml", text: globex },
+    // Same org again under another name: id, prefix and DIDs clash across files.
+    { file: "orgs/acme-copy.yaml", text: acme },
+    // Broken in a file of its own: YAML syntax, and a schema error.
+    { file: "orgs/broken.yaml", text: "org: [unclosed\n" },
+    {
+      file: "orgs/bad-extension.yaml",
+      text: globex.replace(/extension: "?(\d+)"?/, "extension: 1x"),
+    },
+  ];
+  // Enough files that every worker gets several.
+  for (let i = 0; i < 6; i++) {
+    list.push({
+      file: `orgs/more-${i}.yaml`,
+      text: globex
+        .replace(
+          /^ {2}id: .*$/m,
+          `  id: 9b7e6d5c-4a3b-4c2d-8e1f-0a9b8c7d6e${String(i).padStart(2, "0")}`,
+        )
+        .replace(/^ {2}slug: .*$/m, `  slug: more-${i}`)
+        .replace(/^ {2}context_prefix: .*$/m, `  context_prefix: more${i}_`),
+    });
+  }
+  return list;
+}
+
+test("loading in worker threads gives the one-thread result exactly", async () => {
+  const input = await sources();
+  const env = { ACME_TRUNK_PASSWORD: "from-env" };
+  const inThread = loadOrgSources(input, env);
+  const parallel = await loadOrgSourcesInParallel(input, env, { threads: 3, minFiles: 0 });
+  assert.ok(inThread.diagnostics.length >= 4, "the input really has problems");
+  assert.ok(inThread.orgs.length >= 8, "and orgs that load");
+  assert.equal(parallel, inThread);
+});
+
+test("few files load in this thread", async () => {
+  const input = (await sources()).slice(0, 2);
+  const result = await loadOrgSourcesInParallel(input, {});
+  assert.equal(result, loadOrgSources(input, {}));
+});
+
+test.run();
