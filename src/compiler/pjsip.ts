@@ -92,15 +92,14 @@ function trunkSections(
       ]),
     );
   }
-  // Inbound traffic is matched by source address. A registering trunk is matched by its line
-  // instead, so its host is only added for trunks that do not register. Asterisk resolves host
-  // names in `match` once, at load, and warns for a name that does not resolve: host names
-  // belong here only where nothing else identifies the trunk.
+  // Inbound traffic is matched by source address, plus the explicit `match` list. Asterisk
+  // resolves host names in `match` once, at load, and warns for a name that does not resolve;
+  // a registering trunk is identified by its line anyway, so its host is added only when it is
+  // an address. A trunk that does not register has nothing else: its host is always added.
   const hostIdentifies = !trunk.registration || isIpLiteral(trunk.host);
-  const match = [
-    ...(hostIdentifies ? [trunk.host] : []),
-    ...trunk.match.filter((m) => m !== trunk.host),
-  ];
+  const match = hostIdentifies
+    ? [trunk.host, ...trunk.match.filter((m) => m !== trunk.host)]
+    : [...trunk.match];
   if (match.length > 0) {
     sections.push(
       section(name, [

@@ -30,6 +30,8 @@ test("a registering trunk is identified by its line: no host name in match", () 
   const registering = { host: "sip.example.net", username: "acme", registration: true };
   assert.is(identifyOf(registering), null, "no identify section at all");
   assert.is(identifyOf({ ...registering, match: ["198.51.100.0/24"] }), "198.51.100.0/24");
+  // A name the operator lists explicitly is kept.
+  assert.is(identifyOf({ ...registering, match: ["sip.example.net"] }), "sip.example.net");
   // An address needs no lookup, so it still identifies the trunk.
   assert.is(identifyOf({ ...registering, host: "203.0.113.5" }), "203.0.113.5");
 });
