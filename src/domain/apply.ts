@@ -358,9 +358,13 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
     for (const member of queue.members) await queues.addMember(queue.id!, member);
   }
 
-  if (prune) for (const ivr of plan.ivrs.extra) await deleteIvr(db, ivr.id!);
+  if (prune) for (const ivr of plan.ivrs.extra) await ivrs.delete(orgId, ivr.id!);
   for (const ivr of plan.ivrs.creates) await ivrs.insert(orgId, ivr);
-  for (const ivr of plan.ivrs.updates) await updateIvr(db, ivr, now);
+  for (const ivr of plan.ivrs.updates) {
+    // Options are part of the IVR as a file states it: replaced as a whole.
+    await ivrs.update(orgId, ivr.id!, ivr, now);
+    await ivrs.replaceOptions(ivr.id!, ivr.options, now);
+  }
 
   // At most one default per org (a unique index): clear them, write, then set the final one.
   const didsTouched = plan.dids.creates.length + plan.dids.updates.length > 0 || prune;
@@ -419,46 +423,4 @@ function didColumns(orgId: string, did: Did) {
     routing_destination: did.routing_destination,
     routing_environment: did.routing_environment,
   };
-}
-
-/** Rewrites an IVR's fields and replaces its options as a whole (the file states them all). */
-async function updateIvr(db: Db, ivr: Ivr, now: string): Promise<void> {
-  await db
-    .updateTable("ivrs")
-    .set({
-      name: ivr.name,
-      extension: ivr.extension,
-      description: ivr.description,
-      timeout: ivr.timeout,
-      max_retries: ivr.max_retries,
-      status: ivr.status,
-      greeting_language: ivr.greeting_language,
-      greeting_voice: ivr.greeting_voice,
-      greeting_prompt: ivr.greeting_prompt,
-      direct_extension_dial: ivr.direct_extension_dial ? 1 : 0,
-      updated_at: now,
-    })
-    .where("id", "=", ivr.id!)
-    .execute();
-  await db.deleteFrom("ivr_options").where("ivr_id", "=", ivr.id!).execute();
-  if (ivr.options.length === 0) return;
-  await db
-    .insertInto("ivr_options")
-    .values(
-      ivr.options.map((option, position) => ({
-        id: randomUUID(),
-        ivr_id: ivr.id!,
-        digit: option.digit,
-        action_type: option.action_type,
-        action_destination: option.action_destination,
-        description: option.description,
-        position,
-      })),
-    )
-    .execute();
-}
-
-async function deleteIvr(db: Db, id: string): Promise<void> {
-  await db.deleteFrom("ivr_options").where("ivr_id", "=", id).execute();
-  await db.deleteFrom("ivrs").where("id", "=", id).execute();
 }

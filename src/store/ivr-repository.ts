@@ -34,6 +34,35 @@ export function ivrFromRows(row: IvrRow, options: IvrOptionRow[]): Ivr {
 }
 
 /** Repository of IVRs over a database or a transaction. */
+/** The columns an IVR's own fields are stored in (insert and update write the same ones). */
+function ivrColumns(ivr: Ivr) {
+  return {
+    name: ivr.name,
+    extension: ivr.extension,
+    description: ivr.description,
+    timeout: ivr.timeout,
+    max_retries: ivr.max_retries,
+    status: ivr.status,
+    greeting_language: ivr.greeting_language,
+    greeting_voice: ivr.greeting_voice,
+    greeting_prompt: ivr.greeting_prompt,
+    direct_extension_dial: ivr.direct_extension_dial ? 1 : 0,
+  };
+}
+
+/** Option rows of IVR `ivrId`, positioned in list order. */
+function optionRows(ivrId: string, options: readonly IvrOption[]) {
+  return options.map((o, position) => ({
+    id: randomUUID(),
+    ivr_id: ivrId,
+    digit: o.digit,
+    action_type: o.action_type,
+    action_destination: o.action_destination,
+    description: o.description,
+    position,
+  }));
+}
+
 export function createIvrRepository(db: Db) {
   /** Every IVR of the org as rows, ordered by extension, options in order. */
   async function listRecords(orgId: string): Promise<IvrRecord[]> {
@@ -71,35 +100,13 @@ export function createIvrRepository(db: Db) {
         .values({
           id,
           org_id: orgId,
-          name: ivr.name,
-          extension: ivr.extension,
-          description: ivr.description,
-          timeout: ivr.timeout,
-          max_retries: ivr.max_retries,
-          status: ivr.status,
-          greeting_language: ivr.greeting_language,
-          greeting_voice: ivr.greeting_voice,
-          greeting_prompt: ivr.greeting_prompt,
-          direct_extension_dial: ivr.direct_extension_dial ? 1 : 0,
+          ...ivrColumns(ivr),
           created_at: now,
           updated_at: now,
         })
         .execute();
       if (ivr.options.length > 0) {
-        await db
-          .insertInto("ivr_options")
-          .values(
-            ivr.options.map((o, position) => ({
-              id: randomUUID(),
-              ivr_id: id,
-              digit: o.digit,
-              action_type: o.action_type,
-              action_destination: o.action_destination,
-              description: o.description,
-              position,
-            })),
-          )
-          .execute();
+        await db.insertInto("ivr_options").values(optionRows(id, ivr.options)).execute();
       }
       return { ...ivr, id };
     },
@@ -135,16 +142,7 @@ export function createIvrRepository(db: Db) {
       const result = await db
         .updateTable("ivrs")
         .set({
-          name: ivr.name,
-          extension: ivr.extension,
-          description: ivr.description,
-          timeout: ivr.timeout,
-          max_retries: ivr.max_retries,
-          status: ivr.status,
-          greeting_language: ivr.greeting_language,
-          greeting_voice: ivr.greeting_voice,
-          greeting_prompt: ivr.greeting_prompt,
-          direct_extension_dial: ivr.direct_extension_dial ? 1 : 0,
+          ...ivrColumns(ivr),
           updated_at: now,
         })
         .where("org_id", "=", orgId)
@@ -160,20 +158,7 @@ export function createIvrRepository(db: Db) {
     async replaceOptions(id: string, options: IvrOption[], now: string): Promise<void> {
       await db.deleteFrom("ivr_options").where("ivr_id", "=", id).execute();
       if (options.length > 0) {
-        await db
-          .insertInto("ivr_options")
-          .values(
-            options.map((o, position) => ({
-              id: randomUUID(),
-              ivr_id: id,
-              digit: o.digit,
-              action_type: o.action_type,
-              action_destination: o.action_destination,
-              description: o.description,
-              position,
-            })),
-          )
-          .execute();
+        await db.insertInto("ivr_options").values(optionRows(id, options)).execute();
       }
       await db.updateTable("ivrs").set({ updated_at: now }).where("id", "=", id).execute();
     },

@@ -24,6 +24,19 @@ export function queueFromRows(row: QueueRow, members: QueueMemberRow[]): Queue {
 }
 
 /** Repository of queues over a database or a transaction. */
+/** The columns a queue's own fields are stored in (insert and update write the same ones). */
+function queueColumns(queue: Queue) {
+  return {
+    number: queue.number,
+    name: queue.name,
+    strategy: queue.strategy,
+    moh: queue.moh,
+    max_wait: queue.max_wait,
+    timeout_destination_type: queue.timeout_destination_type,
+    timeout_destination: queue.timeout_destination,
+  };
+}
+
 export function createQueueRepository(db: Db) {
   return {
     /** Inserts a queue and its members in list order; returns it with its id. */
@@ -35,13 +48,7 @@ export function createQueueRepository(db: Db) {
         .values({
           id,
           org_id: orgId,
-          number: queue.number,
-          name: queue.name,
-          strategy: queue.strategy,
-          moh: queue.moh,
-          max_wait: queue.max_wait,
-          timeout_destination_type: queue.timeout_destination_type,
-          timeout_destination: queue.timeout_destination,
+          ...queueColumns(queue),
           created_at: now,
           updated_at: now,
         })
@@ -74,13 +81,7 @@ export function createQueueRepository(db: Db) {
       const result = await db
         .updateTable("queues")
         .set({
-          number: queue.number,
-          name: queue.name,
-          strategy: queue.strategy,
-          moh: queue.moh,
-          max_wait: queue.max_wait,
-          timeout_destination_type: queue.timeout_destination_type,
-          timeout_destination: queue.timeout_destination,
+          ...queueColumns(queue),
           updated_at: new Date().toISOString(),
         })
         .where("org_id", "=", orgId)

@@ -28,6 +28,23 @@ export function userFromRow(row: UserRow): User {
 }
 
 /** Repository of SIP users over a database or a transaction. */
+/** The columns a user's own fields are stored in (insert and update write the same ones). */
+function userColumns(user: User) {
+  return {
+    extension: user.extension,
+    name: user.name,
+    routing_type: user.routing_type,
+    status: user.status,
+    ring_target: user.ring_target,
+    phone_number: user.phone_number,
+    ring_time: user.ring_time,
+    outbound_did: user.outbound_did,
+    call_recording: user.call_recording ? 1 : 0,
+    sip_md5_cred: user.sip?.md5_cred ?? null,
+    sip_password_env: user.sip?.password_env ?? null,
+  };
+}
+
 export function createUserRepository(db: Db) {
   // One query reading only the columns a listing shows: `GET /users` is the API's hot path.
   async function loadWithContextPrefix(
@@ -79,17 +96,7 @@ export function createUserRepository(db: Db) {
         .values({
           id,
           org_id: orgId,
-          extension: user.extension,
-          name: user.name,
-          routing_type: user.routing_type,
-          status: user.status,
-          ring_target: user.ring_target,
-          phone_number: user.phone_number,
-          ring_time: user.ring_time,
-          outbound_did: user.outbound_did,
-          call_recording: user.call_recording ? 1 : 0,
-          sip_md5_cred: user.sip?.md5_cred ?? null,
-          sip_password_env: user.sip?.password_env ?? null,
+          ...userColumns(user),
           created_at: now,
           updated_at: now,
         })
@@ -129,17 +136,7 @@ export function createUserRepository(db: Db) {
       const result = await db
         .updateTable("users")
         .set({
-          extension: user.extension,
-          name: user.name,
-          routing_type: user.routing_type,
-          status: user.status,
-          ring_target: user.ring_target,
-          phone_number: user.phone_number,
-          ring_time: user.ring_time,
-          outbound_did: user.outbound_did,
-          call_recording: user.call_recording ? 1 : 0,
-          sip_md5_cred: user.sip?.md5_cred ?? null,
-          sip_password_env: user.sip?.password_env ?? null,
+          ...userColumns(user),
           updated_at: new Date().toISOString(),
         })
         .where("org_id", "=", orgId)
