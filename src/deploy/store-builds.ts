@@ -43,6 +43,10 @@ export interface GatewayBuild {
   orgCount: number;
 }
 
+function handleOf(row: { id: string; context_prefix: string; status: string }): OrgHandle {
+  return { id: row.id, contextPrefix: row.context_prefix, status: row.status };
+}
+
 /** Only active orgs are served: their files exist, and the include files list them. */
 export function isServed(status: string): boolean {
   return status === "active";
@@ -59,11 +63,7 @@ export class StoreBuilds {
       .select(["id", "context_prefix", "status"])
       .orderBy("context_prefix")
       .execute();
-    return rows.map((row) => ({
-      id: row.id,
-      contextPrefix: row.context_prefix,
-      status: row.status,
-    }));
+    return rows.map(handleOf);
   }
 
   /** The org, or null when no such org exists. */
@@ -73,7 +73,7 @@ export class StoreBuilds {
       .select(["id", "context_prefix", "status"])
       .where("id", "=", orgId)
       .executeTakeFirst();
-    return row ? { id: row.id, contextPrefix: row.context_prefix, status: row.status } : null;
+    return row ? handleOf(row) : null;
   }
 
   /** The top-level include files naming every active org (one cheap query). */
