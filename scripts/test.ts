@@ -1,11 +1,34 @@
 // Runs every uvu suite under test/ (optionally filtered by a path substring) in one process and
 // closes with a plain "N passed, N failed" line, which CI reads to know that tests really ran.
+// `--engine` runs test/engine/ instead: those suites boot a real Asterisk 22 (PBX_ASTERISK_PREFIX)
+// and are never part of the fast suite.
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import {
+  ASTERISK_PREFIX_VARIABLE,
+  HOW_TO_PROVIDE,
+  resolveAsteriskInstall,
+} from "../src/engine/testing/asterisk-install.js";
 
 const root = new URL("..", import.meta.url).pathname;
-const filters = process.argv.slice(2);
+const engine = process.argv.includes("--engine");
+const filters = process.argv.slice(2).filter((arg) => arg !== "--engine");
+const engineDir = join("test", "engine");
+
+if (engine && !process.env[ASTERISK_PREFIX_VARIABLE]) {
+  // Never a silent skip: without an engine the engine suite cannot say anything.
+  console.error(HOW_TO_PROVIDE);
+  process.exit(1);
+}
+if (engine) {
+  try {
+    resolveAsteriskInstall(process.env[ASTERISK_PREFIX_VARIABLE]!);
+  } catch (error) {
+    console.error(`${ASTERISK_PREFIX_VARIABLE}: ${(error as Error).message}\n\n${HOW_TO_PROVIDE}`);
+    process.exit(1);
+  }
+}
 
 function findTests(dir: string): string[] {
   const found: string[] = [];
@@ -19,6 +42,7 @@ function findTests(dir: string): string[] {
 
 const files = findTests(join(root, "test"))
   .map((file) => relative(root, file))
+  .filter((file) => file.startsWith(engineDir) === engine)
   .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)));
 
 if (files.length === 0) {

@@ -8,7 +8,9 @@
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readlink, symlink, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { TOP_LEVEL_FILES } from "../compiler/index.js";
+import { GATEWAY_FILE, TOP_LEVEL_FILES } from "../compiler/index.js";
+import { CORE_CONFIG_FILES } from "./engine-core-files.js";
+import { modulesConf } from "./engine-modules.js";
 
 export interface EngineInitOptions {
   /** Asterisk's config directory (astetcdir), e.g. /etc/asterisk. */
@@ -30,6 +32,8 @@ export interface EngineInitResult {
   generatedDir: string;
   files: string[];
   symlinks: string[];
+  /** Empty generated include files written so Asterisk boots before the first deploy. */
+  placeholders: string[];
   amiUsername: string;
   amiSecret: string;
   amiPort: number;
@@ -148,27 +152,21 @@ export function engineInitFiles(options: {
   files.set(
     "cdr_manager.conf",
     [
-      "; Written by `pbxctl engine init`: call records as AMI `Cdr` events.",
+      "; Written by `pbxctl engine init`: call records as AMI `Cdr` events. The mappings add the",
+      "; fields call history needs: one record per call (LinkedID) and the callee's org",
+      "; (PeerAccount, tenant isolation rule 3).",
       "[general]",
       "enabled = yes",
       "",
-    ].join("\n"),
-  );
-  files.set(
-    "modules.conf",
-    [
-      "; Written by `pbxctl engine init`: Asterisk 22's stock choices (configs/samples), so a",
-      "; replaced stock file loads the same modules: no sound-card channels, no HEP capture.",
-      "[modules]",
-      "autoload = yes",
-      "noload => chan_alsa.so",
-      "noload => chan_console.so",
-      "noload => res_hep.so",
-      "noload => res_hep_pjsip.so",
-      "noload => res_hep_rtcp.so",
+      "[mappings]",
+      "linkedid => LinkedID",
+      "peeraccount => PeerAccount",
+      "sequence => Sequence",
       "",
     ].join("\n"),
   );
+  files.set("modules.conf", modulesConf());
+  for (const [name, content] of CORE_CONFIG_FILES) files.set(name, content);
   return files;
 }
 
@@ -230,11 +228,13 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
   for (const [name, content] of files) {
     await writeFile(join(etcDir, name), content, { mode: name === "manager.conf" ? 0o640 : 0o644 });
   }
+  const placeholders = await writeGeneratedPlaceholders(generatedDir);
   return {
     etcDir,
     generatedDir,
     files: [...files.keys()],
     symlinks,
+    placeholders,
     amiUsername,
     amiSecret,
     amiPort,
@@ -247,6 +247,26 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
       PBX_AMI_SECRET: amiSecret,
     },
   };
+}
+
+/**
+ * The top-level files include the generated tree's include files; Asterisk refuses a whole
+ * config file (and with it pbx_config, app_queue, every transport) when an `#include` names a
+ * missing file. So until the first deploy writes them, empty ones stand in. Existing files are
+ * never touched: they are a deploy's.
+ */
+async function writeGeneratedPlaceholders(generatedDir: string): Promise<string[]> {
+  const written: string[] = [];
+  for (const name of [...TOP_LEVEL_FILES, GATEWAY_FILE]) {
+    const file = join(generatedDir, name);
+    if (await exists(file)) continue;
+    const header = "; pbxctl: nothing deployed yet. The first deploy replaces this file.\n";
+    await writeFile(file, header, { flag: "wx" }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+    written.push(name);
+  }
+  return written;
 }
 
 async function exists(path: string): Promise<boolean> {

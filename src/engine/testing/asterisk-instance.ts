@@ -1,0 +1,259 @@
+// One real Asterisk for a test or a bench: its own temp dir and asterisk.conf naming every
+// directory, the top-level files of `pbxctl engine init`, AMI and SIP on free loopback ports
+// (never 5038/5060), a trace log, and a stop that always ends the process by its PID.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer as createTcpServer } from "node:net";
+import { createSocket } from "node:dgram";
+import { join } from "node:path";
+import type { CompiledFile } from "../../compiler/types.js";
+import { initEngine } from "../engine-init.js";
+import type { AsteriskInstall } from "./asterisk-install.js";
+
+export interface AsteriskInstanceOptions {
+  install: AsteriskInstall;
+  /** Generated files (paths relative to the generated tree) written before the engine boots. */
+  files?: readonly CompiledFile[];
+  /** Extra files for the config directory (e.g. a test-only `extensions_test.conf`). */
+  etcFiles?: Readonly<Record<string, string>>;
+  /** Lines appended to the top-level extensions.conf (e.g. `#include "extensions_test.conf"`). */
+  extensionsAppend?: string;
+  amiUsername?: string;
+  amiSecret?: string;
+}
+
+export interface AsteriskInstance {
+  readonly dir: string;
+  readonly etcDir: string;
+  /** pbxctl's generated tree (`<etc>/pbxctl`): what PBX_ASTERISK_DIR names for a deployer. */
+  readonly generatedDir: string;
+  /** `<astdatadir>/sounds`: greetings go in `greetings/`. */
+  readonly soundsDir: string;
+  readonly pid: number;
+  readonly amiPort: number;
+  readonly sipPort: number;
+  readonly amiUsername: string;
+  readonly amiSecret: string;
+  /** Runs one CLI command (`asterisk -rx`) and resolves with its output. */
+  cli(command: string): Promise<string>;
+  /** The full log so far (`<dir>/log/full`: notice, warning, error, verbose, dtmf). */
+  log(): string;
+  /** WARNING and ERROR lines logged so far (from `since`, a length of `log()`). */
+  problems(since?: number): string[];
+  /** Waits until `log()` (from `since`) matches, or throws after `timeoutMs`. */
+  waitForLog(pattern: RegExp, options?: { since?: number; timeoutMs?: number }): Promise<string>;
+  /** Stops the engine (graceful, then SIGKILL by PID) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** Kills every engine this process started, even when a test failed or threw. */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  const killAll = () => {
+    for (const child of running) {
+      try {
+        child.kill("SIGKILL");
+      } catch {}
+    }
+  };
+  process.on("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(1);
+    });
+  }
+}
+
+/** A TCP port free on 127.0.0.1 whose UDP twin is free too (SIP listens on both). */
+export async function freeLoopbackPort(avoid: ReadonlySet<number> = new Set()): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createTcpServer();
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+      });
+    });
+    if (port === 5038 || port === 5060 || avoid.has(port)) continue;
+    const udpFree = await new Promise<boolean>((resolve) => {
+      const socket = createSocket("udp4");
+      socket.once("error", () => resolve(false));
+      socket.bind(port, "127.0.0.1", () => socket.close(() => resolve(true)));
+    });
+    if (udpFree) return port;
+  }
+  throw new Error("no free loopback port pair found");
+}
+
+function runCli(binary: string, config: string, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      binary,
+      ["-C", config, "-rx", command],
+      { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`asterisk -rx '${command}': ${error.message} ${stderr}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Links the install's data dir entries into `dataDir`, with a writable `sounds/greetings`. */
+async function prepareDataDir(install: AsteriskInstall, dataDir: string): Promise<string> {
+  await mkdir(join(dataDir, "sounds", "greetings"), { recursive: true });
+  for (const entry of readdirSync(install.dataDir)) {
+    if (entry === "sounds") continue;
+    await symlink(join(install.dataDir, entry), join(dataDir, entry));
+  }
+  const sounds = join(install.dataDir, "sounds");
+  if (existsSync(sounds)) {
+    for (const entry of readdirSync(sounds)) {
+      if (entry === "greetings") continue;
+      await symlink(join(sounds, entry), join(dataDir, "sounds", entry));
+    }
+  }
+  return join(dataDir, "sounds");
+}
+
+/** Boots an Asterisk on loopback ports and resolves once it is fully booted. */
+export async function startAsterisk(options: AsteriskInstanceOptions): Promise<AsteriskInstance> {
+  installExitHook();
+  const { install } = options;
+  // Short: the control socket path must stay under 108 characters.
+  const dir = await mkdtemp("/tmp/pbxa-");
+  const etcDir = join(dir, "etc");
+  for (const sub of ["etc", "db", "cache", "spool", "run", "log/cdr-csv", "log/cdr-custom"]) {
+    await mkdir(join(dir, sub), { recursive: true });
+  }
+  const soundsDir = await prepareDataDir(install, join(dir, "data"));
+  const amiPort = await freeLoopbackPort();
+  const sipPort = await freeLoopbackPort(new Set([amiPort]));
+  const amiUsername = options.amiUsername ?? "pbxctl";
+  const amiSecret = options.amiSecret ?? "pbxctl-test-secret";
+  const init = await initEngine({
+    etcDir,
+    amiUsername,
+    amiSecret,
+    amiPort,
+    sipBind: "127.0.0.1",
+    sipPort,
+  });
+  for (const file of options.files ?? []) {
+    const path = join(init.generatedDir, file.path);
+    await mkdir(join(path, ".."), { recursive: true });
+    await writeFile(path, file.content);
+  }
+  for (const [name, content] of Object.entries(options.etcFiles ?? {})) {
+    await writeFile(join(etcDir, name), content);
+  }
+  if (options.extensionsAppend) {
+    const top = join(etcDir, "extensions.conf");
+    await writeFile(top, `${readFileSync(top, "utf8")}${options.extensionsAppend}\n`);
+  }
+  const config = join(etcDir, "asterisk.conf");
+  await writeFile(
+    config,
+    [
+      "[directories]",
+      `astetcdir => ${etcDir}`,
+      `astmoddir => ${install.modulesDir}`,
+      `astvarlibdir => ${join(dir, "data")}`,
+      `astdatadir => ${join(dir, "data")}`,
+      `astagidir => ${join(dir, "data", "agi-bin")}`,
+      `astkeydir => ${join(dir, "data")}`,
+      `astsbindir => ${join(install.binary, "..")}`,
+      `astdbdir => ${join(dir, "db")}`,
+      `astcachedir => ${join(dir, "cache")}`,
+      `astspooldir => ${join(dir, "spool")}`,
+      `astrundir => ${join(dir, "run")}`,
+      `astlogdir => ${join(dir, "log")}`,
+      "[options]",
+      "verbose = 3",
+      "",
+    ].join("\n"),
+  );
+  await writeFile(
+    join(etcDir, "logger.conf"),
+    "[general]\n[logfiles]\nfull => notice,warning,error,verbose,dtmf\n",
+  );
+
+  const output = openSync(join(dir, "console.log"), "a");
+  const child = spawn(install.binary, ["-C", config, "-f", "-n", "-g"], {
+    stdio: ["ignore", output, output],
+  });
+  running.add(child);
+  let exited = false;
+  child.once("exit", () => {
+    exited = true;
+    running.delete(child);
+  });
+  const logFile = join(dir, "log", "full");
+  const readLog = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
+
+  const stop = async () => {
+    if (!exited) {
+      await runCli(install.binary, config, "core stop now").catch(() => {});
+      for (let i = 0; i < 100 && !exited; i++) await delay(50);
+      if (!exited) child.kill("SIGKILL");
+      for (let i = 0; i < 100 && !exited; i++) await delay(20);
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const socket = join(dir, "run", "asterisk.ctl");
+    for (let i = 0; !existsSync(socket); i++) {
+      if (exited) throw new Error(`asterisk exited at start: ${readFileSync(join(dir, "console.log"), "utf8")}`);
+      if (i > 300) throw new Error("asterisk did not create its control socket in 30 s");
+      await delay(100);
+    }
+    await runCli(install.binary, config, "core waitfullybooted");
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const instance: AsteriskInstance = {
+    dir,
+    etcDir,
+    generatedDir: init.generatedDir,
+    soundsDir,
+    pid: child.pid ?? -1,
+    amiPort,
+    sipPort,
+    amiUsername,
+    amiSecret,
+    cli: (command) => runCli(install.binary, config, command),
+    log: readLog,
+    problems: (since = 0) =>
+      readLog()
+        .slice(since)
+        .split("\n")
+        .filter((line) => /\b(WARNING|ERROR)\[\d+\]/.test(line)),
+    async waitForLog(pattern, { since = 0, timeoutMs = 15_000 } = {}) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const text = readLog().slice(since);
+        if (pattern.test(text)) return text;
+        if (Date.now() > deadline) {
+          throw new Error(`timed out waiting for ${pattern} in the Asterisk log:\n${text.slice(-3000)}`);
+        }
+        await delay(50);
+      }
+    },
+    stop,
+  };
+  return instance;
+}

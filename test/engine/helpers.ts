@@ -1,0 +1,67 @@
+// Shared by the engine suites: the install from PBX_ASTERISK_PREFIX (scripts/test.ts refuses to
+// run this directory without it), compiled fixtures, and a suite-scoped Asterisk that is always
+// stopped by PID, even when a test fails.
+import { compileAll } from "../../src/compiler/index.js";
+import type { CompiledFile } from "../../src/compiler/types.js";
+import { loadOrgPaths } from "../../src/model/files.js";
+import {
+  type AsteriskInstall,
+  asteriskInstallFromEnv,
+  HOW_TO_PROVIDE,
+} from "../../src/engine/testing/asterisk-install.js";
+import {
+  type AsteriskInstanceOptions,
+  type AsteriskInstance,
+  startAsterisk,
+} from "../../src/engine/testing/asterisk-instance.js";
+import { compileCase } from "../compiler/golden.js";
+
+export const ROOT = new URL("../../", import.meta.url).pathname;
+
+export function engineInstall(): AsteriskInstall {
+  const install = asteriskInstallFromEnv();
+  if (!install) throw new Error(HOW_TO_PROVIDE);
+  return install;
+}
+
+/** Boots an engine with `files` (generated tree) for one test or suite. */
+export function boot(
+  files: readonly CompiledFile[],
+  options: Omit<AsteriskInstanceOptions, "install" | "files"> = {},
+): Promise<AsteriskInstance> {
+  return startAsterisk({ install: engineInstall(), files, ...options });
+}
+
+/** Runs `body` with a fresh engine and stops it afterwards, whatever happens. */
+export async function withEngine<T>(
+  files: readonly CompiledFile[],
+  body: (engine: AsteriskInstance) => Promise<T>,
+  options: Omit<AsteriskInstanceOptions, "install" | "files"> = {},
+): Promise<T> {
+  const engine = await boot(files, options);
+  try {
+    return await body(engine);
+  } finally {
+    await engine.stop();
+  }
+}
+
+/** A golden fixture's compiled files (throws when the compiler reports an error). */
+export function fixtureFiles(name: string): CompiledFile[] {
+  const result = compileCase(name);
+  const errors = result.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) throw new Error(`${name}: ${errors.map((d) => d.message).join("; ")}`);
+  return result.files;
+}
+
+/** The example orgs (orgs/*.yaml) compiled, secrets from the given environment. */
+export async function exampleOrgFiles(env: Record<string, string> = {}): Promise<CompiledFile[]> {
+  const loaded = await loadOrgPaths([`${ROOT}orgs`], env);
+  const errors = loaded.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) throw new Error(errors.map((d) => d.message).join("; "));
+  const result = compileAll(
+    loaded.orgs.map((org) => org.state),
+    { environment: "prod", staging_endpoint: "staging-tunnel" },
+  );
+  return result.files;
+}
