@@ -3,17 +3,17 @@
 // stopped by PID, even when a test fails.
 import { compileAll } from "../../src/compiler/index.js";
 import type { CompiledFile } from "../../src/compiler/types.js";
-import { loadOrgPaths } from "../../src/model/files.js";
 import {
   type AsteriskInstall,
   asteriskInstallFromEnv,
   HOW_TO_PROVIDE,
 } from "../../src/engine/testing/asterisk-install.js";
 import {
-  type AsteriskInstanceOptions,
   type AsteriskInstance,
+  type AsteriskInstanceOptions,
   startAsterisk,
 } from "../../src/engine/testing/asterisk-instance.js";
+import { loadOrgPaths } from "../../src/model/files.js";
 import { compileCase } from "../compiler/golden.js";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;

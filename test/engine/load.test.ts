@@ -3,8 +3,7 @@
 // deploy) boots cleanly with every module pbxctl needs loaded.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { listCases } from "../compiler/golden.js";
-import { compileCase } from "../compiler/golden.js";
+import { compileCase, listCases } from "../compiler/golden.js";
 import { exampleOrgFiles, fixtureFiles, withEngine } from "./helpers.js";
 
 /** The warnings a clean load may still have: none. Printed whole when the list is not empty. */

@@ -2,10 +2,10 @@
 // directory, the top-level files of `pbxctl engine init`, AMI and SIP on free loopback ports
 // (never 5038/5060), a trace log, and a stop that always ends the process by its PID.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { createSocket } from "node:dgram";
 import { existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer as createTcpServer } from "node:net";
-import { createSocket } from "node:dgram";
 import { join } from "node:path";
 import type { CompiledFile } from "../../compiler/types.js";
 import { initEngine } from "../engine-init.js";
@@ -215,7 +215,10 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
   try {
     const socket = join(dir, "run", "asterisk.ctl");
     for (let i = 0; !existsSync(socket); i++) {
-      if (exited) throw new Error(`asterisk exited at start: ${readFileSync(join(dir, "console.log"), "utf8")}`);
+      if (exited)
+        throw new Error(
+          `asterisk exited at start: ${readFileSync(join(dir, "console.log"), "utf8")}`,
+        );
       if (i > 300) throw new Error("asterisk did not create its control socket in 30 s");
       await delay(100);
     }
@@ -248,7 +251,9 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
         const text = readLog().slice(since);
         if (pattern.test(text)) return text;
         if (Date.now() > deadline) {
-          throw new Error(`timed out waiting for ${pattern} in the Asterisk log:\n${text.slice(-3000)}`);
+          throw new Error(
+            `timed out waiting for ${pattern} in the Asterisk log:\n${text.slice(-3000)}`,
+          );
         }
         await delay(50);
       }
