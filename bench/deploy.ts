@@ -34,7 +34,7 @@ const round = (x: number) => Math.round(x * 10) / 10;
 
 async function engine() {
   const dir = await mkdtemp(join(tmpdir(), "pbxctl-bench-deploy-"));
-  const ami = new FakeAmiServer();
+  const ami = new FakeAmiServer({ engineDir: dir });
   const port = await ami.listen();
   const target = createAmiTarget({ host: "127.0.0.1", port, username: "pbxctl", secret: "secret" });
   await target.connection.ready();

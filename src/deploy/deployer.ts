@@ -4,13 +4,16 @@
 // reloads only the modules those files belong to, asks the engine whether it is healthy, and
 // records the deploy. Unchanged configuration: no write, no reload (SPEC.md §8).
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readdir, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { CompiledFile } from "../compiler/types.js";
-import type { EngineHealth, EngineTarget, ReloadOutcome } from "../engine/target.js";
+import type { EngineHealth, EngineProbe, EngineTarget, ReloadOutcome } from "../engine/target.js";
 import { isTempFile, removeFileDurable, writeFileAtomic } from "./atomic-files.js";
 import type { AppliedRevision, DeployLog, DeployRecord, FileStamp } from "./deploy-log.js";
 import { STATE_DIR } from "./deploy-log.js";
+import { probesFor } from "./engine-probes.js";
+import { keepIncludesOnDisk } from "./include-guard.js";
 import { ReloadQueue, type ReloadQueueOptions } from "./reload-queue.js";
 import {
   type EngineModule,
@@ -64,6 +67,8 @@ interface UnitPlan {
   record: DeployRecord;
   started: number;
   reloads: ReloadCommand[];
+  /** What the engine must show once the reloads ran (objects added present, removed absent). */
+  probes: EngineProbe[];
   /** Unchanged, or failed before any reload: nothing left to do but record it. */
   settled: boolean;
 }
@@ -162,14 +167,23 @@ export class Deployer {
     options: DeployOptions & BatchOptions,
   ): Promise<DeployRecord[]> {
     const plans: UnitPlan[] = new Array(groups.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < groups.length) {
-        const index = next++;
-        plans[index] = await this.prepare(groups[index]!.unit, groups[index]!.files, options);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
+    // Org and gateway files first, the top-level include files last: an include may only name
+    // a file that is on disk by then (include-guard.ts).
+    const phases = [
+      groups.map((_, index) => index).filter((index) => groups[index]!.unit.kind !== "top"),
+      groups.map((_, index) => index).filter((index) => groups[index]!.unit.kind === "top"),
+    ];
+    for (const indexes of phases) {
+      let next = 0;
+      const worker = async () => {
+        while (next < indexes.length) {
+          const index = indexes[next++]!;
+          const { unit, files } = groups[index]!;
+          plans[index] = await this.prepare(unit, this.guardIncludes(unit, files), options);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
+    }
 
     const live = plans.filter((plan) => !plan.settled);
     const commands = mergeReloads(live.map((plan) => plan.reloads));
@@ -179,7 +193,10 @@ export class Deployer {
     const outcomes = commands.length > 0 ? await this.reloads.run(commands, reloading) : [];
     const ran = outcomes.some((outcome) => outcome.status !== "skipped");
     const health = ran ? await this.checkHealth() : undefined;
-    await Promise.all(live.map((plan) => this.conclude(plan, commands, outcomes, health)));
+    const contradicted = ran ? await this.verifyEngine(live, outcomes) : new Map<string, string>();
+    await Promise.all(
+      live.map((plan) => this.conclude(plan, commands, outcomes, health, contradicted)),
+    );
     await Promise.all(
       plans.map(async (plan) => {
         plan.record.durationMs = Math.round((performance.now() - plan.started) * 100) / 100;
@@ -202,6 +219,7 @@ export class Deployer {
       files,
       started: performance.now(),
       reloads: [],
+      probes: [],
       settled: false,
       record: {
         id: randomUUID(),
@@ -253,6 +271,16 @@ export class Deployer {
     }
 
     plan.reloads = planReloads(disk, desired, applied);
+    const reloaded = new Set(plan.reloads.map((command) => command.module));
+    plan.probes = probesFor(
+      [...new Set([...disk.keys(), ...desired.keys()])]
+        .filter((path) => reloaded.has(moduleOf(path)!))
+        .map((path) => ({
+          path,
+          before: disk.get(path) ?? null,
+          after: desired.get(path) ?? null,
+        })),
+    );
     if (toWrite.length > 0 || toRemove.length > 0) {
       try {
         // Keep the last good version for rollback: only what the engine has actually loaded.
@@ -275,6 +303,7 @@ export class Deployer {
     commands: readonly ReloadCommand[],
     outcomes: readonly ReloadOutcome[],
     health: EngineHealth | undefined,
+    contradicted: ReadonlyMap<string, string>,
   ): Promise<void> {
     const { record } = plan;
     const modules = new Set(plan.reloads.map((command) => command.module));
@@ -286,6 +315,14 @@ export class Deployer {
     if (failed.length > 0) {
       record.result = "failed";
       record.error = failed.map((outcome) => outcome.error ?? outcome.command).join("; ");
+      return;
+    }
+    const notLoaded = contradicted.get(record.unit);
+    if (notLoaded) {
+      // The engine answered the reload but does not show the change: not applied, so the
+      // next deploy reloads again (and the scheduler retries).
+      record.result = "failed";
+      record.error = notLoaded;
       return;
     }
     try {
@@ -301,6 +338,53 @@ export class Deployer {
       record.result = "failed";
       record.error = `recording the applied revision failed: ${(error as Error).message}`;
     }
+  }
+
+  /**
+   * Asks the engine whether each unit's reloaded objects are there (or gone). Resolves with the
+   * units it contradicts and why; a unit whose reloads failed anyway is not asked.
+   */
+  private async verifyEngine(
+    plans: readonly UnitPlan[],
+    outcomes: readonly ReloadOutcome[],
+  ): Promise<Map<string, string>> {
+    const contradicted = new Map<string, string>();
+    if (!this.target.verify || outcomes.some((outcome) => outcome.status === "failed")) {
+      return contradicted;
+    }
+    for (const plan of plans) {
+      if (plan.probes.length === 0) continue;
+      try {
+        const wrong = await this.target.verify(plan.probes);
+        if (wrong.length > 0) {
+          const what = wrong.map(
+            (probe) =>
+              `${probe.kind} ${probe.name} ${probe.present ? "is missing" : "is still loaded"} (${probe.path})`,
+          );
+          contradicted.set(
+            plan.record.unit,
+            `the engine answered the reload but did not load the change: ${what.join("; ")}`,
+          );
+        }
+      } catch (error) {
+        contradicted.set(
+          plan.record.unit,
+          `could not verify the reload: ${(error as Error).message}`,
+        );
+      }
+    }
+    return contradicted;
+  }
+
+  /** The top unit's include lines, less those naming a file that is not on disk. */
+  private guardIncludes(unit: DeployUnit, files: readonly CompiledFile[]): readonly CompiledFile[] {
+    if (unit.kind !== "top") return files;
+    return files.map((file) => {
+      const guarded = keepIncludesOnDisk(file.content, (path) =>
+        existsSync(join(this.engineDir, path)),
+      );
+      return guarded.dropped.length > 0 ? { path: file.path, content: guarded.content } : file;
+    });
   }
 
   private async checkHealth(): Promise<EngineHealth> {

@@ -3,7 +3,9 @@
 // most about 5000 ms after its first edit, so a stream of edits cannot postpone it forever. One
 // org's deploys never overlap; different orgs deploy independently (their reloads still go
 // through the deployer's single queue). A failed deploy is logged and recorded, never thrown at
-// the caller, whose request has already been answered.
+// the caller, whose request has already been answered; it is retried with backoff (1 s, 2 s,
+// 5 s, ... up to a minute) until the engine takes it, so an engine that is down, restarting or
+// refusing a reload catches up by itself.
 import type { CompiledFile } from "../compiler/types.js";
 import { type Clock, systemClock, type TimerHandle } from "./clock.js";
 import type { DeployRecord } from "./deploy-log.js";
@@ -41,7 +43,12 @@ export interface DeploySchedulerOptions {
   onDeployed?: (orgId: string, records: DeployRecord[]) => void;
   /** Told about every failure; the scheduler itself never throws at callers. */
   onError?: (orgId: string, error: Error) => void;
+  /** Waits before retrying a failed deploy, one per consecutive failure (the last repeats). */
+  retryDelaysMs?: readonly number[];
 }
+
+/** Backoff between retries of a failed deploy. */
+export const RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000, 60_000] as const;
 
 interface Pending {
   firstAt: number;
@@ -57,6 +64,8 @@ export class OrgDeployScheduler {
   private readonly clock: Clock;
   private readonly debounceMs: number;
   private readonly maxDelayMs: number;
+  private readonly retries = new Map<string, TimerHandle>();
+  private readonly failures = new Map<string, number>();
   private gatewayRun: Promise<void> | null = null;
   private gatewayAgain = false;
   private stopped = false;
@@ -73,6 +82,7 @@ export class OrgDeployScheduler {
       this.options.onError?.(orgId, new Error("deploy scheduler stopped; deploy not scheduled"));
       return;
     }
+    this.cancelRetry(orgId);
     const now = this.clock.now();
     const existing = this.pending.get(orgId);
     existing?.timer.cancel();
@@ -83,6 +93,7 @@ export class OrgDeployScheduler {
 
   /** Deploys `orgId` now (cancelling a pending one) and resolves with the unit records. */
   async deployNow(orgId: string): Promise<DeployRecord[]> {
+    this.cancelRetry(orgId);
     this.pending.get(orgId)?.timer.cancel();
     this.pending.delete(orgId);
     let records: DeployRecord[] = [];
@@ -92,9 +103,14 @@ export class OrgDeployScheduler {
     return records;
   }
 
-  /** Orgs waiting for their debounce timer. */
+  /** Orgs waiting for their debounce timer or for the retry of a failed deploy. */
   get pendingOrgs(): string[] {
-    return [...this.pending.keys()];
+    return [...new Set([...this.pending.keys(), ...this.retries.keys()])];
+  }
+
+  /** Consecutive failed deploys of the org (0 once one succeeds). */
+  failureCount(orgId: string): number {
+    return this.failures.get(orgId) ?? 0;
   }
 
   /** Resolves once no deploy (nor gateway regeneration) is running. Pending timers are not run. */
@@ -110,6 +126,7 @@ export class OrgDeployScheduler {
    */
   async stop(options: { flush?: boolean } = {}): Promise<void> {
     this.stopped = true;
+    for (const orgId of [...this.retries.keys()]) this.cancelRetry(orgId);
     const orgs = [...this.pending.keys()];
     for (const orgId of orgs) {
       this.pending.get(orgId)!.timer.cancel();
@@ -152,14 +169,18 @@ export class OrgDeployScheduler {
     }
     // One batch: the org's files and the include files that name it, then one round of reloads.
     const records = await this.options.deployer.deployUnits(groups, { trigger: "schedule" });
+    let failed = false;
     for (const record of records) {
       if (record.result === "failed") {
+        failed = true;
         this.options.onError?.(
           orgId,
           new Error(`deploy of ${record.unit} failed: ${record.error}`),
         );
       }
     }
+    if (failed) this.retryLater(orgId);
+    else this.failures.delete(orgId);
     if (build) this.lastPrefix.set(orgId, build.contextPrefix);
     else this.lastPrefix.delete(orgId);
 
@@ -177,6 +198,32 @@ export class OrgDeployScheduler {
       if (didsChanged) void this.regenerateGateway(orgId);
     }
     return records;
+  }
+
+  /** Schedules another try of a failed deploy after the next backoff delay. */
+  private retryLater(orgId: string): void {
+    const count = (this.failures.get(orgId) ?? 0) + 1;
+    this.failures.set(orgId, count);
+    if (this.stopped || this.pending.has(orgId)) return; // a newer edit's deploy comes anyway
+    const delays = this.options.retryDelaysMs ?? RETRY_DELAYS_MS;
+    const delay = delays[Math.min(count, delays.length) - 1] ?? 60_000;
+    this.cancelRetry(orgId);
+    this.retries.set(
+      orgId,
+      this.clock.setTimer(delay, () => {
+        this.retries.delete(orgId);
+        if (this.stopped) return;
+        void this.enqueue(orgId, async () => {
+          const records = await this.runDeploy(orgId);
+          this.options.onDeployed?.(orgId, records);
+        });
+      }),
+    );
+  }
+
+  private cancelRetry(orgId: string): void {
+    this.retries.get(orgId)?.cancel();
+    this.retries.delete(orgId);
   }
 
   /** One gateway regeneration at a time; requests during a run are coalesced into one more. */

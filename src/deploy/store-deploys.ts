@@ -133,8 +133,16 @@ export class StoreDeploys {
         await this.recordFailure("gateway", trigger, error as Error);
         throw error;
       }
-      const record = await this.deployer.deploy({ kind: "gateway" }, build.files, { trigger });
-      return { didCount: build.didCount, orgCount: build.orgCount, record };
+      // With the top-level files: the first gateway file makes its include line valid, and an
+      // include is only written once its file is on disk (include-guard.ts).
+      const [record] = await this.deployer.deployUnits(
+        [
+          { unit: { kind: "gateway" }, files: build.files },
+          { unit: { kind: "top" }, files: await this.builds.topLevelFiles() },
+        ],
+        { trigger },
+      );
+      return { didCount: build.didCount, orgCount: build.orgCount, record: record! };
     })();
     return this.track(run);
   }

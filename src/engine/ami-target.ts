@@ -1,5 +1,6 @@
 // A real Asterisk reached over AMI: reloads are CLI commands sent as `Action: Command`, health is
-// `Action: Ping` plus `core show uptime`.
+// `Action: Ping` plus `core show uptime`, and a reload's effect is verified by asking for the
+// objects it changed (`dialplan show`, `pjsip show endpoint`, `queue show`).
 import {
   AmiConnection,
   type AmiConnectionOptions,
@@ -10,6 +11,7 @@ import {
   EngineBusyError,
   EngineCommandError,
   type EngineHealth,
+  type EngineProbe,
   type EngineTarget,
   type ReloadOutcome,
   type ReloadRequest,
@@ -19,6 +21,46 @@ import {
 const BUSY = /already in progress|please be patient|cannot reload a module yet/i;
 const FAILED =
   /reported a reload failure|no such module|not properly initialized|does not support reloads|no such command/i;
+// The module behind a reload is not loaded: Asterisk booted before its config was loadable (an
+// `#include` of a file not yet written) and the module declined. Loading it now reads the config
+// the deployer just wrote, which is what the reload was for; the service recovers by itself.
+// `module load` is blacklisted over AMI `Command`; the `ModuleLoad` action does the same.
+const NOT_LOADED = /no such command|not properly initialized|no such module/i;
+
+/** The module file a reload command reloads. */
+export function moduleFileOf(command: string): string | null {
+  if (command === "dialplan reload") return "pbx_config.so";
+  if (command.startsWith("queue reload")) return "app_queue.so";
+  if (command === "moh reload") return "res_musiconhold.so";
+  const match = /^module reload (\S+\.so)$/.exec(command);
+  return match ? match[1]! : null;
+}
+
+/** The CLI command that tells whether `probe`'s object is loaded. */
+export function probeCommand(probe: EngineProbe): string {
+  switch (probe.kind) {
+    case "context":
+    case "extension":
+      return `dialplan show ${probe.name}`;
+    case "endpoint":
+      return `pjsip show endpoint ${probe.name}`;
+    case "queue":
+      return `queue show ${probe.name}`;
+  }
+}
+
+/** Whether the engine's answer to probeCommand(probe) says the object exists. */
+export function probeFound(probe: EngineProbe, output: string): boolean {
+  switch (probe.kind) {
+    case "context":
+    case "extension":
+      return !/There is no existence of/.test(output);
+    case "endpoint":
+      return !/Unable to find object/.test(output);
+    case "queue":
+      return !/No such queue/.test(output);
+  }
+}
 
 export interface AmiTarget extends EngineTarget {
   readonly connection: AmiConnection;
@@ -48,8 +90,26 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
         { Action: "Command", Command: command },
         reloadTimeoutMs,
       );
-      const output = commandOutput(response).join("\n");
+      let output = commandOutput(response).join("\n");
       if (BUSY.test(output)) throw new EngineBusyError(`${command}: ${output}`);
+      const moduleFile = moduleFileOf(command);
+      if (NOT_LOADED.test(output) && moduleFile) {
+        const load = await connection.action(
+          { Action: "ModuleLoad", Module: moduleFile, LoadType: "load" },
+          reloadTimeoutMs,
+        );
+        const loadOutput = `ModuleLoad ${moduleFile}: ${String(load.message ?? load.response ?? "")}`;
+        if (String(load.response ?? "").toLowerCase() === "success") {
+          return {
+            command,
+            status: "ok",
+            output: `${output}\n${loadOutput}`,
+            attempts: 1,
+            durationMs: performance.now() - started,
+          };
+        }
+        output = `${output}\n${loadOutput}`;
+      }
       const durationMs = performance.now() - started;
       try {
         assertSuccess(response, command);
@@ -65,6 +125,16 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
         };
       }
       return { command, status: "ok", output, attempts: 1, durationMs };
+    },
+    async verify(probes: readonly EngineProbe[]): Promise<EngineProbe[]> {
+      const contradicted: EngineProbe[] = [];
+      for (const probe of probes) {
+        const answer = await connection.action({ Action: "Command", Command: probeCommand(probe) });
+        if (probeFound(probe, commandOutput(answer).join("\n")) !== probe.present) {
+          contradicted.push(probe);
+        }
+      }
+      return contradicted;
     },
     async health(): Promise<EngineHealth> {
       const checkedAt = new Date().toISOString();

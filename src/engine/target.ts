@@ -39,6 +39,17 @@ export interface EngineHealth {
   error?: string;
 }
 
+/**
+ * A question to the engine after a reload: is this object loaded (or gone)? `extension` names
+ * are `exten@context`. `path` is the generated file the object comes from, for messages.
+ */
+export interface EngineProbe {
+  kind: "context" | "extension" | "endpoint" | "queue";
+  name: string;
+  present: boolean;
+  path: string;
+}
+
 export interface EngineTarget {
   readonly kind: EngineKind;
   /**
@@ -47,6 +58,12 @@ export interface EngineTarget {
    * `EngineUnavailableError` when the engine cannot be reached.
    */
   reload(request: ReloadRequest): Promise<ReloadOutcome>;
+  /**
+   * Asks the engine about each probe and resolves with those it contradicts (an object the
+   * reload should have added that is missing, or one it should have removed that is there).
+   * Absent on targets with no engine to ask. Throws EngineUnavailableError when unreachable.
+   */
+  verify?(probes: readonly EngineProbe[]): Promise<EngineProbe[]>;
   /** Asks the engine whether it is up and answering. Never throws. */
   health(): Promise<EngineHealth>;
   /** Releases connections; the target is unusable afterwards. */

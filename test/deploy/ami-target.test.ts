@@ -76,7 +76,7 @@ test("the AMI target runs a reload as Action: Command and checks health with Pin
     assert.is(outcome.output, "Dialplan reloaded.");
     const health = await target.health();
     assert.is(health.status, "healthy");
-    assert.match(health.uptime ?? "", /^System uptime: \d+ seconds$/);
+    assert.match(health.uptime ?? "", /^System uptime: \d+$/);
     const actions = ami.received.map((a) => `${a.action} ${a.fields.Command ?? ""}`.trim());
     assert.equal(actions, ["login", "Command dialplan reload", "Ping", "Command core show uptime"]);
   } finally {

@@ -39,7 +39,7 @@ async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): 
 
 test("deploy, redeploy, queue-only change, status and rollback from YAML against a fake AMI", async () => {
   const { dir, cleanup } = await tempDir();
-  const ami = new FakeAmiServer();
+  const ami = new FakeAmiServer({ engineDir: join(dir, "etc") });
   const port = await ami.listen();
   const env = {
     PBX_AMI_PORT: String(port),
@@ -144,10 +144,27 @@ test("engine init writes the Asterisk entry files and links the generated tree",
     assert.match(manager, "bindaddr = 127.0.0.1");
     assert.match(manager, "[pbxctl]\nsecret = s3cret-value");
     assert.match(manager, /^write = .*command/m);
-    assert.match(await readFile(join(etc, "cdr_manager.conf"), "utf8"), "enabled = yes");
+    const cdr = await readFile(join(etc, "cdr_manager.conf"), "utf8");
+    assert.match(cdr, "enabled = yes");
+    // Call history dedupes by LinkedID; isolation rule 3 needs PeerAccount.
+    assert.match(cdr, "[mappings]\nlinkedid => LinkedID\npeeraccount => PeerAccount");
     const modules = await readFile(join(etc, "modules.conf"), "utf8");
-    assert.match(modules, "autoload = yes");
-    assert.match(modules, "noload => res_hep.so");
+    // Secure by default: only what pbxctl uses; no IAX2/DUNDi/UNISTIM listeners, no SHELL().
+    assert.match(modules, "autoload = no");
+    assert.match(modules, "load => pbx_config.so");
+    assert.match(modules, "load => chan_pjsip.so");
+    for (const off of ["chan_iax2", "pbx_dundi", "chan_unistim", "func_shell", "res_ari"]) {
+      assert.not.match(modules, `load => ${off}.so`);
+    }
+    // Asterisk boots before the first deploy: the generated include files exist (empty).
+    for (const name of [
+      "extensions.conf",
+      "pjsip.conf",
+      "queues.conf",
+      "gateway/extensions.conf",
+    ]) {
+      assert.match(await readFile(join(etc, "pbxctl", name), "utf8"), "nothing deployed yet");
+    }
     const pjsip = await readFile(join(etc, "pjsip.conf"), "utf8");
     assert.match(pjsip, "type = transport\nprotocol = udp\nbind = 0.0.0.0:5060");
     assert.match(pjsip, "type = transport\nprotocol = tcp\nbind = 0.0.0.0:5060");

@@ -67,7 +67,8 @@ export interface Rig {
 /** A deployer writing into a temp dir and reloading a fake AMI server. */
 export async function rig(options: { reloadDelayMs?: number } = {}): Promise<Rig> {
   const { dir, cleanup } = await tempDir();
-  const ami = new FakeAmiServer(options);
+  // The fake "loads" what the deployer writes, so its after-reload checks see real state.
+  const ami = new FakeAmiServer({ ...options, engineDir: dir, implicitIncludes: true });
   const port = await ami.listen();
   const target = createAmiTarget({
     host: "127.0.0.1",

@@ -179,3 +179,83 @@ test("stop() flushes pending deploys, then refuses new ones", async () => {
 });
 
 test.run();
+
+test("a failed deploy is retried with backoff until the engine takes it, then no more", async () => {
+  const clock = new FakeClock();
+  const org = editableOrg("org_retry_");
+  let attempts = 0;
+  const failFirst = 3;
+  const scheduler = new OrgDeployScheduler({
+    deployer: {
+      deployUnits: async (groups) => {
+        attempts++;
+        return groups.map((group) => ({
+          ...fakeRecord(group.unit),
+          result: attempts <= failFirst ? "failed" : "ok",
+          error: attempts <= failFirst ? "engine not ready" : undefined,
+        })) as DeployRecord[];
+      },
+    },
+    buildOrg: org.build,
+    clock,
+    retryDelaysMs: [1000, 2000, 5000],
+  });
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await scheduler.idle();
+  };
+  scheduler.scheduleDeploy("retry");
+  clock.advance(800);
+  await settle();
+  assert.is(attempts, 1);
+  assert.is(scheduler.failureCount("retry"), 1);
+  assert.equal(scheduler.pendingOrgs, ["retry"], "a retry is pending, so status shows it");
+  clock.advance(999);
+  await settle();
+  assert.is(attempts, 1, "not before the first backoff");
+  clock.advance(1);
+  await settle();
+  assert.is(attempts, 2);
+  clock.advance(2000);
+  await settle();
+  assert.is(attempts, 3);
+  clock.advance(4999);
+  await settle();
+  assert.is(attempts, 3);
+  clock.advance(1);
+  await settle();
+  assert.is(attempts, 4, "the fourth try succeeds");
+  assert.is(scheduler.failureCount("retry"), 0);
+  assert.equal(scheduler.pendingOrgs, []);
+  clock.advance(120_000);
+  await settle();
+  assert.is(attempts, 4, "nothing more after a success");
+});
+
+test("a new edit replaces a pending retry (one deploy, not two)", async () => {
+  const clock = new FakeClock();
+  const org = editableOrg("org_retry2_");
+  let attempts = 0;
+  const scheduler = new OrgDeployScheduler({
+    deployer: {
+      deployUnits: async (groups) => {
+        attempts++;
+        return groups.map((g) => ({
+          ...fakeRecord(g.unit),
+          result: attempts === 1 ? "failed" : "ok",
+        })) as DeployRecord[];
+      },
+    },
+    buildOrg: org.build,
+    clock,
+    retryDelaysMs: [1000],
+  });
+  scheduler.scheduleDeploy("o");
+  clock.advance(800);
+  await scheduler.idle();
+  await scheduler.idle();
+  scheduler.scheduleDeploy("o"); // an edit before the retry fires
+  clock.advance(1000);
+  await scheduler.idle();
+  await scheduler.idle();
+  assert.is(attempts, 2);
+});

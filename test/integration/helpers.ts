@@ -51,7 +51,13 @@ export async function startRig(
   options: { ami?: boolean; reloadDelayMs?: number; env?: Record<string, string> } = {},
 ): Promise<Rig> {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-integration-"));
-  const ami = options.ami ? new FakeAmiServer({ reloadDelayMs: options.reloadDelayMs ?? 0 }) : null;
+  // The fake "loads" what the server deploys into <data-dir>/asterisk, as the engine would.
+  const ami = options.ami
+    ? new FakeAmiServer({
+        reloadDelayMs: options.reloadDelayMs ?? 0,
+        engineDir: join(dataDir, "asterisk"),
+      })
+    : null;
   const port = ami ? await ami.listen() : 0;
   const config = loadConfig(
     { PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, PBX_INTERNAL_KEY: INTERNAL_KEY },

@@ -30,12 +30,7 @@ test("a long greeting is spoken whole while the event loop keeps turning", async
   const sentence = "Please listen carefully, as our menu options have changed recently. ";
   const text = sentence.repeat(20); // ~1,400 characters, 4 chunks, over a minute of audio
   let ticks = 0;
-  let longestGap = 0;
-  let last = performance.now();
   const timer = setInterval(() => {
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
-    last = now;
     ticks++;
   }, 5);
   const started = performance.now();
@@ -50,10 +45,10 @@ test("a long greeting is spoken whole while the event loop keeps turning", async
   const seconds = pcm.length / 8000;
   assert.ok(seconds > 40, `whole text spoken: ${seconds} s`);
   assert.ok(nonSilentSamples(pcm) > 20 * 8000);
-  // Synthesis blocks its thread for hundreds of ms per chunk; on the main thread the timer
-  // would stall that long. Off it, gaps stay short (generous bound for a loaded machine).
-  assert.ok(longestGap < 150, `longest event-loop gap ${longestGap.toFixed(0)} ms`);
-  assert.ok(ticks >= elapsed / 5 / 4, `${ticks} ticks in ${elapsed.toFixed(0)} ms`);
+  // Synthesis blocks its thread for hundreds of ms per chunk: on the main thread the timer could
+  // fire at most once between chunks (4 chunks, a handful of ticks). Off it, the loop keeps
+  // turning throughout. Counted, not timed: a loaded machine slows both sides alike.
+  assert.ok(ticks >= 20, `only ${ticks} timer ticks in ${elapsed.toFixed(0)} ms of synthesis`);
 });
 
 test("errors from the worker keep their kind", async () => {

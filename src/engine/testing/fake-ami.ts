@@ -2,7 +2,16 @@
 // the AMI wire protocol (banner, Login, ActionID echo, CRLF messages ending in a blank line,
 // Asterisk 22 style `Command` answers with `Output:` lines). It records every action with a
 // timestamp and can make reloads slow or refuse them as "already in progress".
+//
+// It accepts only the commands a real Asterisk 22 accepted and answers them word for word as it
+// did (fixtures/ami/asterisk-22.json, recorded by the engine suite); anything else gets the
+// engine's "No such command". Given the engine directory, it also "loads" the generated files at
+// each reload the way Asterisk does (reading stops at an `#include` of a missing file), so the
+// deployer's after-reload checks (`dialplan show`, `pjsip show endpoint`, `queue show`) see
+// what a real engine would.
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import { answersFor, fill, fillOutput, type TranscriptAnswer } from "./ami-transcript.js";
+import { FakeEngineConfig } from "./fake-engine-config.js";
 
 export interface ReceivedAction {
   /** Action name as sent (`Login`, `Command`, `Ping`, ...). */
@@ -26,9 +35,16 @@ export interface FakeAmiOptions {
   secret?: string;
   /** How long each reload command takes before it is answered. */
   reloadDelayMs?: number;
+  /**
+   * The engine config directory whose generated files the fake "loads" at each reload. Without
+   * it, every object a probe asks about counts as loaded.
+   */
+  engineDir?: string;
+  /** With `engineDir`: a missing top-level file means "every org's file" (org-unit tests). */
+  implicitIncludes?: boolean;
 }
 
-const RELOAD = /^(dialplan reload|module reload \S+|queue reload\b.*|core reload)$/;
+const RELOAD = /^(dialplan reload|module reload \S+|queue reload\b.*|moh reload)$/;
 const BUSY_TEXT = "A module reload request is already in progress; please be patient";
 
 export class FakeAmiServer {
@@ -47,11 +63,18 @@ export class FakeAmiServer {
   private readonly username: string;
   private readonly secret: string;
   private startedAt = Date.now();
+  /** What the fake engine has loaded (null: no engine directory, everything counts as there). */
+  readonly config: FakeEngineConfig | null;
+  /** Modules "not loaded" (they declined at boot): their reloads answer "No such command". */
+  readonly unloadedModules = new Set<string>();
 
   constructor(options: FakeAmiOptions = {}) {
     this.username = options.username ?? "pbxctl";
     this.secret = options.secret ?? "secret";
     this.reloadDelayMs = options.reloadDelayMs ?? 0;
+    this.config = options.engineDir
+      ? new FakeEngineConfig(options.engineDir, options.implicitIncludes)
+      : null;
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -151,41 +174,85 @@ export class FakeAmiServer {
       case "command":
         reply(await this.runCommand(fields.Command ?? ""));
         return;
+      case "moduleload":
+        reply(this.moduleLoad(fields.Module ?? ""));
+        return;
       default:
         reply({ Response: "Error", Message: "Invalid/unknown command" });
     }
   }
 
+  private recorded(command: string, which: (answer: TranscriptAnswer) => boolean) {
+    const found = answersFor(command);
+    const answer = found?.answers.find(which) ?? found?.answers[0];
+    if (!found || !answer) return null;
+    return {
+      Response: answer.response,
+      Message: fill(answer.message, found.name),
+      Output: fillOutput(answer, found.name),
+    };
+  }
+
+  private moduleLoad(module: string): Record<string, string | string[]> {
+    const loadedNow = this.unloadedModules.delete(module);
+    if (loadedNow) this.config?.loadModule(module);
+    const which = loadedNow
+      ? "loaded"
+      : /^[a-z0-9_]+\.so$/.test(module)
+        ? "already loaded"
+        : "no such module";
+    const answer = this.recorded(`ModuleLoad load ${module}`, (a) => a.case === which);
+    return answer ?? { Response: "Error", Message: "Module not found." };
+  }
+
   private async runCommand(command: string): Promise<Record<string, string | string[]>> {
-    const ok = (output: string[]) => ({
-      Response: "Success",
-      Message: "Command output follows",
-      Output: output,
-    });
+    const unknown = this.recorded("no such thing", () => true)!;
+    const noSuchCommand = {
+      ...unknown,
+      Output: [
+        `No such command '${command}' (type 'core show help ${command}' for other possible commands)`,
+      ],
+    };
     if (command === "core show uptime") {
-      const seconds = Math.floor((Date.now() - this.startedAt) / 1000);
-      return ok([`System uptime: ${seconds} seconds`, `Last reload: ${seconds} seconds`]);
+      return this.recorded(command, () => true)!;
     }
-    if (!RELOAD.test(command)) {
-      return {
-        Response: "Error",
-        Message: "Command output follows",
-        Output: [`No such command '${command}' (type 'core show help ${command}' for help)`],
-      };
+    const probe = /^(dialplan show|pjsip show endpoint|queue show) (\S+)$/.exec(command);
+    if (probe) {
+      const kind =
+        probe[1] === "dialplan show" ? (probe[2]!.includes("@") ? "extension" : "context") : "";
+      const there = this.config ? this.config.has(probe[1]!, probe[2]!) : true;
+      const answer = this.recorded(
+        command,
+        (a) => a.case === `${there ? "found" : "missing"}${kind ? ` ${kind}` : ""}`.trim(),
+      );
+      return answer ?? noSuchCommand;
     }
+    if (!RELOAD.test(command)) return this.recorded(command, () => true) ?? noSuchCommand;
+    const module = moduleOfReload(command);
+    if (module && this.unloadedModules.has(module)) return noSuchCommand;
     if (this.refuseNextReloads > 0) {
       this.refuseNextReloads--;
-      return ok([BUSY_TEXT]);
+      return { Response: "Success", Message: "Command output follows", Output: [BUSY_TEXT] };
     }
+    const answer = this.recorded(command, (a) => a.case === "ok");
+    if (!answer) return noSuchCommand;
     if (this.running > 0) this.overlaps++;
     this.running++;
     const start = performance.now();
     if (this.reloadDelayMs > 0) await new Promise((r) => setTimeout(r, this.reloadDelayMs));
     this.running--;
     this.reloads.push({ command, start, end: performance.now() });
-    if (command === "dialplan reload") return ok(["Dialplan reloaded."]);
-    return ok([]);
+    if (module) this.config?.loadModule(module);
+    return answer;
   }
+}
+
+/** The module file a reload command reloads (as the AMI target maps it). */
+function moduleOfReload(command: string): string | null {
+  if (command === "dialplan reload") return "pbx_config.so";
+  if (command.startsWith("queue reload")) return "app_queue.so";
+  if (command === "moh reload") return "res_musiconhold.so";
+  return /^module reload (\S+)$/.exec(command)?.[1] ?? null;
 }
 
 function parse(block: string): Record<string, string> {

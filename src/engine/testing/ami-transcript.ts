@@ -1,0 +1,93 @@
+// Answers a real Asterisk 22 gave to every command pbxctl sends over AMI, recorded by the engine
+// suite (test/engine/ami-target.test.ts, UPDATE_GOLDEN=1 rewrites the file) and replayed by the
+// fake AMI server of the fast suite, so a test cannot pass with a command Asterisk would refuse
+// or an answer it would not give. `{name}` stands for the object a command names; `{n}` for a
+// number that changes from run to run.
+import { readFileSync } from "node:fs";
+
+export const TRANSCRIPT_FILE = new URL("../../../fixtures/ami/asterisk-22.json", import.meta.url)
+  .pathname;
+
+export interface TranscriptAnswer {
+  /** The command, with `{name}` where it names an object. */
+  command: string;
+  /**
+   * Which answer this is: `ok`, `found context`, `missing extension`, `blacklisted`, `unknown`,
+   * `loaded`, ... (the fake picks the case that fits its state).
+   */
+  case: string;
+  response: string;
+  message: string;
+  output: string[];
+}
+
+export interface AmiTranscript {
+  /** `Asterisk 22.10.1`: the engine that gave these answers. */
+  engine: string;
+  answers: TranscriptAnswer[];
+}
+
+/** A real answer as a template: the named object becomes `{name}`, counters `{n}`. */
+export function templateOf(answer: {
+  command: string;
+  name?: string | undefined;
+  case: string;
+  response: string;
+  message: string;
+  output: string[];
+}): TranscriptAnswer {
+  const name = answer.name;
+  const swap = (text: string) => (name ? text.split(name).join("{name}") : text);
+  const volatile = answer.command === "core show uptime";
+  return {
+    command: swap(answer.command),
+    case: answer.case,
+    response: answer.response,
+    message: name ? answer.message.split(name).join("{name}") : answer.message,
+    output: answer.output.map((line) => {
+      const named = swap(line);
+      return volatile ? named.replace(/:\s.*$/, ": {n}") : named;
+    }),
+  };
+}
+
+let cached: AmiTranscript | null = null;
+
+/** The recorded transcript (read once). */
+export function recordedTranscript(): AmiTranscript {
+  cached ??= JSON.parse(readFileSync(TRANSCRIPT_FILE, "utf8")) as AmiTranscript;
+  return cached;
+}
+
+function pattern(template: string): RegExp {
+  const escaped = template.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("\\{name\\}", "(.+)");
+  return new RegExp(`^${escaped}$`);
+}
+
+/** The recorded answers for `command` (one per case), with the name it carries. */
+export function answersFor(
+  command: string,
+): { name: string | null; answers: TranscriptAnswer[] } | null {
+  const answers: TranscriptAnswer[] = [];
+  let name: string | null = null;
+  for (const answer of recordedTranscript().answers) {
+    const match = pattern(answer.command).exec(command);
+    if (!match) continue;
+    answers.push(answer);
+    name = match[1] ?? null;
+  }
+  return answers.length > 0 ? { name, answers } : null;
+}
+
+/** An answer's output with its placeholders filled in. */
+export function fillOutput(answer: TranscriptAnswer, name: string | null): string[] {
+  return answer.output.map((line) => fill(line, name));
+}
+
+/** A template string with its placeholders filled in. */
+export function fill(text: string, name: string | null): string {
+  return text
+    .split("{name}")
+    .join(name ?? "")
+    .replace(/\{n\}/g, "0");
+}
