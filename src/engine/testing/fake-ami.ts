@@ -62,7 +62,6 @@ export class FakeAmiServer {
   private connections = 0;
   private readonly username: string;
   private readonly secret: string;
-  private startedAt = Date.now();
   /** What the fake engine has loaded (null: no engine directory, everything counts as there). */
   readonly config: FakeEngineConfig | null;
   /** Modules "not loaded" (they declined at boot): their reloads answer "No such command". */
