@@ -3,6 +3,7 @@
 // PBX_ENGINE=ami, deploying into that engine's generated tree and writing greetings into its
 // sounds directory. The scheduler runs on a fake clock, so a test says when the debounce is over
 // instead of sleeping; everything else (store, compiler, deployer, AMI) is the real thing.
+import * as assert from "uvu/assert";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { type Rig, startRig } from "../integration/helpers.js";
 import { boot } from "./helpers.js";
@@ -20,6 +21,8 @@ export function serveEnv(engine: AsteriskInstance): Record<string, string> {
   };
 }
 
+type ApiBody = Awaited<ReturnType<Rig["request"]>>["body"];
+
 export interface Service {
   engine: AsteriskInstance;
   rig: Rig;
@@ -27,6 +30,14 @@ export interface Service {
   createOrg(
     name?: string,
   ): Promise<{ id: string; prefix: string; headers: Record<string, string> }>;
+  /** Sends `/api/v1<path>` as the org, asserts the status and answers the JSON body. */
+  call(
+    method: string,
+    path: string,
+    org: { headers: Record<string, string> },
+    body?: unknown,
+    status?: number,
+  ): Promise<ApiBody>;
   /** Ends the scheduler's debounce and waits for the deploys it started (real AMI reloads). */
   deploy(): Promise<void>;
   /** Stops the server (pending deploys flushed), then the engine by PID. */
@@ -49,6 +60,11 @@ export async function startService(): Promise<Service> {
     async createOrg(name = "Acme") {
       const org = await rig.createOrg(name);
       return { id: org.id, prefix: org.prefix, headers: { "x-api-key": org.api_key } };
+    },
+    async call(method, path, org, body, status = method === "POST" ? 201 : 200) {
+      const res = await rig.request(method, `/api/v1${path}`, { headers: org.headers, body });
+      assert.is(res.status, status, `${method} ${path}: ${res.text}`);
+      return res.body;
     },
     // Past the 5 s cap of a burst, so any pending deploy runs now.
     deploy: () => rig.advance(6000),
