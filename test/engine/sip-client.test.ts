@@ -14,6 +14,8 @@ interface Context {
   prefix: string;
   /** The user created through the API, with the password the API gave once. */
   alice: { username: string; password: string };
+  /** The user of the IVR option, whose phone must ring. */
+  bob: { username: string; password: string };
   ivrId: string;
 }
 
@@ -28,7 +30,8 @@ test.before(async (context) => {
   const alice = await post("/users", { extension: "101", name: "Alice" });
   assert.type(alice.sip_password, "string", "the API returns the SIP password once");
   context.alice = { username: alice.sip_username, password: alice.sip_password };
-  await post("/users", { extension: "102", name: "Bob" });
+  const bob = await post("/users", { extension: "102", name: "Bob" });
+  context.bob = { username: bob.sip_username, password: bob.sip_password };
   const ivr = await post("/ivrs", { name: "Main", extension: "500", timeout: 10, max_retries: 1 });
   context.ivrId = ivr.id;
   await context.service.call("PUT", `/ivrs/${ivr.id}/menu`, org, {
@@ -99,43 +102,53 @@ test("a wrong password is refused and leaves no contact", async (context) => {
 test("a call reaches the IVR and RFC 2833 DTMF picks the option's destination", async (context) => {
   const { engine } = context.service;
   const { prefix } = context;
-  await withPhone(context, context.alice, async (phone) => {
-    const registered = await phone.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type));
-    assert.is(registered.type, "REGISTER_OK", JSON.stringify(registered));
-    await channelsIdle(engine);
-    // RTP debug logs each RFC 2833 event packet as it arrives: the digit came in the media.
-    await engine.cli("rtp set debug on");
-    const since = engine.log().length;
-    const mark = phone.events.length;
-    await phone.command("dial", `sip:500@127.0.0.1:${engine.sipPort}`);
-    await phone.waitForEvent((e) => e.type === "CALL_ESTABLISHED", { since: mark });
-    const menu = `${prefix}ivrm_500`;
-    await engine.waitForLog(new RegExp(`Executing \\[s@${menu}:\\d+\\] BackGround`), { since });
-    await phone.command("sndcode", "1");
-    const text = await engine.waitForLog(/Executing \[102@\S+_dial:1\] Dial\(/, { since });
-    await phone.command("hangup");
-
-    const trace = steps(text);
-    const alicesCall = trace.filter((s) => s.channel.startsWith(`PJSIP/${prefix}101-`));
-    assert.equal(
-      calls(alicesCall.filter((s) => s.context === menu && s.exten === "s")).slice(0, 2),
-      ["Answer()", `Background(greetings/greeting_ivr_${context.ivrId})`],
-      "the IVR answered and played its greeting",
-    );
-    const option = alicesCall.find((s) => s.context === menu && s.exten === "1");
-    assert.equal(
-      option && calls([option]),
-      [`Goto(${prefix}internal,102,1)`],
-      "digit 1 was the option's",
-    );
-    assert.ok(
-      calls(alicesCall).includes(`Dial(PJSIP/${prefix}102,30)`),
-      `the option's user was dialled: ${calls(alicesCall).join(" | ")}`,
-    );
-    assert.match(text, /Got\s+RTP RFC2833 from\s+127\.0\.0\.1:\d+ .*event 00000001/);
-    assert.match(text, new RegExp(`DTMF end '1' received on PJSIP/${prefix}101-`));
+  await withPhone(context, context.bob, async (bobs) => {
+    await withPhone(context, context.alice, async (phone) => {
+      for (const p of [bobs, phone]) {
+        const registered = await p.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type));
+        assert.is(registered.type, "REGISTER_OK", JSON.stringify(registered));
+      }
+      await channelsIdle(engine);
+      // RTP debug logs each RFC 2833 event packet as it arrives: the digit came in the media.
+      await engine.cli("rtp set debug on");
+      const since = engine.log().length;
+      const mark = phone.events.length;
+      await phone.command("dial", `sip:500@127.0.0.1:${engine.sipPort}`);
+      await phone.waitForEvent((e) => e.type === "CALL_ESTABLISHED", { since: mark });
+      const menu = `${prefix}ivrm_500`;
+      await engine.waitForLog(new RegExp(`Executing \\[s@${menu}:\\d+\\] BackGround`), { since });
+      await phone.command("sndcode", "1");
+      // The option's user is rung on the phone registered as that user.
+      const ringing = await bobs.waitForEvent((e) => e.type === "CALL_INCOMING");
+      assert.match(String(ringing.peeruri), "sip:101@", "with the caller ID of Alice's endpoint");
+      await phone.command("hangup");
+      const text = engine.log().slice(since);
+      const trace = steps(text);
+      const alicesCall = trace.filter((s) => s.channel.startsWith(`PJSIP/${prefix}101-`));
+      assert.equal(
+        calls(alicesCall.filter((s) => s.context === menu && s.exten === "s")).slice(0, 2),
+        ["Answer()", `Background(greetings/greeting_ivr_${context.ivrId})`],
+        "the IVR answered and played its greeting",
+      );
+      const option = alicesCall.find((s) => s.context === menu && s.exten === "1");
+      assert.equal(
+        option && calls([option]),
+        [`Goto(${prefix}internal,102,1)`],
+        "digit 1 was the option's",
+      );
+      assert.ok(
+        calls(alicesCall).includes(`Dial(PJSIP/${prefix}102,30)`),
+        `the option's user was dialled: ${calls(alicesCall).join(" | ")}`,
+      );
+      assert.match(text, /Got\s+RTP RFC2833 from\s+127\.0\.0\.1:\d+ .*event 00000001/);
+      assert.match(text, new RegExp(`DTMF end '1' received on PJSIP/${prefix}101-`));
+    });
   });
   await engine.cli("rtp set debug off");
+});
+
+test("registrations, the refusal and the call left no WARNING or ERROR in the engine's log", (context) => {
+  assert.equal(context.service.engine.problems(), []);
 });
 
 test.run();
