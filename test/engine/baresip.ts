@@ -3,7 +3,7 @@
 // `ctrl_tcp` interface (netstring-framed JSON: commands in, responses and events out) and killed by
 // PID whatever happens.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
@@ -56,9 +56,7 @@ export function baresipModuleDir(): string {
   }
   const found = candidates.find((dir) => existsSync(join(dir, "ctrl_tcp.so")));
   if (!found) {
-    throw new Error(
-      "baresip's modules (ctrl_tcp.so) not found: install Debian's baresip-core (.ci/run does)",
-    );
+    throw new Error("baresip's modules (ctrl_tcp.so) not found: install Debian's baresip-core");
   }
   return found;
 }
@@ -138,25 +136,24 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
       `audio_source aufile,${microphone}`,
       "audio_player none,none",
       "audio_alert none,none",
-      "call_local_timeout 0",
       `module_path ${baresipModuleDir()}`,
       "module g711.so",
       "module aufile.so",
-      "module_tmp account.so",
       "module_app menu.so",
       "module_app ctrl_tcp.so",
       `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
       "",
     ].join("\n"),
   );
-  // No account in the file: baresip would register before the control connection is up and
-  // its REGISTER_OK/FAIL event would be lost. The account is added over ctrl_tcp below.
+  // No account file (nor its module): baresip would register before the control connection is
+  // up and its REGISTER_OK/FAIL event would be lost. The account is added over ctrl_tcp below.
   await writeFile(join(dir, "accounts"), "");
   await writeFile(join(dir, "contacts"), "");
 
   const logFile = join(dir, "baresip.log");
   const out = openSync(logFile, "a");
   const child: ChildProcess = spawn("baresip", ["-f", dir], { stdio: ["ignore", out, out] });
+  closeSync(out);
   const pid = child.pid ?? -1;
   if (pid > 0) killOnExit(pid);
   let exited = false;
@@ -164,10 +161,12 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
     exited = true;
     running.delete(pid);
   });
-  child.once("error", () => {
+  let spawnError = "";
+  child.once("error", (error) => {
     exited = true;
+    spawnError = `${error.message} (install Debian's baresip)\n`;
   });
-  const output = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
+  const output = () => spawnError + (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
 
   const events: BaresipEvent[] = [];
   const waiting = new Map<string, (answer: string) => void>();
