@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
-import { startServer } from "../src/api/server.js";
+import { type RunningServer, startServer } from "../src/api/server.js";
 import { loadConfig } from "../src/config.js";
 import { applyOrgState } from "../src/domain/apply.js";
 import { commandOutput } from "../src/engine/ami-connection.js";
@@ -23,7 +23,7 @@ import { createAmiTarget } from "../src/engine/ami-target.js";
 import type { EngineTarget } from "../src/engine/target.js";
 import { asteriskInstallOrExit } from "../src/engine/testing/asterisk-install.js";
 import { startAsterisk } from "../src/engine/testing/asterisk-instance.js";
-import { openStore } from "../src/store/database.js";
+import { type Db, openStore } from "../src/store/database.js";
 import { syntheticOrg } from "./synthetic-org.js";
 
 const install = asteriskInstallOrExit();
@@ -87,24 +87,27 @@ async function measure(orgCount: number): Promise<SizeResult> {
   const cli = async (command: string) =>
     commandOutput(await eye.connection.action({ Action: "Command", Command: command })).join("\n");
 
-  const config = loadConfig(env, { dataDir, port: 0, host: "127.0.0.1" });
-  const db = await openStore(config.dbFile);
-  for (let i = 0; i < orgCount; i++) {
-    const org = syntheticOrg(i);
-    // No outbound registrations to the documentation address: nothing leaves the machine.
-    org.trunks = org.trunks.map((trunk) => ({ ...trunk, registration: false }));
-    await applyOrgState(db, org, { serverKey: config.serverKey });
-  }
-  const started = performance.now();
-  const server = await startServer({
-    config,
-    db,
-    env,
-    logger: pino({ level: "silent" }),
-    engineOptions: { target },
-  });
+  let server: RunningServer | null = null;
+  let db: Db | null = null;
   try {
-    const summary = await server.ready;
+    const config = loadConfig(env, { dataDir, port: 0, host: "127.0.0.1" });
+    db = await openStore(config.dbFile);
+    for (let i = 0; i < orgCount; i++) {
+      const org = syntheticOrg(i);
+      // No outbound registrations to the documentation address: nothing leaves the machine.
+      org.trunks = org.trunks.map((trunk) => ({ ...trunk, registration: false }));
+      await applyOrgState(db, org, { serverKey: config.serverKey });
+    }
+    const started = performance.now();
+    server = await startServer({
+      config,
+      db,
+      env,
+      logger: pino({ level: "silent" }),
+      engineOptions: { target },
+    });
+    const running = server;
+    const summary = await running.ready;
     if (!summary || summary.failed.length > 0) {
       throw new Error(`start-up deploy failed: ${JSON.stringify(summary?.failed.slice(0, 2))}`);
     }
@@ -113,7 +116,7 @@ async function measure(orgCount: number): Promise<SizeResult> {
     const prefix = org.org.context_prefix;
     const ivr = org.ivrs[0]!;
     const send = async (method: string, path: string, body: unknown) => {
-      const res = await fetch(`${server.url}/api/v1${path}?org_id=${org.org.id}`, {
+      const res = await fetch(`${running.url}/api/v1${path}?org_id=${org.org.id}`, {
         method,
         headers: { "x-internal-key": INTERNAL_KEY, "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -129,7 +132,7 @@ async function measure(orgCount: number): Promise<SizeResult> {
         await delay(POLL_MS);
       }
     };
-    const idle = () => server.engine!.deploys.scheduler.idle();
+    const idle = () => running.engine!.deploys.scheduler.idle();
     const menu = `s@${prefix}ivrm_${ivr.extension}`;
     let timeout = 20;
 
@@ -179,7 +182,12 @@ async function measure(orgCount: number): Promise<SizeResult> {
       },
     };
   } finally {
-    await server.close();
+    // The server closes the deployer's target and the store; without one, close them here.
+    if (server) await server.close();
+    else {
+      await inner.close();
+      await db?.destroy();
+    }
     await eye.close();
     await engine.stop();
     await rm(dataDir, { recursive: true, force: true });
