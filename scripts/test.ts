@@ -5,30 +5,15 @@
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import {
-  ASTERISK_PREFIX_VARIABLE,
-  HOW_TO_PROVIDE,
-  resolveAsteriskInstall,
-} from "../src/engine/testing/asterisk-install.js";
+import { asteriskInstallOrExit } from "../src/engine/testing/asterisk-install.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const engine = process.argv.includes("--engine");
 const filters = process.argv.slice(2).filter((arg) => arg !== "--engine");
 const engineDir = join("test", "engine");
 
-if (engine && !process.env[ASTERISK_PREFIX_VARIABLE]) {
-  // Never a silent skip: without an engine the engine suite cannot say anything.
-  console.error(HOW_TO_PROVIDE);
-  process.exit(1);
-}
-if (engine) {
-  try {
-    resolveAsteriskInstall(process.env[ASTERISK_PREFIX_VARIABLE]!);
-  } catch (error) {
-    console.error(`${ASTERISK_PREFIX_VARIABLE}: ${(error as Error).message}\n\n${HOW_TO_PROVIDE}`);
-    process.exit(1);
-  }
-}
+// Never a silent skip: without an engine the engine suite cannot say anything.
+if (engine) asteriskInstallOrExit();
 
 function findTests(dir: string): string[] {
   const found: string[] = [];

@@ -59,8 +59,9 @@ export async function startRig(
       })
     : null;
   const port = ami ? await ami.listen() : 0;
+  // The same environment as the engine side, so PBX_SOUNDS_DIR reaches the greeting writer too.
   const config = loadConfig(
-    { PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, PBX_INTERNAL_KEY: INTERNAL_KEY },
+    { ...options.env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, PBX_INTERNAL_KEY: INTERNAL_KEY },
     { dataDir, port: 0, host: "127.0.0.1" },
   );
   let clock = new FakeClock();

@@ -83,3 +83,20 @@ export function asteriskInstallFromEnv(
   if (!prefix) return null;
   return resolveAsteriskInstall(prefix);
 }
+
+/**
+ * The install for `npm run test:engine` and `bench:engine`: without PBX_ASTERISK_PREFIX, or with
+ * one that holds no Asterisk, prints how to provide one and exits 1 (never a silent skip).
+ */
+export function asteriskInstallOrExit(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): AsteriskInstall {
+  try {
+    const install = asteriskInstallFromEnv(env);
+    if (install) return install;
+    console.error(HOW_TO_PROVIDE);
+  } catch (error) {
+    console.error(`${ASTERISK_PREFIX_VARIABLE}: ${(error as Error).message}\n\n${HOW_TO_PROVIDE}`);
+  }
+  process.exit(1);
+}

@@ -1,0 +1,244 @@
+// npm run bench:engine [-- --orgs 10,100 --edits 20 --burst 100]
+// pbxctl against a real Asterisk 22 (PBX_ASTERISK_PREFIX, as `npm run test:engine`), as an
+// operator runs it: `engine init` files, the server over a store holding N orgs of the TARGETS.md
+// workload (50 users, 5 queues, 5 IVRs, 20 DIDs), PBX_ENGINE=ami, real scheduler and timers.
+// For each N:
+//  1. save -> visible latency: 20 single edits through the API, each timed from the API's answer
+//     until the engine's own CLI (over a second AMI session, polled every 10 ms) shows it; one
+//     kind that needs a dialplan reload (an IVR's timeout), one that needs a PJSIP reload (a new
+//     user). The 800 ms debounce of SPEC §8 is part of the figure, as users see it.
+//  2. a burst of 100 edits to one IVR, sent back to back: how many reloads reached the engine,
+//     and when the last edit was visible.
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { pino } from "pino";
+import { type RunningServer, startServer } from "../src/api/server.js";
+import { loadConfig } from "../src/config.js";
+import { applyOrgState } from "../src/domain/apply.js";
+import { commandOutput } from "../src/engine/ami-connection.js";
+import { createAmiTarget } from "../src/engine/ami-target.js";
+import type { EngineTarget } from "../src/engine/target.js";
+import { asteriskInstallOrExit } from "../src/engine/testing/asterisk-install.js";
+import { startAsterisk } from "../src/engine/testing/asterisk-instance.js";
+import { type Db, openStore } from "../src/store/database.js";
+import { syntheticOrg } from "./synthetic-org.js";
+
+const install = asteriskInstallOrExit();
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? String(process.argv[i + 1]) : fallback;
+};
+const SIZES = arg("orgs", "10,100").split(",").map(Number);
+const EDITS = Number(arg("edits", "20"));
+const BURST = Number(arg("burst", "100"));
+const INTERNAL_KEY = "bench-internal-key";
+const POLL_MS = 10;
+
+const percentile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const ms = (x: number) => `${Math.round(x)} ms`;
+const delay = (t: number) => new Promise((r) => setTimeout(r, t));
+
+interface SizeResult {
+  engine: string;
+  orgs: number;
+  startupMs: number;
+  dialplan: number[];
+  pjsip: number[];
+  burst: { reloads: string[]; lastToVisibleMs: number; firstToVisibleMs: number };
+}
+
+async function measure(orgCount: number): Promise<SizeResult> {
+  const engine = await startAsterisk({ install });
+  const dataDir = await mkdtemp(join(tmpdir(), "pbxctl-bench-engine-"));
+  const env = {
+    PBX_ENGINE: "ami",
+    PBX_AMI_PORT: String(engine.amiPort),
+    PBX_AMI_USERNAME: engine.amiUsername,
+    PBX_AMI_SECRET: engine.amiSecret,
+    PBX_ASTERISK_DIR: engine.generatedDir,
+    PBX_SOUNDS_DIR: engine.soundsDir,
+    PBX_INTERNAL_KEY: INTERNAL_KEY,
+  };
+  const ami = {
+    host: "127.0.0.1",
+    port: engine.amiPort,
+    username: engine.amiUsername,
+    secret: engine.amiSecret,
+  };
+  // The deployer's own target, counting the reloads it sends.
+  const inner = createAmiTarget(ami);
+  const reloads: string[] = [];
+  const target: EngineTarget = {
+    ...inner,
+    reload(request) {
+      reloads.push(request.command.command);
+      return inner.reload(request);
+    },
+  };
+  // A second session for looking, so polls never queue behind a reload.
+  const eye = createAmiTarget(ami);
+  const cli = async (command: string) =>
+    commandOutput(await eye.connection.action({ Action: "Command", Command: command })).join("\n");
+
+  let server: RunningServer | null = null;
+  let db: Db | null = null;
+  try {
+    const config = loadConfig(env, { dataDir, port: 0, host: "127.0.0.1" });
+    db = await openStore(config.dbFile);
+    for (let i = 0; i < orgCount; i++) {
+      const org = syntheticOrg(i);
+      // No outbound registrations to the documentation address: nothing leaves the machine.
+      org.trunks = org.trunks.map((trunk) => ({ ...trunk, registration: false }));
+      await applyOrgState(db, org, { serverKey: config.serverKey });
+    }
+    const started = performance.now();
+    server = await startServer({
+      config,
+      db,
+      env,
+      logger: pino({ level: "silent" }),
+      engineOptions: { target },
+    });
+    const running = server;
+    const summary = await running.ready;
+    if (!summary || summary.failed.length > 0) {
+      throw new Error(`start-up deploy failed: ${JSON.stringify(summary?.failed.slice(0, 2))}`);
+    }
+    const startupMs = performance.now() - started;
+    const org = syntheticOrg(0);
+    const prefix = org.org.context_prefix;
+    const ivr = org.ivrs[0]!;
+    const send = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${running.url}/api/v1${path}?org_id=${org.org.id}`, {
+        method,
+        headers: { "x-internal-key": INTERNAL_KEY, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return performance.now();
+    };
+    const visible = async (command: string, shown: (output: string) => boolean) => {
+      const deadline = performance.now() + 60_000;
+      for (;;) {
+        if (shown(await cli(command))) return performance.now();
+        if (performance.now() > deadline) throw new Error(`never visible: ${command}`);
+        await delay(POLL_MS);
+      }
+    };
+    const idle = () => running.engine!.deploys.scheduler.idle();
+    const menu = `s@${prefix}ivrm_${ivr.extension}`;
+    let timeout = 20;
+
+    const dialplan: number[] = [];
+    for (let i = 0; i < EDITS; i++) {
+      timeout++;
+      const answered = await send("PUT", `/ivrs/${ivr.id}`, { timeout });
+      const seen = await visible(`dialplan show ${menu}`, (o) =>
+        o.includes(`WaitExten(${timeout})`),
+      );
+      dialplan.push(seen - answered);
+      await idle();
+    }
+
+    const pjsip: number[] = [];
+    for (let i = 0; i < EDITS; i++) {
+      const extension = String(3000 + i);
+      const answered = await send("POST", "/users", { extension, name: `Bench ${i}` });
+      const seen = await visible(
+        `pjsip show endpoint ${prefix}${extension}`,
+        (o) => !o.includes("Unable to find object"),
+      );
+      pjsip.push(seen - answered);
+      await idle();
+    }
+
+    reloads.length = 0;
+    let first = 0;
+    let last = 0;
+    for (let i = 0; i < BURST; i++) {
+      timeout++;
+      last = await send("PUT", `/ivrs/${ivr.id}`, { timeout });
+      if (i === 0) first = last;
+    }
+    const seen = await visible(`dialplan show ${menu}`, (o) => o.includes(`WaitExten(${timeout})`));
+    await idle();
+    return {
+      engine: (await cli("core show version")).split(" ").slice(0, 2).join(" "),
+      orgs: orgCount,
+      startupMs,
+      dialplan,
+      pjsip,
+      burst: {
+        reloads: [...reloads],
+        lastToVisibleMs: seen - last,
+        firstToVisibleMs: seen - first,
+      },
+    };
+  } finally {
+    // The server closes the deployer's target and the store; without one, close them here.
+    if (server) await server.close();
+    else {
+      await inner.close();
+      await db?.destroy();
+    }
+    await eye.close();
+    await engine.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+console.log(
+  `bench:engine  real Asterisk over AMI; orgs of 50 users, 5 queues, 5 IVRs, 20 DIDs; ` +
+    `${EDITS} single edits per kind (API answer -> engine CLI shows it), then a burst of ${BURST}`,
+);
+const results: SizeResult[] = [];
+for (const size of SIZES) results.push(await measure(size));
+
+const rows = [
+  ["orgs", "start-up deploy", "edit", "p50", "p95", "max"],
+  ...results.flatMap((r) => [
+    [
+      String(r.orgs),
+      ms(r.startupMs),
+      "IVR timeout (dialplan reload)",
+      ms(percentile(r.dialplan, 50)),
+      ms(percentile(r.dialplan, 95)),
+      ms(Math.max(...r.dialplan)),
+    ],
+    [
+      "",
+      "",
+      "new user (PJSIP + dialplan reload)",
+      ms(percentile(r.pjsip, 50)),
+      ms(percentile(r.pjsip, 95)),
+      ms(Math.max(...r.pjsip)),
+    ],
+  ]),
+];
+const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+const print = (row: string[]) =>
+  console.log(
+    row.map((cell, c) => (c >= 3 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  "),
+  );
+console.log(`\nsave -> visible in the engine (${results[0]?.engine})`);
+print(rows[0]!);
+for (const row of rows.slice(1)) print(row);
+
+console.log(`\nburst of ${BURST} edits to one IVR, back to back [target: 1 dialplan reload]`);
+for (const r of results) {
+  const counts = new Map<string, number>();
+  for (const command of r.burst.reloads) counts.set(command, (counts.get(command) ?? 0) + 1);
+  const list = [...counts].map(([command, n]) => `${n}x ${command}`).join(", ") || "none";
+  console.log(
+    `  ${String(r.orgs).padStart(4)} orgs: ${r.burst.reloads.length} reload(s) (${list}); ` +
+      `visible ${ms(r.burst.lastToVisibleMs)} after the last edit's answer, ` +
+      `${ms(r.burst.firstToVisibleMs)} after the first`,
+  );
+}
