@@ -15,14 +15,15 @@ import {
   type ResolvedCallerId,
   resolveUserCallerId,
 } from "../model/caller-id.js";
-import type {
-  Did,
-  Ivr,
-  IvrOption,
-  OrgState,
-  OutboundRoute,
-  Queue,
-  User,
+import {
+  type Did,
+  type Ivr,
+  type IvrOption,
+  type OrgState,
+  type OutboundRoute,
+  type Queue,
+  type User,
+  Uuid,
 } from "../model/org-state.js";
 import {
   didAliases,
@@ -546,6 +547,19 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
   ];
 }
 
+const UUID = new RegExp(Uuid.pattern!);
+
+/**
+ * The IVR's UUID as the dialplan may carry it. The schema and fillOmitted already make it one;
+ * anything else reaching here is a compiler bug, so refuse rather than emit it.
+ */
+function ivrId(ivr: Ivr): string {
+  if (ivr.id === undefined || !UUID.test(ivr.id)) {
+    throw new Error(`refusing to emit IVR id ${JSON.stringify(ivr.id)}: not a UUID`);
+  }
+  return ivr.id;
+}
+
 /** Where an inbound DID goes (SPEC.md §4.4 rule 5 and §2 DID routing). */
 function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
   const { names, state } = plan;
@@ -562,9 +576,10 @@ function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
       break;
     }
     case "ivr": {
-      // Stored as the IVR's UUID; the dialplan jumps to its extension in the IVR context.
+      // Stored as the IVR's UUID, which the call carries (inherited by every channel it creates,
+      // for call records and webhooks); the dialplan jumps to its extension (SPEC.md §4.4 rule 5).
       const ivr = findIvr(state, destination);
-      if (ivr) return [step(goto(names.ivr, ivr.extension))];
+      if (ivr) return [step(`Set(__IVR_ID=${ivrId(ivr)})`), step(goto(names.ivr, ivr.extension))];
       break;
     }
     case "external":
