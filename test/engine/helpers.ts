@@ -14,7 +14,8 @@ import {
   startAsterisk,
 } from "../../src/engine/testing/asterisk-instance.js";
 import { loadOrgPaths } from "../../src/model/files.js";
-import { compileCase } from "../compiler/golden.js";
+import { encodeWav } from "../../src/tts/wav.js";
+import { compileCase, loadCase } from "../compiler/golden.js";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -52,6 +53,22 @@ export function fixtureFiles(name: string): CompiledFile[] {
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) throw new Error(`${name}: ${errors.map((d) => d.message).join("; ")}`);
   return result.files;
+}
+
+/** A second of silence as the engine plays it natively (8 kHz, 16-bit, mono WAV). */
+export function silentWav(): Uint8Array {
+  return encodeWav(new Int16Array(8000), 8000);
+}
+
+/** The music-on-hold files a fixture's orgs list, as `sounds` for `boot` (silence each). */
+export function fixtureSounds(name: string): Record<string, Uint8Array> {
+  const sounds: Record<string, Uint8Array> = {};
+  for (const org of loadCase(name).orgs) {
+    for (const file of org.music_on_hold ?? []) {
+      sounds[`moh/${org.org.id}/${file}.wav`] = silentWav();
+    }
+  }
+  return sounds;
 }
 
 /** The example orgs (orgs/*.yaml) compiled, secrets from the given environment. */
