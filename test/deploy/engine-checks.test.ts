@@ -23,6 +23,12 @@ test("keepIncludesOnDisk drops exactly the includes whose file is missing", () =
   assert.match(guarded.content, '#include "/etc/asterisk/pbxctl/orgs/a_/extensions.conf"');
   assert.not.match(guarded.content, "orgs/b_/");
   assert.is(keepIncludesOnDisk(top.content, () => true).content, top.content);
+  const moh = compileTopLevel(["a_", "b_"]).files.find((f) => f.path === "musiconhold.conf")!;
+  assert.equal(
+    keepIncludesOnDisk(moh.content, (path) => path === "orgs/a_/musiconhold.conf").dropped,
+    ["orgs/b_/musiconhold.conf"],
+    "the music-on-hold include file is guarded like the others",
+  );
   assert.is(includedPath("orgs/x_/pjsip.conf"), "orgs/x_/pjsip.conf");
   assert.is(includedPath("/abs/path/gateway/extensions.conf"), "gateway/extensions.conf");
   assert.is(includedPath("somewhere/else.conf"), null);
