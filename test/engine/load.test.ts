@@ -21,6 +21,8 @@ test("engine init alone: Asterisk boots with no WARNING/ERROR and loads what pbx
     for (const name of ["chan_iax2.so", "pbx_dundi.so", "chan_unistim.so", "func_shell.so"]) {
       assert.not.match(modules, name, `${name} must not be loaded`);
     }
+    // Stock hold music: the class every queue and call uses while its org has no music.
+    assert.match(await engine.cli("moh show classes"), "Class: default\n\tMode: files\n");
     const transports = await engine.cli("pjsip show transports");
     assert.match(transports, `127.0.0.1:${engine.sipPort}`);
   });
