@@ -7,22 +7,16 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { compileAll } from "../../src/compiler/index.js";
-import type { CompiledFile } from "../../src/compiler/types.js";
-import { FileDeployLog } from "../../src/deploy/deploy-log.js";
-import { Deployer } from "../../src/deploy/deployer.js";
 import { splitIntoUnits } from "../../src/deploy/units.js";
 import { commandOutput } from "../../src/engine/ami-connection.js";
-import { createAmiTarget, moduleFileOf } from "../../src/engine/ami-target.js";
+import { type createAmiTarget, moduleFileOf } from "../../src/engine/ami-target.js";
 import {
   type AmiTranscript,
   TRANSCRIPT_FILE,
   type TranscriptAnswer,
   templateOf,
 } from "../../src/engine/testing/ami-transcript.js";
-import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
-import { loadOrgSources } from "../../src/model/files.js";
-import { boot, withEngine } from "./helpers.js";
+import { boot, compileYaml as compile, engineDeployer as rig, withEngine } from "./helpers.js";
 
 const MD5 = "5f4dcc3b5aa765d61d8327deb882cf99";
 
@@ -34,37 +28,8 @@ queues: [${queues.map((q) => `{ number: "${q}", name: Queue ${q} }`).join(", ")}
 `;
 }
 
-function compile(...yamls: string[]): CompiledFile[] {
-  const loaded = loadOrgSources(
-    yamls.map((text, index) => ({ file: `org-${index}.yaml`, text })),
-    {},
-  );
-  const errors = loaded.diagnostics.filter((d) => d.severity === "error");
-  if (errors.length > 0) throw new Error(errors.map((d) => d.message).join("; "));
-  return compileAll(
-    loaded.orgs.map((o) => o.state),
-    { environment: "prod", staging_endpoint: "staging-tunnel" },
-  ).files;
-}
-
 const A = org("orga_", "aaaaaaaa-0000-4000-8000-000000000001", ["101", "102"], ["600"]);
 const B = org("orgb_", "bbbbbbbb-0000-4000-8000-000000000002", ["201"]);
-
-function rig(engine: AsteriskInstance) {
-  const target = createAmiTarget({
-    host: "127.0.0.1",
-    port: engine.amiPort,
-    username: engine.amiUsername,
-    secret: engine.amiSecret,
-    reconnectInitialMs: 50,
-  });
-  const deployer = new Deployer({
-    engineDir: engine.generatedDir,
-    target,
-    log: new FileDeployLog(engine.generatedDir),
-  });
-  return { target, deployer };
-}
 
 test("every command the AMI target sends is answered as fixtures/ami/asterisk-22.json records", async () => {
   await withEngine(compile(A), async (engine) => {

@@ -7,15 +7,9 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { compileAll } from "../../src/compiler/index.js";
-import type { CompiledFile } from "../../src/compiler/types.js";
-import { FileDeployLog } from "../../src/deploy/deploy-log.js";
-import { Deployer } from "../../src/deploy/deployer.js";
 import { splitIntoUnits } from "../../src/deploy/units.js";
-import { createAmiTarget } from "../../src/engine/ami-target.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
-import { loadOrgSources } from "../../src/model/files.js";
-import { silentWav, withEngine } from "./helpers.js";
+import { compileYaml, engineDeployer, silentWav, withEngine } from "./helpers.js";
 import { channelsIdle } from "./trace.js";
 
 const A = "aaaaaaaa-0000-4000-8000-000000000001";
@@ -31,19 +25,6 @@ users: [ { extension: "101", name: Alice, sip: { md5_cred: ${MD5} } } ]
 queues: [ { number: "600", name: Support, max_wait: 1 } ]
 dids: [ { number: "+91806597800${id[0] === "a" ? 1 : 2}", routing_type: queue, routing_destination: "600" } ]
 `;
-}
-
-function compile(...yamls: string[]): CompiledFile[] {
-  const loaded = loadOrgSources(
-    yamls.map((text, index) => ({ file: `moh-${index}.yaml`, text })),
-    {},
-  );
-  const errors = loaded.diagnostics.filter((d) => d.severity === "error");
-  if (errors.length > 0) throw new Error(errors.map((d) => `${d.path}: ${d.message}`).join("; "));
-  return compileAll(
-    loaded.orgs.map((o) => o.state),
-    { environment: "prod", staging_endpoint: "staging-tunnel" },
-  ).files;
 }
 
 const WITH_MUSIC = orgYaml("orga_", A, ["ambient", "welcome-loop"]);
@@ -67,7 +48,7 @@ test("an org with files has its own class, heard in its queues and suggested by 
     [`moh/${A}/welcome-loop.wav`]: silentWav(),
   };
   await withEngine(
-    compile(WITH_MUSIC, WITHOUT_MUSIC),
+    compileYaml(WITH_MUSIC, WITHOUT_MUSIC),
     async (engine) => {
       assert.equal(engine.problems(), [], "loads with no WARNING/ERROR");
       const classes = await engine.cli("moh show classes");
@@ -103,23 +84,12 @@ test("an org with files has its own class, heard in its queues and suggested by 
 
 test("deploys: the first file brings the class (res_musiconhold reloaded), the last one takes it away", async () => {
   await withEngine(
-    compile(orgYaml("orga_", A, [])),
+    compileYaml(orgYaml("orga_", A, [])),
     async (engine) => {
-      const target = createAmiTarget({
-        host: "127.0.0.1",
-        port: engine.amiPort,
-        username: engine.amiUsername,
-        secret: engine.amiSecret,
-        reconnectInitialMs: 50,
-      });
-      const deployer = new Deployer({
-        engineDir: engine.generatedDir,
-        target,
-        log: new FileDeployLog(engine.generatedDir),
-      });
+      const { target, deployer } = engineDeployer(engine);
       try {
         const deploy = async (yaml: string) => {
-          const records = await deployer.deployUnits(splitIntoUnits(compile(yaml)));
+          const records = await deployer.deployUnits(splitIntoUnits(compileYaml(yaml)));
           assert.ok(
             records.every((r) => r.result !== "failed"),
             JSON.stringify(records, null, 1),
