@@ -175,6 +175,13 @@ function describe(error: ErrorObject): SchemaDiagnostic {
           : `must match pattern ${schema?.pattern}`);
       return { severity: "error", path: at(), message };
     }
+    case "uniqueItems":
+      // ajv: item j (the later one) equals item i.
+      return {
+        severity: "error",
+        path: at([error.params.j as number]),
+        message: `is the same as item [${error.params.i}]`,
+      };
     case "const":
       return {
         severity: "error",
