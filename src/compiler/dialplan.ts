@@ -15,14 +15,15 @@ import {
   type ResolvedCallerId,
   resolveUserCallerId,
 } from "../model/caller-id.js";
-import type {
-  Did,
-  Ivr,
-  IvrOption,
-  OrgState,
-  OutboundRoute,
-  Queue,
-  User,
+import {
+  type Did,
+  type Ivr,
+  type IvrOption,
+  type OrgState,
+  type OutboundRoute,
+  type Queue,
+  type User,
+  Uuid,
 } from "../model/org-state.js";
 import {
   didAliases,
@@ -32,6 +33,7 @@ import {
 } from "../model/phone.js";
 import { findIvr, findQueue, findTrunk, findUser, isUsableDid } from "../model/refs.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
+import { orgMohClass, queueMohClass } from "./musiconhold.js";
 import { type OrgNames, orgNames } from "./names.js";
 import type { Diagnostic } from "./types.js";
 import type { DialplanContext, DialplanExtension, DialplanStep, DialplanView } from "./views.js";
@@ -97,6 +99,8 @@ interface Plan {
   activeUsers: User[];
   recording: boolean;
   limit: number;
+  /** The org's own music-on-hold class, null while it has no files. */
+  mohClass: string | null;
 }
 
 function error(plan: Plan, path: string, message: string): void {
@@ -111,9 +115,16 @@ function userRecords(plan: Plan, user: User): boolean {
   return plan.recording && user.call_recording;
 }
 
-/** Marks the call as this org's (inherited by every channel it creates). */
-function orgIdStep(plan: Plan): DialplanStep {
-  return step(`Set(__ORG_ID=${plan.orgId})`);
+/**
+ * Marks the call as this org's (inherited by every channel it creates) and, while the org has
+ * hold music of its own, makes it what the caller hears on hold.
+ */
+function orgEntrySteps(plan: Plan, mohClass = plan.mohClass): DialplanStep[] {
+  const steps = [step(`Set(__ORG_ID=${plan.orgId})`)];
+  // Asterisk prefers the channel's class over a queue's or a holding phone's suggestion
+  // (musiconhold.conf `preferchannelclass`), so a queue entry sets the queue's own class.
+  if (plan.mohClass !== null) steps.push(step(`Set(CHANNEL(musicclass)=${mohClass})`));
+  return steps;
 }
 
 /** The concurrent call limit check, where the org has one. */
@@ -127,7 +138,7 @@ function internalContext(plan: Plan): DialplanContext {
     extension(
       user.extension,
       [
-        orgIdStep(plan),
+        ...orgEntrySteps(plan),
         ...(userRecords(plan, user) ? [step(`Gosub(${names.record},s,1)`)] : []),
         step(`Gosub(${names.dial},${user.extension},1(${user.ring_time}))`),
         step("Hangup()"),
@@ -341,7 +352,11 @@ function ivrContexts(plan: Plan): DialplanContext[] {
   const entries = active.map(({ ivr }) =>
     extension(
       ivr.extension,
-      [orgIdStep(plan), step("Set(IVR_RETRIES=0)"), step(goto(names.ivrMenu(ivr.extension), "s"))],
+      [
+        ...orgEntrySteps(plan),
+        step("Set(IVR_RETRIES=0)"),
+        step(goto(names.ivrMenu(ivr.extension), "s")),
+      ],
       [`IVR ${ivr.name}`],
     ),
   );
@@ -437,7 +452,7 @@ function queueContexts(plan: Plan): DialplanContext[] {
     extension(
       queue.number,
       [
-        orgIdStep(plan),
+        ...orgEntrySteps(plan, queueMohClass(state, queue)),
         step("Answer()"),
         step(
           queue.max_wait > 0
@@ -546,6 +561,19 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
   ];
 }
 
+const UUID = new RegExp(Uuid.pattern!);
+
+/**
+ * The IVR's UUID as the dialplan may carry it. The schema and fillOmitted already make it one;
+ * anything else reaching here is a compiler bug, so refuse rather than emit it.
+ */
+function ivrId(ivr: Ivr): string {
+  if (ivr.id === undefined || !UUID.test(ivr.id)) {
+    throw new Error(`refusing to emit IVR id ${JSON.stringify(ivr.id)}: not a UUID`);
+  }
+  return ivr.id;
+}
+
 /** Where an inbound DID goes (SPEC.md §4.4 rule 5 and §2 DID routing). */
 function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
   const { names, state } = plan;
@@ -562,9 +590,10 @@ function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
       break;
     }
     case "ivr": {
-      // Stored as the IVR's UUID; the dialplan jumps to its extension in the IVR context.
+      // Stored as the IVR's UUID, which the call carries (inherited by every channel it creates,
+      // for call records and webhooks); the dialplan jumps to its extension (SPEC.md §4.4 rule 5).
       const ivr = findIvr(state, destination);
-      if (ivr) return [step(goto(names.ivr, ivr.extension))];
+      if (ivr) return [step(`Set(__IVR_ID=${ivrId(ivr)})`), step(goto(names.ivr, ivr.extension))];
       break;
     }
     case "external":
@@ -595,7 +624,7 @@ function incomingContext(plan: Plan): DialplanContext {
       extension(
         canonical,
         [
-          orgIdStep(plan),
+          ...orgEntrySteps(plan),
           // CDRs of inbound calls carry the org id, which call listings filter on (SPEC.md §1).
           step(`Set(CHANNEL(accountcode)=${plan.orgId})`),
           ...limitSteps(plan),
@@ -622,6 +651,7 @@ export function buildDialplan(state: OrgState, diagnostics: Diagnostic[]): Dialp
     activeUsers: state.users.filter((u) => u.status === "active").sort(byAscii((u) => u.extension)),
     recording: state.org.settings.recording_enabled,
     limit: state.org.settings.max_concurrent_calls,
+    mohClass: orgMohClass(state),
   };
   const contexts = [internalContext(plan), dialContext(plan), callerContext(plan)];
   if (plan.activeUsers.some((user) => userRecords(plan, user))) contexts.push(recordContext(plan));

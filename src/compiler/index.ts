@@ -5,6 +5,7 @@ import { type GatewayOptions, gatewayStateFromOrgs } from "../model/gateway.js";
 import type { GatewayState, OrgState } from "../model/org-state.js";
 import { buildDialplan } from "./dialplan.js";
 import { buildGateway } from "./gateway.js";
+import { buildMusicOnHold } from "./musiconhold.js";
 import { MAX_NAME, orgDir } from "./names.js";
 import { buildPjsip } from "./pjsip.js";
 import { printDialplan, printIncludes, printSections } from "./print.js";
@@ -20,6 +21,7 @@ export const GATEWAY_FILE = "gateway/extensions.conf";
 /** The top-level files, each including every org's file of its kind explicitly. */
 export const TOP_LEVEL_FILES = [
   "extensions.conf",
+  "musiconhold.conf",
   "pjsip.conf",
   "queues.conf",
   "voicemail.conf",
@@ -60,7 +62,10 @@ function byPath(a: CompiledFile, b: CompiledFile): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
 
-/** An org's files under `orgs/<context_prefix>/`: extensions, pjsip, queues and voicemail.conf. */
+/**
+ * An org's files under `orgs/<context_prefix>/`: extensions, musiconhold, pjsip, queues and
+ * voicemail.conf.
+ */
 export function compileOrg(state: OrgState): CompileResult {
   const diagnostics: Diagnostic[] = [];
   const dir = orgDir(state.org.context_prefix);
@@ -68,6 +73,7 @@ export function compileOrg(state: OrgState): CompileResult {
   checkNameLengths(dialplan, diagnostics);
   const files = [
     { path: `${dir}/extensions.conf`, content: printDialplan(dialplan) },
+    { path: `${dir}/musiconhold.conf`, content: printSections(buildMusicOnHold(state)) },
     { path: `${dir}/pjsip.conf`, content: printSections(buildPjsip(state, diagnostics)) },
     { path: `${dir}/queues.conf`, content: printSections(buildQueues(state)) },
     { path: `${dir}/voicemail.conf`, content: printSections(buildVoicemail(state)) },

@@ -22,6 +22,8 @@ export function orgNames(prefix: string) {
     record: `${prefix}record`,
     /** voicemail.conf context of the org's mailboxes. */
     voicemail: `${prefix}vm`,
+    /** musiconhold.conf class of the org's own hold music (only while it has files). */
+    mohClass: `${prefix}moh`,
     /** Per-org concurrent call limit. */
     limit: `${prefix}limit`,
     /** Queue member legs (Local channels carrying the member's ring time). */

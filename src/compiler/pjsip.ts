@@ -4,6 +4,7 @@
 import { compareAscii } from "../model/caller-id.js";
 import { type OrgState, SIP_REALM, type Trunk, type User } from "../model/org-state.js";
 import { assertToken, commentText, dialplanText, pjsipValue } from "./escape.js";
+import { orgMohClass } from "./musiconhold.js";
 import { type OrgNames, orgNames } from "./names.js";
 import type { Diagnostic } from "./types.js";
 import type { ConfigOption, ConfigSection, SectionsView } from "./views.js";
@@ -16,6 +17,7 @@ function section(name: string, options: ConfigOption[], comments: string[] = [])
 
 function userSections(state: OrgState, names: OrgNames, user: User, md5: string): ConfigSection[] {
   const name = names.endpoint(user.extension);
+  const mohClass = orgMohClass(state);
   const display = dialplanText(user.name) || user.extension;
   return [
     section(
@@ -37,6 +39,8 @@ function userSections(state: OrgState, names: OrgNames, user: User, md5: string)
         opt("rtp_symmetric", "yes"),
         opt("force_rport", "yes"),
         opt("rewrite_contact", "yes"),
+        // The class the other party hears when this phone puts a call on hold.
+        ...(mohClass ? [opt("moh_suggest", mohClass)] : []),
       ],
       [`user ${user.name}`],
     ),

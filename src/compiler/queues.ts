@@ -7,6 +7,7 @@ import type { OrgState } from "../model/org-state.js";
 import { findUser } from "../model/refs.js";
 import { queueMemberExten } from "./dialplan.js";
 import { assertToken, commentText, dialplanText } from "./escape.js";
+import { queueMohClass } from "./musiconhold.js";
 import { orgNames } from "./names.js";
 import type { ConfigOption, ConfigSection, SectionsView } from "./views.js";
 
@@ -22,7 +23,7 @@ export function buildQueues(state: OrgState): SectionsView {
       const ringTime = Math.max(15, ...members.map((m) => m.ring_time));
       const options = [
         opt("strategy", queue.strategy),
-        opt("musicclass", queue.moh),
+        opt("musicclass", queueMohClass(state, queue)),
         // The member legs time out on their own; this only has to outlast the longest of them.
         opt("timeout", ringTime + 1),
         opt("retry", 5),

@@ -2,7 +2,8 @@
 // `dialplan reload` and `module reload res_pjsip.so` as successful even when it refused the
 // whole file (a missing #include, a syntax error) and kept the old configuration, so a deploy
 // counts as applied only when the objects it added are there and those it removed are gone
-// (`dialplan show`, `pjsip show endpoint`, `queue show`). Pure: text in, probes out.
+// (`dialplan show`, `pjsip show endpoint`, `queue show`, `moh show classes`). Pure: text in,
+// probes out.
 import type { EngineProbe } from "../engine/target.js";
 import { type EngineModule, moduleOf } from "./reloads.js";
 
@@ -45,6 +46,7 @@ function objectsOf(module: EngineModule, content: string | null): Objects {
     if (module === "dialplan") add(name, body);
     else if (module === "pjsip" && /^type\s*=\s*endpoint\s*$/m.test(body)) add(name, body);
     else if (module === "queues" && name !== "general") add(name, body);
+    else if (module === "moh") add(name, body);
   }
   return objects;
 }
@@ -53,6 +55,7 @@ const KIND: Partial<Record<EngineModule, EngineProbe["kind"]>> = {
   dialplan: "context",
   pjsip: "endpoint",
   queues: "queue",
+  moh: "music class",
 };
 
 /** Literal extensions (`exten => 101,1,...`) of a context body; patterns match too widely. */

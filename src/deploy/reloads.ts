@@ -1,8 +1,11 @@
 // Which engine reload each changed file needs (ASTERISK.md, "Reloads"). Shared by the deployer,
 // which runs them, and `pbxctl plan`, which shows them. Never `core reload`.
 
-/** Order in which changed modules are reloaded: endpoints before the dialplan that dials them. */
-export const MODULE_ORDER = ["pjsip", "dialplan", "queues", "voicemail"] as const;
+/**
+ * Order in which changed modules are reloaded: endpoints before the dialplan that dials them,
+ * music-on-hold classes before the endpoints, dialplan and queues that name them.
+ */
+export const MODULE_ORDER = ["moh", "pjsip", "dialplan", "queues", "voicemail"] as const;
 
 export type EngineModule = (typeof MODULE_ORDER)[number];
 
@@ -27,6 +30,7 @@ export function moduleOf(path: string): EngineModule | null {
   if (name === "pjsip.conf") return "pjsip";
   if (name === "queues.conf") return "queues";
   if (name === "voicemail.conf") return "voicemail";
+  if (name === "musiconhold.conf") return "moh";
   return null;
 }
 
@@ -102,6 +106,8 @@ const FULL_RELOAD: Record<EngineModule, string> = {
   dialplan: "dialplan reload",
   queues: "queue reload all",
   voicemail: "module reload app_voicemail.so",
+  // `moh reload` answers with nothing at all; `module reload` says whether the reload worked.
+  moh: "module reload res_musiconhold.so",
 };
 
 /**

@@ -16,6 +16,7 @@ import { isUsableDid } from "../model/refs.js";
 import type { Db } from "../store/database.js";
 import { loadGatewayState } from "../store/load-gateway-state.js";
 import { loadOrgState } from "../store/load-org-state.js";
+import { mohFileNames } from "./moh-files.js";
 import type { OrgBuild } from "./scheduler.js";
 
 /** The compiler refused an org's (or the gateway's) configuration; nothing was deployed. */
@@ -27,6 +28,11 @@ export interface StoreBuildOptions {
   db: Db;
   gateway: GatewayOptions;
   topLevel?: TopLevelOptions;
+  /**
+   * Sounds directory (PBX_SOUNDS_DIR): each org's music-on-hold files are listed from
+   * `<sounds>/moh/<org id>/`. Absent: no org has music of its own.
+   */
+  soundsDir?: string;
 }
 
 /** An org as the deploy side knows it: id, context prefix and whether it is served. */
@@ -93,6 +99,9 @@ export class StoreBuilds {
   async orgFiles(orgId: string): Promise<{ state: OrgState; files: CompiledFile[] }> {
     const state = await loadOrgState(this.options.db, orgId);
     if (!isServed(state.org.status)) return { state, files: [] };
+    if (this.options.soundsDir !== undefined) {
+      state.music_on_hold = await mohFileNames(this.options.soundsDir, orgId);
+    }
     return { state, files: refuseOnErrors(`org ${orgId}`, compileOrg(state)) };
   }
 

@@ -81,7 +81,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   });
   const logger = options.logger;
   const deploys = new StoreDeploys({
-    builds: new StoreBuilds({ db: options.db, gateway }),
+    builds: new StoreBuilds({ db: options.db, gateway, soundsDir: paths.soundsDir }),
     deployer,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),

@@ -10,9 +10,18 @@ import { StoreBuilds } from "./store-builds.js";
 import { StoreDeployLog } from "./store-deploy-log.js";
 import { orgUnit, unitId } from "./units.js";
 
-/** Every unit's status; a unit whose desired revision is not applied is `pending`. */
-export async function storeUnitStatuses(db: Db, gateway: GatewayOptions): Promise<UnitStatus[]> {
-  const builds = new StoreBuilds({ db, gateway });
+/**
+ * Every unit's status; a unit whose desired revision is not applied is `pending`. `soundsDir`
+ * as the server's, so that music-on-hold files count as they do for its deploys.
+ */
+export async function storeUnitStatuses(
+  db: Db,
+  gateway: GatewayOptions,
+  soundsDir?: string,
+): Promise<UnitStatus[]> {
+  const builds = new StoreBuilds(
+    soundsDir === undefined ? { db, gateway } : { db, gateway, soundsDir },
+  );
   const desired = new Map<string, string>();
   for (const org of await builds.orgs()) {
     try {

@@ -5,9 +5,11 @@
 // File names are either chosen by the server or held to `^[a-z0-9_-]{1,64}$`, and the directory
 // comes from the org id of the credential, so nothing in a request can name a path outside it.
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import wavefilePackage from "wavefile";
+import { wavNamesIn } from "../deploy/moh-files.js";
+import { MEDIA_FILE_NAME } from "../model/org-state.js";
 import { resample, TELEPHONY_SAMPLE_RATE } from "../tts/resample.js";
 import { encodeWav, parseWav } from "../tts/wav.js";
 import type { DomainDeps } from "./deps.js";
@@ -20,7 +22,8 @@ export type MediaKind = "greeting" | "moh";
 /** Largest accepted upload: about 20 minutes of 8 kHz audio, or 2 minutes of CD-quality stereo. */
 export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 
-export const MEDIA_NAME_PATTERN = "^[a-z0-9_-]{1,64}$";
+/** The model's rule: the compiler lists music-on-hold files by these names. */
+export const MEDIA_NAME_PATTERN = MEDIA_FILE_NAME;
 const MEDIA_NAME = new RegExp(MEDIA_NAME_PATTERN);
 
 const KINDS: Record<MediaKind, { dir: string; label: string; prefix: string }> = {
@@ -179,6 +182,7 @@ export async function uploadMedia(
   const wav = toTelephonyWav(input.audio);
   const directory = mediaDir(deps.config.soundsDir, kind, orgId);
   await writeAtomically(directory, `${name}.wav`, wav);
+  notifyChanged(deps, kind, orgId);
   return describe(directory, kind, orgId, name);
 }
 
@@ -189,17 +193,7 @@ export async function listMedia(
   orgId: string,
 ): Promise<MediaFileView[]> {
   const directory = mediaDir(deps.config.soundsDir, kind, orgId);
-  let entries: string[];
-  try {
-    entries = await readdir(directory);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  const names = entries
-    .filter((e) => e.endsWith(".wav") && MEDIA_NAME.test(e.slice(0, -4)))
-    .map((e) => e.slice(0, -4))
-    .sort();
+  const names = await wavNamesIn(directory);
   return Promise.all(names.map((name) => describe(directory, kind, orgId, name)));
 }
 
@@ -237,4 +231,13 @@ export async function deleteMedia(
     }
     throw error;
   }
+  notifyChanged(deps, kind, orgId);
+}
+
+/**
+ * The org's music class lists its files (and exists only while there are some), so a change to
+ * them is a configuration change: deploy the org. Greetings are played by name and need none.
+ */
+function notifyChanged(deps: DomainDeps, kind: MediaKind, orgId: string): void {
+  if (kind === "moh") deps.deployScheduler.scheduleDeploy(orgId);
 }

@@ -46,6 +46,9 @@ export function probeCommand(probe: EngineProbe): string {
       return `pjsip show endpoint ${probe.name}`;
     case "queue":
       return `queue show ${probe.name}`;
+    case "music class":
+      // No command shows one class: the listing of every class, searched by probeFound.
+      return "moh show classes";
   }
 }
 
@@ -59,6 +62,8 @@ export function probeFound(probe: EngineProbe, output: string): boolean {
       return !/Unable to find object/.test(output);
     case "queue":
       return !/No such queue/.test(output);
+    case "music class":
+      return output.split("\n").some((line) => line.trim() === `Class: ${probe.name}`);
   }
 }
 

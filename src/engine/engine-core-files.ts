@@ -16,8 +16,6 @@ export const CORE_CONFIG_FILES: ReadonlyMap<string, string> = new Map([
   ["ccss.conf", [HEADER, "[general]", ""].join("\n")],
   ["udptl.conf", [HEADER, "[general]", ""].join("\n")],
   ["acl.conf", [HEADER, ""].join("\n")],
-  // The class queues and holds use while an org has no music of its own (stock hold music).
-  ["musiconhold.conf", [HEADER, "[default]", "mode = files", "directory = moh", ""].join("\n")],
   ["pjproject.conf", [HEADER, "[startup]", ""].join("\n")],
   [
     "indications.conf",

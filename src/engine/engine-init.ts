@@ -124,6 +124,21 @@ export function engineInitFiles(options: {
       "",
     ].join("\n"),
   );
+  files.set(
+    "musiconhold.conf",
+    [
+      header,
+      `; ${options.includeDir}.`,
+      // The class queues and holds use while an org has no music of its own (stock hold music,
+      // <astdatadir>/moh); each org's own class comes from the generated file.
+      "[default]",
+      "mode = files",
+      "directory = moh",
+      "",
+      include("musiconhold.conf"),
+      "",
+    ].join("\n"),
+  );
   // A top-level file the compiler adds later is included as it is, with no settings of its own.
   for (const name of TOP_LEVEL_FILES) {
     if (!files.has(name))

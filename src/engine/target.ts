@@ -44,7 +44,7 @@ export interface EngineHealth {
  * are `exten@context`. `path` is the generated file the object comes from, for messages.
  */
 export interface EngineProbe {
-  kind: "context" | "extension" | "endpoint" | "queue";
+  kind: "context" | "extension" | "endpoint" | "queue" | "music class";
   name: string;
   present: boolean;
   path: string;

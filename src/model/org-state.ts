@@ -28,6 +28,8 @@ export const Label = Type.String({ maxLength: 500, pattern: ONE_LINE });
 export const Extension = Type.String({ pattern: "^[0-9]{2,15}$", description: "digits, 2-15" });
 /** A music-on-hold class name as musiconhold.conf spells it. */
 export const MOH_CLASS = "^[A-Za-z0-9_-]{1,40}$";
+/** An uploaded sound file's name (greeting or music on hold), without `.wav`. */
+export const MEDIA_FILE_NAME = "^[a-z0-9_-]{1,64}$";
 /** A phone number as written by people: optional `+`, then 7-15 digits. */
 export const PhoneNumber = Type.String({ pattern: "^\\+?[0-9]{7,15}$" });
 export const Hex32 = Type.String({ pattern: "^[0-9a-f]{32}$" });
@@ -283,6 +285,13 @@ export const OrgStateSchema = Type.Object(
     dids: Type.Array(Did, { default: [] }),
     trunks: Type.Array(Trunk, { default: [] }),
     outbound_routes: Type.Array(OutboundRoute, { default: [] }),
+    music_on_hold: Type.Optional(
+      Type.Array(Type.String({ pattern: MEDIA_FILE_NAME }), {
+        uniqueItems: true,
+        description:
+          "the org's music-on-hold files (names without .wav) in <sounds>/moh/<org id>/; with any, the org gets its own class for its queues and holds. The server lists the uploaded files itself",
+      }),
+    ),
   },
   { additionalProperties: false, $id: "OrgState" },
 );

@@ -12,6 +12,7 @@ import {
   Extension,
   Hex32,
   Host,
+  MEDIA_FILE_NAME,
   MOH_CLASS,
   Name,
   Org,
@@ -47,6 +48,10 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   [Name.pattern, "must be on one line (no control characters)"],
   [Extension.pattern, "must be 2-15 digits"],
   [MOH_CLASS, "must be a music-on-hold class: letters, digits, _ and -, at most 40"],
+  [
+    MEDIA_FILE_NAME,
+    "must be a file name without .wav: lowercase letters, digits, _ and -, at most 64",
+  ],
   [PhoneNumber.pattern, "must be a phone number: optional +, then 7-15 digits"],
   [Did.properties.number.pattern, "must be a number: optional +, then 6-15 digits"],
   [Hex32.pattern, "must be 32 lowercase hex digits (an MD5 digest)"],
@@ -170,6 +175,13 @@ function describe(error: ErrorObject): SchemaDiagnostic {
           : `must match pattern ${schema?.pattern}`);
       return { severity: "error", path: at(), message };
     }
+    case "uniqueItems":
+      // ajv: item j (the later one) equals item i.
+      return {
+        severity: "error",
+        path: at([error.params.j as number]),
+        message: `is the same as item [${error.params.i}]`,
+      };
     case "const":
       return {
         severity: "error",

@@ -1,6 +1,7 @@
 // Greeting and music-on-hold files: WAV uploads in several encodings converted to 8 kHz 16-bit
 // mono, stored under <sounds>/custom/<org>/ and <sounds>/moh/<org>/, listed, downloaded and
 // deleted; names validated so nothing escapes the directory; each org sees only its own files.
+// A music-on-hold upload or delete deploys the org (its music class lists the files).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -102,10 +103,12 @@ test("mu-law and 8-bit WAVs are converted too; without a name the server picks o
   assert.is(mu.status, 201, mu.text);
   assert.match(mu.body.name, /^greeting_[0-9a-f]{12}$/);
   assertTelephonyWav(join(sounds, "custom", acme.id, `${mu.body.name}.wav`), 1);
+  assert.equal(app.deploys, [], "greetings are played by name: no deploy");
   const eight = await upload(acme, "/music-on-hold?name=jazz-1", eightBit22k(), "audio/x-wav");
   assert.is(eight.status, 201, eight.text);
   assert.is(eight.body.sound, `moh/${acme.id}/jazz-1`);
   assertTelephonyWav(join(sounds, "moh", acme.id, "jazz-1.wav"), 1);
+  assert.equal(app.deploys, [acme.id], "the org's music class lists its files: deploy the org");
 });
 
 test("re-uploading a name replaces the file", async () => {
@@ -130,16 +133,19 @@ test("list, download, delete", async () => {
     moh.body.map((f: { name: string }) => f.name),
     ["jazz-1"],
   );
+  const mark = app.deploys.length;
   const deleted = await app.request("DELETE", "/api/v1/music-on-hold/jazz-1", {
     headers: orgKey(acme),
   });
   assert.is(deleted.status, 204);
   assert.not.ok(existsSync(join(sounds, "moh", acme.id, "jazz-1.wav")));
+  assert.equal(app.deploys.slice(mark), [acme.id], "a deleted music file deploys the org");
   expectError(
     await app.request("DELETE", "/api/v1/music-on-hold/jazz-1", { headers: orgKey(acme) }),
     404,
     "Music on hold file not found",
   );
+  assert.equal(app.deploys.slice(mark), [acme.id], "a refused delete deploys nothing");
 });
 
 test("bad uploads: not a WAV (400), wrong content type (415), bad names (400)", async () => {

@@ -100,6 +100,7 @@ function baseOrg(): Record<string, unknown> {
         caller_id_override: "+918065978002",
       },
     ],
+    music_on_hold: ["hold-music"],
   };
 }
 

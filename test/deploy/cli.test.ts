@@ -159,6 +159,7 @@ test("engine init writes the Asterisk entry files and links the generated tree",
     // Asterisk boots before the first deploy: the generated include files exist (empty).
     for (const name of [
       "extensions.conf",
+      "musiconhold.conf",
       "pjsip.conf",
       "queues.conf",
       "gateway/extensions.conf",
@@ -177,6 +178,11 @@ test("engine init writes the Asterisk entry files and links the generated tree",
     assert.match(
       await readFile(join(etc, "voicemail.conf"), "utf8"),
       '#include "pbxctl/voicemail.conf"',
+    );
+    // Stock hold music stays the default class; each org's own class comes from the include.
+    assert.match(
+      await readFile(join(etc, "musiconhold.conf"), "utf8"),
+      /\[default\]\nmode = files\ndirectory = moh\n\n#include "pbxctl\/musiconhold.conf"/,
     );
     assert.is(await readlink(join(etc, "orgs")), "pbxctl/orgs");
     assert.is(await readlink(join(etc, "gateway")), "pbxctl/gateway");

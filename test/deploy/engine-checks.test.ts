@@ -23,6 +23,12 @@ test("keepIncludesOnDisk drops exactly the includes whose file is missing", () =
   assert.match(guarded.content, '#include "/etc/asterisk/pbxctl/orgs/a_/extensions.conf"');
   assert.not.match(guarded.content, "orgs/b_/");
   assert.is(keepIncludesOnDisk(top.content, () => true).content, top.content);
+  const moh = compileTopLevel(["a_", "b_"]).files.find((f) => f.path === "musiconhold.conf")!;
+  assert.equal(
+    keepIncludesOnDisk(moh.content, (path) => path === "orgs/a_/musiconhold.conf").dropped,
+    ["orgs/b_/musiconhold.conf"],
+    "the music-on-hold include file is guarded like the others",
+  );
   assert.is(includedPath("orgs/x_/pjsip.conf"), "orgs/x_/pjsip.conf");
   assert.is(includedPath("/abs/path/gateway/extensions.conf"), "gateway/extensions.conf");
   assert.is(includedPath("somewhere/else.conf"), null);
@@ -62,6 +68,58 @@ test("probes: added objects must be present, removed ones absent, a changed one 
   );
   assert.equal(probesForChange("orgs/p_/voicemail.conf", "a", "b"), []);
   assert.equal(probesForChange("orgs/p_/queues.conf", "[p_q1]\n", "[p_q1]\n"), []);
+  const header = "; generated\n";
+  const withClass = `${header}\n[p_moh]\nmode=files\ndirectory=sounds/moh/x\n`;
+  assert.equal(
+    [
+      ...probesForChange("orgs/p_/musiconhold.conf", header, withClass),
+      ...probesForChange("orgs/p_/musiconhold.conf", withClass, header),
+    ].map((p) => [p.kind, p.name, p.present]),
+    [
+      ["music class", "p_moh", true],
+      ["music class", "p_moh", false],
+    ],
+  );
+});
+
+test("a music class is verified in the engine's class listing after res_musiconhold reloads", async () => {
+  const r = await rig();
+  try {
+    const music = {
+      path: "orgs/one_/musiconhold.conf",
+      content: "[one_moh]\nmode=files\ndirectory=sounds/moh/x\n",
+    };
+    const top = compileTopLevel(["one_"]).files;
+    const records = await r.deployer.deployUnits([
+      { unit: { kind: "org", prefix: "one_" }, files: [...orgFiles("one_"), music] },
+      { unit: { kind: "top" }, files: top },
+    ]);
+    assert.ok(
+      records.every((record) => record.result === "ok"),
+      JSON.stringify(records, null, 1),
+    );
+    assert.ok(r.ami.commands().includes("module reload res_musiconhold.so"));
+    const listing = r.ami.commands().lastIndexOf("moh show classes");
+    assert.ok(
+      listing > r.ami.commands().indexOf("module reload res_musiconhold.so"),
+      "asked after the reload",
+    );
+    // The fake answers as Asterisk does: its own class, then the loaded org class.
+    const answer = await r.target.connection.action({
+      Action: "Command",
+      Command: "moh show classes",
+    });
+    assert.equal(commandOutput(answer), [
+      "Class: default",
+      "\tMode: files",
+      "\tDirectory: moh",
+      "Class: one_moh",
+      "\tMode: files",
+      "\tDirectory: sounds/moh/x",
+    ]);
+  } finally {
+    await r.close();
+  }
 });
 
 test("the top-level include files are written last and never name an org not on disk", async () => {

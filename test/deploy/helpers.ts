@@ -5,8 +5,7 @@ import { join } from "node:path";
 import type { Clock, TimerHandle } from "../../src/deploy/clock.js";
 import { FileDeployLog } from "../../src/deploy/deploy-log.js";
 import { Deployer } from "../../src/deploy/deployer.js";
-import { createAmiTarget } from "../../src/engine/ami-target.js";
-import type { EngineTarget } from "../../src/engine/target.js";
+import { type AmiTarget, createAmiTarget } from "../../src/engine/ami-target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 
 /** A clock that only moves when told to; timers run in due order during advance(). */
@@ -58,7 +57,7 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
 export interface Rig {
   dir: string;
   ami: FakeAmiServer;
-  target: EngineTarget;
+  target: AmiTarget;
   deployer: Deployer;
   log: FileDeployLog;
   close: () => Promise<void>;

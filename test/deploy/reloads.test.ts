@@ -22,6 +22,20 @@ test("each config file maps to its module's reload, in a fixed order, once per m
   );
 });
 
+test("an org's music-on-hold file reloads res_musiconhold, before what names its class", () => {
+  assert.equal(
+    commands([
+      change("orgs/p_/queues.conf", "[p_q1]\nmusicclass=default\n", "[p_q1]\nmusicclass=p_moh\n"),
+      change("orgs/p_/musiconhold.conf", "; header\n", "; header\n\n[p_moh]\nmode=files\n"),
+      change("orgs/p_/extensions.conf", "a", "b"),
+    ]),
+    ["module reload res_musiconhold.so", "dialplan reload", "queue reload all p_q1"],
+  );
+  assert.equal(commands([change("musiconhold.conf", "", '#include "orgs/p_/musiconhold.conf"')]), [
+    "module reload res_musiconhold.so",
+  ]);
+});
+
 test("unchanged content and unknown files reload nothing", () => {
   assert.equal(
     commands([change("orgs/p_/pjsip.conf", "same", "same"), change("notes.txt", "a", "b")]),
@@ -55,6 +69,7 @@ test("no change ever asks for a core reload", () => {
     change("pjsip.conf", "a", "b"),
     change("queues.conf", "a", "b"),
     change("voicemail.conf", "a", "b"),
+    change("musiconhold.conf", "a", "b"),
   ]);
   assert.ok(all.every((c) => !c.startsWith("core reload")));
 });

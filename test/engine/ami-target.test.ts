@@ -7,22 +7,22 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { compileAll } from "../../src/compiler/index.js";
-import type { CompiledFile } from "../../src/compiler/types.js";
-import { FileDeployLog } from "../../src/deploy/deploy-log.js";
-import { Deployer } from "../../src/deploy/deployer.js";
 import { splitIntoUnits } from "../../src/deploy/units.js";
 import { commandOutput } from "../../src/engine/ami-connection.js";
-import { createAmiTarget, moduleFileOf } from "../../src/engine/ami-target.js";
+import { type createAmiTarget, moduleFileOf } from "../../src/engine/ami-target.js";
 import {
   type AmiTranscript,
   TRANSCRIPT_FILE,
   type TranscriptAnswer,
   templateOf,
 } from "../../src/engine/testing/ami-transcript.js";
-import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
-import { loadOrgSources } from "../../src/model/files.js";
-import { boot, withEngine } from "./helpers.js";
+import {
+  boot,
+  compileYaml as compile,
+  engineDeployer as rig,
+  silentWav,
+  withEngine,
+} from "./helpers.js";
 
 const MD5 = "5f4dcc3b5aa765d61d8327deb882cf99";
 
@@ -34,115 +34,100 @@ queues: [${queues.map((q) => `{ number: "${q}", name: Queue ${q} }`).join(", ")}
 `;
 }
 
-function compile(...yamls: string[]): CompiledFile[] {
-  const loaded = loadOrgSources(
-    yamls.map((text, index) => ({ file: `org-${index}.yaml`, text })),
-    {},
-  );
-  const errors = loaded.diagnostics.filter((d) => d.severity === "error");
-  if (errors.length > 0) throw new Error(errors.map((d) => d.message).join("; "));
-  return compileAll(
-    loaded.orgs.map((o) => o.state),
-    { environment: "prod", staging_endpoint: "staging-tunnel" },
-  ).files;
-}
-
 const A = org("orga_", "aaaaaaaa-0000-4000-8000-000000000001", ["101", "102"], ["600"]);
+const M_ID = "cccccccc-0000-4000-8000-000000000003";
 const B = org("orgb_", "bbbbbbbb-0000-4000-8000-000000000002", ["201"]);
 
-function rig(engine: AsteriskInstance) {
-  const target = createAmiTarget({
-    host: "127.0.0.1",
-    port: engine.amiPort,
-    username: engine.amiUsername,
-    secret: engine.amiSecret,
-    reconnectInitialMs: 50,
-  });
-  const deployer = new Deployer({
-    engineDir: engine.generatedDir,
-    target,
-    log: new FileDeployLog(engine.generatedDir),
-  });
-  return { target, deployer };
-}
-
 test("every command the AMI target sends is answered as fixtures/ami/asterisk-22.json records", async () => {
-  await withEngine(compile(A), async (engine) => {
-    const { target } = rig(engine);
-    try {
-      const asked: Array<{ command: string; name?: string; case: string }> = [
-        { command: "dialplan reload", case: "ok" },
-        { command: "module reload res_pjsip.so", case: "ok" },
-        { command: "queue reload all", case: "ok" },
-        { command: "queue reload all orga_q600", name: "orga_q600", case: "ok" },
-        { command: "module reload app_voicemail.so", case: "ok" },
-        { command: "module reload res_musiconhold.so", case: "ok" },
-        { command: "core show uptime", case: "ok" },
-        { command: "dialplan show orga_internal", name: "orga_internal", case: "found context" },
-        {
-          command: "dialplan show nosuch_internal",
-          name: "nosuch_internal",
-          case: "missing context",
-        },
-        {
-          command: "dialplan show 101@orga_internal",
-          name: "101@orga_internal",
-          case: "found extension",
-        },
-        {
-          command: "dialplan show 999@orga_internal",
-          name: "999@orga_internal",
-          case: "missing extension",
-        },
-        { command: "pjsip show endpoint orga_101", name: "orga_101", case: "found" },
-        { command: "pjsip show endpoint orga_999", name: "orga_999", case: "missing" },
-        { command: "queue show orga_q600", name: "orga_q600", case: "found" },
-        { command: "queue show orga_q999", name: "orga_q999", case: "missing" },
-        { command: "module load pbx_config.so", case: "blacklisted" },
-        { command: "no such thing", case: "unknown" },
-        { command: "ModuleLoad load app_queue.so", name: "app_queue.so", case: "already loaded" },
-        { command: "ModuleLoad load func_uuid.so", name: "func_uuid.so", case: "loaded" },
-        { command: "ModuleLoad load nosuch.so", name: "nosuch.so", case: "no such module" },
-      ];
-      const answers: TranscriptAnswer[] = [];
-      for (const ask of asked) {
-        const load = /^ModuleLoad load (\S+)$/.exec(ask.command);
-        const message = await target.connection.action(
-          load
-            ? { Action: "ModuleLoad", Module: load[1]!, LoadType: "load" }
-            : { Action: "Command", Command: ask.command },
+  // Beside org A, an org with music of its own, for the shape of an org class in the listing.
+  const withMusic = `${org("orgm_", M_ID, [])}music_on_hold: [ hold ]\n`;
+  const music = { [`moh/${M_ID}/hold.wav`]: silentWav() };
+  await withEngine(
+    compile(A, withMusic),
+    async (engine) => {
+      const { target } = rig(engine);
+      try {
+        const asked: Array<{ command: string; name?: string; case: string }> = [
+          { command: "dialplan reload", case: "ok" },
+          { command: "module reload res_pjsip.so", case: "ok" },
+          { command: "queue reload all", case: "ok" },
+          { command: "queue reload all orga_q600", name: "orga_q600", case: "ok" },
+          { command: "module reload app_voicemail.so", case: "ok" },
+          { command: "module reload res_musiconhold.so", case: "ok" },
+          { command: "core show uptime", case: "ok" },
+          { command: "dialplan show orga_internal", name: "orga_internal", case: "found context" },
+          {
+            command: "dialplan show nosuch_internal",
+            name: "nosuch_internal",
+            case: "missing context",
+          },
+          {
+            command: "dialplan show 101@orga_internal",
+            name: "101@orga_internal",
+            case: "found extension",
+          },
+          {
+            command: "dialplan show 999@orga_internal",
+            name: "999@orga_internal",
+            case: "missing extension",
+          },
+          { command: "pjsip show endpoint orga_101", name: "orga_101", case: "found" },
+          { command: "pjsip show endpoint orga_999", name: "orga_999", case: "missing" },
+          { command: "queue show orga_q600", name: "orga_q600", case: "found" },
+          { command: "queue show orga_q999", name: "orga_q999", case: "missing" },
+          // Every class at once; the org class stands as `{name}` for the fake to repeat.
+          { command: "moh show classes", name: "orgm_moh", case: "ok" },
+          { command: "module load pbx_config.so", case: "blacklisted" },
+          { command: "no such thing", case: "unknown" },
+          { command: "ModuleLoad load app_queue.so", name: "app_queue.so", case: "already loaded" },
+          { command: "ModuleLoad load func_uuid.so", name: "func_uuid.so", case: "loaded" },
+          { command: "ModuleLoad load nosuch.so", name: "nosuch.so", case: "no such module" },
+        ];
+        const answers: TranscriptAnswer[] = [];
+        for (const ask of asked) {
+          const load = /^ModuleLoad load (\S+)$/.exec(ask.command);
+          const message = await target.connection.action(
+            load
+              ? { Action: "ModuleLoad", Module: load[1]!, LoadType: "load" }
+              : { Action: "Command", Command: ask.command },
+          );
+          answers.push(
+            templateOf({
+              command: ask.command,
+              name: ask.name,
+              case: ask.case,
+              response: String(message.response ?? ""),
+              message: String(message.message ?? ""),
+              output: commandOutput(message),
+            }),
+          );
+        }
+        const recorded: AmiTranscript = {
+          engine: (await engine.cli("core show version")).trim().split(" ").slice(0, 2).join(" "),
+          answers,
+        };
+        if (process.env.UPDATE_GOLDEN === "1") {
+          await writeFile(TRANSCRIPT_FILE, `${JSON.stringify(recorded, null, 2)}\n`);
+        }
+        const expected = JSON.parse(await readFile(TRANSCRIPT_FILE, "utf8")) as AmiTranscript;
+        assert.equal(
+          recorded,
+          expected,
+          "the engine answers differently from the recorded transcript; rerun with UPDATE_GOLDEN=1 and review git diff fixtures/ami",
         );
-        answers.push(
-          templateOf({
-            command: ask.command,
-            name: ask.name,
-            case: ask.case,
-            response: String(message.response ?? ""),
-            message: String(message.message ?? ""),
-            output: commandOutput(message),
-          }),
-        );
+        for (const command of [
+          "dialplan reload",
+          "queue reload all",
+          "module reload res_pjsip.so",
+        ]) {
+          assert.ok(moduleFileOf(command), `${command} maps to a module`);
+        }
+      } finally {
+        await target.close();
       }
-      const recorded: AmiTranscript = {
-        engine: (await engine.cli("core show version")).trim().split(" ").slice(0, 2).join(" "),
-        answers,
-      };
-      if (process.env.UPDATE_GOLDEN === "1") {
-        await writeFile(TRANSCRIPT_FILE, `${JSON.stringify(recorded, null, 2)}\n`);
-      }
-      const expected = JSON.parse(await readFile(TRANSCRIPT_FILE, "utf8")) as AmiTranscript;
-      assert.equal(
-        recorded,
-        expected,
-        "the engine answers differently from the recorded transcript; rerun with UPDATE_GOLDEN=1 and review git diff fixtures/ami",
-      );
-      for (const command of ["dialplan reload", "queue reload all", "module reload res_pjsip.so"]) {
-        assert.ok(moduleFileOf(command), `${command} maps to a module`);
-      }
-    } finally {
-      await target.close();
-    }
-  });
+    },
+    { sounds: music },
+  );
 });
 
 test("deploys through the real engine: each reload's effect is visible, removals too", async () => {

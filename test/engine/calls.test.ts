@@ -256,7 +256,7 @@ test("rule 4: the IVR extension dialled from a phone wins over the catch-all out
 });
 
 for (const number of ["+918065978001", "08065978001"]) {
-  test(`rule 5: DID ${number} through the gateway reaches the IVR's extension`, async ({
+  test(`rule 5: DID ${number} through the gateway stores the IVR's id and reaches its extension`, async ({
     engine,
   }) => {
     const list = await traceCall(
@@ -267,8 +267,11 @@ for (const number of ["+918065978001", "08065978001"]) {
     );
     const incoming = list.filter((step) => step.context === `${P}incoming`);
     assert.ok(incoming.length > 0, "went through the org's incoming context");
-    assertStep(list, "Goto", `${P}ivr,500,1`, "jumps to the IVR by its extension");
+    const jump = assertStep(list, "Goto", `${P}ivr,500,1`, "jumps to the IVR by its extension");
     assertStep(list, "Set", `__ORG_ID=${A}`, "sets the org id");
+    const stored = assertStep(list, "Set", `__IVR_ID=${MAIN}`, "stores the IVR's UUID");
+    assert.ok(list.indexOf(stored) < list.indexOf(jump), "the IVR id is set before the jump");
+    assert.is(stored.context, `${P}incoming`, "set by the DID's entry");
   });
 }
 

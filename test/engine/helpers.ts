@@ -3,6 +3,9 @@
 // stopped by PID, even when a test fails.
 import { compileAll } from "../../src/compiler/index.js";
 import type { CompiledFile } from "../../src/compiler/types.js";
+import { FileDeployLog } from "../../src/deploy/deploy-log.js";
+import { Deployer } from "../../src/deploy/deployer.js";
+import { type AmiTarget, createAmiTarget } from "../../src/engine/ami-target.js";
 import {
   type AsteriskInstall,
   asteriskInstallFromEnv,
@@ -13,8 +16,9 @@ import {
   type AsteriskInstanceOptions,
   startAsterisk,
 } from "../../src/engine/testing/asterisk-instance.js";
-import { loadOrgPaths } from "../../src/model/files.js";
-import { compileCase } from "../compiler/golden.js";
+import { loadOrgPaths, loadOrgSources } from "../../src/model/files.js";
+import { encodeWav } from "../../src/tts/wav.js";
+import { compileCase, loadCase } from "../compiler/golden.js";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -54,6 +58,22 @@ export function fixtureFiles(name: string): CompiledFile[] {
   return result.files;
 }
 
+/** A second of silence as the engine plays it natively (8 kHz, 16-bit, mono WAV). */
+export function silentWav(): Uint8Array {
+  return encodeWav(new Int16Array(8000), 8000);
+}
+
+/** The music-on-hold files a fixture's orgs list, as `sounds` for `boot` (silence each). */
+export function fixtureSounds(name: string): Record<string, Uint8Array> {
+  const sounds: Record<string, Uint8Array> = {};
+  for (const org of loadCase(name).orgs) {
+    for (const file of org.music_on_hold ?? []) {
+      sounds[`moh/${org.org.id}/${file}.wav`] = silentWav();
+    }
+  }
+  return sounds;
+}
+
 /** The example orgs (orgs/*.yaml) compiled, secrets from the given environment. */
 export async function exampleOrgFiles(env: Record<string, string> = {}): Promise<CompiledFile[]> {
   const loaded = await loadOrgPaths([`${ROOT}orgs`], env);
@@ -64,4 +84,38 @@ export async function exampleOrgFiles(env: Record<string, string> = {}): Promise
     { environment: "prod", staging_endpoint: "staging-tunnel" },
   );
   return result.files;
+}
+
+/** Org YAML documents (one org each) compiled with the gateway and top-level files. */
+export function compileYaml(...yamls: string[]): CompiledFile[] {
+  const loaded = loadOrgSources(
+    yamls.map((text, index) => ({ file: `org-${index}.yaml`, text })),
+    {},
+  );
+  const errors = loaded.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) throw new Error(errors.map((d) => `${d.path}: ${d.message}`).join("; "));
+  return compileAll(
+    loaded.orgs.map((o) => o.state),
+    { environment: "prod", staging_endpoint: "staging-tunnel" },
+  ).files;
+}
+
+/** A deployer into the engine's generated tree, reloading it over its AMI. Close the target. */
+export function engineDeployer(engine: AsteriskInstance): {
+  target: AmiTarget;
+  deployer: Deployer;
+} {
+  const target = createAmiTarget({
+    host: "127.0.0.1",
+    port: engine.amiPort,
+    username: engine.amiUsername,
+    secret: engine.amiSecret,
+    reconnectInitialMs: 50,
+  });
+  const deployer = new Deployer({
+    engineDir: engine.generatedDir,
+    target,
+    log: new FileDeployLog(engine.generatedDir),
+  });
+  return { target, deployer };
 }

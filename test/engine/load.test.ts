@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compileCase, listCases } from "../compiler/golden.js";
-import { exampleOrgFiles, fixtureFiles, withEngine } from "./helpers.js";
+import { exampleOrgFiles, fixtureFiles, fixtureSounds, withEngine } from "./helpers.js";
 
 /** The warnings a clean load may still have: none. Printed whole when the list is not empty. */
 function assertClean(problems: string[], what: string): void {
@@ -21,6 +21,8 @@ test("engine init alone: Asterisk boots with no WARNING/ERROR and loads what pbx
     for (const name of ["chan_iax2.so", "pbx_dundi.so", "chan_unistim.so", "func_shell.so"]) {
       assert.not.match(modules, name, `${name} must not be loaded`);
     }
+    // Stock hold music: the class every queue and call uses while its org has no music.
+    assert.match(await engine.cli("moh show classes"), "Class: default\n\tMode: files\n");
     const transports = await engine.cli("pjsip show transports");
     assert.match(transports, `127.0.0.1:${engine.sipPort}`);
   });
@@ -37,16 +39,28 @@ test("the golden fixtures that compile are most of them", () => {
 for (const name of cases) {
   test(`fixture ${name} loads with no WARNING/ERROR`, async () => {
     const files = fixtureFiles(name);
-    await withEngine(files, async (engine) => {
-      assertClean(engine.problems(), name);
-      // Loaded, not just quiet: every org context is in the dialplan.
-      const contexts = await engine.cli("dialplan show");
-      for (const file of files.filter((f) => f.path.endsWith("/extensions.conf"))) {
-        for (const match of file.content.matchAll(/^\[([^\]]+)\]/gm)) {
-          assert.match(contexts, `'${match[1]}'`, `${name}: context ${match[1]} loaded`);
+    const sounds = fixtureSounds(name);
+    await withEngine(
+      files,
+      async (engine) => {
+        assertClean(engine.problems(), name);
+        // Loaded, not just quiet: every org context is in the dialplan.
+        const contexts = await engine.cli("dialplan show");
+        for (const file of files.filter((f) => f.path.endsWith("/extensions.conf"))) {
+          for (const match of file.content.matchAll(/^\[([^\]]+)\]/gm)) {
+            assert.match(contexts, `'${match[1]}'`, `${name}: context ${match[1]} loaded`);
+          }
         }
-      }
-    });
+        // And every org's music-on-hold class (an org without files has none).
+        const classes = await engine.cli("moh show classes");
+        for (const file of files.filter((f) => f.path.endsWith("/musiconhold.conf"))) {
+          for (const match of file.content.matchAll(/^\[([^\]]+)\]/gm)) {
+            assert.match(classes, `Class: ${match[1]}\n`, `${name}: class ${match[1]} loaded`);
+          }
+        }
+      },
+      { sounds },
+    );
   });
 }
 

@@ -3,9 +3,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { StoreDeployLog } from "../../src/deploy/store-deploy-log.js";
 import { storeUnitStatuses } from "../../src/deploy/store-status.js";
+import { encodeWav } from "../../src/tts/wav.js";
 import { insertDid, insertUser, type Rig, sipUser, startRig } from "./helpers.js";
 
-const TOP = ["extensions.conf", "pjsip.conf", "queues.conf", "voicemail.conf"];
+const TOP = ["extensions.conf", "musiconhold.conf", "pjsip.conf", "queues.conf", "voicemail.conf"];
 
 async function withRig(
   options: Parameters<typeof startRig>[0],
@@ -283,6 +284,47 @@ test("POST /admin/regenerate-gateway: two calls 300 ms apart both answer 200 and
     assert.is(rig.ami!.overlaps, 0);
     const [r1, r2] = rig.ami!.reloads.slice(-2);
     assert.ok(r2!.start >= r1!.end, "the second reload started after the first answered");
+  }));
+
+test("a music-on-hold upload gives the org its class, used by its queue; deleting the last file removes it", () =>
+  withRig({ ami: true }, async (rig) => {
+    const org = await rig.createOrg();
+    const headers = { "x-api-key": org.api_key };
+    const queue = await rig.request("POST", "/api/v1/queues", {
+      headers,
+      body: { number: "600", name: "Support" },
+    });
+    assert.is(queue.status, 201, queue.text);
+    await rig.advance(1000);
+    const moh = `orgs/${org.prefix}/musiconhold.conf`;
+    assert.not.match(rig.read(moh)!, /^\[/m, "no files, no class");
+    assert.match(rig.read(`orgs/${org.prefix}/queues.conf`)!, "musicclass=default");
+    assert.match(rig.read("musiconhold.conf")!, `#include "${moh}"`);
+    rig.takeReloads();
+
+    const upload = await fetch(`${rig.url}/api/v1/music-on-hold?name=hold`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "audio/wav" },
+      body: encodeWav(new Int16Array(8000), 8000),
+    });
+    assert.is(upload.status, 201, await upload.text());
+    await rig.advance(800);
+    const own = `${org.prefix}moh`;
+    assert.match(
+      rig.read(moh)!,
+      `[${own}]\n; plays hold.wav\nmode=files\ndirectory=sounds/moh/${org.id}\n`,
+    );
+    assert.match(rig.read(`orgs/${org.prefix}/queues.conf`)!, `musicclass=${own}`);
+    const reloads = rig.takeReloads();
+    assert.is(reloads[0], "module reload res_musiconhold.so", reloads.join(", "));
+    assert.is(reloads.filter((c) => c === "module reload res_musiconhold.so").length, 1);
+
+    const deleted = await rig.request("DELETE", "/api/v1/music-on-hold/hold", { headers });
+    assert.is(deleted.status, 204, deleted.text);
+    await rig.advance(800);
+    assert.not.match(rig.read(moh)!, own);
+    assert.match(rig.read(`orgs/${org.prefix}/queues.conf`)!, "musicclass=default");
+    assert.ok(rig.takeReloads().includes("module reload res_musiconhold.so"));
   }));
 
 test("cross-org regenerate is refused; own regenerate deploys now", () =>

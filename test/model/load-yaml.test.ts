@@ -57,6 +57,25 @@ test("a broken file reports every problem at once, each at its node's line:col",
   ]);
 });
 
+test("music_on_hold: file names only, each once, at file:line:col", () => {
+  assert.equal(
+    messages([
+      "org:", // 1
+      `  id: ${ORG}`, // 2
+      "  name: Acme", // 3
+      'music_on_hold: [ jazz, "../etc/passwd", jazz, "Loud Song" ]', // 4
+    ]),
+    [
+      "orgs/acme.yaml:4:24 music_on_hold[1]: must be a file name without .wav: lowercase letters, digits, _ and -, at most 64",
+      "orgs/acme.yaml:4:41 music_on_hold[2]: is the same as item [0]",
+      "orgs/acme.yaml:4:47 music_on_hold[3]: must be a file name without .wav: lowercase letters, digits, _ and -, at most 64",
+    ],
+  );
+  const loaded = load([`org: { id: ${ORG}, name: Acme }`, "music_on_hold: [ jazz, hold_2 ]"]);
+  assert.equal(loaded.diagnostics, []);
+  assert.equal(loaded.state?.music_on_hold, ["jazz", "hold_2"]);
+});
+
 test("schema problems get readable messages and positions", () => {
   const out = messages([
     "org:", // 1

@@ -62,6 +62,12 @@ async function readWavBody(ctx: Context): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
+/** What else a change does: music-on-hold files are part of the org's configuration. */
+const DEPLOYS: Record<MediaKind, string> = {
+  greeting: "",
+  moh: " The org's music-on-hold class lists its files, so an upload or a delete deploys the org (about a second later); with no files left the org's queues and calls use the stock class.",
+};
+
 function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string): RouteDefinition[] {
   const NameParams = Type.Object({ name: MediaName });
   return [
@@ -80,7 +86,7 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
       path,
       tag,
       summary: `Upload a ${what} file (raw WAV body)`,
-      description: `Send the WAV file itself as the body with Content-Type audio/wav (at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MB). It is stored as 8 kHz 16-bit mono PCM; an existing file of the same name is replaced. Without \`name\` the server chooses one.`,
+      description: `Send the WAV file itself as the body with Content-Type audio/wav (at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MB). It is stored as 8 kHz 16-bit mono PCM; an existing file of the same name is replaced. Without \`name\` the server chooses one.${DEPLOYS[kind]}`,
       auth: "org",
       permission: "org.manage",
       query: Type.Object({ name: Type.Optional(MediaName) }),
@@ -121,6 +127,7 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
       path: `${path}/{name}`,
       tag,
       summary: `Delete one ${what} file`,
+      ...(DEPLOYS[kind] ? { description: DEPLOYS[kind].trim() } : {}),
       auth: "org",
       permission: "org.manage",
       params: NameParams,

@@ -66,7 +66,11 @@ export default class Status extends PbxCommand {
       },
     );
     try {
-      const units = await storeUnitStatuses(store.db, gatewayOptionsFrom(process.env));
+      const units = await storeUnitStatuses(
+        store.db,
+        gatewayOptionsFrom(process.env),
+        resolveEnginePaths(process.env, store.dataDir).soundsDir,
+      );
       return { source: "store", from: store.dataDir, units };
     } finally {
       await store.db.destroy();

@@ -15,6 +15,8 @@ export interface AsteriskInstanceOptions {
   install: AsteriskInstall;
   /** Generated files (paths relative to the generated tree) written before the engine boots. */
   files?: readonly CompiledFile[];
+  /** Sound files written before boot, by path under the sounds dir (`moh/<org id>/x.wav`). */
+  sounds?: Readonly<Record<string, Uint8Array>>;
   /** Extra files for the config directory (e.g. a test-only `extensions_test.conf`). */
   etcFiles?: Readonly<Record<string, string>>;
   /** Lines appended to the top-level extensions.conf (e.g. `#include "extensions_test.conf"`). */
@@ -154,6 +156,12 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
     const path = join(init.generatedDir, file.path);
     await mkdir(join(path, ".."), { recursive: true });
     await writeFile(path, file.content);
+  }
+  // Before boot: a music-on-hold class is scanned when its module loads.
+  for (const [name, bytes] of Object.entries(options.sounds ?? {})) {
+    const path = join(soundsDir, name);
+    await mkdir(join(path, ".."), { recursive: true });
+    await writeFile(path, bytes);
   }
   for (const [name, content] of Object.entries(options.etcFiles ?? {})) {
     await writeFile(join(etcDir, name), content);

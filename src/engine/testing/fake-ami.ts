@@ -192,6 +192,29 @@ export class FakeAmiServer {
     };
   }
 
+  /**
+   * `moh show classes` as Asterisk answered it: the engine's own classes as recorded, then each
+   * org class the fake has loaded, shaped like the org class of the recording (`Class: {name}`
+   * and its detail lines, the directory taken from the loaded file).
+   */
+  private musicClassListing(): Record<string, string | string[]> | null {
+    const answer = answersFor("moh show classes")?.answers[0];
+    if (!answer) return null;
+    const start = answer.output.findIndex((line) => line.includes("{name}"));
+    const own = start < 0 ? answer.output : answer.output.slice(0, start);
+    const rest = start < 0 ? [] : answer.output.slice(start + 1);
+    const next = rest.findIndex((line) => line.startsWith("Class: "));
+    const block =
+      start < 0 ? [] : answer.output.slice(start, start + 1 + (next < 0 ? rest.length : next));
+    const output = [...own];
+    for (const [name, directory] of this.config?.classes() ?? []) {
+      for (const line of block) {
+        output.push(fill(line, name).replace(/^(\s*Directory: ).*$/, `$1${directory}`));
+      }
+    }
+    return { Response: answer.response, Message: answer.message, Output: output };
+  }
+
   private moduleLoad(module: string): Record<string, string | string[]> {
     const loadedNow = this.unloadedModules.delete(module);
     if (loadedNow) this.config?.loadModule(module);
@@ -215,6 +238,7 @@ export class FakeAmiServer {
     if (command === "core show uptime") {
       return this.recorded(command, () => true)!;
     }
+    if (command === "moh show classes") return this.musicClassListing() ?? noSuchCommand;
     const probe = /^(dialplan show|pjsip show endpoint|queue show) (\S+)$/.exec(command);
     if (probe) {
       const kind =

@@ -1,5 +1,5 @@
 // What the fake AMI server's "engine" has loaded from an engine directory: dialplan contexts and
-// literal extensions, PJSIP endpoints, queues. Loaded per module at each reload the way Asterisk
+// literal extensions, PJSIP endpoints, queues, music-on-hold classes. Loaded per module at each reload the way Asterisk
 // 22 reads a config file: `#include` resolved against the config directory, and reading stops
 // at an include of a missing file (Asterisk logs it and keeps only what it read before it).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -11,6 +11,8 @@ export class FakeEngineConfig {
   private contexts = new Map<string, Set<string>>();
   private endpoints = new Set<string>();
   private queues = new Set<string>();
+  /** Music-on-hold classes from musiconhold.conf: name -> `directory=`. */
+  private musicClasses = new Map<string, string>();
 
   /**
    * `implicitIncludes`: when a top-level file is missing, read every org's file of that kind
@@ -20,10 +22,15 @@ export class FakeEngineConfig {
     private readonly dir: string,
     private readonly implicitIncludes = false,
   ) {
-    for (const module of ["pbx_config.so", "res_pjsip.so", "app_queue.so"]) this.loadModule(module);
+    for (const module of ["pbx_config.so", "res_pjsip.so", "app_queue.so", "res_musiconhold.so"]) {
+      this.loadModule(module);
+    }
   }
 
-  /** Re-reads the files of one module (`pbx_config.so`, `res_pjsip.so`, `app_queue.so`). */
+  /**
+   * Re-reads the files of one module (`pbx_config.so`, `res_pjsip.so`, `app_queue.so`,
+   * `res_musiconhold.so`).
+   */
   loadModule(module: string): void {
     if (module === "pbx_config.so") {
       this.contexts = new Map();
@@ -41,6 +48,13 @@ export class FakeEngineConfig {
           .filter((s) => s.lines.some((line) => /^type\s*=\s*endpoint\s*$/.test(line)))
           .map((s) => s.name),
       );
+    } else if (module === "res_musiconhold.so") {
+      this.musicClasses = new Map(
+        this.read("musiconhold.conf").map((s) => [
+          s.name,
+          s.lines.find((line) => line.startsWith("directory="))?.slice("directory=".length) ?? "",
+        ]),
+      );
     } else if (module === "app_queue.so") {
       this.queues = new Set(
         this.read("queues.conf")
@@ -48,6 +62,11 @@ export class FakeEngineConfig {
           .filter((name) => name !== "general"),
       );
     }
+  }
+
+  /** The org music classes loaded (the engine's own `default` is not in the generated tree). */
+  classes(): ReadonlyMap<string, string> {
+    return this.musicClasses;
   }
 
   /** Whether the object a probe command names is loaded. */
