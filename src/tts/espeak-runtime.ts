@@ -48,6 +48,19 @@ function compileOnce(): Promise<WasmModule> {
   return compiled;
 }
 
+/** What `time()` and `gettimeofday()` read inside the instance: a fixed instant (2024-01-01). */
+const FIXED_WALL_CLOCK_MS = 1_704_067_200_000;
+
+// eSpeak NG seeds its voice's random variation from the wall clock, so the same text spoken in
+// two different seconds gave different samples (same length, different noise). A greeting must
+// be a function of its text and voice alone: the instance sees one fixed wall-clock instant.
+// The monotonic clock (`emscripten_get_now`) is left alone.
+function withFixedWallClock(imports: Record<string, unknown>): Record<string, unknown> {
+  const env = imports.env as Record<string, unknown> | undefined;
+  if (!env || typeof env.emscripten_date_now !== "function") return imports;
+  return { ...imports, env: { ...env, emscripten_date_now: () => FIXED_WALL_CLOCK_MS } };
+}
+
 class ExitCalled {
   constructor(readonly status: number) {}
 }
@@ -86,7 +99,7 @@ export class EspeakRuntime {
         throw new ExitCalled(status);
       },
       instantiateWasm(imports, receive) {
-        wasmApi.instantiate(wasm, imports).then((instance) => {
+        wasmApi.instantiate(wasm, withFixedWallClock(imports)).then((instance) => {
           exports = instance.exports as unknown as EspeakExports;
           receive(instance, wasm);
         }, failInstantiation);

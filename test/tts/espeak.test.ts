@@ -77,6 +77,23 @@ test("the warm instance starts every run afresh: same input, same samples", asyn
   assert.ok(again.pcm.every((value, i) => value === first.pcm[i]));
 });
 
+test("the same text and voice give the same samples in any second (no wall-clock seed)", async () => {
+  // eSpeak NG seeds its voice variation from time(); the runtime pins the instance's wall clock.
+  const realNow = Date.now;
+  const spoken = async (at: number) => {
+    Date.now = () => at;
+    try {
+      return await engine.synthesize("Thank you for calling.", "en-US", "en-US-Wavenet-C");
+    } finally {
+      Date.now = realNow;
+    }
+  };
+  const first = await spoken(1_800_000_000_000);
+  const later = await spoken(1_800_000_007_000);
+  assert.is(later.pcm.length, first.pcm.length);
+  assert.ok(later.pcm.every((value, i) => value === first.pcm[i]));
+});
+
 test("text that looks like an option is spoken, not parsed", async () => {
   const audio = await synthesizeLong(engine, "-w /etc/passwd --help", "en-US");
   assert.ok(nonSilentSamples(audio.pcm) > 0.5 * 8000);
