@@ -6,6 +6,7 @@ import { BadRequest } from "../domain/errors.js";
 import { authorizeRoute } from "./authorize.js";
 import type { AppDeps } from "./deps.js";
 import { Reply, type RouteDefinition } from "./registry.js";
+import { assertJsonBody, assertWellFormedText } from "./request-body.js";
 import { compileValidator, describeValidationErrors } from "./validation.js";
 
 export const API_PREFIX = "/api/v1";
@@ -32,6 +33,18 @@ export function successStatus(route: RouteDefinition): number {
   return statuses[0] ?? 200;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path parameters with UUIDs in lower case: ids are stored so, and UUIDs ignore case (RFC 9562). */
+function lowerCaseUuids(params: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(params).map(([name, value]) => [
+      name,
+      UUID.test(value) ? value.toLowerCase() : value,
+    ]),
+  );
+}
+
 function makeHandler(route: RouteDefinition, deps: AppDeps) {
   const validate = {
     params: route.params && compileValidator(route.params, "params"),
@@ -42,7 +55,7 @@ function makeHandler(route: RouteDefinition, deps: AppDeps) {
 
   return async (ctx: Context & { params: Record<string, string> }) => {
     const principal = await authorizeRoute(route, ctx, deps);
-    const params = { ...ctx.params };
+    const params = lowerCaseUuids(ctx.params);
     if (validate.params && !validate.params(params)) {
       throw new BadRequest(describeValidationErrors(validate.params.errors, "path"));
     }
@@ -54,6 +67,8 @@ function makeHandler(route: RouteDefinition, deps: AppDeps) {
     }
     let body: unknown = (ctx.request as { body?: unknown }).body;
     if (validate.body) {
+      assertJsonBody(ctx);
+      assertWellFormedText(body);
       if (body === undefined) body = {};
       if (!validate.body(body)) {
         throw new BadRequest(

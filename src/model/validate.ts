@@ -8,6 +8,7 @@ import {
   type Ivr,
   type IvrOption,
   type OrgState,
+  isVoicemailMailbox,
   type Queue,
 } from "./org-state.js";
 import { inOwnedRange, SENTINEL_DID, sameNumber } from "./phone.js";
@@ -214,7 +215,7 @@ function checkOptionTarget(
       break;
     }
     case "voicemail":
-      if (!/^[0-9]{1,20}$/.test(destination)) {
+      if (!isVoicemailMailbox(destination)) {
         report(path, `voicemail mailbox must be digits, got ${destination}`);
       }
       break;

@@ -37,6 +37,8 @@ export interface TestApp {
     options?: { headers?: Record<string, string>; body?: unknown; rawBody?: string },
   ): Promise<TestResponse>;
   adminToken(): Promise<string>;
+  /** Open client connections of the server (to see that it noticed a client leaving). */
+  connections(): Promise<number>;
   /** Creates an active org as the admin; returns its id, key and secret. */
   createOrg(name?: string): Promise<{ id: string; api_key: string; api_secret: string }>;
   close(): Promise<void>;
@@ -125,6 +127,11 @@ export async function startTestApp(
       });
       assert.is(res.status, 201, res.text);
       return { id: res.body.id, api_key: res.body.api_key, api_secret: res.body.api_secret };
+    },
+    connections() {
+      return new Promise<number>((resolve, reject) =>
+        server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
     },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -14,14 +14,22 @@ import {
   updateIvr,
 } from "../../domain/ivrs.js";
 import {
+  GREETING_BUSY,
   GREETING_NOT_GENERATED,
   generateIvrGreeting,
   openIvrGreeting,
 } from "../../domain/speech.js";
-import { ACTION_TYPES, IVR_DIGITS, ONE_LINE } from "../../model/org-state.js";
+import {
+  ACTION_TYPES,
+  boundsOf,
+  IVR_DIGITS,
+  Ivr as IvrModel,
+  ONE_LINE,
+} from "../../model/org-state.js";
+import { abortWhenClientLeaves } from "../client-gone.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { Nullable, Success, UuidString } from "../schemas.js";
+import { ErrorBody, Nullable, Success, UuidString } from "../schemas.js";
 
 const TAG = "IVR" as const;
 
@@ -51,15 +59,13 @@ const ivrFields = {
   description: optionalNullable(Type.String({ maxLength: 500, pattern: ONE_LINE })),
   timeout: optionalNullable(
     Type.Integer({
-      minimum: 0,
-      maximum: 3600,
+      ...boundsOf(IvrModel.properties.timeout),
       description: `seconds to wait for a digit; ${IVR_DEFAULTS.timeout} when omitted or null; 0 is kept`,
     }),
   ),
   max_retries: optionalNullable(
     Type.Integer({
-      minimum: 0,
-      maximum: 100,
+      ...boundsOf(IvrModel.properties.max_retries),
       description: `${IVR_DEFAULTS.max_retries} when omitted or null; 0 is kept`,
     }),
   ),
@@ -279,7 +285,7 @@ export const ivrRoutes = [
     tag: TAG,
     summary: "Generate the IVR's greeting with text to speech",
     description:
-      "Writes `greeting_ivr_<id>.wav` (8 kHz 16-bit mono) in the greetings sound directory, replacing any previous one, and sets greeting_prompt, greeting_language and greeting_voice. No length cap on text. Schedules the org's deploy.",
+      "Writes `greeting_ivr_<id>.wav` (8 kHz 16-bit mono) in the greetings sound directory, replacing any previous one, and sets greeting_prompt, greeting_language and greeting_voice. No length cap on text unless the operator sets PBX_GREETING_MAX_CHARS. One synthesis per org at a time (429 while one runs); synthesis stops when the client disconnects. Schedules the org's deploy.",
     auth: "org",
     permission: "org.manage",
     params: IvrIdParams,
@@ -294,9 +300,16 @@ export const ivrRoutes = [
           greeting_voice: Type.String(),
         }),
       },
+      429: { description: GREETING_BUSY, schema: ErrorBody },
     },
-    handler: ({ deps, params, body, principal }) =>
-      generateIvrGreeting(deps, orgCaller(principal).orgId, params.id, body),
+    handler: ({ deps, params, body, principal, ctx }) =>
+      generateIvrGreeting(
+        deps,
+        orgCaller(principal).orgId,
+        params.id,
+        body,
+        abortWhenClientLeaves(ctx),
+      ),
   }),
 
   defineRoute({

@@ -16,6 +16,7 @@ import {
 } from "../../domain/media.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, type RouteDefinition, reply } from "../registry.js";
+import { assertIdentityEncoding } from "../request-body.js";
 import type { TagName } from "../tags.js";
 
 const WAV_TYPES = [
@@ -50,6 +51,7 @@ async function readWavBody(ctx: Context): Promise<Uint8Array> {
   if (!ctx.is(WAV_TYPES)) {
     ctx.throw(415, "Unsupported media type");
   }
+  assertIdentityEncoding(ctx);
   const declared = Number(ctx.get("content-length") || 0);
   if (declared > MAX_UPLOAD_BYTES) ctx.throw(413, "Request body too large");
   const chunks: Buffer[] = [];

@@ -14,7 +14,7 @@ import {
   requestOrganization,
   updateOwnOrganization,
 } from "../../domain/organizations.js";
-import { ONE_LINE, ORG_STATUSES } from "../../model/org-state.js";
+import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -35,7 +35,12 @@ const SettingsPatch = Type.Object(
         description: "org-wide switch; false records no call whatever the user flags say",
       }),
     ),
-    max_concurrent_calls: Type.Optional(Type.Integer({ minimum: 0, description: "0 = no limit" })),
+    max_concurrent_calls: Type.Optional(
+      Type.Integer({
+        ...boundsOf(OrgSettings.properties.max_concurrent_calls),
+        description: "0 = no limit",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -10,7 +10,7 @@ import {
   listTrunks,
   updateTrunk,
 } from "../../domain/trunks.js";
-import { CODECS, Trunk } from "../../model/org-state.js";
+import { boundsOf, CODECS, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -42,7 +42,7 @@ const Password = Type.String({
 
 const editable = {
   host: Type.String({ ...fields.host, description: "carrier host name or address" }),
-  port: Type.Integer({ minimum: 1, maximum: 65535, description: "default 5060" }),
+  port: Type.Integer({ ...boundsOf(fields.port), description: "default 5060" }),
   transport: fields.transport,
   username: Nullable(Type.String({ pattern: "^[A-Za-z0-9._+@-]{1,64}$" })),
   password: Nullable(Password),
