@@ -90,6 +90,8 @@ test("configuration writes refuse ak_ keys (even holding all 14) and roles witho
 // Bodies that pass validation where `{}` would not, so the owner check is what answers.
 const VALID_BODIES: Record<string, unknown> = {
   "POST /queues/{id}/members": { extension: "2101" },
+  "PATCH /queues/{id}/members": { extension: "2101" },
+  "DELETE /queues/{id}/members": { extension: "2101" },
   "PUT /ivrs/{id}/menu": { options: [] },
 };
 
