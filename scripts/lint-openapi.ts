@@ -51,7 +51,8 @@ const redocly = spawnSync(
 process.stdout.write(redocly.stdout);
 process.stderr.write(redocly.stderr);
 const redoclyClean =
-  redocly.status === 0 && !/warning/i.test(`${redocly.stdout}\n${redocly.stderr}`.replace(/0 warnings?/gi, ""));
+  redocly.status === 0 &&
+  !/warning/i.test(`${redocly.stdout}\n${redocly.stderr}`.replace(/0 warnings?/gi, ""));
 console.log(`redocly (recommended): ${redoclyClean ? "clean" : "FAILED"}`);
 
 rmSync(dir, { recursive: true, force: true });

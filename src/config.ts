@@ -78,7 +78,9 @@ function parseCharacterCap(value: string | undefined): number | null {
   if (text === undefined) return null;
   const cap = Number(text);
   if (!Number.isSafeInteger(cap) || cap < 1) {
-    throw new Error(`invalid PBX_GREETING_MAX_CHARS: ${text} (need a whole number of characters >= 1)`);
+    throw new Error(
+      `invalid PBX_GREETING_MAX_CHARS: ${text} (need a whole number of characters >= 1)`,
+    );
   }
   return cap;
 }

@@ -2,6 +2,7 @@
 // validate requests, converted to the 3.0 dialect (nullable instead of type null, enum instead
 // of const, boolean exclusive bounds).
 import type { TSchema } from "@sinclair/typebox";
+import { TOTAL_HEADER } from "./pagination.js";
 import type { AuthKind, RouteDefinition } from "./registry.js";
 import { ErrorBody, ServerErrorBody } from "./schemas.js";
 import { TAGS } from "./tags.js";
@@ -151,6 +152,14 @@ function operation(route: RouteDefinition): Json {
           },
         }
       : { description: spec.description };
+  }
+  if (route.list && responses[200]) {
+    (responses[200] as Json).headers = {
+      [TOTAL_HEADER]: {
+        description: "rows in the whole list",
+        schema: { type: "integer", minimum: 0 },
+      },
+    };
   }
   const validates = route.params || route.query || route.body;
   if (validates && !responses[400]) responses[400] = errorResponse("Invalid request");

@@ -5,6 +5,7 @@ import type { Context } from "koa";
 import { BadRequest } from "../domain/errors.js";
 import { authorizeRoute } from "./authorize.js";
 import type { AppDeps } from "./deps.js";
+import { PageOf, paginate, TOTAL_HEADER } from "./pagination.js";
 import { Reply, type RouteDefinition } from "./registry.js";
 import { assertJsonBody, assertWellFormedText } from "./request-body.js";
 import { compileValidator, describeValidationErrors } from "./validation.js";
@@ -76,7 +77,12 @@ function makeHandler(route: RouteDefinition, deps: AppDeps) {
         );
       }
     }
-    const result = await route.handler({ params, query, body, principal, deps, ctx });
+    let result = await route.handler({ params, query, body, principal, deps, ctx });
+    if (route.list && (Array.isArray(result) || result instanceof PageOf)) {
+      const page = paginate(result, query as { limit?: number; offset?: number }, route.list);
+      ctx.set(TOTAL_HEADER, String(page.total));
+      result = page.body;
+    }
     if (result instanceof Reply) {
       ctx.status = result.status;
       for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value);

@@ -49,7 +49,6 @@ export const PROMPTS = {
   callbackConfirm: "auth-thankyou",
 } as const;
 
-
 function step(app: string, label = ""): DialplanStep {
   return { first: false, label, app };
 }

@@ -10,7 +10,6 @@ import { assertToken, commentText, dialplanText } from "./escape.js";
 import { orgNames } from "./names.js";
 import type { SectionsView } from "./views.js";
 
-
 /** The org's voicemail.conf view (an empty context when no IVR leads to voicemail). */
 export function buildVoicemail(state: OrgState): SectionsView {
   const names = orgNames(state.org.context_prefix);

@@ -7,8 +7,8 @@ import {
   IVR_DIGITS,
   type Ivr,
   type IvrOption,
-  type OrgState,
   isVoicemailMailbox,
+  type OrgState,
   type Queue,
 } from "./org-state.js";
 import { inOwnedRange, SENTINEL_DID, sameNumber } from "./phone.js";

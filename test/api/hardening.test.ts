@@ -16,7 +16,7 @@ let key: Record<string, string>;
 let appEngine: SpeechEngine;
 test.before(async () => {
   app = await startTestApp({ env: { PBX_GREETING_MAX_CHARS: "2000" } });
-  appEngine = app.pbx.deps.speechEngine;
+  appEngine = app.pbx.deps.speechEngine as SpeechEngine;
 });
 // Each test works in an org of its own.
 test.before.each(async () => {
@@ -214,7 +214,10 @@ function gatedEngine() {
   };
 }
 
-const LONG_TEXT = Array.from({ length: 5 }, (_, i) => `Sentence number ${i} ${"la ".repeat(120)}.`).join(" ");
+const LONG_TEXT = Array.from(
+  { length: 5 },
+  (_, i) => `Sentence number ${i} ${"la ".repeat(120)}.`,
+).join(" ");
 
 test("greeting synthesis: one per org at a time (429), another org is not held up", async () => {
   const gated = gatedEngine();

@@ -142,6 +142,17 @@ export async function startTestApp(
   return app;
 }
 
+/**
+ * The rows of a list answer: the `data` of a page envelope, or the bare array of the lists SPEC.md
+ * fixes as arrays (`GET /ivrs`, `GET /tts/voices`).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: JSON rows are inspected field by field
+export function rowsOf(res: TestResponse): any[] {
+  if (Array.isArray(res.body)) return res.body;
+  assert.ok(Array.isArray(res.body?.data), `not a list answer: ${res.status} ${res.text}`);
+  return res.body.data;
+}
+
 /** Asserts status and the exact `{"error": message}` body. */
 export function expectError(res: TestResponse, status: number, message: string): void {
   assert.is(res.status, status, `expected ${status} "${message}", got ${res.status} ${res.text}`);

@@ -179,6 +179,7 @@ export const ivrRoutes = [
     tag: TAG,
     summary: "List the org's IVRs, each with its menuOptions",
     auth: "org",
+    list: "array",
     responses: { 200: { description: "IVRs by extension", schema: Type.Array(IvrResponse) } },
     handler: ({ deps, principal }) => listIvrs(deps, orgCaller(principal).orgId),
   }),

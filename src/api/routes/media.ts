@@ -73,6 +73,7 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
       tag,
       summary: `List the org's ${what} files`,
       auth: "org",
+      list: "envelope",
       responses: { 200: { description: "Files by name", schema: Type.Array(MediaFile) } },
       handler: ({ deps, principal }) => listMedia(deps, kind, orgCaller(principal).orgId),
     }),

@@ -91,6 +91,7 @@ export const organizationRoutes = [
     tag: "Organization Management",
     summary: "List organizations (admin)",
     auth: "admin",
+    list: "envelope",
     responses: { 200: { description: "Every org", schema: Type.Array(Organization) } },
     handler: ({ deps }) => listOrganizations(deps),
   }),
@@ -196,6 +197,7 @@ export const organizationRoutes = [
     tag: "Organization Management",
     summary: "The caller's organization requests and their state",
     auth: "pending-user",
+    list: "envelope",
     responses: { 200: { description: "Own requests", schema: Type.Array(OrganizationRequest) } },
     handler: ({ deps, principal }) => listOwnRequests(deps, pendingCaller(principal)),
   }),
@@ -206,6 +208,7 @@ export const organizationRoutes = [
     tag: "Organization Management",
     summary: "Organization requests awaiting a decision",
     auth: "admin",
+    list: "envelope",
     responses: {
       200: {
         description: "Pending requests, oldest first",

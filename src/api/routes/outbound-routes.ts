@@ -57,6 +57,7 @@ export const outboundRouteRoutes = [
     tag: "Outbound Routes",
     summary: "List the org's outbound routes in match order",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Routes", schema: Type.Array(RouteSchema) } },
     handler: ({ deps, principal }) => listOutboundRoutes(deps, orgCaller(principal).orgId),
   }),

@@ -120,6 +120,7 @@ export const queueRoutes = [
     tag: "Queues",
     summary: "List the org's queues with their members, by number",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Queues", schema: Type.Array(QueueResponse) } },
     handler: ({ deps, principal }) => listQueues(deps, orgCaller(principal).orgId),
   }),

@@ -69,6 +69,7 @@ export const trunkRoutes = [
     tag: "SIP Trunks",
     summary: "List the org's trunks",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Trunks by name", schema: Type.Array(TrunkSchema) } },
     handler: ({ deps, principal }) => listTrunks(deps, orgCaller(principal).orgId),
   }),

@@ -134,6 +134,7 @@ export const userRoutes = [
     tag: "Users",
     summary: "List the org's SIP users, by extension",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Users", schema: Type.Array(UserResponse) } },
     handler: ({ deps, principal }) => listUsers(deps, orgCaller(principal).orgId),
   }),
