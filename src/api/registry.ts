@@ -59,6 +59,13 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TSche
    * `Type.Array(item)`; the registry adds `limit`/`offset` and answers one page (pagination.ts).
    */
   list?: ListStyle;
+  /**
+   * A second path of the operation documented at `aliasOf`: answered, but left out of the
+   * OpenAPI document (a path SPEC.md names that would make the document ambiguous).
+   */
+  aliasOf?: string;
+  /** A raw (non-JSON) request body the handler reads itself, by media type. */
+  upload?: { contentTypes: readonly string[]; description: string };
   handler: (req: RouteRequest<Static<P>, Static<Q>, Static<B>>) => Promise<unknown> | unknown;
 }
 

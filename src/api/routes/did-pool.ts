@@ -42,6 +42,36 @@ const DidRequest = Type.Object(
   { title: "DidRequest" },
 );
 
+/** Where the admin update of a pool DID is documented (see adminUpdateRoute). */
+const ADMIN_UPDATE_PATH = "/did-pool/admin/dids/{id}";
+
+/** The admin update of a pool DID at `path`; with `aliasOf`, an undocumented second path. */
+function adminUpdateRoute(path: string, aliasOf?: string) {
+  return defineRoute({
+    method: "put",
+    path,
+    ...(aliasOf ? { aliasOf } : {}),
+    tag: "DID Pool",
+    summary: "Update any number (admin): routing_environment, status, pool_status",
+    description:
+      "pool_status moves only unassigned numbers between `available` and `reserved`; the sentinel stays `reserved`. A change to an assigned number schedules its org's deploy and the gateway. SPEC.md §4.2 names this operation `PUT /did-pool/admin/{id}`, which the server still answers; the document lists it here because that path is ambiguous beside `/did-pool/{id}/request` for client generators.",
+    auth: "admin",
+    params: IdParams,
+    body: Type.Object(
+      {
+        routing_environment: Type.Optional(RoutingEnvironment),
+        status: Type.Optional(DidStatus),
+        pool_status: Type.Optional(
+          Type.Union([Type.Literal("available"), Type.Literal("reserved")]),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    responses: { 200: { description: "The DID", schema: DidSchema } },
+    handler: ({ deps, params, body }) => adminUpdateDid(deps, params.id, body),
+  });
+}
+
 export const didPoolRoutes = [
   defineRoute({
     method: "post",
@@ -79,28 +109,8 @@ export const didPoolRoutes = [
     handler: ({ deps, query }) => listAllDids(deps, query.pool_status),
   }),
 
-  defineRoute({
-    method: "put",
-    path: "/did-pool/admin/{id}",
-    tag: "DID Pool",
-    summary: "Update any number (admin): routing_environment, status, pool_status",
-    description:
-      "pool_status moves only unassigned numbers between `available` and `reserved`; the sentinel stays `reserved`. A change to an assigned number schedules its org's deploy and the gateway.",
-    auth: "admin",
-    params: IdParams,
-    body: Type.Object(
-      {
-        routing_environment: Type.Optional(RoutingEnvironment),
-        status: Type.Optional(DidStatus),
-        pool_status: Type.Optional(
-          Type.Union([Type.Literal("available"), Type.Literal("reserved")]),
-        ),
-      },
-      { additionalProperties: false },
-    ),
-    responses: { 200: { description: "The DID", schema: DidSchema } },
-    handler: ({ deps, params, body }) => adminUpdateDid(deps, params.id, body),
-  }),
+  adminUpdateRoute(ADMIN_UPDATE_PATH),
+  adminUpdateRoute("/did-pool/admin/{id}", ADMIN_UPDATE_PATH),
 
   defineRoute({
     method: "get",

@@ -87,6 +87,10 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
       auth: "org",
       permission: "org.manage",
       query: Type.Object({ name: Type.Optional(MediaName) }),
+      upload: {
+        contentTypes: WAV_TYPES,
+        description: "the WAV file itself (PCM, float, A-law or mu-law; any rate and channels)",
+      },
       responses: {
         201: { description: "The stored file", schema: MediaFile },
         413: { description: "Body too large" },
