@@ -9,9 +9,12 @@ import { pino } from "pino";
 import * as assert from "uvu/assert";
 import { createApp, type PbxApp } from "../../src/api/app.js";
 import type { RouteDefinition } from "../../src/api/registry.js";
+import { allRoutes } from "../../src/api/routes/index.js";
 import { loadConfig } from "../../src/config.js";
 import type { IdentityVerifier } from "../../src/domain/user-login.js";
 import { type Db, openStore } from "../../src/store/database.js";
+import { createContract } from "./contract.js";
+
 
 export const ADMIN_PASSWORD = "admin-test-password";
 export const INTERNAL_KEY = "internal-test-key";
@@ -83,6 +86,7 @@ export async function startTestApp(
   const server: Server = pbx.app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const contract = createContract(pbx.document, options.routes ?? allRoutes);
 
   const request: TestApp["request"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -103,6 +107,13 @@ export async function startTestApp(
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {}
+    const broken = contract(method, path, {
+      status: res.status,
+      contentType: res.headers.get("content-type") ?? "",
+      body: parsed,
+    });
+    // The answer breaks the published document: fail the test that received it.
+    assert.not.ok(broken, broken ?? "");
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
 

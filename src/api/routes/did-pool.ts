@@ -67,7 +67,10 @@ function adminUpdateRoute(path: string, aliasOf?: string) {
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The DID", schema: DidSchema } },
+    responses: {
+      200: { description: "The DID", schema: DidSchema },
+      409: { description: "The number is assigned, pending or the reserved sentinel" },
+    },
     handler: ({ deps, params, body }) => adminUpdateDid(deps, params.id, body),
   });
 }
@@ -201,7 +204,10 @@ export const didPoolRoutes = [
     auth: "org",
     permission: "dids.set_default",
     params: IdParams,
-    responses: { 200: { description: "The new default DID", schema: DidSchema } },
+    responses: {
+      200: { description: "The new default DID", schema: DidSchema },
+      409: { description: "The DID is not assigned to this organization" },
+    },
     handler: ({ deps, params, principal }) =>
       setDefaultDid(deps, orgCaller(principal).orgId, params.id),
   }),

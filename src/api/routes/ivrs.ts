@@ -194,7 +194,10 @@ export const ivrRoutes = [
     auth: "org",
     permission: "org.manage",
     body: IvrCreate,
-    responses: { 201: { description: "The IVR", schema: IvrResponse } },
+    responses: {
+      201: { description: "The IVR", schema: IvrResponse },
+      409: { description: "The extension is already used by an IVR, a user or a queue" },
+    },
     handler: async ({ deps, body, principal }) =>
       reply(201, await createIvr(deps, orgCaller(principal).orgId, body)),
   }),
@@ -219,7 +222,10 @@ export const ivrRoutes = [
     permission: "org.manage",
     params: IvrIdParams,
     body: IvrUpdate,
-    responses: { 200: { description: "The updated IVR", schema: IvrResponse } },
+    responses: {
+      200: { description: "The updated IVR", schema: IvrResponse },
+      409: { description: "The extension is already used by an IVR, a user or a queue" },
+    },
     handler: ({ deps, params, body, principal }) =>
       updateIvr(deps, orgCaller(principal).orgId, params.id, body),
   }),

@@ -186,7 +186,10 @@ export const organizationRoutes = [
       { name: OrgName, type: Type.Optional(OrgType) },
       { additionalProperties: false },
     ),
-    responses: { 201: { description: "The pending request", schema: OrganizationRequest } },
+    responses: {
+      201: { description: "The pending request", schema: OrganizationRequest },
+      409: { description: "The signed-in person already has an organization or a pending request" },
+    },
     handler: ({ deps, body, principal }) =>
       requestOrganization(deps, pendingCaller(principal), body),
   }),
@@ -287,7 +290,10 @@ export const organizationRoutes = [
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The updated org", schema: Organization } },
+    responses: {
+      200: { description: "The updated org", schema: Organization },
+      409: { description: "The change collides with the org state" },
+    },
     handler: ({ deps, params, body }) => adminUpdateOrganization(deps, params.id, body),
   }),
 ];

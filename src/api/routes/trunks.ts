@@ -135,7 +135,10 @@ export const trunkRoutes = [
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The trunk", schema: TrunkSchema } },
+    responses: {
+      200: { description: "The trunk", schema: TrunkSchema },
+      409: { description: "Another trunk of the org has that name" },
+    },
     handler: ({ deps, params, body, principal }) =>
       updateTrunk(deps, orgCaller(principal).orgId, params.id, body),
   }),

@@ -183,7 +183,11 @@ export const userRoutes = [
         description: "Nothing created; every bad row by index",
         schema: Type.Object({
           error: Type.String(),
-          errors: Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() })),
+          errors: Type.Optional(
+            Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() }), {
+              description: "with a rejected batch: every bad row by index",
+            }),
+          ),
         }),
       },
     },
@@ -217,6 +221,7 @@ export const userRoutes = [
         description: "Extensions, ascending",
         schema: Type.Object({ extensions: Type.Array(Type.String()) }),
       },
+      404: { description: "No such organization" },
     },
     handler: ({ deps, body }) => botExtensions(deps, body.org_id),
   }),

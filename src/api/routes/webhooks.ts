@@ -237,7 +237,10 @@ export const webhookRoutes = [
     auth: "org",
     permission: "org.manage",
     params: DeliveryParams,
-    responses: { 202: { description: "The new, pending delivery", schema: Delivery } },
+    responses: {
+      202: { description: "The new, pending delivery", schema: Delivery },
+      409: { description: "The delivery is not finished yet" },
+    },
     handler: ({ deps, params, principal }) =>
       replayDelivery(context(deps), orgCaller(principal).orgId, params.id, params.deliveryId),
   }),
