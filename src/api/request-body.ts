@@ -71,19 +71,25 @@ export function jsonBodyParser(limit: string): Middleware {
 /** Matches a UTF-16 surrogate that is not half of a pair (the `u` flag reads pairs as one). */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-/** The path (`name`, `options[2].digit`) of the first string or key holding a lone surrogate. */
-export function findLoneSurrogate(value: unknown, path = ""): string | null {
-  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path || "body" : null;
-  if (typeof value !== "object" || value === null) return null;
-  const entries = Array.isArray(value)
-    ? value.map((item, i) => [`${path}[${i}]`, item, ""] as const)
-    : Object.entries(value).map(
-        ([key, item]) => [path ? `${path}.${key}` : key, item, key] as const,
-      );
-  for (const [at, item, key] of entries) {
-    if (LONE_SURROGATE.test(key)) return path || "body";
-    const found = findLoneSurrogate(item, at);
-    if (found) return found;
+/**
+ * The path (`name`, `options[2].digit`) of the first string or key holding a lone surrogate.
+ * Walks with an explicit stack: a body may nest far deeper than the call stack goes.
+ */
+export function findLoneSurrogate(value: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[value, ""]];
+  while (stack.length > 0) {
+    const [item, path] = stack.pop()!;
+    if (typeof item === "string") {
+      if (LONE_SURROGATE.test(item)) return path || "body";
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${path}[${i}]`]);
+    } else if (typeof item === "object" && item !== null) {
+      const entries = Object.entries(item);
+      for (const [key] of entries) if (LONE_SURROGATE.test(key)) return path || "body";
+      for (const [key, child] of entries.reverse()) {
+        stack.push([child, path ? `${path}.${key}` : key]);
+      }
+    }
   }
   return null;
 }

@@ -15,7 +15,6 @@ import type { IdentityVerifier } from "../../src/domain/user-login.js";
 import { type Db, openStore } from "../../src/store/database.js";
 import { createContract } from "./contract.js";
 
-
 export const ADMIN_PASSWORD = "admin-test-password";
 export const INTERNAL_KEY = "internal-test-key";
 

@@ -106,7 +106,10 @@ export const authRoutes = [
     summary: "Org JWT for a named org, without the org secret (internal key)",
     auth: "internal",
     body: Type.Object({ org_id: UuidString }),
-    responses: { 200: { description: "Org JWT", schema: TokenResponse } },
+    responses: {
+      200: { description: "Org JWT", schema: TokenResponse },
+      404: { description: "No such organization" },
+    },
     handler: ({ deps, body }) => orgTokenForService(deps, body.org_id),
   }),
 
