@@ -104,9 +104,17 @@ const IvrUpdate = Type.Object(ivrFields, {
 
 const MenuOptionInput = Type.Object(
   {
-    digit: Type.Union([Type.String({ maxLength: 8, pattern: ONE_LINE }), Type.Integer()], {
-      description: `one of ${IVR_DIGITS.join(" ")}, one option per digit`,
-    }),
+    // A digit sent as a number is read as its decimal text; a number beyond one digit is
+    // answered `Invalid digit: <d>` like any other.
+    digit: Type.Union(
+      [
+        Type.String({ maxLength: 8, pattern: ONE_LINE }),
+        Type.Integer({ minimum: -99_999_999, maximum: 99_999_999 }),
+      ],
+      {
+        description: `one of ${IVR_DIGITS.join(" ")}, one option per digit`,
+      },
+    ),
     action_type: Type.String({
       maxLength: 64,
       pattern: ONE_LINE,
@@ -141,8 +149,8 @@ const IvrResponse = Type.Object(
     name: Type.String(),
     extension: Type.String(),
     description: Type.String(),
-    timeout: Type.Integer(),
-    max_retries: Type.Integer(),
+    timeout: Type.Integer(boundsOf(IvrModel.properties.timeout)),
+    max_retries: Type.Integer(boundsOf(IvrModel.properties.max_retries)),
     status: Type.Union([Type.Literal("active"), Type.Literal("inactive")]),
     greeting_language: Type.String(),
     greeting_voice: Type.String(),

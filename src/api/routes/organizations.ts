@@ -57,7 +57,7 @@ export const Organization = Type.Object(
     }),
     settings: Type.Object({
       recording_enabled: Type.Boolean(),
-      max_concurrent_calls: Type.Integer(),
+      max_concurrent_calls: Type.Integer(boundsOf(OrgSettings.properties.max_concurrent_calls)),
     }),
     created_at: Type.String({ format: "date-time" }),
     updated_at: Type.String({ format: "date-time" }),

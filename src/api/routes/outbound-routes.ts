@@ -23,7 +23,7 @@ const RouteSchema = Type.Object(
     patterns: Type.Array(Type.String()),
     trunk: Type.String({ description: "the trunk's name" }),
     trunk_id: UuidString,
-    strip_digits: Type.Integer(),
+    strip_digits: Type.Integer(boundsOf(fields.strip_digits)),
     prepend_digits: Type.String(),
     caller_id_override: Nullable(Type.String()),
   },

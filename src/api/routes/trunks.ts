@@ -22,7 +22,7 @@ const TrunkSchema = Type.Object(
     id: UuidString,
     name: Type.String(),
     host: Type.String(),
-    port: Type.Integer(),
+    port: Type.Integer(boundsOf(fields.port)),
     transport: fields.transport,
     username: Nullable(Type.String()),
     has_password: Type.Boolean({ description: "a password is stored (it is never returned)" }),
