@@ -182,6 +182,22 @@ test("UUIDs in paths are read case-insensitively", async () => {
     headers: key,
   });
   assert.is(got.status, 200, got.text);
+  // A reference in a body compares the same way, and compiles.
+  const sub = await app.request("POST", "/api/v1/ivrs", {
+    headers: key,
+    body: { name: "Sub", extension: "501" },
+  });
+  const menu = await app.request("PUT", `/api/v1/ivrs/${sub.body.id}/menu`, {
+    headers: key,
+    body: {
+      options: [
+        { digit: "1", action_type: "ivr", action_destination: String(ivr.body.id).toUpperCase() },
+      ],
+    },
+  });
+  assert.is(menu.status, 200, menu.text);
+  assert.ok((await compiledDialplan()).includes("exten => 1,1,Goto(org_"));
+  assert.ok((await compiledDialplan()).includes("_ivr,500,1)"), "digit 1 leads to IVR 500");
 });
 
 /** A speech engine whose every chunk waits until the test releases it. */
