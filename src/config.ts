@@ -39,6 +39,11 @@ export interface Config {
   logLevel: string;
   /** Largest accepted request body (bytes or `1mb`-style). */
   bodyLimit: string;
+  /**
+   * Longest greeting text (characters) `generate-greeting` accepts: PBX_GREETING_MAX_CHARS.
+   * Null (unset) keeps SPEC.md §8's "no cap".
+   */
+  greetingMaxChars: number | null;
   /** Host of the trunk auto-provisioned when an org request is approved. */
   defaultTrunkHost: string;
 }
@@ -66,6 +71,18 @@ function parsePort(value: string | number | undefined, fallback: number): number
     throw new Error(`invalid port: ${value} (need an integer 0-65535)`);
   }
   return port;
+}
+
+function parseCharacterCap(value: string | undefined): number | null {
+  const text = nonEmpty(value);
+  if (text === undefined) return null;
+  const cap = Number(text);
+  if (!Number.isSafeInteger(cap) || cap < 1) {
+    throw new Error(
+      `invalid PBX_GREETING_MAX_CHARS: ${text} (need a whole number of characters >= 1)`,
+    );
+  }
+  return cap;
 }
 
 /** Reads `name` in the data dir, or writes `make()` there (mode 0600) and returns it. */
@@ -134,5 +151,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     logLevel: nonEmpty(env.LOG_LEVEL) ?? "info",
     bodyLimit: nonEmpty(env.PBX_BODY_LIMIT) ?? "1mb",
     defaultTrunkHost: nonEmpty(env.PBX_DEFAULT_TRUNK_HOST) ?? "127.0.0.1",
+    greetingMaxChars: parseCharacterCap(env.PBX_GREETING_MAX_CHARS),
   };
 }

@@ -2,7 +2,6 @@
 // documentation pages and every registered route under /api/v1.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { bodyParser } from "@koa/bodyparser";
 import Koa from "koa";
 import { type Logger, pino } from "pino";
 import type { Config } from "../config.js";
@@ -22,6 +21,7 @@ import { docsPages } from "./docs-pages.js";
 import { errorMiddleware } from "./error-middleware.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { RouteDefinition } from "./registry.js";
+import { jsonBodyParser } from "./request-body.js";
 import { buildRouter } from "./router.js";
 import { allRoutes } from "./routes/index.js";
 import { securityHeaders } from "./security-headers.js";
@@ -108,15 +108,7 @@ export function createApp(options: CreateAppOptions): PbxApp {
     ctx.body = { status: store === "ok" ? "ok" : "degraded", store, engine };
   });
   app.use(docsPages(document));
-  app.use(
-    bodyParser({
-      enableTypes: ["json"],
-      jsonLimit: options.config.bodyLimit,
-      onError: (error) => {
-        throw error;
-      },
-    }),
-  );
+  app.use(jsonBodyParser(options.config.bodyLimit));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, deps, document };

@@ -26,7 +26,8 @@ export function credentialsOf(ctx: Context): Credentials {
     credentials.bearer = match[1];
   }
   const orgId = ctx.query.org_id;
-  if (typeof orgId === "string" && orgId !== "") credentials.orgId = orgId;
+  // Org ids are UUIDs, stored in lower case; a UUID's case carries no meaning.
+  if (typeof orgId === "string" && orgId !== "") credentials.orgId = orgId.toLowerCase();
   return credentials;
 }
 

@@ -4,6 +4,7 @@
 import type { Context, Next } from "koa";
 import type { Logger } from "pino";
 import { isDomainError } from "../domain/errors.js";
+import { ClientGone } from "./client-gone.js";
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   400: "Bad request",
@@ -47,6 +48,13 @@ export function errorMiddleware(logger: Logger) {
       if (isDomainError(error)) {
         ctx.status = error.status;
         ctx.body = { error: error.message };
+        return;
+      }
+      if (error instanceof ClientGone) {
+        // Nobody reads this answer; the work stopped because the client left.
+        logger.info({ request_id: requestId, path: ctx.path }, "client left; work abandoned");
+        ctx.status = 400;
+        ctx.body = { error: "Client closed the request" };
         return;
       }
       const known = httpError(error);

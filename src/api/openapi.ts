@@ -2,6 +2,7 @@
 // validate requests, converted to the 3.0 dialect (nullable instead of type null, enum instead
 // of const, boolean exclusive bounds).
 import type { TSchema } from "@sinclair/typebox";
+import { TOTAL_HEADER } from "./pagination.js";
 import type { AuthKind, RouteDefinition } from "./registry.js";
 import { ErrorBody, ServerErrorBody } from "./schemas.js";
 import { TAGS } from "./tags.js";
@@ -45,7 +46,8 @@ export function toOpenApiSchema(schema: unknown): unknown {
   for (const combiner of ["anyOf", "oneOf"] as const) {
     const branches = out[combiner] as Json[] | undefined;
     if (!branches) continue;
-    const nonNull = branches.filter((b) => b.type !== "null");
+    // Branches are converted already: `Type.Null()` arrives as a bare `{nullable: true}`.
+    const nonNull = branches.filter((b) => b.type !== "null" && !isBareNullable(b));
     if (nonNull.length !== branches.length) out.nullable = true;
     if (
       nonNull.every(
@@ -61,15 +63,31 @@ export function toOpenApiSchema(schema: unknown): unknown {
     } else if (nonNull.length === 1) {
       delete out[combiner];
       Object.assign(out, nonNull[0]);
+    } else if (out.nullable) {
+      // OpenAPI 3.0 reads `nullable` only beside a `type`: each branch says it for itself.
+      delete out.nullable;
+      out[combiner] = nonNull.map((b) => (b.type ? { ...b, nullable: true } : b));
     } else {
       out[combiner] = nonNull;
     }
   }
   if (out.type === "null") {
-    delete out.type;
-    out.nullable = true;
+    // Always null: 3.0 has no null type, and `nullable` needs a `type` beside it.
+    Object.assign(out, ONLY_NULL);
   }
   return out;
+}
+
+const ONLY_NULL = { type: "string", nullable: true, enum: [null] };
+
+/** A converted `Type.Null()` branch (see ONLY_NULL). */
+function isBareNullable(schema: Json): boolean {
+  return (
+    schema.nullable === true &&
+    Array.isArray(schema.enum) &&
+    schema.enum.length === 1 &&
+    schema.enum[0] === null
+  );
 }
 
 export interface OpenApiOptions {
@@ -143,6 +161,11 @@ function parameters(route: RouteDefinition): Json[] {
 function operation(route: RouteDefinition): Json {
   const responses: Json = {};
   for (const [status, spec] of Object.entries(route.responses)) {
+    if (!spec.schema && Number(status) >= 400) {
+      // Every error answer is `{"error": ...}`, declared or not.
+      responses[status] = errorResponse(spec.description);
+      continue;
+    }
     responses[status] = spec.schema
       ? {
           description: spec.description,
@@ -152,8 +175,32 @@ function operation(route: RouteDefinition): Json {
         }
       : { description: spec.description };
   }
-  const validates = route.params || route.query || route.body;
-  if (validates && !responses[400]) responses[400] = errorResponse("Invalid request");
+  if (route.list && responses[200]) {
+    (responses[200] as Json).headers = {
+      [TOTAL_HEADER]: {
+        description: "rows in the whole list",
+        schema: { type: "integer", minimum: 0 },
+      },
+    };
+  }
+  // Every POST, PUT, PATCH and DELETE passes the JSON body parser, whatever the route reads.
+  const takesBody = route.method !== "get";
+  const validates = route.params || route.query || route.body || takesBody;
+  if (validates && !responses[400]) {
+    responses[400] = errorResponse(
+      takesBody
+        ? "Invalid request (including `Malformed JSON body` and a body that does not decode)"
+        : "Invalid request",
+    );
+  }
+  if (takesBody) {
+    responses[413] ??= errorResponse("Request body too large (PBX_BODY_LIMIT)");
+    responses[415] ??= errorResponse(
+      route.upload
+        ? "Unsupported media type or Content-Encoding"
+        : "Body not JSON (Content-Type), or an unsupported Content-Encoding",
+    );
+  }
   if (!route.authKinds.includes("public")) {
     if (!responses[401]) responses[401] = errorResponse("Missing or invalid credentials");
     if (!responses[403]) responses[403] = errorResponse("Not allowed for these credentials");
@@ -167,7 +214,7 @@ function operation(route: RouteDefinition): Json {
     operationId: operationId(route),
     tags: [route.tag],
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
+    description: description(route),
     security: security(route.authKinds),
     ...(route.permission ? { "x-permission": route.permission } : {}),
     responses,
@@ -180,7 +227,31 @@ function operation(route: RouteDefinition): Json {
       content: { "application/json": { schema: toOpenApiSchema(route.body) } },
     };
   }
+  if (route.upload) {
+    const binary = { schema: { type: "string", format: "binary" } };
+    op.requestBody = {
+      required: true,
+      description: route.upload.description,
+      content: Object.fromEntries(route.upload.contentTypes.map((type) => [type, binary])),
+    };
+  }
   return op;
+}
+
+const WHO: Record<AuthKind, string> = {
+  org: "an org credential (`X-API-Key` org or `ak_` key, an org or user JWT, or `X-Internal-Key` with `org_id`)",
+  admin: "an admin JWT",
+  internal: "the `X-Internal-Key` header",
+  "pending-user": "the JWT of a signed-in person",
+  public: "no credential",
+};
+
+/** The route's own description, then who may call it and the permission it needs. */
+function description(route: RouteDefinition): string {
+  const who = `Called with ${route.authKinds.map((kind) => WHO[kind]).join(", or ")}.`;
+  const permission = route.permission ? ` Needs the \`${route.permission}\` permission.` : "";
+  const own = route.description ?? `${route.summary}.`;
+  return `${own}\n\n${who}${permission}`;
 }
 
 /** The OpenAPI 3.0.3 document of `routes`. */
@@ -191,6 +262,7 @@ export function buildOpenApiDocument(
   const paths: Record<string, Json> = {};
   const sorted = [...routes].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   for (const route of sorted) {
+    if (route.aliasOf) continue;
     paths[route.path] ??= {};
     paths[route.path]![route.method] = operation(route);
   }
@@ -199,6 +271,8 @@ export function buildOpenApiDocument(
     info: {
       title: "pbxctl API",
       version: options.version,
+      contact: { name: "pbxctl maintainers", url: `${options.baseUrl}/reference` },
+      license: { name: "MIT", url: "https://opensource.org/licenses/MIT" },
       description:
         'Multi-tenant cloud PBX management. Every path is under `/api/v1`. Errors are `{"error": "<message>"}`.',
     },

@@ -1,11 +1,12 @@
 // The route registry: a route is declared once with `defineRoute` (method, path, tag, auth,
 // permission, schemas, responses, handler). From that one declaration the app validates requests,
 // checks credentials and permissions, registers the Koa route and writes the OpenAPI operation.
-import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import type { Context } from "koa";
 import type { Permission } from "../domain/permissions.js";
 import type { Principal } from "../domain/principal.js";
 import type { AppDeps } from "./deps.js";
+import { type ListStyle, PageQuery, pageSchema } from "./pagination.js";
 import type { TagName } from "./tags.js";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
@@ -53,6 +54,18 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TSche
   bodyError?: string;
   /** Success responses by status; error responses are added by the registry. */
   responses: Record<number, ResponseSpec>;
+  /**
+   * A list operation: the handler returns every row in a stable order, the 200 schema is
+   * `Type.Array(item)`; the registry adds `limit`/`offset` and answers one page (pagination.ts).
+   */
+  list?: ListStyle;
+  /**
+   * A second path of the operation documented at `aliasOf`: answered, but left out of the
+   * OpenAPI document (a path SPEC.md names that would make the document ambiguous).
+   */
+  aliasOf?: string;
+  /** A raw (non-JSON) request body the handler reads itself, by media type. */
+  upload?: { contentTypes: readonly string[]; description: string };
   handler: (req: RouteRequest<Static<P>, Static<Q>, Static<B>>) => Promise<unknown> | unknown;
 }
 
@@ -82,5 +95,29 @@ export function defineRoute<
   B extends TSchema = TSchema,
 >(spec: RouteSpec<P, Q, B>): RouteDefinition {
   const authKinds = typeof spec.auth === "string" ? [spec.auth] : spec.auth;
-  return { ...(spec as unknown as RouteSpec<TObject, TObject, TSchema>), authKinds };
+  const route = { ...(spec as unknown as RouteSpec<TObject, TObject, TSchema>), authKinds };
+  return route.list ? asList(route, route.list) : route;
+}
+
+/** A list route with the page parameters in its query and the page as its 200 body. */
+function asList(route: RouteDefinition, style: ListStyle): RouteDefinition {
+  const ok = route.responses[200];
+  const items = (ok?.schema as { items?: TSchema } | undefined)?.items;
+  if (!ok || !items) throw new Error(`list route ${route.path}: 200 must be Type.Array(item)`);
+  const { properties = {}, ...options } = (route.query ?? {}) as Partial<TObject>;
+  return {
+    ...route,
+    query: Type.Object({ ...properties, ...PageQuery.properties }, options),
+    responses: {
+      ...route.responses,
+      200: {
+        ...ok,
+        schema: pageSchema(items, style),
+        description:
+          style === "array"
+            ? `${ok.description} (one page; the list's total is in X-Total-Count)`
+            : `${ok.description} (one page, with the list's total)`,
+      },
+    },
+  };
 }

@@ -5,7 +5,9 @@ import type { Context } from "koa";
 import { BadRequest } from "../domain/errors.js";
 import { authorizeRoute } from "./authorize.js";
 import type { AppDeps } from "./deps.js";
+import { PageOf, paginate, TOTAL_HEADER } from "./pagination.js";
 import { Reply, type RouteDefinition } from "./registry.js";
+import { assertJsonBody, assertWellFormedText } from "./request-body.js";
 import { compileValidator, describeValidationErrors } from "./validation.js";
 
 export const API_PREFIX = "/api/v1";
@@ -32,6 +34,18 @@ export function successStatus(route: RouteDefinition): number {
   return statuses[0] ?? 200;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path parameters with UUIDs in lower case: ids are stored so, and UUIDs ignore case (RFC 9562). */
+function lowerCaseUuids(params: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(params).map(([name, value]) => [
+      name,
+      UUID.test(value) ? value.toLowerCase() : value,
+    ]),
+  );
+}
+
 function makeHandler(route: RouteDefinition, deps: AppDeps) {
   const validate = {
     params: route.params && compileValidator(route.params, "params"),
@@ -42,7 +56,7 @@ function makeHandler(route: RouteDefinition, deps: AppDeps) {
 
   return async (ctx: Context & { params: Record<string, string> }) => {
     const principal = await authorizeRoute(route, ctx, deps);
-    const params = { ...ctx.params };
+    const params = lowerCaseUuids(ctx.params);
     if (validate.params && !validate.params(params)) {
       throw new BadRequest(describeValidationErrors(validate.params.errors, "path"));
     }
@@ -54,6 +68,8 @@ function makeHandler(route: RouteDefinition, deps: AppDeps) {
     }
     let body: unknown = (ctx.request as { body?: unknown }).body;
     if (validate.body) {
+      assertJsonBody(ctx);
+      assertWellFormedText(body);
       if (body === undefined) body = {};
       if (!validate.body(body)) {
         throw new BadRequest(
@@ -61,7 +77,12 @@ function makeHandler(route: RouteDefinition, deps: AppDeps) {
         );
       }
     }
-    const result = await route.handler({ params, query, body, principal, deps, ctx });
+    let result = await route.handler({ params, query, body, principal, deps, ctx });
+    if (route.list && (Array.isArray(result) || result instanceof PageOf)) {
+      const page = paginate(result, query as { limit?: number; offset?: number }, route.list);
+      ctx.set(TOTAL_HEADER, String(page.total));
+      result = page.body;
+    }
     if (result instanceof Reply) {
       ctx.status = result.status;
       for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value);

@@ -10,7 +10,14 @@ import { patternMessage } from "../model/schema-check.js";
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 function makeAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes, strict: false });
+  // strictNumbers: NaN and Infinity (JSON's 1e400) are not numbers to the engine.
+  const ajv = new Ajv({
+    allErrors: false,
+    useDefaults: true,
+    coerceTypes,
+    strict: false,
+    strictNumbers: true,
+  });
   addFormats(ajv);
   return ajv;
 }

@@ -19,6 +19,7 @@ import {
   type Did,
   type Ivr,
   type IvrOption,
+  isVoicemailMailbox,
   type OrgState,
   type OutboundRoute,
   type Queue,
@@ -32,6 +33,7 @@ import {
   SENTINEL_DID,
 } from "../model/phone.js";
 import { findIvr, findQueue, findTrunk, findUser, isUsableDid } from "../model/refs.js";
+import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
 import { orgMohClass, queueMohClass } from "./musiconhold.js";
 import { type OrgNames, orgNames } from "./names.js";
@@ -48,13 +50,6 @@ export const PROMPTS = {
   busy: "all-circuits-busy-now",
   callbackConfirm: "auth-thankyou",
 } as const;
-
-/** A phone number as the dialplan may carry it literally (SPEC.md: 7 to 15 digits). */
-const PHONE = /^\+?[0-9]{7,15}$/;
-const MAILBOX = /^[0-9]{1,15}$/;
-
-const phoneMessage = (value: string) =>
-  `Phone number ${value} does not look like a valid number (need 7-15 digits)`;
 
 function step(app: string, label = ""): DialplanStep {
   return { first: false, label, app };
@@ -301,14 +296,15 @@ function optionSteps(
       return [step(goto(names.ivr, target.extension))];
     }
     case "voicemail":
-      if (!MAILBOX.test(destination))
+      if (!isVoicemailMailbox(destination))
         return missing(plan, path, `mailbox ${destination} must be digits`);
       return [
         step(`VoiceMail(${assertToken(destination, "mailbox")}@${names.voicemail},u)`),
         step("Hangup()"),
       ];
     case "callback":
-      if (!PHONE.test(destination)) return missing(plan, path, phoneMessage(destination));
+      if (!looksLikePhoneNumber(destination))
+        return missing(plan, path, badPhoneNumberMessage(destination));
       return [
         step(`Set(DB(callback/${plan.orgId}/\${UNIQUEID})=${runtimeDigits("${CALLERID(num)}")})`),
         step(
@@ -433,8 +429,8 @@ function queueFailover(plan: Plan, queue: Queue, path: string): DialplanStep[] {
       break;
     }
     case "phone":
-      if (PHONE.test(destination)) return [step(goto(names.outbound, destination))];
-      error(plan, path, phoneMessage(destination));
+      if (looksLikePhoneNumber(destination)) return [step(goto(names.outbound, destination))];
+      error(plan, path, badPhoneNumberMessage(destination));
       return [step("Hangup()")];
     case "none":
       return [step("Hangup()")];
@@ -597,8 +593,8 @@ function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
       break;
     }
     case "external":
-      if (PHONE.test(destination)) return [step(goto(names.outbound, destination))];
-      error(plan, path, phoneMessage(destination));
+      if (looksLikePhoneNumber(destination)) return [step(goto(names.outbound, destination))];
+      error(plan, path, badPhoneNumberMessage(destination));
       return [step("Hangup()")];
     case null:
       return [step("Answer()"), step(`Playback(${PROMPTS.notInService})`), step("Hangup()")];

@@ -4,13 +4,11 @@
 // back through it (no VoiceMailMain), so a PIN would protect nothing here and a made-up one would
 // break determinism.
 import { compareAscii } from "../model/caller-id.js";
-import type { OrgState } from "../model/org-state.js";
+import { isVoicemailMailbox, type OrgState } from "../model/org-state.js";
 import { findUser } from "../model/refs.js";
 import { assertToken, commentText, dialplanText } from "./escape.js";
 import { orgNames } from "./names.js";
 import type { SectionsView } from "./views.js";
-
-const MAILBOX = /^[0-9]{1,15}$/;
 
 /** The org's voicemail.conf view (an empty context when no IVR leads to voicemail). */
 export function buildVoicemail(state: OrgState): SectionsView {
@@ -20,7 +18,7 @@ export function buildVoicemail(state: OrgState): SectionsView {
     if (ivr.status !== "active") continue;
     for (const option of ivr.options) {
       const box = option.action_destination ?? "";
-      if (option.action_type === "voicemail" && MAILBOX.test(box)) mailboxes.add(box);
+      if (option.action_type === "voicemail" && isVoicemailMailbox(box)) mailboxes.add(box);
     }
   }
   const options = [...mailboxes].sort(compareAscii).map((box) => {

@@ -148,6 +148,9 @@ function requesterOf(principal: OrgPrincipal): string {
   return principal.via;
 }
 
+/** 409 of a pool request for a number that is not (or no longer) available. */
+export const DID_NOT_AVAILABLE = "DID is not available";
+
 /** `POST /did-pool/{id}/request`: the org asks for an available number; 409 when it is not. */
 export async function requestPoolDid(
   deps: DomainDeps,
@@ -161,7 +164,8 @@ export async function requestPoolDid(
       const did = await repo.findById(didId);
       if (!did) throw new NotFound("DID not found");
       if (did.org_id !== null || did.pool_status !== "available" || did.status !== "active") {
-        throw new Conflict(`DID ${did.number} is not available`);
+        // Never the number: an org may not learn which numbers other orgs hold.
+        throw new Conflict(DID_NOT_AVAILABLE);
       }
       const now = deps.clock().toISOString();
       await repo.update(didId, { pool_status: "pending" }, now);
@@ -176,7 +180,7 @@ export async function requestPoolDid(
       });
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new Conflict("DID is not available");
+    if (isUniqueViolation(error)) throw new Conflict(DID_NOT_AVAILABLE);
     throw error;
   }
   return getRequest(deps, id);

@@ -36,6 +36,16 @@ export class Conflict extends DomainError {
   readonly status = 409;
 }
 
+/** 415: the request body is in a media type or content coding the operation does not read. */
+export class UnsupportedMediaType extends DomainError {
+  readonly status = 415;
+}
+
+/** 429: the same kind of work is already running for this caller; try again when it ends. */
+export class TooManyRequests extends DomainError {
+  readonly status = 429;
+}
+
 /** 503: a feature that needs configuration the server does not have. */
 export class Unavailable extends DomainError {
   readonly status = 503;

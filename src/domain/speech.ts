@@ -22,7 +22,7 @@ import {
   writeGreeting,
 } from "../tts/index.js";
 import type { DomainDeps } from "./deps.js";
-import { BadRequest, NotFound } from "./errors.js";
+import { BadRequest, NotFound, TooManyRequests } from "./errors.js";
 import { ownIvrRecord } from "./ivr-access.js";
 import { notifyConfigChanged } from "./user-queue-rules.js";
 
@@ -92,6 +92,14 @@ export function previewSpeech(deps: DomainDeps, request: SpeechRequest): Promise
   return asBadRequest(() => previewWav(speechEngineOf(deps), request));
 }
 
+/** 429 of `generate-greeting` while the same org's previous synthesis is still running. */
+export const GREETING_BUSY =
+  "A greeting is already being generated for this org; try again when it finishes";
+
+// Orgs with a greeting synthesis running: one at a time per org, so one tenant cannot hold every
+// CPU with parallel long texts. Process-wide on purpose: the engine is shared by every app.
+const synthesizing = new Set<string>();
+
 export interface GeneratedGreeting {
   success: true;
   greeting_prompt: string;
@@ -110,14 +118,28 @@ export async function generateIvrGreeting(
   orgId: string,
   id: string,
   request: SpeechRequest,
+  signal?: AbortSignal,
 ): Promise<GeneratedGreeting> {
   const { row } = await ownIvrRecord(deps.db, orgId, id);
+  const cap = deps.config.greetingMaxChars;
+  if (cap !== null && typeof request.text === "string" && [...request.text].length > cap) {
+    throw new BadRequest(`greeting text must be ≤ ${cap} characters`);
+  }
   const speech: SpeechRequest = {
     text: request.text ?? null,
     language: request.language || (request.voice ? null : row.greeting_language),
     voice: request.voice || (request.language ? null : row.greeting_voice),
   };
-  const audio = await asBadRequest(() => greetingWav(speechEngineOf(deps), speech));
+  if (synthesizing.has(orgId)) throw new TooManyRequests(GREETING_BUSY);
+  synthesizing.add(orgId);
+  let audio: Awaited<ReturnType<typeof greetingWav>>;
+  try {
+    audio = await asBadRequest(() =>
+      greetingWav(speechEngineOf(deps), speech, signal ? { signal } : {}),
+    );
+  } finally {
+    synthesizing.delete(orgId);
+  }
   const prompt = greetingPrompt(id);
   const now = deps.clock().toISOString();
   // The file is written inside the transaction that re-checks the IVR, so a greeting is never

@@ -28,6 +28,7 @@ export function deterministicId(orgId: string, kind: string, key: string): strin
  * IVRs, DIDs, trunks and outbound routes (derived from extension, number or name).
  */
 export function fillOmitted(state: OrgState): OrgState {
+  lowerCaseIds(state);
   const orgId = state.org.id;
   state.org.context_prefix ??= defaultContextPrefix(orgId);
   for (const user of state.users) user.id ??= deterministicId(orgId, "user", user.extension);
@@ -41,4 +42,34 @@ export function fillOmitted(state: OrgState): OrgState {
     route.id ??= deterministicId(orgId, "outbound_route", route.name);
   }
   return state;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const lowerUuid = <T extends string | null | undefined>(value: T): T =>
+  (typeof value === "string" && UUID.test(value) ? value.toLowerCase() : value) as T;
+
+/**
+ * UUIDs ignore letter case (RFC 9562): written ids, and references that are UUIDs, are kept in
+ * lower case, as the store and the API hold them, so `/users/<id>` finds what a file created.
+ */
+function lowerCaseIds(state: OrgState): void {
+  state.org.id = lowerUuid(state.org.id);
+  const lists = [
+    state.users,
+    state.queues,
+    state.ivrs,
+    state.dids,
+    state.trunks,
+    state.outbound_routes,
+  ];
+  for (const list of lists) {
+    for (const item of list as Array<{ id?: string }>) {
+      if (item.id !== undefined) item.id = lowerUuid(item.id);
+    }
+  }
+  for (const ivr of state.ivrs) {
+    for (const option of ivr.options)
+      option.action_destination = lowerUuid(option.action_destination);
+  }
+  for (const did of state.dids) did.routing_destination = lowerUuid(did.routing_destination);
 }

@@ -44,9 +44,29 @@ export const DialPattern = Type.String({
 });
 export const Host = Type.String({ pattern: "^([A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])$" });
 /** What `type=identify` matches: a host, or an address range in CIDR form. */
+/** An IVR voicemail option's mailbox: digits only (voicemail.conf key and VoiceMail() argument). */
+export const VOICEMAIL_MAILBOX = "^[0-9]{1,20}$";
+
+/** The one rule for a voicemail mailbox; `validate` and the compiler both ask it. */
+export function isVoicemailMailbox(value: string): boolean {
+  return new RegExp(VOICEMAIL_MAILBOX).test(value);
+}
+
 export const HostOrRange = Type.String({
   pattern: "^([A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\]|[0-9A-Fa-f:.]{2,45}/[0-9]{1,3})$",
 });
+
+/**
+ * The minimum and maximum of one of the model's integer fields, so that a request schema
+ * documenting the field in its own words still accepts exactly what the engine accepts.
+ */
+export function boundsOf(schema: TSchema): { minimum: number; maximum: number } {
+  const { minimum, maximum } = schema as { minimum?: number; maximum?: number };
+  if (minimum === undefined || maximum === undefined) {
+    throw new Error("boundsOf: the model leaves this integer unbounded");
+  }
+  return { minimum, maximum };
+}
 
 export const ORG_STATUSES = ["pending", "active", "suspended", "inactive"] as const;
 export const ROUTING_TYPES = ["human", "ai_agent"] as const;
@@ -98,6 +118,7 @@ export const OrgSettings = Type.Object(
     }),
     max_concurrent_calls: Type.Integer({
       minimum: 0,
+      maximum: 100_000,
       default: 0,
       description: "calls over this limit hear a busy prompt; 0 means no limit",
     }),
@@ -167,7 +188,12 @@ export const Queue = Type.Object(
     name: Name,
     strategy: literals(QUEUE_STRATEGIES, { default: "ringall" }),
     moh: Type.String({ pattern: MOH_CLASS, default: "default" }),
-    max_wait: Type.Integer({ minimum: 0, default: 300, description: "seconds; 0 waits forever" }),
+    max_wait: Type.Integer({
+      minimum: 0,
+      maximum: 86_400,
+      default: 300,
+      description: "seconds; 0 waits forever",
+    }),
     timeout_destination_type: literals(QUEUE_TIMEOUT_TYPES, { default: "none" }),
     timeout_destination: Type.Union(
       [Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()],

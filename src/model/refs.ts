@@ -3,24 +3,30 @@
 import type { Did, Ivr, OrgState, Queue, Trunk, User } from "./org-state.js";
 import { sameNumber } from "./phone.js";
 
+/** Ids are UUIDs, which ignore letter case (an API client may send a reference in upper case). */
+function sameId(id: string | undefined, ref: string): boolean {
+  if (id === undefined) return false;
+  return id === ref || (id.length === ref.length && id.toLowerCase() === ref.toLowerCase());
+}
+
 /** The queue whose id or number is `ref`. */
 export function findQueue(state: OrgState, ref: string): Queue | undefined {
-  return state.queues.find((q) => q.id === ref || q.number === ref);
+  return state.queues.find((q) => sameId(q.id, ref) || q.number === ref);
 }
 
 /** The IVR whose id or extension is `ref`. */
 export function findIvr(state: OrgState, ref: string): Ivr | undefined {
-  return state.ivrs.find((i) => i.id === ref || i.extension === ref);
+  return state.ivrs.find((i) => sameId(i.id, ref) || i.extension === ref);
 }
 
 /** The user with this extension (or id). */
 export function findUser(state: OrgState, ref: string): User | undefined {
-  return state.users.find((u) => u.extension === ref || u.id === ref);
+  return state.users.find((u) => u.extension === ref || sameId(u.id, ref));
 }
 
 /** The trunk with this name (or id). */
 export function findTrunk(state: OrgState, ref: string): Trunk | undefined {
-  return state.trunks.find((t) => t.name === ref || t.id === ref);
+  return state.trunks.find((t) => t.name === ref || sameId(t.id, ref));
 }
 
 /** The org's DID with this number, in whatever form it is written. */

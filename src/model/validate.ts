@@ -7,6 +7,7 @@ import {
   IVR_DIGITS,
   type Ivr,
   type IvrOption,
+  isVoicemailMailbox,
   type OrgState,
   type Queue,
 } from "./org-state.js";
@@ -214,7 +215,7 @@ function checkOptionTarget(
       break;
     }
     case "voicemail":
-      if (!/^[0-9]{1,20}$/.test(destination)) {
+      if (!isVoicemailMailbox(destination)) {
         report(path, `voicemail mailbox must be digits, got ${destination}`);
       }
       break;

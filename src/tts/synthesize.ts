@@ -20,6 +20,8 @@ export interface SpeechRequest {
 export interface SynthesizeOptions {
   /** Largest chunk handed to the engine at once (default 400 characters). */
   maxChunkChars?: number;
+  /** Stops before the next chunk once aborted (the client went away): rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function synthesizeLong(
   if (chunks.length === 0) throw new TextRequiredError();
   const parts: Int16Array[] = [];
   for (const chunk of chunks) {
+    options.signal?.throwIfAborted();
     const audio = await engine.synthesize(chunk, group.language, resolved.name);
     parts.push(resample(audio, TELEPHONY_SAMPLE_RATE).pcm);
   }
@@ -77,10 +80,11 @@ export async function previewWav(
 export async function greetingWav(
   engine: SpeechEngine,
   request: SpeechRequest,
+  options: SynthesizeOptions = {},
 ): Promise<{ wav: Uint8Array; language: string; voice: string }> {
   const text = requireText(request.text);
   const { group, voice } = resolveVoice(languageOf(request), request.voice);
-  const wav = await synthesizeWav(engine, text, group.language, voice.name);
+  const wav = await synthesizeWav(engine, text, group.language, voice.name, options);
   return { wav, language: group.language, voice: voice.name };
 }
 

@@ -92,7 +92,12 @@ export function createDeliveryRepository(anyDb: AnyDb) {
     },
 
     /** The webhook's most recent deliveries, newest first. */
-    async listByWebhook(orgId: string, webhookId: string, limit: number): Promise<DeliveryRow[]> {
+    async listByWebhook(
+      orgId: string,
+      webhookId: string,
+      limit: number,
+      offset = 0,
+    ): Promise<DeliveryRow[]> {
       return db
         .selectFrom("webhook_deliveries")
         .selectAll()
@@ -101,7 +106,19 @@ export function createDeliveryRepository(anyDb: AnyDb) {
         .orderBy("created_at", "desc")
         .orderBy("message_id", "desc")
         .limit(limit)
+        .offset(offset)
         .execute();
+    },
+
+    /** How many deliveries the webhook has (the total of a paged listing). */
+    async countByWebhook(orgId: string, webhookId: string): Promise<number> {
+      const row = await db
+        .selectFrom("webhook_deliveries")
+        .select((eb) => eb.fn.countAll<number>().as("count"))
+        .where("org_id", "=", orgId)
+        .where("webhook_id", "=", webhookId)
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
     },
 
     /** Stores the outcome of an attempt on its row and releases the claim. */

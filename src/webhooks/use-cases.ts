@@ -313,6 +313,19 @@ export async function listDeliveries(
   return rows.map(deliveryView);
 }
 
+/** One page of the webhook's deliveries, newest first, with how many there are in all. */
+export async function listDeliveryPage(
+  ctx: WebhookContext,
+  orgId: string,
+  webhookId: string,
+  page: { limit: number; offset: number },
+): Promise<{ rows: DeliveryView[]; total: number }> {
+  await requireWebhook(ctx, orgId, webhookId);
+  const repo = createDeliveryRepository(ctx.db);
+  const rows = await repo.listByWebhook(orgId, webhookId, page.limit, page.offset);
+  return { rows: rows.map(deliveryView), total: await repo.countByWebhook(orgId, webhookId) };
+}
+
 /**
  * Queues the event of a finished delivery again, as a new delivery (new `webhook-id`, attempt 1,
  * `replay_of` naming the original), through the outbox.

@@ -57,7 +57,7 @@ test("create answers ak_/as_ credentials once; list and get never show them", as
   assert.equal(created.permissions, ["calls.read", "crm.read"], "canonical order");
   assert.is(created.revoked, false);
   const list = await app.request("GET", "/api/v1/api-keys", { headers: orgKey() });
-  const listed = list.body.find((k: { id: string }) => k.id === created.id);
+  const listed = list.body.data.find((k: { id: string }) => k.id === created.id);
   assert.ok(listed);
   assert.not.ok(list.text.includes(created.api_key), "the key never appears again");
   assert.not.ok(list.text.includes(created.api_secret));

@@ -196,6 +196,10 @@ test("internal key + org_id grants that org's scope; without org_id 400; wrong k
   });
   assert.is(res.status, 200);
   assert.is(res.body.id, org.id);
+  const upper = await app.request("GET", `${own()}?org_id=${org.id.toUpperCase()}`, {
+    headers: { "x-internal-key": INTERNAL_KEY },
+  });
+  assert.is(upper.body.id, org.id, "org_id is a UUID: any letter case names the org");
   expectError(
     await app.request("GET", own(), { headers: { "x-internal-key": INTERNAL_KEY } }),
     400,

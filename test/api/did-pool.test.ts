@@ -39,7 +39,7 @@ test("pool flow: add, see available, request, approve; the first DID becomes the
     headers: orgKey(acme),
   });
   assert.equal(
-    available.body.map((d: { id: string }) => d.id),
+    available.body.data.map((d: { id: string }) => d.id),
     [added.id],
   );
 
@@ -54,22 +54,23 @@ test("pool flow: add, see available, request, approve; the first DID becomes the
   assert.equal(app.deploys, [], "a request changes no configuration");
   // The number is pending: no longer offered, and nobody else can ask for it.
   const after = await app.request("GET", "/api/v1/did-pool/available", { headers: orgKey(beta) });
-  assert.equal(after.body, []);
+  assert.equal(after.body.data, []);
   expectError(
     await app.request("POST", `/api/v1/did-pool/${added.id}/request`, { headers: orgKey(beta) }),
     409,
-    "DID +918065978001 is not available",
+    // The number stays unnamed: beta must not learn which numbers another org holds.
+    "DID is not available",
   );
 
   const pending = await app.request("GET", "/api/v1/did-pool/admin/requests?status=pending", {
     headers: admin,
   });
   assert.equal(
-    pending.body.map((r: { id: string }) => r.id),
+    pending.body.data.map((r: { id: string }) => r.id),
     [requested.body.id],
   );
   const own = await app.request("GET", "/api/v1/did-pool/requests", { headers: orgKey(beta) });
-  assert.equal(own.body, [], "an org sees only its own requests");
+  assert.equal(own.body.data, [], "an org sees only its own requests");
 
   const approved = await app.request(
     "POST",
@@ -82,9 +83,9 @@ test("pool flow: add, see available, request, approve; the first DID becomes the
   assert.equal(app.deploys, [acme.id], "approval deploys the org (and so the gateway)");
 
   const dids = await app.request("GET", "/api/v1/dids", { headers: orgKey(acme) });
-  assert.is(dids.body.length, 1);
-  assert.is(dids.body[0].pool_status, "assigned");
-  assert.is(dids.body[0].is_default, true, "first DID of the org is its default");
+  assert.is(dids.body.data.length, 1);
+  assert.is(dids.body.data[0].pool_status, "assigned");
+  assert.is(dids.body.data[0].is_default, true, "first DID of the org is its default");
   expectError(
     await app.request("POST", `/api/v1/did-pool/admin/requests/${requested.body.id}/approve`, {
       headers: admin,
@@ -158,8 +159,8 @@ test("two orgs requesting one number at once: exactly one request is created", a
   const pending = await app.request("GET", "/api/v1/did-pool/admin/requests?status=pending", {
     headers: await adminHeaders(app),
   });
-  assert.is(pending.body.filter((r: { did_id: string }) => r.did_id === did.id).length, 1);
-  const winner = pending.body.find((r: { did_id: string }) => r.did_id === did.id);
+  assert.is(pending.body.data.filter((r: { did_id: string }) => r.did_id === did.id).length, 1);
+  const winner = pending.body.data.find((r: { did_id: string }) => r.did_id === did.id);
   await app.request("POST", `/api/v1/did-pool/admin/requests/${winner.id}/reject`, {
     headers: await adminHeaders(app),
   });
@@ -182,9 +183,9 @@ test("rejection returns the number to the pool", async () => {
   const available = await app.request("GET", "/api/v1/did-pool/available", {
     headers: orgKey(beta),
   });
-  assert.ok(available.body.some((d: { id: string }) => d.id === did.id));
+  assert.ok(available.body.data.some((d: { id: string }) => d.id === did.id));
   const beta_dids = await app.request("GET", "/api/v1/dids", { headers: orgKey(beta) });
-  assert.equal(beta_dids.body, []);
+  assert.equal(beta_dids.body.data, []);
   expectError(
     await app.request("POST", `/api/v1/did-pool/admin/requests/${requested.body.id}/approve`, {
       headers: await adminHeaders(app),
@@ -202,7 +203,7 @@ test("the sentinel enters the pool reserved and can never be requested", async (
       headers: orgKey(acme),
     }),
     409,
-    "DID +918065978000 is not available",
+    "DID is not available",
   );
   expectError(
     await app.request("PUT", `/api/v1/did-pool/admin/${sentinel.id}`, {
@@ -277,7 +278,8 @@ test("admin endpoints refuse org credentials; org endpoints refuse admin tokens"
 
 test("set-default: another org's DID is 403, a missing one 404, nothing changes", async () => {
   const acmeDefault = await defaultsOf(acme.id);
-  const betaDid = (await app.request("GET", "/api/v1/dids", { headers: orgKey(beta) })).body[0];
+  const betaDid = (await app.request("GET", "/api/v1/dids", { headers: orgKey(beta) })).body
+    .data[0];
   app.deploys.length = 0;
   expectError(
     await app.request("POST", `/api/v1/did-pool/${betaDid.id}/set-default`, {

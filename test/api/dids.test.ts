@@ -41,7 +41,7 @@ test("POST /dids normalises the number, assigns it, makes the first one default,
   assert.equal(app.deploys, [acme.id, acme.id]);
   const list = await app.request("GET", "/api/v1/dids", { headers: orgKey(acme) });
   assert.equal(
-    list.body.map((d: { number: string }) => d.number),
+    list.body.data.map((d: { number: string }) => d.number),
     ["+918065978001", "08065978002"],
   );
 });
@@ -50,7 +50,7 @@ test("is_default on create moves the default: still exactly one", async () => {
   const third = await addDid(acme, { number: "918065978003", is_default: true });
   assert.is(third.status, 201, third.text);
   const list = await app.request("GET", "/api/v1/dids", { headers: orgKey(acme) });
-  const defaults = list.body.filter((d: { is_default: boolean }) => d.is_default);
+  const defaults = list.body.data.filter((d: { is_default: boolean }) => d.is_default);
   assert.equal(
     defaults.map((d: { number: string }) => d.number),
     ["918065978003"],

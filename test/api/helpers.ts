@@ -9,9 +9,11 @@ import { pino } from "pino";
 import * as assert from "uvu/assert";
 import { createApp, type PbxApp } from "../../src/api/app.js";
 import type { RouteDefinition } from "../../src/api/registry.js";
+import { allRoutes } from "../../src/api/routes/index.js";
 import { loadConfig } from "../../src/config.js";
 import type { IdentityVerifier } from "../../src/domain/user-login.js";
 import { type Db, openStore } from "../../src/store/database.js";
+import { createContract } from "./contract.js";
 
 export const ADMIN_PASSWORD = "admin-test-password";
 export const INTERNAL_KEY = "internal-test-key";
@@ -37,6 +39,8 @@ export interface TestApp {
     options?: { headers?: Record<string, string>; body?: unknown; rawBody?: string },
   ): Promise<TestResponse>;
   adminToken(): Promise<string>;
+  /** Open client connections of the server (to see that it noticed a client leaving). */
+  connections(): Promise<number>;
   /** Creates an active org as the admin; returns its id, key and secret. */
   createOrg(name?: string): Promise<{ id: string; api_key: string; api_secret: string }>;
   close(): Promise<void>;
@@ -81,6 +85,7 @@ export async function startTestApp(
   const server: Server = pbx.app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const contract = createContract(pbx.document, options.routes ?? allRoutes);
 
   const request: TestApp["request"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -101,6 +106,13 @@ export async function startTestApp(
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {}
+    const broken = contract(method, path, {
+      status: res.status,
+      contentType: res.headers.get("content-type") ?? "",
+      body: parsed,
+    });
+    // The answer breaks the published document: fail the test that received it.
+    assert.not.ok(broken, broken ?? "");
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
 
@@ -126,6 +138,11 @@ export async function startTestApp(
       assert.is(res.status, 201, res.text);
       return { id: res.body.id, api_key: res.body.api_key, api_secret: res.body.api_secret };
     },
+    connections() {
+      return new Promise<number>((resolve, reject) =>
+        server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
+    },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.destroy();
@@ -133,6 +150,17 @@ export async function startTestApp(
     },
   };
   return app;
+}
+
+/**
+ * The rows of a list answer: the `data` of a page envelope, or the bare array of the lists SPEC.md
+ * fixes as arrays (`GET /ivrs`, `GET /tts/voices`).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: JSON rows are inspected field by field
+export function rowsOf(res: TestResponse): any[] {
+  if (Array.isArray(res.body)) return res.body;
+  assert.ok(Array.isArray(res.body?.data), `not a list answer: ${res.status} ${res.text}`);
+  return res.body.data;
 }
 
 /** Asserts status and the exact `{"error": message}` body. */

@@ -329,9 +329,9 @@ test("PUT /ivrs/{id}/menu replaces every option atomically and answers them in o
   const queue = await newQueue({ number: "563", name: "Help" });
   const target = await newIvr({ name: "Sub menu", extension: "564" });
   const id = await newIvr({ name: "Menu", extension: "560" });
-  const robo = (await app.request("GET", "/api/v1/users", { headers: acme.headers })).body.find(
-    (u: { extension: string }) => u.extension === "562",
-  ).id;
+  const robo = (
+    await app.request("GET", "/api/v1/users", { headers: acme.headers })
+  ).body.data.find((u: { extension: string }) => u.extension === "562").id;
   const options = [
     { digit: "#", action_type: "hangup", description: "bye" },
     { digit: "1", action_type: "extension", action_destination: "561", description: "Carol" },

@@ -116,13 +116,13 @@ test("re-uploading a name replaces the file", async () => {
   assert.is(res.status, 201, res.text);
   assert.is(res.body.duration_seconds, 2);
   const list = await app.request("GET", "/api/v1/greetings", { headers: orgKey(acme) });
-  assert.is(list.body.filter((f: { name: string }) => f.name === "welcome").length, 1);
+  assert.is(list.body.data.filter((f: { name: string }) => f.name === "welcome").length, 1);
 });
 
 test("list, download, delete", async () => {
   const list = await app.request("GET", "/api/v1/greetings", { headers: orgKey(acme) });
   assert.is(list.status, 200);
-  assert.ok(list.body.some((f: { name: string }) => f.name === "welcome"));
+  assert.ok(list.body.data.some((f: { name: string }) => f.name === "welcome"));
   const download = await fetch(`${app.url}/api/v1/greetings/welcome`, { headers: orgKey(acme) });
   assert.is(download.status, 200);
   assert.is(download.headers.get("content-type"), "audio/wav");
@@ -130,7 +130,7 @@ test("list, download, delete", async () => {
   assert.equal(bytes, new Uint8Array(readFileSync(join(sounds, "custom", acme.id, "welcome.wav"))));
   const moh = await app.request("GET", "/api/v1/music-on-hold", { headers: orgKey(acme) });
   assert.equal(
-    moh.body.map((f: { name: string }) => f.name),
+    moh.body.data.map((f: { name: string }) => f.name),
     ["jazz-1"],
   );
   const mark = app.deploys.length;
@@ -184,7 +184,7 @@ test("nothing in a path can reach a file outside the org's directory", async () 
 
 test("tenant isolation: another org neither lists, reads nor deletes the files", async () => {
   const list = await app.request("GET", "/api/v1/greetings", { headers: orgKey(beta) });
-  assert.equal(list.body, []);
+  assert.equal(list.body.data, []);
   expectError(
     await app.request("GET", "/api/v1/greetings/welcome", { headers: orgKey(beta) }),
     404,

@@ -70,8 +70,15 @@ test("every registered route is one operation; nothing else is in the document",
   const ops = operations()
     .map(({ path, method }) => `${method} ${path}`)
     .sort();
-  const routes = allRoutes.map((r) => `${r.method} ${r.path}`).sort();
+  const routes = allRoutes
+    .filter((r) => !r.aliasOf)
+    .map((r) => `${r.method} ${r.path}`)
+    .sort();
   assert.equal(ops, routes);
+  // An alias is a second path of a documented operation (SPEC.md names it), never a new one.
+  for (const alias of allRoutes.filter((r) => r.aliasOf)) {
+    assert.ok(doc.paths[alias.aliasOf!]?.[alias.method], `${alias.path} -> ${alias.aliasOf}`);
+  }
   const ids = operations().map(({ op }) => op.operationId);
   assert.is(new Set(ids).size, ids.length, "operationIds are unique");
 });
@@ -114,6 +121,35 @@ test("request schemas in the document are the validating ones (OpenAPI 3.0 diale
   const text = JSON.stringify(doc);
   assert.not.ok(text.includes('"const"'), "3.0 has no const");
   assert.not.ok(text.includes('"type":"null"'), "3.0 has no null type");
+});
+
+test("what generators and linters need: descriptions, nullable with a type, upload media types", () => {
+  for (const { path, method, op } of operations()) {
+    assert.ok(op.description, `${method} ${path} has a description`);
+  }
+  assert.ok(doc.info.contact?.name && doc.info.license?.name);
+  // `nullable` only ever sits beside a `type` (Redocly's nullable-type-sibling).
+  const walk = (node: unknown, at: string): void => {
+    if (typeof node !== "object" || node === null) return;
+    const record = node as Record<string, unknown>;
+    if (record.nullable === true) assert.ok(record.type, `${at}: nullable without type`);
+    for (const [key, value] of Object.entries(record)) walk(value, `${at}/${key}`);
+  };
+  walk(doc.paths, "#/paths");
+  for (const path of ["/greetings", "/music-on-hold"]) {
+    const body = doc.paths[path].post.requestBody;
+    assert.ok(body?.content?.["audio/wav"], `${path} declares audio/wav`);
+  }
+  // The pool's admin update is documented where it cannot be read as /did-pool/{id}/...
+  assert.ok(doc.paths["/did-pool/admin/dids/{id}"].put);
+  assert.not.ok(doc.paths["/did-pool/admin/{id}"]);
+  // Every body-taking operation documents the body parser's answers.
+  for (const { path, method, op } of operations()) {
+    if (method === "get") continue;
+    for (const status of ["400", "413", "415"]) {
+      assert.ok(op.responses[status], `${method} ${path} documents ${status}`);
+    }
+  }
 });
 
 test("a route added to the list appears in the document without any other edit", () => {

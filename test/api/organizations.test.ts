@@ -44,7 +44,7 @@ test("POST /organizations (admin) creates an active org, credentials once, and s
   assert.is(res.body.settings.recording_enabled, false);
   assert.ok(app.deploys.includes(res.body.id));
   const list = await app.request("GET", "/api/v1/organizations", { headers: admin });
-  const listed = list.body.find((o: { id: string }) => o.id === res.body.id);
+  const listed = list.body.data.find((o: { id: string }) => o.id === res.body.id);
   assert.is(listed.name, "Initech");
   assert.not.ok(list.text.includes(res.body.api_secret));
   assert.not.ok(list.text.includes(res.body.api_key));
@@ -110,7 +110,7 @@ test("request -> pending -> admin approval: active org with trunk, route and fir
 
   const mine = await app.request("GET", "/api/v1/organizations/requests", { headers: token });
   assert.equal(
-    mine.body.map((r: { id: string; message: string }) => [r.id, r.message]),
+    mine.body.data.map((r: { id: string; message: string }) => [r.id, r.message]),
     [[orgId, "awaiting approval"]],
   );
   const again = await signIn("idp|alice", "alice@example.test");
@@ -120,7 +120,7 @@ test("request -> pending -> admin approval: active org with trunk, route and fir
   const pending = await app.request("GET", "/api/v1/admin/organizations/pending", {
     headers: admin,
   });
-  const entry = pending.body.find((r: { id: string }) => r.id === orgId);
+  const entry = pending.body.data.find((r: { id: string }) => r.id === orgId);
   assert.is(entry.requested_by, "alice@example.test");
 
   const deploysBefore = app.deploys.length;
@@ -190,14 +190,14 @@ test("rejection keeps the org inactive; the owner still sees awaiting approval",
   assert.is(rejected.body.request_status, "rejected");
   assert.is.not(rejected.body.status, "active");
   const mine = await app.request("GET", "/api/v1/organizations/requests", { headers: token });
-  assert.is(mine.body[0].message, "awaiting approval");
+  assert.is(mine.body.data[0].message, "awaiting approval");
   const again = await signIn("idp|bob", "bob@example.test");
   assert.is(again.user.status, "awaiting_approval");
   assert.is(again.user.role, null);
   const pending = await app.request("GET", "/api/v1/admin/organizations/pending", {
     headers: admin,
   });
-  assert.not.ok(pending.body.some((r: { id: string }) => r.id === orgId));
+  assert.not.ok(pending.body.data.some((r: { id: string }) => r.id === orgId));
 });
 
 test("suspension by the admin: PUT /admin/organizations/{id} with status", async () => {

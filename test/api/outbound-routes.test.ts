@@ -80,7 +80,7 @@ test("the trunk may be named by id; updates are partial and patterns replace the
   assert.is(repatterned.body.caller_id_override, null);
   const list = await call(acme, "GET", "/outbound-routes");
   assert.equal(
-    list.body.map((r: { name: string }) => r.name),
+    list.body.data.map((r: { name: string }) => r.name),
     ["Mobile", "International"],
     "creation order is match order",
   );
@@ -125,9 +125,9 @@ test("rules: the trunk must exist in the org; patterns unique across routes; cha
 });
 
 test("tenant isolation: another org's route is 403 on every route and never listed", async () => {
-  const mine = (await call(acme, "GET", "/outbound-routes")).body[0];
+  const mine = (await call(acme, "GET", "/outbound-routes")).body.data[0];
   const list = await call(beta, "GET", "/outbound-routes");
-  assert.equal(list.body, []);
+  assert.equal(list.body.data, []);
   expectError(await call(beta, "GET", `/outbound-routes/${mine.id}`), 403, "Access denied");
   expectError(
     await call(beta, "PUT", `/outbound-routes/${mine.id}`, { name: "Mine now" }),

@@ -67,7 +67,7 @@ test("POST /queues creates a queue with model defaults, claims its number, sched
   const got = await app.request("GET", `/api/v1/queues/${id}`, { headers: acme.headers });
   assert.equal(got.body, res.body);
   const list = await app.request("GET", "/api/v1/queues", { headers: acme.headers });
-  assert.ok(list.body.some((q: { id: string }) => q.id === id));
+  assert.ok(list.body.data.some((q: { id: string }) => q.id === id));
 });
 
 test("POST /queues: a taken number is 409 with SPEC §7's message", async () => {
@@ -358,7 +358,7 @@ test("tenant isolation: another org's queue is 403 on every route and absent fro
     );
   }
   const list = await app.request("GET", "/api/v1/queues", { headers: other.headers });
-  assert.equal(list.body, []);
+  assert.equal(list.body.data, []);
   assert.equal(deploysSince(app, mark), []);
   const still = await app.request("GET", `/api/v1/queues/${q.id}`, { headers: acme.headers });
   assert.equal(

@@ -67,7 +67,7 @@ test("POST /users creates a user with model defaults and a one-time SIP password
   assert.is(got.status, 200);
   assert.equal(got.body, { id, ...rest });
   const list = await app.request("GET", "/api/v1/users", { headers: acme.headers });
-  assert.ok(list.body.some((u: { id: string }) => u.id === id));
+  assert.ok(list.body.data.some((u: { id: string }) => u.id === id));
   assert.not.ok(list.text.includes(sip_password), "never readable again");
   assert.not.ok(list.text.includes("md5"), "the digest is not shown either");
 });
@@ -361,7 +361,7 @@ test("POST /users/batch: one bad row anywhere rejects all, every bad row reporte
   ]);
   assert.match(res.body.error, /^4 of 6 rows are invalid; nothing was applied: users\[1\]: /);
   const after = await app.request("GET", "/api/v1/users", { headers: acme.headers });
-  assert.equal(after.body, before.body, "nothing applied");
+  assert.equal(after.body.data, before.body.data, "nothing applied");
   assert.is(await claimHolder(app, acme.id, "3001"), undefined);
   assert.equal(deploysSince(app, mark), []);
 });
@@ -414,7 +414,8 @@ test("POST /users/internal/bot-extensions lists active ai_agent users, internal 
     body: { org_id: acme.id },
   });
   assert.is(res.status, 200, res.text);
-  const all = (await app.request("GET", "/api/v1/users", { headers: acme.headers })).body as Array<{
+  const all = (await app.request("GET", "/api/v1/users", { headers: acme.headers })).body
+    .data as Array<{
     extension: string;
     routing_type: string;
     status: string;
@@ -490,7 +491,7 @@ test("tenant isolation: another org's user is 403 on every route and absent from
     );
   }
   const list = await app.request("GET", "/api/v1/users", { headers: other.headers });
-  assert.ok(list.body.every((u: { id: string }) => u.id !== user.id));
+  assert.ok(list.body.data.every((u: { id: string }) => u.id !== user.id));
   assert.not.ok(list.text.includes("Private"));
   assert.equal(deploysSince(app, mark), []);
   const still = await app.request("GET", `/api/v1/users/${user.id}`, { headers: acme.headers });
@@ -511,7 +512,7 @@ test("concurrent creates of one extension: exactly one 201, the rest 409", async
     });
   }
   const list = await app.request("GET", "/api/v1/users", { headers: acme.headers });
-  assert.is(list.body.filter((u: { extension: string }) => u.extension === "3401").length, 1);
+  assert.is(list.body.data.filter((u: { extension: string }) => u.extension === "3401").length, 1);
 });
 
 test("the configuration the store holds compiles with the new user's endpoint", async () => {

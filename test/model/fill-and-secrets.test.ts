@@ -84,4 +84,20 @@ test("a secret given twice is an error; a plaintext trunk password is a warning"
   ]);
 });
 
+test("UUIDs written in upper case are kept in lower case, references included", () => {
+  const ivrId = "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE";
+  const text = [
+    "org:",
+    "  id: 0000000A-2222-4333-8444-55555555555B",
+    "  name: Acme",
+    `ivrs: [{ id: ${ivrId}, name: Main, extension: 3000 }, { name: Sub, extension: 3001, options: [{ digit: '1', action_type: ivr, action_destination: ${ivrId} }] }]`,
+    "",
+  ].join("\n");
+  const { state, diagnostics } = loadOrgSource({ file: "a.yaml", text }, ENV);
+  assert.equal(diagnostics, []);
+  assert.is(state!.org.id, "0000000a-2222-4333-8444-55555555555b");
+  assert.is(state!.ivrs[0]!.id, ivrId.toLowerCase());
+  assert.is(state!.ivrs[1]!.options[0]!.action_destination, ivrId.toLowerCase());
+});
+
 test.run();

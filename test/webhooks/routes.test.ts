@@ -75,10 +75,13 @@ test("CRUD, masking, org scope, SSRF guard and validation messages", async () =>
     assert.is(got.body.secret, "whsec_…LaSw");
     const list = await t.app.request("GET", "/api/v1/webhooks", { headers: t.acme });
     assert.equal(
-      list.body.map((w: { id: string }) => w.id),
+      list.body.data.map((w: { id: string }) => w.id),
       [id],
     );
-    assert.equal((await t.app.request("GET", "/api/v1/webhooks", { headers: t.other })).body, []);
+    assert.equal(
+      (await t.app.request("GET", "/api/v1/webhooks", { headers: t.other })).body.data,
+      [],
+    );
     expectError(
       await t.app.request("GET", `/api/v1/webhooks/${id}`, { headers: t.other }),
       404,
@@ -177,9 +180,10 @@ test("test delivery, deliveries list, replay and the simulated call through the 
       headers: t.acme,
     });
     assert.is(deliveries.status, 200, deliveries.text);
-    assert.is(deliveries.body.length, 5);
-    assert.ok(deliveries.body.every((d: { status: string }) => d.status === "delivered"));
-    const first = deliveries.body.find((d: { event: string }) => d.event === "webhook.test");
+    assert.is(deliveries.body.data.length, 5);
+    assert.equal(deliveries.body.pagination, { total: 5, limit: 10, offset: 0 });
+    assert.ok(deliveries.body.data.every((d: { status: string }) => d.status === "delivered"));
+    const first = deliveries.body.data.find((d: { event: string }) => d.event === "webhook.test");
     expectError(
       await t.app.request("GET", `/api/v1/webhooks/${id}/deliveries`, { headers: t.other }),
       404,

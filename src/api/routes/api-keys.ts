@@ -30,6 +30,7 @@ export const apiKeyRoutes = [
     summary: "List the org's API keys (never their secrets)",
     auth: "org",
     permission: "api_keys.manage",
+    list: "envelope",
     responses: { 200: { description: "Keys, oldest first", schema: Type.Array(ApiKey) } },
     handler: ({ deps, principal }) => listApiKeys(deps, orgCaller(principal).orgId),
   }),

@@ -53,7 +53,10 @@ export const authRoutes = [
       api_secret: Type.String({ minLength: 1 }),
     }),
     bodyError: "API key and secret are required",
-    responses: { 200: { description: "Org JWT", schema: TokenResponse } },
+    responses: {
+      200: { description: "Org JWT", schema: TokenResponse },
+      401: { description: "Invalid credentials (wrong secret, or an ak_ key)" },
+    },
     handler: ({ deps, body }) => loginWithOrgKey(deps, body),
   }),
 
@@ -73,6 +76,7 @@ export const authRoutes = [
         schema: Type.Object({ token: Type.String(), expires_in: Type.Integer(), user: UserInfo }),
       },
       503: { description: "User login is not configured" },
+      401: { description: "Authentication failed (the identity token does not verify)" },
     },
     handler: ({ deps, body }) => userLogin(deps, deps.identityVerifier, body),
   }),
@@ -88,7 +92,10 @@ export const authRoutes = [
       admin_password: Type.String({ minLength: 1 }),
     }),
     bodyError: "admin_username and admin_password are required",
-    responses: { 200: { description: "Admin JWT", schema: TokenResponse } },
+    responses: {
+      200: { description: "Admin JWT", schema: TokenResponse },
+      401: { description: "Invalid credentials" },
+    },
     handler: ({ deps, body }) => loginAdmin(deps, body),
   }),
 
@@ -99,7 +106,10 @@ export const authRoutes = [
     summary: "Org JWT for a named org, without the org secret (internal key)",
     auth: "internal",
     body: Type.Object({ org_id: UuidString }),
-    responses: { 200: { description: "Org JWT", schema: TokenResponse } },
+    responses: {
+      200: { description: "Org JWT", schema: TokenResponse },
+      404: { description: "No such organization" },
+    },
     handler: ({ deps, body }) => orgTokenForService(deps, body.org_id),
   }),
 

@@ -42,6 +42,39 @@ const DidRequest = Type.Object(
   { title: "DidRequest" },
 );
 
+/** Where the admin update of a pool DID is documented (see adminUpdateRoute). */
+const ADMIN_UPDATE_PATH = "/did-pool/admin/dids/{id}";
+
+/** The admin update of a pool DID at `path`; with `aliasOf`, an undocumented second path. */
+function adminUpdateRoute(path: string, aliasOf?: string) {
+  return defineRoute({
+    method: "put",
+    path,
+    ...(aliasOf ? { aliasOf } : {}),
+    tag: "DID Pool",
+    summary: "Update any number (admin): routing_environment, status, pool_status",
+    description:
+      "pool_status moves only unassigned numbers between `available` and `reserved`; the sentinel stays `reserved`. A change to an assigned number schedules its org's deploy and the gateway. SPEC.md §4.2 names this operation `PUT /did-pool/admin/{id}`, which the server still answers; the document lists it here because that path is ambiguous beside `/did-pool/{id}/request` for client generators.",
+    auth: "admin",
+    params: IdParams,
+    body: Type.Object(
+      {
+        routing_environment: Type.Optional(RoutingEnvironment),
+        status: Type.Optional(DidStatus),
+        pool_status: Type.Optional(
+          Type.Union([Type.Literal("available"), Type.Literal("reserved")]),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    responses: {
+      200: { description: "The DID", schema: DidSchema },
+      409: { description: "The number is assigned, pending or the reserved sentinel" },
+    },
+    handler: ({ deps, params, body }) => adminUpdateDid(deps, params.id, body),
+  });
+}
+
 export const didPoolRoutes = [
   defineRoute({
     method: "post",
@@ -74,32 +107,13 @@ export const didPoolRoutes = [
     query: Type.Object({
       pool_status: Type.Optional(Type.Union(POOL_STATUSES.map((s) => Type.Literal(s)))),
     }),
+    list: "envelope",
     responses: { 200: { description: "DIDs by number", schema: Type.Array(DidSchema) } },
     handler: ({ deps, query }) => listAllDids(deps, query.pool_status),
   }),
 
-  defineRoute({
-    method: "put",
-    path: "/did-pool/admin/{id}",
-    tag: "DID Pool",
-    summary: "Update any number (admin): routing_environment, status, pool_status",
-    description:
-      "pool_status moves only unassigned numbers between `available` and `reserved`; the sentinel stays `reserved`. A change to an assigned number schedules its org's deploy and the gateway.",
-    auth: "admin",
-    params: IdParams,
-    body: Type.Object(
-      {
-        routing_environment: Type.Optional(RoutingEnvironment),
-        status: Type.Optional(DidStatus),
-        pool_status: Type.Optional(
-          Type.Union([Type.Literal("available"), Type.Literal("reserved")]),
-        ),
-      },
-      { additionalProperties: false },
-    ),
-    responses: { 200: { description: "The DID", schema: DidSchema } },
-    handler: ({ deps, params, body }) => adminUpdateDid(deps, params.id, body),
-  }),
+  adminUpdateRoute(ADMIN_UPDATE_PATH),
+  adminUpdateRoute("/did-pool/admin/{id}", ADMIN_UPDATE_PATH),
 
   defineRoute({
     method: "get",
@@ -108,6 +122,7 @@ export const didPoolRoutes = [
     summary: "Requests for pool numbers (admin), oldest first",
     auth: "admin",
     query: Type.Object({ status: Type.Optional(RequestStatus) }),
+    list: "envelope",
     responses: { 200: { description: "Requests", schema: Type.Array(DidRequest) } },
     handler: ({ deps, query }) => listDidRequests(deps, query.status),
   }),
@@ -148,6 +163,7 @@ export const didPoolRoutes = [
     tag: "DID Pool",
     summary: "Numbers an org may request",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Available DIDs by number", schema: Type.Array(DidSchema) } },
     handler: ({ deps }) => listAvailableDids(deps),
   }),
@@ -158,6 +174,7 @@ export const didPoolRoutes = [
     tag: "DID Pool",
     summary: "The org's own requests for pool numbers",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Requests, oldest first", schema: Type.Array(DidRequest) } },
     handler: ({ deps, principal }) => listOwnDidRequests(deps, orgCaller(principal).orgId),
   }),
@@ -187,7 +204,10 @@ export const didPoolRoutes = [
     auth: "org",
     permission: "dids.set_default",
     params: IdParams,
-    responses: { 200: { description: "The new default DID", schema: DidSchema } },
+    responses: {
+      200: { description: "The new default DID", schema: DidSchema },
+      409: { description: "The DID is not assigned to this organization" },
+    },
     handler: ({ deps, params, principal }) =>
       setDefaultDid(deps, orgCaller(principal).orgId, params.id),
   }),

@@ -61,6 +61,7 @@ export const didRoutes = [
     tag: "DID Numbers",
     summary: "List the org's phone numbers",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "DIDs by number", schema: Type.Array(DidSchema) } },
     handler: ({ deps, principal }) => listDids(deps, orgCaller(principal).orgId),
   }),

@@ -14,14 +14,22 @@ import {
   updateIvr,
 } from "../../domain/ivrs.js";
 import {
+  GREETING_BUSY,
   GREETING_NOT_GENERATED,
   generateIvrGreeting,
   openIvrGreeting,
 } from "../../domain/speech.js";
-import { ACTION_TYPES, IVR_DIGITS, ONE_LINE } from "../../model/org-state.js";
+import {
+  ACTION_TYPES,
+  boundsOf,
+  IVR_DIGITS,
+  Ivr as IvrModel,
+  ONE_LINE,
+} from "../../model/org-state.js";
+import { abortWhenClientLeaves } from "../client-gone.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { Nullable, Success, UuidString } from "../schemas.js";
+import { ErrorBody, Nullable, Success, UuidString } from "../schemas.js";
 
 const TAG = "IVR" as const;
 
@@ -51,15 +59,13 @@ const ivrFields = {
   description: optionalNullable(Type.String({ maxLength: 500, pattern: ONE_LINE })),
   timeout: optionalNullable(
     Type.Integer({
-      minimum: 0,
-      maximum: 3600,
+      ...boundsOf(IvrModel.properties.timeout),
       description: `seconds to wait for a digit; ${IVR_DEFAULTS.timeout} when omitted or null; 0 is kept`,
     }),
   ),
   max_retries: optionalNullable(
     Type.Integer({
-      minimum: 0,
-      maximum: 100,
+      ...boundsOf(IvrModel.properties.max_retries),
       description: `${IVR_DEFAULTS.max_retries} when omitted or null; 0 is kept`,
     }),
   ),
@@ -98,9 +104,17 @@ const IvrUpdate = Type.Object(ivrFields, {
 
 const MenuOptionInput = Type.Object(
   {
-    digit: Type.Union([Type.String({ maxLength: 8, pattern: ONE_LINE }), Type.Integer()], {
-      description: `one of ${IVR_DIGITS.join(" ")}, one option per digit`,
-    }),
+    // A digit sent as a number is read as its decimal text; a number beyond one digit is
+    // answered `Invalid digit: <d>` like any other.
+    digit: Type.Union(
+      [
+        Type.String({ maxLength: 8, pattern: ONE_LINE }),
+        Type.Integer({ minimum: -99_999_999, maximum: 99_999_999 }),
+      ],
+      {
+        description: `one of ${IVR_DIGITS.join(" ")}, one option per digit`,
+      },
+    ),
     action_type: Type.String({
       maxLength: 64,
       pattern: ONE_LINE,
@@ -135,8 +149,8 @@ const IvrResponse = Type.Object(
     name: Type.String(),
     extension: Type.String(),
     description: Type.String(),
-    timeout: Type.Integer(),
-    max_retries: Type.Integer(),
+    timeout: Type.Integer(boundsOf(IvrModel.properties.timeout)),
+    max_retries: Type.Integer(boundsOf(IvrModel.properties.max_retries)),
     status: Type.Union([Type.Literal("active"), Type.Literal("inactive")]),
     greeting_language: Type.String(),
     greeting_voice: Type.String(),
@@ -173,6 +187,7 @@ export const ivrRoutes = [
     tag: TAG,
     summary: "List the org's IVRs, each with its menuOptions",
     auth: "org",
+    list: "array",
     responses: { 200: { description: "IVRs by extension", schema: Type.Array(IvrResponse) } },
     handler: ({ deps, principal }) => listIvrs(deps, orgCaller(principal).orgId),
   }),
@@ -187,7 +202,10 @@ export const ivrRoutes = [
     auth: "org",
     permission: "org.manage",
     body: IvrCreate,
-    responses: { 201: { description: "The IVR", schema: IvrResponse } },
+    responses: {
+      201: { description: "The IVR", schema: IvrResponse },
+      409: { description: "The extension is already used by an IVR, a user or a queue" },
+    },
     handler: async ({ deps, body, principal }) =>
       reply(201, await createIvr(deps, orgCaller(principal).orgId, body)),
   }),
@@ -212,7 +230,10 @@ export const ivrRoutes = [
     permission: "org.manage",
     params: IvrIdParams,
     body: IvrUpdate,
-    responses: { 200: { description: "The updated IVR", schema: IvrResponse } },
+    responses: {
+      200: { description: "The updated IVR", schema: IvrResponse },
+      409: { description: "The extension is already used by an IVR, a user or a queue" },
+    },
     handler: ({ deps, params, body, principal }) =>
       updateIvr(deps, orgCaller(principal).orgId, params.id, body),
   }),
@@ -279,7 +300,7 @@ export const ivrRoutes = [
     tag: TAG,
     summary: "Generate the IVR's greeting with text to speech",
     description:
-      "Writes `greeting_ivr_<id>.wav` (8 kHz 16-bit mono) in the greetings sound directory, replacing any previous one, and sets greeting_prompt, greeting_language and greeting_voice. No length cap on text. Schedules the org's deploy.",
+      "Writes `greeting_ivr_<id>.wav` (8 kHz 16-bit mono) in the greetings sound directory, replacing any previous one, and sets greeting_prompt, greeting_language and greeting_voice. No length cap on text unless the operator sets PBX_GREETING_MAX_CHARS. One synthesis per org at a time (429 while one runs); synthesis stops when the client disconnects. Schedules the org's deploy.",
     auth: "org",
     permission: "org.manage",
     params: IvrIdParams,
@@ -294,9 +315,16 @@ export const ivrRoutes = [
           greeting_voice: Type.String(),
         }),
       },
+      429: { description: GREETING_BUSY, schema: ErrorBody },
     },
-    handler: ({ deps, params, body, principal }) =>
-      generateIvrGreeting(deps, orgCaller(principal).orgId, params.id, body),
+    handler: ({ deps, params, body, principal, ctx }) =>
+      generateIvrGreeting(
+        deps,
+        orgCaller(principal).orgId,
+        params.id,
+        body,
+        abortWhenClientLeaves(ctx),
+      ),
   }),
 
   defineRoute({

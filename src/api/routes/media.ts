@@ -16,6 +16,7 @@ import {
 } from "../../domain/media.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, type RouteDefinition, reply } from "../registry.js";
+import { assertIdentityEncoding } from "../request-body.js";
 import type { TagName } from "../tags.js";
 
 const WAV_TYPES = [
@@ -50,6 +51,7 @@ async function readWavBody(ctx: Context): Promise<Uint8Array> {
   if (!ctx.is(WAV_TYPES)) {
     ctx.throw(415, "Unsupported media type");
   }
+  assertIdentityEncoding(ctx);
   const declared = Number(ctx.get("content-length") || 0);
   if (declared > MAX_UPLOAD_BYTES) ctx.throw(413, "Request body too large");
   const chunks: Buffer[] = [];
@@ -77,6 +79,7 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
       tag,
       summary: `List the org's ${what} files`,
       auth: "org",
+      list: "envelope",
       responses: { 200: { description: "Files by name", schema: Type.Array(MediaFile) } },
       handler: ({ deps, principal }) => listMedia(deps, kind, orgCaller(principal).orgId),
     }),
@@ -90,6 +93,10 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
       auth: "org",
       permission: "org.manage",
       query: Type.Object({ name: Type.Optional(MediaName) }),
+      upload: {
+        contentTypes: WAV_TYPES,
+        description: "the WAV file itself (PCM, float, A-law or mu-law; any rate and channels)",
+      },
       responses: {
         201: { description: "The stored file", schema: MediaFile },
         413: { description: "Body too large" },

@@ -39,6 +39,7 @@ export const orgUserRoutes = [
     summary: "List the org's platform users",
     auth: "org",
     permission: "org_users.read",
+    list: "envelope",
     responses: { 200: { description: "Platform users by email", schema: Type.Array(OrgUser) } },
     handler: ({ deps, principal }) => listOrgUsers(deps, orgCaller(principal).orgId),
   }),

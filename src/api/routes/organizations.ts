@@ -14,7 +14,7 @@ import {
   requestOrganization,
   updateOwnOrganization,
 } from "../../domain/organizations.js";
-import { ONE_LINE, ORG_STATUSES } from "../../model/org-state.js";
+import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -35,7 +35,12 @@ const SettingsPatch = Type.Object(
         description: "org-wide switch; false records no call whatever the user flags say",
       }),
     ),
-    max_concurrent_calls: Type.Optional(Type.Integer({ minimum: 0, description: "0 = no limit" })),
+    max_concurrent_calls: Type.Optional(
+      Type.Integer({
+        ...boundsOf(OrgSettings.properties.max_concurrent_calls),
+        description: "0 = no limit",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -52,7 +57,7 @@ export const Organization = Type.Object(
     }),
     settings: Type.Object({
       recording_enabled: Type.Boolean(),
-      max_concurrent_calls: Type.Integer(),
+      max_concurrent_calls: Type.Integer(boundsOf(OrgSettings.properties.max_concurrent_calls)),
     }),
     created_at: Type.String({ format: "date-time" }),
     updated_at: Type.String({ format: "date-time" }),
@@ -86,6 +91,7 @@ export const organizationRoutes = [
     tag: "Organization Management",
     summary: "List organizations (admin)",
     auth: "admin",
+    list: "envelope",
     responses: { 200: { description: "Every org", schema: Type.Array(Organization) } },
     handler: ({ deps }) => listOrganizations(deps),
   }),
@@ -180,7 +186,10 @@ export const organizationRoutes = [
       { name: OrgName, type: Type.Optional(OrgType) },
       { additionalProperties: false },
     ),
-    responses: { 201: { description: "The pending request", schema: OrganizationRequest } },
+    responses: {
+      201: { description: "The pending request", schema: OrganizationRequest },
+      409: { description: "The signed-in person already has an organization or a pending request" },
+    },
     handler: ({ deps, body, principal }) =>
       requestOrganization(deps, pendingCaller(principal), body),
   }),
@@ -191,6 +200,7 @@ export const organizationRoutes = [
     tag: "Organization Management",
     summary: "The caller's organization requests and their state",
     auth: "pending-user",
+    list: "envelope",
     responses: { 200: { description: "Own requests", schema: Type.Array(OrganizationRequest) } },
     handler: ({ deps, principal }) => listOwnRequests(deps, pendingCaller(principal)),
   }),
@@ -201,6 +211,7 @@ export const organizationRoutes = [
     tag: "Organization Management",
     summary: "Organization requests awaiting a decision",
     auth: "admin",
+    list: "envelope",
     responses: {
       200: {
         description: "Pending requests, oldest first",
@@ -279,7 +290,10 @@ export const organizationRoutes = [
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The updated org", schema: Organization } },
+    responses: {
+      200: { description: "The updated org", schema: Organization },
+      409: { description: "The change collides with the org state" },
+    },
     handler: ({ deps, params, body }) => adminUpdateOrganization(deps, params.id, body),
   }),
 ];

@@ -9,7 +9,7 @@ import {
   listOutboundRoutes,
   updateOutboundRoute,
 } from "../../domain/outbound-routes.js";
-import { OutboundRoute } from "../../model/org-state.js";
+import { boundsOf, OutboundRoute } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -23,7 +23,7 @@ const RouteSchema = Type.Object(
     patterns: Type.Array(Type.String()),
     trunk: Type.String({ description: "the trunk's name" }),
     trunk_id: UuidString,
-    strip_digits: Type.Integer(),
+    strip_digits: Type.Integer(boundsOf(fields.strip_digits)),
     prepend_digits: Type.String(),
     caller_id_override: Nullable(Type.String()),
   },
@@ -43,7 +43,7 @@ const editable = {
     pattern: "^[A-Za-z0-9_-]+$",
     description: "a trunk of the org, by name or id",
   }),
-  strip_digits: Type.Integer({ minimum: 0, maximum: 20, description: "default 0" }),
+  strip_digits: Type.Integer({ ...boundsOf(fields.strip_digits), description: "default 0" }),
   prepend_digits: Type.String({ pattern: "^[0-9*#+]{0,20}$", description: "default empty" }),
   caller_id_override: Nullable(
     Type.String({ pattern: "^\\+?[0-9]{7,15}$", description: "caller ID sent on this route" }),
@@ -57,6 +57,7 @@ export const outboundRouteRoutes = [
     tag: "Outbound Routes",
     summary: "List the org's outbound routes in match order",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Routes", schema: Type.Array(RouteSchema) } },
     handler: ({ deps, principal }) => listOutboundRoutes(deps, orgCaller(principal).orgId),
   }),

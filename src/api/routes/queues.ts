@@ -100,6 +100,19 @@ const QueueResponse = Type.Object(
 
 const MemberParams = Type.Object({ id: UuidString, extension: M.extension });
 
+const MemberChange = Type.Object(
+  {
+    penalty: Type.Optional(noDefault(M.penalty)),
+    ring_time: Type.Optional(noDefault(M.ring_time)),
+  },
+  { additionalProperties: false, title: "QueueMemberChange" },
+);
+
+const SAME_AS_BODY_FORM =
+  "Same as the body form `/queues/{id}/members` of SPEC.md §4.3. 404 when the extension is not a member.";
+const SAME_AS_PATH_FORM =
+  "Same as `/queues/{id}/members/{extension}`. 404 when the extension is not a member.";
+
 export const queueRoutes = [
   defineRoute({
     method: "get",
@@ -107,6 +120,7 @@ export const queueRoutes = [
     tag: "Queues",
     summary: "List the org's queues with their members, by number",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Queues", schema: Type.Array(QueueResponse) } },
     handler: ({ deps, principal }) => listQueues(deps, orgCaller(principal).orgId),
   }),
@@ -193,24 +207,39 @@ export const queueRoutes = [
       reply(201, await addQueueMember(deps, orgCaller(principal).orgId, params.id, body)),
   }),
 
+  // SPEC.md §4.3 writes `PATCH, DELETE /queues/{id}/members` with the member in the body; the
+  // `/members/{extension}` form names it in the path. Both run the same handlers.
   defineRoute({
     method: "patch",
     path: "/queues/{id}/members/{extension}",
     tag: "Queues",
     summary: "Change a member's penalty and/or ring time",
+    description: `The member is named in the path. ${SAME_AS_BODY_FORM}`,
     auth: "org",
     permission: "org.manage",
     params: MemberParams,
-    body: Type.Object(
-      {
-        penalty: Type.Optional(noDefault(M.penalty)),
-        ring_time: Type.Optional(noDefault(M.ring_time)),
-      },
-      { additionalProperties: false },
-    ),
+    body: MemberChange,
     responses: { 200: { description: "The queue with its members", schema: QueueResponse } },
     handler: ({ deps, params, body, principal }) =>
       updateQueueMember(deps, orgCaller(principal).orgId, params.id, params.extension, body),
+  }),
+
+  defineRoute({
+    method: "patch",
+    path: "/queues/{id}/members",
+    tag: "Queues",
+    summary: "Change a member's penalty and/or ring time (member in the body)",
+    description: `SPEC.md §4.3's form: \`extension\` in the body names the member. ${SAME_AS_PATH_FORM}`,
+    auth: "org",
+    permission: "org.manage",
+    params: IdParams,
+    body: Type.Object(
+      { extension: M.extension, ...MemberChange.properties },
+      { additionalProperties: false, title: "QueueMemberChangeByBody" },
+    ),
+    responses: { 200: { description: "The queue with its members", schema: QueueResponse } },
+    handler: ({ deps, params, body: { extension, ...change }, principal }) =>
+      updateQueueMember(deps, orgCaller(principal).orgId, params.id, extension, change),
   }),
 
   defineRoute({
@@ -218,12 +247,30 @@ export const queueRoutes = [
     path: "/queues/{id}/members/{extension}",
     tag: "Queues",
     summary: "Remove a member from the queue",
+    description: `The member is named in the path. ${SAME_AS_BODY_FORM}`,
     auth: "org",
     permission: "org.manage",
     params: MemberParams,
     responses: { 204: { description: "Removed" } },
     handler: async ({ deps, params, principal }) => {
       await removeQueueMember(deps, orgCaller(principal).orgId, params.id, params.extension);
+      return reply(204);
+    },
+  }),
+
+  defineRoute({
+    method: "delete",
+    path: "/queues/{id}/members",
+    tag: "Queues",
+    summary: "Remove a member from the queue (member in the body)",
+    description: `SPEC.md §4.3's form: \`{"extension": "<ext>"}\` in the body names the member. ${SAME_AS_PATH_FORM}`,
+    auth: "org",
+    permission: "org.manage",
+    params: IdParams,
+    body: Type.Object({ extension: M.extension }, { additionalProperties: false }),
+    responses: { 204: { description: "Removed" } },
+    handler: async ({ deps, params, body, principal }) => {
+      await removeQueueMember(deps, orgCaller(principal).orgId, params.id, body.extension);
       return reply(204);
     },
   }),

@@ -3,6 +3,7 @@
 // user JWT with the owner or admin role).
 import { Type } from "@sinclair/typebox";
 import { getSettings, updateSettings } from "../../domain/settings.js";
+import { boundsOf, OrgSettings } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 
@@ -12,7 +13,7 @@ const SettingsSchema = Type.Object(
       description: "org-wide switch; false records no call whatever the user flags say",
     }),
     max_concurrent_calls: Type.Integer({
-      minimum: 0,
+      ...boundsOf(OrgSettings.properties.max_concurrent_calls),
       description: "calls over the limit hear a busy prompt; 0 = no limit",
     }),
   },

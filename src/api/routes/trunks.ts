@@ -10,7 +10,7 @@ import {
   listTrunks,
   updateTrunk,
 } from "../../domain/trunks.js";
-import { CODECS, Trunk } from "../../model/org-state.js";
+import { boundsOf, CODECS, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -22,7 +22,7 @@ const TrunkSchema = Type.Object(
     id: UuidString,
     name: Type.String(),
     host: Type.String(),
-    port: Type.Integer(),
+    port: Type.Integer(boundsOf(fields.port)),
     transport: fields.transport,
     username: Nullable(Type.String()),
     has_password: Type.Boolean({ description: "a password is stored (it is never returned)" }),
@@ -42,7 +42,7 @@ const Password = Type.String({
 
 const editable = {
   host: Type.String({ ...fields.host, description: "carrier host name or address" }),
-  port: Type.Integer({ minimum: 1, maximum: 65535, description: "default 5060" }),
+  port: Type.Integer({ ...boundsOf(fields.port), description: "default 5060" }),
   transport: fields.transport,
   username: Nullable(Type.String({ pattern: "^[A-Za-z0-9._+@-]{1,64}$" })),
   password: Nullable(Password),
@@ -69,6 +69,7 @@ export const trunkRoutes = [
     tag: "SIP Trunks",
     summary: "List the org's trunks",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Trunks by name", schema: Type.Array(TrunkSchema) } },
     handler: ({ deps, principal }) => listTrunks(deps, orgCaller(principal).orgId),
   }),
@@ -134,7 +135,10 @@ export const trunkRoutes = [
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The trunk", schema: TrunkSchema } },
+    responses: {
+      200: { description: "The trunk", schema: TrunkSchema },
+      409: { description: "Another trunk of the org has that name" },
+    },
     handler: ({ deps, params, body, principal }) =>
       updateTrunk(deps, orgCaller(principal).orgId, params.id, body),
   }),

@@ -33,6 +33,7 @@ export const ttsRoutes = [
     tag: "IVR",
     summary: "The voices for greetings: 11 language groups, each with its voices",
     auth: "org",
+    list: "array",
     responses: {
       200: { description: "Static catalogue", schema: VoiceCatalogueSchema },
     },

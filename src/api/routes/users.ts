@@ -134,6 +134,7 @@ export const userRoutes = [
     tag: "Users",
     summary: "List the org's SIP users, by extension",
     auth: "org",
+    list: "envelope",
     responses: { 200: { description: "Users", schema: Type.Array(UserResponse) } },
     handler: ({ deps, principal }) => listUsers(deps, orgCaller(principal).orgId),
   }),
@@ -182,7 +183,11 @@ export const userRoutes = [
         description: "Nothing created; every bad row by index",
         schema: Type.Object({
           error: Type.String(),
-          errors: Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() })),
+          errors: Type.Optional(
+            Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() }), {
+              description: "with a rejected batch: every bad row by index",
+            }),
+          ),
         }),
       },
     },
@@ -216,6 +221,7 @@ export const userRoutes = [
         description: "Extensions, ascending",
         schema: Type.Object({ extensions: Type.Array(Type.String()) }),
       },
+      404: { description: "No such organization" },
     },
     handler: ({ deps, body }) => botExtensions(deps, body.org_id),
   }),

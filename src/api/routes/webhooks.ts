@@ -7,16 +7,16 @@ import { RETRY_COUNT, SECRET_LENGTH, TIMEOUT_MS } from "../../webhooks/settings.
 import { SIMULATED_CALL_EVENTS, simulateCallEvent } from "../../webhooks/simulate-call.js";
 import {
   createWebhook,
-  DELIVERY_LIST_LIMIT,
   deleteWebhook,
   getWebhook,
-  listDeliveries,
+  listDeliveryPage,
   listWebhooks,
   replayDelivery,
   testWebhook,
   updateWebhook,
 } from "../../webhooks/use-cases.js";
 import type { AppDeps } from "../deps.js";
+import { DEFAULT_PAGE_SIZE, PageOf, PageQuery } from "../pagination.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -119,6 +119,7 @@ export const webhookRoutes = [
     summary: "List the org's webhooks (secrets masked)",
     auth: "org",
     permission: "org.manage",
+    list: "envelope",
     responses: { 200: { description: "Webhooks, oldest first", schema: Type.Array(Webhook) } },
     handler: ({ deps, principal }) => listWebhooks(context(deps), orgCaller(principal).orgId),
   }),
@@ -215,14 +216,17 @@ export const webhookRoutes = [
     auth: "org",
     permission: "org.manage",
     params: IdParams,
-    query: Type.Object({
-      limit: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: DELIVERY_LIST_LIMIT.max, default: 50 }),
-      ),
-    }),
+    query: PageQuery,
+    list: "envelope",
     responses: { 200: { description: "Deliveries", schema: Type.Array(Delivery) } },
-    handler: ({ deps, params, query, principal }) =>
-      listDeliveries(context(deps), orgCaller(principal).orgId, params.id, query.limit),
+    // The outbox grows without bound: this list pages in the database, not in memory.
+    handler: async ({ deps, params, query, principal }) => {
+      const page = await listDeliveryPage(context(deps), orgCaller(principal).orgId, params.id, {
+        limit: query.limit ?? DEFAULT_PAGE_SIZE,
+        offset: query.offset ?? 0,
+      });
+      return new PageOf(page.rows, page.total);
+    },
   }),
 
   defineRoute({
@@ -233,7 +237,10 @@ export const webhookRoutes = [
     auth: "org",
     permission: "org.manage",
     params: DeliveryParams,
-    responses: { 202: { description: "The new, pending delivery", schema: Delivery } },
+    responses: {
+      202: { description: "The new, pending delivery", schema: Delivery },
+      409: { description: "The delivery is not finished yet" },
+    },
     handler: ({ deps, params, principal }) =>
       replayDelivery(context(deps), orgCaller(principal).orgId, params.id, params.deliveryId),
   }),

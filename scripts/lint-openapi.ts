@@ -1,0 +1,56 @@
+// Lints the served OpenAPI document (/api-spec.json) with Spectral (spectral:oas) and Redocly
+// (recommended), the two linters client generators and reviewers use. Both must report 0 errors
+// and 0 warnings; `npm test` runs this. The document is built from the route definitions exactly
+// as the server builds it, written to a temporary file, and linted there.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildOpenApiDocument } from "../src/api/openapi.js";
+import { allRoutes } from "../src/api/routes/index.js";
+
+const root = new URL("..", import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), "pbxctl-openapi-"));
+const documentFile = join(dir, "api-spec.json");
+const spectralRuleset = join(dir, ".spectral.json");
+const redoclyConfig = join(dir, "redocly.yaml");
+
+const document = buildOpenApiDocument(allRoutes, {
+  baseUrl: "https://pbx.example.test",
+  version: "0.0.0",
+});
+writeFileSync(documentFile, JSON.stringify(document, null, 2));
+writeFileSync(spectralRuleset, JSON.stringify({ extends: ["spectral:oas"] }));
+writeFileSync(redoclyConfig, "extends:\n  - recommended-strict\n");
+
+function run(name: string, bin: string, args: string[]): boolean {
+  const result = spawnSync(join(root, "node_modules/.bin", bin), args, {
+    cwd: dir,
+    stdio: "inherit",
+  });
+  const ok = result.status === 0;
+  console.log(`${name}: ${ok ? "clean" : "FAILED"}`);
+  return ok;
+}
+
+// --fail-severity=hint: a warning fails as surely as an error.
+const spectral = run("spectral (spectral:oas)", "spectral", [
+  "lint",
+  documentFile,
+  "--ruleset",
+  spectralRuleset,
+  "--fail-severity=hint",
+]);
+// `recommended-strict` is Redocly's `recommended` with every warning raised to an error, so its
+// exit status says "0 errors and 0 warnings".
+const redocly = run("redocly (recommended)", "redocly", [
+  "lint",
+  documentFile,
+  "--config",
+  redoclyConfig,
+  "--format=stylish",
+  "--max-problems=1000",
+]);
+
+rmSync(dir, { recursive: true, force: true });
+process.exit(spectral && redocly ? 0 : 1);
