@@ -1,33 +1,40 @@
-// The documentation pages render in Debian's Chromium with every non-loopback request refused:
-// both UIs must come entirely from this server.
-import { existsSync } from "node:fs";
+// The documentation pages render in a headless Chromium with every non-loopback request refused:
+// both UIs must come entirely from this server. The browser comes with `npm ci` (see
+// test/browser/locate-chromium.ts for the order it is looked for in).
 import { type Browser, chromium } from "playwright-core";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { locateChromium } from "../browser/locate-chromium.js";
 import { startTestApp, type TestApp } from "./helpers.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const KNOWN_SUMMARY = "Exchange the org key and secret for a 24 h JWT";
 
 let app: TestApp;
 let browser: Browser | undefined;
+// uvu swallows an error thrown by a before hook, so a browser that cannot start fails each test.
+let browserError: Error | undefined;
 const external: string[] = [];
 
 test.before(async () => {
   app = await startTestApp();
-  if (!existsSync(CHROMIUM)) return;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  try {
+    const located = await locateChromium();
+    browser = await chromium.launch({
+      executablePath: located.executablePath,
+      env: located.env,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+  } catch (error) {
+    browserError = error as Error;
+  }
 });
 test.after(async () => {
   await browser?.close();
@@ -35,8 +42,7 @@ test.after(async () => {
 });
 
 async function openPage(path: string) {
-  if (!browser)
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+  if (!browser) throw browserError ?? new Error("the browser did not start");
   const context = await browser.newContext();
   await context.route("**/*", (route) => {
     const url = new URL(route.request().url());
