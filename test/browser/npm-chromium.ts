@@ -4,22 +4,26 @@
 // shared by every checkout and version on the machine, and reuses whatever it finds there.
 // Here each package version gets its own directory under node_modules/.cache, written under a
 // temporary name and renamed into place, so concurrent test runs never see half a binary.
-import { spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import {
   createReadStream,
   createWriteStream,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { promisify } from "node:util";
 import { createBrotliDecompress } from "node:zlib";
+
+const run = promisify(execFile);
 
 export const NPM_CHROMIUM_PACKAGE = "@sparticuz/chromium";
 
@@ -43,9 +47,21 @@ export interface UnpackedChromium {
   fontConfigFile: string;
 }
 
+/** The directory of the package that owns `file`: the nearest package.json naming it. */
+function packageDirOf(file: string, name: string): string {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, "utf8")).name === name) {
+      return dir;
+    }
+  }
+  throw new Error(`${file} is in no ${name} package`);
+}
+
 /**
- * The installed package, or null where it is absent or carries no binary for this machine
- * (the tarball holds Linux x64 only).
+ * The installed package, or null where it is not installed or carries no binary for this
+ * machine (the tarball holds Linux x64 only). Installed but without its binary is an error:
+ * falling back to another browser would hide it.
  */
 export function findNpmChromiumPackage(
   platform: string = process.platform,
@@ -58,10 +74,12 @@ export function findNpmChromiumPackage(
   } catch {
     return null;
   }
-  // The entry is <package>/build/index.js; package.json is not in its export map.
-  const packageDir = dirname(dirname(entry));
+  // The entry's place inside the package changes between versions; its package.json does not.
+  const packageDir = packageDirOf(entry, NPM_CHROMIUM_PACKAGE);
   const binDir = join(packageDir, "bin");
-  if (!existsSync(join(binDir, "chromium.br"))) return null;
+  if (!existsSync(join(binDir, "chromium.br"))) {
+    throw new Error(`${NPM_CHROMIUM_PACKAGE} in ${packageDir} has no bin/chromium.br`);
+  }
   const { version } = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as {
     version: string;
   };
@@ -84,20 +102,18 @@ async function inflateFile(source: string, target: string): Promise<void> {
   );
 }
 
-/** Tar is in every Debian base system (priority required), so no npm tar library is needed. */
+/**
+ * Inflated to a file first, then unpacked by tar: GNU tar stops reading at the end-of-archive
+ * marker, which would cut a pipe short. Tar is in every Debian base system (priority required).
+ */
 async function inflateTar(source: string, targetDir: string): Promise<void> {
-  const tar = spawn("tar", ["-x", "-C", targetDir], { stdio: ["pipe", "ignore", "pipe"] });
-  let stderr = "";
-  tar.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve, reject) => {
-    tar.once("error", reject);
-    tar.once("close", resolve);
-  });
-  await pipeline(createReadStream(source), createBrotliDecompress(), tar.stdin);
-  const code = await exited;
-  if (code !== 0) throw new Error(`tar -x of ${source} failed (${code}): ${stderr.trim()}`);
+  const archive = join(targetDir, basename(source, ".br"));
+  await inflateFile(source, archive);
+  try {
+    await run("tar", ["-x", "-f", archive, "-C", targetDir]);
+  } finally {
+    rmSync(archive, { force: true });
+  }
 }
 
 function fontConfig(fontsDir: string, cacheDir: string): string {
@@ -110,6 +126,15 @@ function fontConfig(fontsDir: string, cacheDir: string): string {
     "</fontconfig>",
     "",
   ].join("\n");
+}
+
+/** An upgraded package leaves its predecessor's 200 MB behind otherwise. */
+function removeOtherVersions(root: string, keep: string): void {
+  for (const entry of readdirSync(root)) {
+    if (entry !== keep && !entry.startsWith(`${keep}.partial-`)) {
+      rmSync(join(root, entry), { recursive: true, force: true });
+    }
+  }
 }
 
 /** Unpacks the package's browser once per version; later calls return the existing copy. */
@@ -144,6 +169,7 @@ export async function unpackNpmChromium(
       if (!existsSync(join(finalDir, "fonts.conf"))) throw error;
       rmSync(work, { recursive: true, force: true });
     }
+    removeOtherVersions(root, pkg.version);
   } catch (error) {
     rmSync(work, { recursive: true, force: true });
     throw error;
