@@ -20,9 +20,10 @@ cleanup() {
   for mount in dev/shm dev proc; do umount "$root/$mount" 2>/dev/null || true; done
 }
 trap cleanup EXIT
-mount -t proc proc "$root/proc"
-mount --bind /dev "$root/dev"
-mount -t tmpfs shm "$root/dev/shm"
+# An interrupted earlier run may have left them mounted: mount only what is not.
+mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
+mountpoint -q "$root/dev/shm" || mount -t tmpfs shm "$root/dev/shm"
 
 # Name resolution as any installed system has it (debootstrap writes no /etc/hosts).
 cp /etc/resolv.conf "$root/etc/resolv.conf"
