@@ -32,7 +32,7 @@ import {
 } from "../model/phone.js";
 import { findIvr, findQueue, findTrunk, findUser, isUsableDid } from "../model/refs.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
-import { type OrgNames, orgNames } from "./names.js";
+import { CDR_VARIABLES, type OrgNames, orgNames } from "./names.js";
 import type { Diagnostic } from "./types.js";
 import type { DialplanContext, DialplanExtension, DialplanStep, DialplanView } from "./views.js";
 
@@ -228,6 +228,8 @@ function recordContext(plan: Plan): DialplanContext {
       extension("s", [
         step('GotoIf($["${RECORDING}" = "1"]?done)'),
         step("Set(__RECORDING=1)"),
+        // The file name reaches the call record through cdr_manager's mapping of this variable.
+        step(`Set(CDR(${CDR_VARIABLES.recording})=${plan.orgId}/\${UNIQUEID}.wav)`),
         step(`MixMonitor(${plan.orgId}/\${UNIQUEID}.wav,b)`),
         step("Return()", "done"),
       ]),
@@ -539,6 +541,8 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
     : "${OUT_CID}";
   return [
     ...limitSteps(plan),
+    // Call history tells outbound calls apart by this record variable (cdr_manager maps it).
+    step(`Set(CDR(${CDR_VARIABLES.direction})=outbound)`),
     step(`Gosub(${names.caller},\${IF($["\${CALLER_EXT}" = ""]?s:\${CALLER_EXT})},1)`),
     step(`Set(CALLERID(num)=${callerId})`),
     step(`Dial(PJSIP/${number}@${trunkEndpoint})`),
@@ -598,6 +602,7 @@ function incomingContext(plan: Plan): DialplanContext {
           orgIdStep(plan),
           // CDRs of inbound calls carry the org id, which call listings filter on (SPEC.md §1).
           step(`Set(CHANNEL(accountcode)=${plan.orgId})`),
+          step(`Set(CDR(${CDR_VARIABLES.direction})=inbound)`),
           ...limitSteps(plan),
           ...didRouteSteps(plan, did, `dids[${index}].routing_destination`),
         ],
