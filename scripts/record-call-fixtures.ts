@@ -5,7 +5,6 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AmiConnection, type AmiMessage } from "../src/engine/ami-connection.js";
 import { freeLoopbackPort } from "../src/engine/testing/asterisk-instance.js";
-import { boot } from "../test/engine/helpers.js";
 import {
   SCENARIO_ORGS,
   SCENARIOS,
@@ -13,11 +12,19 @@ import {
   scenarioFiles,
   writeGreeting,
 } from "../test/engine/call-scenarios.js";
-import { channelsIdle } from "../test/engine/trace.js";
 import { FakeCarrier } from "../test/engine/carrier.js";
+import { boot } from "../test/engine/helpers.js";
+import { channelsIdle } from "../test/engine/trace.js";
 
 // Per-step dialplan chatter: hundreds per call and nothing call records or journeys use.
-const NOISE = new Set(["varset", "newexten", "rtcpsent", "rtcpreceived", "fullybooted", "successfulauth"]);
+const NOISE = new Set([
+  "varset",
+  "newexten",
+  "rtcpsent",
+  "rtcpreceived",
+  "fullybooted",
+  "successfulauth",
+]);
 
 const root = new URL("..", import.meta.url).pathname;
 const carrierPort = await freeLoopbackPort();
@@ -50,9 +57,16 @@ try {
     await channelsIdle(engine, 30_000);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const file = join(root, "fixtures", "calls", `${scenario.name}.json`);
-    const fixture = { scenario: scenario.name, description: scenario.description, orgs: SCENARIO_ORGS, events };
+    const fixture = {
+      scenario: scenario.name,
+      description: scenario.description,
+      orgs: SCENARIO_ORGS,
+      events,
+    };
     await writeFile(file, `${JSON.stringify(fixture, null, 2)}\n`);
-    console.log(`${scenario.name}: ${events.length} events, ${events.filter((e) => e.event === "Cdr").length} Cdr`);
+    console.log(
+      `${scenario.name}: ${events.length} events, ${events.filter((e) => e.event === "Cdr").length} Cdr`,
+    );
   }
 } finally {
   await ami.close();

@@ -7,6 +7,7 @@ import Koa from "koa";
 import { type Logger, pino } from "pino";
 import type { Config } from "../config.js";
 import type { ConfigDeploys } from "../domain/config-deploy.js";
+import { type LiveCallsView, noLiveCalls } from "../domain/live-calls.js";
 import {
   type Clock,
   type DeployScheduler,
@@ -40,6 +41,8 @@ export interface CreateAppOptions {
   logger?: Logger;
   /** Default: an OIDC verifier when PBX_OIDC_* are set, else none (user login answers 503). */
   identityVerifier?: IdentityVerifier | null;
+  /** Live calls from the engine's events; default: none tracked. */
+  liveCalls?: LiveCallsView;
   /** Default: every route of src/api/routes. */
   routes?: readonly RouteDefinition[];
 }
@@ -77,6 +80,7 @@ export function createApp(options: CreateAppOptions): PbxApp {
           ? createOidcVerifier(options.config.oidc)
           : null,
     engineHealth: options.engineHealth ?? (() => "files-only"),
+    liveCalls: options.liveCalls ?? noLiveCalls,
     logger,
   };
   const routes = options.routes ?? allRoutes;

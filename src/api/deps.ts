@@ -2,11 +2,14 @@
 // only the API uses (identity-provider verifier, engine probe, logger).
 import type { Logger } from "pino";
 import type { DomainDeps } from "../domain/deps.js";
+import type { LiveCallsView } from "../domain/live-calls.js";
 import type { EngineHealthProbe } from "../domain/ports.js";
 import type { IdentityVerifier } from "../domain/user-login.js";
 
 export interface AppDeps extends DomainDeps {
   identityVerifier: IdentityVerifier | null;
   engineHealth: EngineHealthProbe;
+  /** The engine's live calls (empty, `tracking: false`, when no engine feeds them). */
+  liveCalls: LiveCallsView;
   logger: Logger;
 }

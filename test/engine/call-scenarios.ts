@@ -95,10 +95,7 @@ export function scenarioDialplan(): string {
 /** Writes the greeting the IVR plays (silence), so Background() does not warn. */
 export async function writeGreeting(engine: AsteriskInstance): Promise<void> {
   const silence = encodeWav(new Int16Array(8000), 8000);
-  await writeFile(
-    join(engine.soundsDir, "greetings", `greeting_ivr_${MAIN_IVR}.wav`),
-    silence,
-  );
+  await writeFile(join(engine.soundsDir, "greetings", `greeting_ivr_${MAIN_IVR}.wav`), silence);
 }
 
 export interface Scenario {
