@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { createApp, type PbxApp } from "../../src/api/app.js";
 import type { RouteDefinition } from "../../src/api/registry.js";
 import { loadConfig } from "../../src/config.js";
+import type { LiveCallsView } from "../../src/domain/live-calls.js";
 import type { IdentityVerifier } from "../../src/domain/user-login.js";
 import { type Db, openStore } from "../../src/store/database.js";
 
@@ -47,6 +48,7 @@ export async function startTestApp(
     env?: Record<string, string>;
     identityVerifier?: IdentityVerifier | null;
     routes?: readonly RouteDefinition[];
+    liveCalls?: LiveCallsView;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "pbx-api-"));
@@ -77,6 +79,7 @@ export async function startTestApp(
       ? { identityVerifier: options.identityVerifier }
       : {}),
     ...(options.routes ? { routes: options.routes } : {}),
+    ...(options.liveCalls ? { liveCalls: options.liveCalls } : {}),
   });
   const server: Server = pbx.app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));
