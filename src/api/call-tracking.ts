@@ -2,7 +2,7 @@
 // feed call-record ingest and the live-call registry. Wired here, beside the deploy engine,
 // because it joins the engine layer (events) to the domain (ingest, rule 3, live calls).
 import type { Logger } from "pino";
-import { CallIngest } from "../domain/call-ingest.js";
+import { CallIngest, type IngestResult } from "../domain/call-ingest.js";
 import { RefreshingOrgDirectory } from "../domain/call-org.js";
 import { LiveCalls } from "../domain/live-calls.js";
 import type { Clock } from "../domain/ports.js";
@@ -26,6 +26,8 @@ export interface CallTrackingOptions {
   logger?: Logger;
   /** The engine's AMI (PBX_AMI_*); without it nothing is followed and `feed` is the only input. */
   ami?: AmiConnectionOptions;
+  /** Called after each record is ingested (stored, or recognised as a replay). */
+  onIngested?: (record: CdrRecord, result: IngestResult) => void;
 }
 
 export interface CallTracking {
@@ -53,7 +55,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
   const store = (record: CdrRecord) => {
     queue = queue.then(() =>
       ingest.ingest(record).then(
-        () => {},
+        (result) => options.onIngested?.(record, result),
         (error: unknown) =>
           log?.error({ err: error, uniqueid: record.uniqueid }, "call record not stored"),
       ),
