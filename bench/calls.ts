@@ -217,9 +217,10 @@ try {
     db,
     clock: () => new Date(),
     logger: pino({ level: "warn" }),
-    onIngested: (record, result) => {
+    onIngested: (input, result) => {
+      if (input.kind !== "record") return;
       if (result.stored) stored++;
-      const at = fedAt.get(record.uniqueid);
+      const at = fedAt.get(input.record.uniqueid);
       if (at !== undefined) lags.push(performance.now() - at);
     },
   });

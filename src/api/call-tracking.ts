@@ -2,7 +2,7 @@
 // feed call-record ingest and the live-call registry. Wired here, beside the deploy engine,
 // because it joins the engine layer (events) to the domain (ingest, rule 3, live calls).
 import type { Logger } from "pino";
-import { CallIngest, type IngestResult } from "../domain/call-ingest.js";
+import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
 import { RefreshingOrgDirectory } from "../domain/call-org.js";
 import { LiveCalls } from "../domain/live-calls.js";
 import type { Clock } from "../domain/ports.js";
@@ -16,9 +16,11 @@ import {
   dispatchCallEvent,
   followCallEvents,
 } from "../engine/call-event-source.js";
-import type { CdrRecord } from "../engine/call-events.js";
 import { listOrgMarkers } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
+
+/** Most inputs written in one transaction: a burst costs a few commits, not one per event. */
+const BATCH = 500;
 
 export interface CallTrackingOptions {
   db: Db;
@@ -26,8 +28,8 @@ export interface CallTrackingOptions {
   logger?: Logger;
   /** The engine's AMI (PBX_AMI_*); without it nothing is followed and `feed` is the only input. */
   ami?: AmiConnectionOptions;
-  /** Called after each record is ingested (stored, or recognised as a replay). */
-  onIngested?: (record: CdrRecord, result: IngestResult) => void;
+  /** Called after each record or journey event is ingested (stored, a replay, or of no org). */
+  onIngested?: (input: EngineCallInput, result: IngestResult) => void;
 }
 
 export interface CallTracking {
@@ -37,7 +39,7 @@ export interface CallTracking {
   connection: AmiConnection | null;
   /** Routes one AMI event as if the engine had sent it (recorded fixtures, benchmarks). */
   feed(event: AmiMessage): void;
-  /** Resolves once every record received so far is stored. */
+  /** Resolves once everything received so far is stored. */
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -48,25 +50,54 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
   const ingest = new CallIngest({ db: options.db, clock: options.clock, orgs });
   const live = new LiveCalls((evidence) => orgs.orgOfKnown(evidence), options.clock);
   const log = options.logger;
-  // Records are stored one after another, in the order the engine posted them.
-  let queue: Promise<void> = orgs.refresh().catch((error: unknown) => {
+  const loaded = orgs.refresh().catch((error: unknown) => {
     log?.error({ err: error }, "loading orgs for call ingest failed");
   });
-  const store = (record: CdrRecord) => {
-    queue = queue.then(() =>
-      ingest.ingest(record).then(
-        (result) => options.onIngested?.(record, result),
-        (error: unknown) =>
-          log?.error({ err: error, uniqueid: record.uniqueid }, "call record not stored"),
-      ),
-    );
+
+  // Inputs are stored in the order the engine sent them, in batches of what has piled up.
+  const pending: EngineCallInput[] = [];
+  let draining: Promise<void> | null = null;
+  const report = (batch: readonly EngineCallInput[], results: readonly IngestResult[]) => {
+    if (options.onIngested) batch.forEach((input, i) => options.onIngested!(input, results[i]!));
   };
+  const drain = async () => {
+    await loaded;
+    while (pending.length > 0) {
+      const batch = pending.splice(0, BATCH);
+      try {
+        report(batch, await ingest.ingestBatch(batch));
+      } catch {
+        // One bad input must not cost the others: store them one by one.
+        for (const input of batch) {
+          try {
+            report([input], await ingest.ingestBatch([input]));
+          } catch (error) {
+            const id = input.kind === "record" ? input.record.uniqueid : input.event.uniqueid;
+            log?.error({ err: error, uniqueid: id }, "call event not stored");
+          }
+        }
+      }
+    }
+    draining = null;
+  };
+  const enqueue = (input: EngineCallInput) => {
+    pending.push(input);
+    draining ??= drain();
+  };
+
+  const reported = new Set<string>();
   const handlers: CallEventHandlers = {
-    cdr: store,
+    cdr: (record) => enqueue({ kind: "record", record }),
+    journey: (event) => enqueue({ kind: "event", event }),
     channel: (event, snapshot) => live.channelEvent(event, snapshot),
     resync: (channels) => live.resync(channels),
     lost: () => live.lost(),
-    problem: (message, fields) => log?.warn(fields ?? {}, message),
+    problem: (message, fields) => {
+      // A misconfigured engine says the same thing on every event: log each message once.
+      if (!fields && reported.has(message)) return;
+      if (!fields) reported.add(message);
+      log?.warn(fields ?? {}, message);
+    },
   };
   let connection: AmiConnection | null = null;
   let unfollow = () => {};
@@ -81,16 +112,20 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     unfollow = followCallEvents(connection, handlers);
     connection.start();
   }
+  const idle = async () => {
+    await loaded;
+    while (draining) await draining;
+  };
   return {
     live,
     ingest,
     connection,
     feed: (event) => dispatchCallEvent(event, handlers),
-    idle: () => queue,
+    idle,
     async stop() {
       unfollow();
       await connection?.close();
-      await queue;
+      await idle();
     },
   };
 }

@@ -1,16 +1,20 @@
 // Stores the engine's call records: the org is derived once, here, by SPEC.md §1 rule 3, and
 // the record and its call (one per org and linkedid) are written in one transaction. A replayed
 // event (reconnect, restart) is recognised by (uniqueid, sequence) and changes nothing.
-import type { CdrRecord } from "../engine/call-events.js";
-import { foldIntoCall, insertCallRecord } from "../store/call-record-repository.js";
-import type { CallDirection, NewCallRecordRow } from "../store/call-tables.js";
+import type { CdrRecord, JourneyEvent } from "../engine/call-events.js";
+import {
+  foldIntoCall,
+  insertCallEvent,
+  insertCallRecord,
+} from "../store/call-record-repository.js";
+import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
 import type { Clock } from "./ports.js";
 
 export type IngestResult =
   | { stored: true; orgId: string | null; linkedid: string }
-  | { stored: false; reason: "duplicate" };
+  | { stored: false; reason: "duplicate" | "no_org" };
 
 export interface CallIngestOptions {
   db: Db;
@@ -56,19 +60,82 @@ export function callRecordRow(
   };
 }
 
-/** Ingests call records into the store. */
+/** What the engine reported: a call record, or a step of a call's journey. */
+export type EngineCallInput =
+  | { kind: "record"; record: CdrRecord }
+  | { kind: "event"; event: JourneyEvent };
+
+/** Asterisk's `<epoch>.<micros>` padded so that text order is time order. */
+export function sortableTimestamp(timestamp: string): string {
+  const [seconds = "0", micros = "0"] = timestamp.split(".");
+  return `${seconds.padStart(12, "0")}.${micros.padStart(6, "0")}`;
+}
+
+function callEventRow(event: JourneyEvent, orgId: string): NewCallEventRow {
+  return {
+    org_id: orgId,
+    linkedid: event.linkedid,
+    uniqueid: event.uniqueid,
+    event: event.event,
+    timestamp: sortableTimestamp(event.timestamp),
+    channel: event.channel,
+    state: event.state,
+    context: event.context,
+    exten: event.exten,
+    detail: JSON.stringify(event.detail),
+  };
+}
+
+/** Ingests call records and journey events into the store. */
 export class CallIngest {
   constructor(private readonly options: CallIngestOptions) {}
 
   /** Stores one record (and folds it into its call) unless it is already stored. */
   async ingest(record: CdrRecord): Promise<IngestResult> {
-    const orgId = await this.options.orgs.orgOf(record);
-    const row = callRecordRow(record, orgId, this.options.clock());
+    return (await this.ingestBatch([{ kind: "record", record }]))[0]!;
+  }
+
+  /**
+   * Stores several inputs in one transaction (a burst of events costs one commit), each exactly
+   * as `ingest` would: org by rule 3, nothing stored twice. Journey events of no org are dropped.
+   */
+  async ingestBatch(inputs: readonly EngineCallInput[]): Promise<IngestResult[]> {
+    const orgs: (string | null)[] = [];
+    for (const input of inputs) {
+      orgs.push(
+        await this.options.orgs.orgOf(
+          input.kind === "record"
+            ? input.record
+            : {
+                accountcode: input.event.accountcode,
+                peeraccount: "",
+                channel: input.event.channel,
+              },
+        ),
+      );
+    }
+    const now = this.options.clock();
     return this.options.db.transaction().execute(async (tx) => {
-      if (!(await insertCallRecord(tx, row))) return { stored: false, reason: "duplicate" };
-      // A record no org claims (the carrier's side of a call) is kept but belongs to no call.
-      if (orgId !== null) await foldIntoCall(tx, orgId, row);
-      return { stored: true, orgId, linkedid: record.linkedid };
+      const results: IngestResult[] = [];
+      for (const [index, input] of inputs.entries()) {
+        const orgId = orgs[index]!;
+        if (input.kind === "event") {
+          if (orgId === null) results.push({ stored: false, reason: "no_org" });
+          else if (await insertCallEvent(tx, callEventRow(input.event, orgId))) {
+            results.push({ stored: true, orgId, linkedid: input.event.linkedid });
+          } else results.push({ stored: false, reason: "duplicate" });
+          continue;
+        }
+        const row = callRecordRow(input.record, orgId, now);
+        if (!(await insertCallRecord(tx, row))) {
+          results.push({ stored: false, reason: "duplicate" });
+          continue;
+        }
+        // A record no org claims (the carrier's side of a call) is kept but belongs to no call.
+        if (orgId !== null) await foldIntoCall(tx, orgId, row);
+        results.push({ stored: true, orgId, linkedid: input.record.linkedid });
+      }
+      return results;
     });
   }
 }

@@ -4,12 +4,13 @@
 // rule, and nothing here widens it.
 import type { CallFilters } from "../store/call-record-repository.js";
 import {
+  callEventsOf,
   callRecordsOf,
   callTotals,
   countCallsMatching,
   listCalls,
 } from "../store/call-record-repository.js";
-import type { CallRecordRow, CallRow } from "../store/call-tables.js";
+import type { CallEventRow, CallRecordRow, CallRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
 import { NotFound } from "./errors.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
@@ -211,17 +212,51 @@ function legView(row: CallRecordRow): JourneyLeg {
   };
 }
 
+export interface JourneyStep {
+  /** The engine's time of the event, ISO 8601 with microseconds dropped. */
+  at: string;
+  /** Asterisk's `<epoch>.<microseconds>`: the exact order. */
+  timestamp: string;
+  event: string;
+  uniqueid: string;
+  channel: string;
+  state: string;
+  context: string;
+  exten: string;
+  detail: Record<string, string>;
+}
+
+function stepView(row: CallEventRow): JourneyStep {
+  const [seconds = "0", micros = "0"] = row.timestamp.split(".");
+  const epochMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  return {
+    at: new Date(epochMs).toISOString(),
+    timestamp: `${Number(seconds)}.${micros}`,
+    event: row.event,
+    uniqueid: row.uniqueid,
+    channel: row.channel,
+    state: row.state,
+    context: row.context,
+    exten: row.exten,
+    detail: JSON.parse(row.detail) as Record<string, string>,
+  };
+}
+
 /**
- * One call of the org: its records (legs) in the order the engine started them, and its
- * channels still up. 404 when the org has neither (another org's call is not revealed).
+ * One call of the org: its steps (channel, dial, bridge, queue and hangup events) in the
+ * engine's time order, its records (legs) in the order the engine started them, and its
+ * channels still up — only those rule 3 gives to the org. 404 when the org has none of them
+ * (another org's call is not revealed).
  */
 export async function callJourney(deps: CallsDeps, orgId: string, linkedid: string) {
   const legs = (await callRecordsOf(deps.db, orgId, linkedid)).map(legView);
+  const events = (await callEventsOf(deps.db, orgId, linkedid)).map(stepView);
   const live = deps.live.callOf(orgId, linkedid);
-  if (legs.length === 0 && !live) throw new NotFound("Call not found");
+  if (legs.length === 0 && events.length === 0 && !live) throw new NotFound("Call not found");
   return {
     linkedid,
     live: live !== null,
+    events,
     legs,
     live_channels: live ? liveCallView(live).channels : [],
   };

@@ -8,6 +8,9 @@ import {
   type CdrRecord,
   type ChannelSnapshot,
   channelSnapshotOf,
+  isJourneyEvent,
+  type JourneyEvent,
+  journeyEventOf,
   parseCdrEvent,
 } from "./call-events.js";
 
@@ -17,6 +20,8 @@ export interface ListedChannelSnapshot extends ChannelSnapshot {
 
 export interface CallEventHandlers {
   cdr(record: CdrRecord): void;
+  /** A step of a call for its journey (dial, bridge, queue, hangup...), with the engine's time. */
+  journey(event: JourneyEvent): void;
   /** `event` is the AMI event name in lower case (`newchannel`, `newstate`, `hangup`, ...). */
   channel(event: string, snapshot: ChannelSnapshot): void;
   /** The engine's channels right after a (re)connect: replaces what was known. */
@@ -48,7 +53,7 @@ function upSeconds(event: AmiMessage): number {
  */
 export function dispatchCallEvent(
   event: AmiMessage,
-  handlers: Pick<CallEventHandlers, "cdr" | "channel" | "problem">,
+  handlers: Pick<CallEventHandlers, "cdr" | "channel" | "journey" | "problem">,
 ): void {
   const name = String(event.event ?? "").toLowerCase();
   if (name === "cdr") {
@@ -60,6 +65,13 @@ export function dispatchCallEvent(
   if (NOT_CHANNEL_EVENTS.has(name)) return;
   const snapshot = channelSnapshotOf(event);
   if (snapshot) handlers.channel(name, snapshot);
+  if (isJourneyEvent(event)) {
+    const step = journeyEventOf(event);
+    if (step) handlers.journey(step);
+    else if (!event.timestamp) {
+      handlers.problem("journey event without Timestamp: manager.conf lacks timestampevents");
+    }
+  }
 }
 
 /** Feeds `handlers` from `connection` (which must ask for events) until the returned stop. */

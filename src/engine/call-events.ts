@@ -147,3 +147,60 @@ export function channelSnapshotOf(event: AmiMessage): ChannelSnapshot | null {
 
 /** Events that end a channel; any other event with a snapshot says the channel is up. */
 export const CHANNEL_GONE_EVENT = "hangup";
+
+/** Events a call's journey shows, and the fields of each worth keeping beside the channel. */
+const JOURNEY_DETAIL: Readonly<Record<string, readonly string[]>> = {
+  newchannel: [],
+  newstate: [],
+  dialbegin: ["destchannel", "dialstring"],
+  dialend: ["destchannel", "dialstatus"],
+  bridgeenter: ["bridgeuniqueid", "bridgetype"],
+  bridgeleave: ["bridgeuniqueid", "bridgetype"],
+  queuecallerjoin: ["queue", "position", "count"],
+  queuecallerleave: ["queue", "position", "count"],
+  queuecallerabandon: ["queue", "position", "originalposition", "holdtime"],
+  agentcalled: ["queue", "membername", "destchannel"],
+  agentconnect: ["queue", "membername", "destchannel", "holdtime", "ringtime"],
+  agentringnoanswer: ["queue", "membername", "destchannel", "ringtime"],
+  agentcomplete: ["queue", "membername", "destchannel", "holdtime", "talktime", "reason"],
+  musiconholdstart: ["class"],
+  musiconholdstop: [],
+  mixmonitorstart: [],
+  mixmonitorstop: [],
+  hangup: ["cause", "cause-txt"],
+};
+
+/** One step of a call as the engine reported it, with the engine's own time. */
+export interface JourneyEvent extends ChannelSnapshot {
+  /** The AMI event name as Asterisk spells it (`DialBegin`). */
+  event: string;
+  /** Asterisk's `Timestamp` (`<epoch>.<microseconds>`, manager.conf `timestampevents`). */
+  timestamp: string;
+  detail: Record<string, string>;
+}
+
+const TIMESTAMP = /^\d{1,12}\.\d{1,6}$/;
+
+/** True for the events a journey keeps. */
+export function isJourneyEvent(event: AmiMessage): boolean {
+  return String(event.event ?? "").toLowerCase() in JOURNEY_DETAIL;
+}
+
+/**
+ * A journey event, or null when the event is not one, has no channel, or carries no
+ * `Timestamp` (without it a replayed event could not be told from a new one).
+ */
+export function journeyEventOf(event: AmiMessage): JourneyEvent | null {
+  const name = text(event, "event", 40);
+  const keep = JOURNEY_DETAIL[name.toLowerCase()];
+  if (!keep) return null;
+  const snapshot = channelSnapshotOf(event);
+  const timestamp = text(event, "timestamp", 24);
+  if (!snapshot || !TIMESTAMP.test(timestamp)) return null;
+  const detail: Record<string, string> = {};
+  for (const key of keep) {
+    const value = text(event, key, 120);
+    if (value !== "") detail[key] = value;
+  }
+  return { ...snapshot, event: name, timestamp, detail };
+}

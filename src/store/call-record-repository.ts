@@ -1,7 +1,14 @@
 // Call records and calls (migration 1201). Writes are idempotent by (uniqueid, sequence); every
 // read takes the org id first and filters on it, so it stays inside that org's index range.
 import { type Expression, type SqlBool, sql } from "kysely";
-import type { CallDirection, CallRecordRow, CallRow, NewCallRecordRow } from "./call-tables.js";
+import type {
+  CallDirection,
+  CallEventRow,
+  CallRecordRow,
+  CallRow,
+  NewCallEventRow,
+  NewCallRecordRow,
+} from "./call-tables.js";
 import type { Db } from "./database.js";
 
 export interface CallFilters {
@@ -202,4 +209,30 @@ export async function callRecordsOf(
 /** The org ids and context prefixes rule 3 matches against (every org, whatever its status). */
 export async function listOrgMarkers(db: Db): Promise<{ id: string; context_prefix: string }[]> {
   return db.selectFrom("organizations").select(["id", "context_prefix"]).execute();
+}
+
+/** Stores one journey event unless the same (uniqueid, event, timestamp) is stored. */
+export async function insertCallEvent(db: Db, row: NewCallEventRow): Promise<boolean> {
+  const result = await db
+    .insertInto("call_events")
+    .values(row)
+    .onConflict((oc) => oc.columns(["uniqueid", "event", "timestamp"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** The org's journey events of one call, in the engine's time order. */
+export async function callEventsOf(
+  db: Db,
+  orgId: string,
+  linkedid: string,
+): Promise<CallEventRow[]> {
+  return db
+    .selectFrom("call_events")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("linkedid", "=", linkedid)
+    .orderBy("timestamp")
+    .orderBy("id")
+    .execute();
 }

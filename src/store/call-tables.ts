@@ -54,3 +54,22 @@ export interface CallsTable {
 export type CallRecordRow = Selectable<CallRecordsTable>;
 export type NewCallRecordRow = Insertable<CallRecordsTable>;
 export type CallRow = Selectable<CallsTable>;
+
+export interface CallEventsTable {
+  id: Generated<number>;
+  org_id: string;
+  linkedid: string;
+  uniqueid: string;
+  event: string;
+  /** `<epoch>.<microseconds>` zero-padded to sort as text. */
+  timestamp: string;
+  channel: string;
+  state: string;
+  context: string;
+  exten: string;
+  /** JSON object. */
+  detail: string;
+}
+
+export type CallEventRow = Selectable<CallEventsTable>;
+export type NewCallEventRow = Insertable<CallEventsTable>;

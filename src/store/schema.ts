@@ -1,7 +1,7 @@
 // Row types of every table, as Kysely sees them. Booleans are integers (0/1) and lists are JSON
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Insertable, Selectable, Updateable } from "kysely";
-import type { CallRecordsTable, CallsTable } from "./call-tables.js";
+import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -213,6 +213,7 @@ export interface Database {
   outbound_route_patterns: OutboundRoutePatternsTable;
   call_records: CallRecordsTable;
   calls: CallsTable;
+  call_events: CallEventsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

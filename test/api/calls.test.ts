@@ -110,6 +110,7 @@ test("another org's journey is 404 `Call not found`; the own one lists the legs 
   });
   assert.is(own.status, 200, own.text);
   assert.is(own.body.live, false);
+  assert.is(own.body.events.at(-1).event, "Hangup", "the steps end with the hangup");
   assert.equal(
     own.body.legs.map((leg: { lastapp: string }) => leg.lastapp),
     ["Dial"],

@@ -101,6 +101,35 @@ test("inbound DID -> IVR -> queue: one call of org A, inbound, through the queue
   assert.is((await callHistory(deps(tracking, store.db), ORG_B, {})).total, 0);
 });
 
+test("the journey: the org's own steps in the engine's time order, each stored once", async ({
+  store,
+  tracking,
+}) => {
+  await replay(tracking, "inbound-ivr-queue");
+  await replay(tracking, "inbound-ivr-queue");
+  const linkedid = cdrEvents(fixtures.get("inbound-ivr-queue")!.events)[0]!.linkedid as string;
+  const journey = await callJourney(deps(tracking, store.db), ORG_A, linkedid);
+  const names = journey.events.map((step) => step.event);
+  // The org's leg (;2) from the moment its DID entry set the accountcode; the caller's own
+  // half (;1, no org marker) is not the org's.
+  assert.ok(journey.events.every((step) => step.channel.endsWith(";2")));
+  for (const expected of ["Newstate", "QueueCallerJoin", "QueueCallerAbandon", "Hangup"]) {
+    assert.ok(names.includes(expected), `${expected} missing from ${names.join(", ")}`);
+  }
+  assert.ok(names.indexOf("QueueCallerJoin") < names.indexOf("QueueCallerAbandon"));
+  assert.is(names.at(-1), "Hangup");
+  const times = journey.events.map((step) => step.timestamp);
+  assert.equal(
+    times,
+    [...times].sort((a, b) => Number(a) - Number(b)),
+  );
+  assert.is(new Set(times.map((t, i) => `${t}/${names[i]}`)).size, times.length, "no duplicates");
+  const join = journey.events.find((step) => step.event === "QueueCallerJoin")!;
+  assert.is(join.detail.queue, `org_${ORG_A}_q600`);
+  const hangup = journey.events.at(-1)!;
+  assert.type(hangup.detail.cause, "string");
+});
+
 test("a missed inbound call of org B is org B's, unanswered, and invisible to org A", async ({
   store,
   tracking,

@@ -4,7 +4,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import { callHistory } from "../../src/domain/calls.js";
+import { callHistory, callJourney } from "../../src/domain/calls.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js";
 import type { Db } from "../../src/store/database.js";
@@ -135,6 +135,14 @@ test("inbound DID -> IVR -> queue: live for org A only while up, then one record
   assert.is(stored.calls[0]!.direction, "inbound");
   assert.is(stored.calls[0]!.dst, "600");
   assert.is((await history(context, ORG_B)).total, 0);
+  const journey = await callJourney(
+    { db: context.store.db, live: tracking.live },
+    ORG_A,
+    stored.calls[0]!.linkedid,
+  );
+  const steps = journey.events.map((step) => step.event);
+  assert.ok(steps.includes("QueueCallerJoin"), steps.join(", "));
+  assert.is(steps.at(-1), "Hangup");
 });
 
 test("a missed call of org B is org B's record and never org A's", async (context) => {

@@ -132,6 +132,26 @@ const Leg = Type.Object(
   { title: "CallLeg" },
 );
 
+const Step = Type.Object(
+  {
+    at: DateTime,
+    timestamp: Type.String({ description: "the engine's `<epoch>.<microseconds>`: exact order" }),
+    event: Type.String({
+      description:
+        "Newchannel, Newstate, DialBegin, DialEnd, BridgeEnter, BridgeLeave, QueueCallerJoin, QueueCallerLeave, QueueCallerAbandon, AgentCalled, AgentConnect, AgentRingNoAnswer, AgentComplete, MusicOnHoldStart/Stop, MixMonitorStart/Stop, Hangup",
+    }),
+    uniqueid: Type.String(),
+    channel: Type.String(),
+    state: Type.String(),
+    context: Type.String(),
+    exten: Type.String(),
+    detail: Type.Record(Type.String(), Type.String(), {
+      description: "the event's own fields: destchannel, dialstatus, queue, cause...",
+    }),
+  },
+  { title: "CallStep" },
+);
+
 const callsDeps = (deps: AppDeps) => ({ db: deps.db, live: deps.liveCalls });
 
 export const callRoutes = [
@@ -212,7 +232,7 @@ export const callRoutes = [
     method: "get",
     path: "/calls/{linkedId}/journey",
     tag: "Call Management",
-    summary: "Every leg of one call, in order",
+    summary: "Every step and leg of one call, in order",
     auth: "org",
     permission: "calls.read",
     params: Type.Object({ linkedId: Type.String({ pattern: "^[A-Za-z0-9_.-]{1,150}$" }) }),

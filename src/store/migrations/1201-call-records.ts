@@ -82,9 +82,40 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // The extension and number filters compare src and dst within one org.
   await db.schema.createIndex("calls_org_src").on("calls").columns(["org_id", "src"]).execute();
   await db.schema.createIndex("calls_org_dst").on("calls").columns(["org_id", "dst"]).execute();
+
+  // The steps of a call (dial, bridge, queue, hangup...) for its journey, ordered by the
+  // engine's own event time; only those of a channel rule 3 gives to an org.
+  await db.schema
+    .createTable("call_events")
+    .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("org_id", "varchar(36)", (c) => c.notNull())
+    .addColumn("linkedid", "varchar(150)", (c) => c.notNull())
+    .addColumn("uniqueid", "varchar(150)", (c) => c.notNull())
+    .addColumn("event", "varchar(40)", (c) => c.notNull())
+    // Asterisk's `<epoch>.<microseconds>`, zero-padded so it sorts as text.
+    .addColumn("timestamp", "varchar(24)", (c) => c.notNull())
+    .addColumn("channel", "varchar(200)", (c) => c.notNull())
+    .addColumn("state", "varchar(32)", (c) => c.notNull())
+    .addColumn("context", "varchar(80)", (c) => c.notNull())
+    .addColumn("exten", "varchar(80)", (c) => c.notNull())
+    // JSON object of the event's own fields (destination channel, dial status, queue...).
+    .addColumn("detail", "text", (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex("call_events_event")
+    .on("call_events")
+    .columns(["uniqueid", "event", "timestamp"])
+    .unique()
+    .execute();
+  await db.schema
+    .createIndex("call_events_org_linkedid")
+    .on("call_events")
+    .columns(["org_id", "linkedid", "timestamp"])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable("call_events").execute();
   await db.schema.dropTable("calls").execute();
   await db.schema.dropTable("call_records").execute();
 }
