@@ -58,7 +58,8 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
   const pending: EngineCallInput[] = [];
   let draining: Promise<void> | null = null;
   const report = (batch: readonly EngineCallInput[], results: readonly IngestResult[]) => {
-    if (options.onIngested) batch.forEach((input, i) => options.onIngested!(input, results[i]!));
+    if (!options.onIngested) return;
+    for (const [i, input] of batch.entries()) options.onIngested(input, results[i]!);
   };
   const drain = async () => {
     await loaded;

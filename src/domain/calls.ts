@@ -29,24 +29,11 @@ export interface Pagination {
   offset: number;
 }
 
-/** A call as listings show it: one per linkedid. */
-export interface CallView {
-  linkedid: string;
+/** A call as listings show it: one per linkedid (its first record's uniqueid as `uniqueid`). */
+export type CallView = Omit<CallRow, "org_id" | "first_uniqueid" | "first_sequence"> & {
   uniqueid: string;
-  calldate: string;
-  enddate: string | null;
-  src: string;
-  dst: string;
-  channel: string;
-  dstchannel: string;
-  duration: number;
-  billsec: number;
-  disposition: string;
-  direction: string;
-  recording_file: string | null;
-  legs: number;
   live: boolean;
-}
+};
 
 /** A call in progress, as the call list shows it. */
 export interface LiveCallView {
@@ -61,23 +48,8 @@ export interface LiveCallView {
 }
 
 function callView(row: CallRow, live: boolean): CallView {
-  return {
-    linkedid: row.linkedid,
-    uniqueid: row.first_uniqueid,
-    calldate: row.calldate,
-    enddate: row.enddate,
-    src: row.src,
-    dst: row.dst,
-    channel: row.channel,
-    dstchannel: row.dstchannel,
-    duration: row.duration,
-    billsec: row.billsec,
-    disposition: row.disposition,
-    direction: row.direction,
-    recording_file: row.recording_file,
-    legs: row.legs,
-    live,
-  };
+  const { org_id: _org, first_uniqueid, first_sequence: _sequence, ...call } = row;
+  return { ...call, uniqueid: first_uniqueid, live };
 }
 
 function liveCallView(call: LiveCall): LiveCallView {
@@ -170,46 +142,24 @@ export async function callCounts(deps: CallsDeps, orgId: string, query: CallQuer
   return { ...totals, active: deps.live.callsOf(orgId).length, live_tracking: deps.live.tracking };
 }
 
-export interface JourneyLeg {
-  uniqueid: string;
-  sequence: number;
-  calldate: string;
-  answerdate: string | null;
-  enddate: string | null;
-  src: string;
-  dst: string;
-  dcontext: string;
-  channel: string;
-  dstchannel: string;
-  lastapp: string;
-  lastdata: string;
-  duration: number;
-  billsec: number;
-  disposition: string;
-  direction: string;
-  recording_file: string | null;
-}
+/** One record of a call, without what only the store and rule 3 need. */
+export type JourneyLeg = Omit<
+  CallRecordRow,
+  "id" | "org_id" | "linkedid" | "clid" | "accountcode" | "peeraccount" | "ingested_at"
+>;
 
 function legView(row: CallRecordRow): JourneyLeg {
-  return {
-    uniqueid: row.uniqueid,
-    sequence: row.sequence,
-    calldate: row.calldate,
-    answerdate: row.answerdate,
-    enddate: row.enddate,
-    src: row.src,
-    dst: row.dst,
-    dcontext: row.dcontext,
-    channel: row.channel,
-    dstchannel: row.dstchannel,
-    lastapp: row.lastapp,
-    lastdata: row.lastdata,
-    duration: row.duration,
-    billsec: row.billsec,
-    disposition: row.disposition,
-    direction: row.direction,
-    recording_file: row.recording_file,
-  };
+  const {
+    id: _id,
+    org_id: _org,
+    linkedid: _linkedid,
+    clid: _clid,
+    accountcode: _account,
+    peeraccount: _peer,
+    ingested_at: _ingested,
+    ...leg
+  } = row;
+  return leg;
 }
 
 export interface JourneyStep {

@@ -6,36 +6,11 @@ import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
 import { callHistory, callJourney } from "../../src/domain/calls.js";
 import type { Db } from "../../src/store/database.js";
-import { freshStore } from "../store/helpers.js";
+import { freshStore, insertOrg } from "../store/helpers.js";
 import { callFixtures, cdrEvents, ORG_A, ORG_B } from "./fixture-events.js";
 
 const fixtures = callFixtures();
 const NOW = new Date("2026-11-25T08:00:00Z");
-
-async function insertOrg(db: Db, id: string, prefix: string): Promise<void> {
-  const now = NOW.toISOString();
-  await db
-    .insertInto("organizations")
-    .values({
-      id,
-      name: id,
-      slug: null,
-      type: "production",
-      status: "active",
-      context_prefix: prefix,
-      recording_enabled: 1,
-      max_concurrent_calls: 0,
-      api_key_digest: `digest-${id}`,
-      api_key_encrypted: "sealed",
-      api_secret_hash: "hash",
-      request_status: null,
-      requested_by_email: null,
-      decided_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-}
 
 interface Context {
   store: Awaited<ReturnType<typeof freshStore>>;
@@ -47,7 +22,9 @@ const test = suite<Context>("call ingest from recorded engine events");
 test.before.each(async (context) => {
   context.store = await freshStore();
   const some = fixtures.values().next().value!;
-  for (const org of some.orgs) await insertOrg(context.store.db, org.id, org.context_prefix);
+  for (const org of some.orgs) {
+    await insertOrg(context.store.db, org.id, org.id, org.context_prefix);
+  }
   context.tracking = startCallTracking({ db: context.store.db, clock: () => NOW });
   await context.tracking.idle();
 });

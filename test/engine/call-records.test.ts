@@ -8,7 +8,7 @@ import { callHistory, callJourney } from "../../src/domain/calls.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js";
 import type { Db } from "../../src/store/database.js";
-import { freshStore } from "../store/helpers.js";
+import { freshStore, insertOrg } from "../store/helpers.js";
 import {
   ORG_A,
   ORG_B,
@@ -46,33 +46,6 @@ async function until<T>(
   }
 }
 
-async function insertOrgs(db: Db): Promise<void> {
-  const now = new Date().toISOString();
-  for (const org of SCENARIO_ORGS) {
-    await db
-      .insertInto("organizations")
-      .values({
-        id: org.id,
-        name: org.id,
-        slug: null,
-        type: "production",
-        status: "active",
-        context_prefix: org.context_prefix,
-        recording_enabled: 1,
-        max_concurrent_calls: 0,
-        api_key_digest: `digest-${org.id}`,
-        api_key_encrypted: "sealed",
-        api_secret_hash: "hash",
-        request_status: null,
-        requested_by_email: null,
-        decided_at: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
-  }
-}
-
 function follow(engine: AsteriskInstance, db: Db): CallTracking {
   return startCallTracking({
     db,
@@ -96,7 +69,9 @@ test.before(async (context) => {
   });
   await writeGreeting(context.engine);
   context.store = await freshStore();
-  await insertOrgs(context.store.db);
+  for (const org of SCENARIO_ORGS) {
+    await insertOrg(context.store.db, org.id, org.id, org.context_prefix);
+  }
   context.tracking = follow(context.engine, context.store.db);
   await until("the first CoreShowChannels resync", () => context.tracking.live.tracking);
 });

@@ -145,9 +145,14 @@ const Step = Type.Object(
     state: Type.String(),
     context: Type.String(),
     exten: Type.String(),
-    detail: Type.Record(Type.String(), Type.String(), {
-      description: "the event's own fields: destchannel, dialstatus, queue, cause...",
-    }),
+    // additionalProperties, not Type.Record: OpenAPI 3.0 has no patternProperties.
+    detail: Type.Object(
+      {},
+      {
+        additionalProperties: Type.String(),
+        description: "the event's own fields: destchannel, dialstatus, queue, cause...",
+      },
+    ),
   },
   { title: "CallStep" },
 );
@@ -239,10 +244,11 @@ export const callRoutes = [
     responses: {
       200: {
         description:
-          "the call's records in the order the engine started them, and its live channels",
+          "the call's events in the engine's time order, its records in the order the engine started them, and its live channels; only what rule 3 gives to the caller's org",
         schema: Type.Object({
           linkedid: Type.String(),
           live: Type.Boolean(),
+          events: Type.Array(Step),
           legs: Type.Array(Leg),
           live_channels: Type.Array(LiveChannel),
         }),
