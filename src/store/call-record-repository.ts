@@ -1,6 +1,6 @@
 // Call records and calls (migration 1201). Writes are idempotent by (uniqueid, sequence); every
 // read takes the org id first and filters on it, so it stays inside that org's index range.
-import { type Expression, type SqlBool, sql } from "kysely";
+import { type SqlBool, sql } from "kysely";
 import type {
   CallDirection,
   CallEventRow,
@@ -109,18 +109,15 @@ function callsOf(db: Db, orgId: string, filters: CallFilters) {
     );
   }
   if (filters.extension) {
-    const extension = filters.extension;
-    query = query.where(
-      (eb) =>
-        eb.exists(
-          eb
-            .selectFrom("call_records as r")
-            .select("r.id")
-            .where("r.org_id", "=", orgId)
-            .whereRef("r.linkedid", "=", "calls.linkedid")
-            .where((leg) => leg.or([leg("r.src", "=", extension), leg("r.dst", "=", extension)])),
-        ) as Expression<SqlBool>,
-    );
+    // The linkedids whose records name the extension, from two covering indexes (a few rows),
+    // rather than a probe into the records of every call of the org.
+    const legsWith = (column: "src" | "dst") =>
+      db
+        .selectFrom("call_records")
+        .select("linkedid")
+        .where("org_id", "=", orgId)
+        .where(column, "=", filters.extension!);
+    query = query.where("calls.linkedid", "in", legsWith("src").union(legsWith("dst")));
   }
   if (filters.excludeLinkedIds && filters.excludeLinkedIds.length > 0) {
     query = query.where("calls.linkedid", "not in", filters.excludeLinkedIds);

@@ -52,6 +52,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on("call_records")
     .columns(["org_id", "calldate"])
     .execute();
+  // The history's extension filter: which calls have a leg from or to an extension.
+  for (const column of ["src", "dst"]) {
+    await db.schema
+      .createIndex(`call_records_org_${column}`)
+      .on("call_records")
+      .columns(["org_id", column, "linkedid"])
+      .execute();
+  }
 
   await db.schema
     .createTable("calls")
@@ -79,9 +87,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on("calls")
     .columns(["org_id", "calldate", "linkedid"])
     .execute();
-  // The extension and number filters compare src and dst within one org.
-  await db.schema.createIndex("calls_org_src").on("calls").columns(["org_id", "src"]).execute();
-  await db.schema.createIndex("calls_org_dst").on("calls").columns(["org_id", "dst"]).execute();
 
   // The steps of a call (dial, bridge, queue, hangup...) for its journey, ordered by the
   // engine's own event time; only those of a channel rule 3 gives to an org.
