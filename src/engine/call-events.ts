@@ -44,11 +44,40 @@ function text(event: AmiMessage, key: string, max: number): string {
   return typeof single === "string" ? single.slice(0, max) : "";
 }
 
+/** The wall-clock fields of an Asterisk time (`YYYY-MM-DD HH:MM:SS`) read as if they were UTC. */
+function fieldsAsUtc(value: string): number | null {
+  const match = ASTERISK_TIME.exec(value);
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s] = match.map(Number) as number[];
+  const ms = Date.UTC(y!, mo! - 1, d!, h!, mi!, s!);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+const QUARTER_HOUR_MS = 15 * 60 * 1000;
+
 /**
- * cdr_manager writes times as `YYYY-MM-DD HH:MM:SS` in the engine's local time zone with no
- * offset; pbxctl reads them in its own, so both must run in the same zone (docs/engine.md).
+ * How far the engine's wall clock is ahead of UTC, from a `Cdr` event: cdr_manager writes times
+ * in the engine's local zone with no offset, but the event's own `Timestamp` (manager.conf
+ * `timestampevents`) is epoch time and is taken right after `EndTime` (records are posted at
+ * hangup; engine init does not batch them). Zones are whole quarter hours, so rounding the
+ * difference to one absorbs that delay. Null without a Timestamp.
  */
-export function parseAsteriskTime(value: string): Date | null {
+function engineZoneOffsetMs(event: AmiMessage): number | null {
+  const timestamp = Number(text(event, "timestamp", 24));
+  const end = fieldsAsUtc(text(event, "endtime", 32));
+  if (!Number.isFinite(timestamp) || timestamp <= 0 || end === null) return null;
+  return Math.round((end - timestamp * 1000) / QUARTER_HOUR_MS) * QUARTER_HOUR_MS;
+}
+
+/**
+ * An Asterisk time as a Date: in the engine's zone when its offset is known, else in this
+ * process's zone (pbxctl and the engine must then share one, docs/calls.md).
+ */
+export function parseAsteriskTime(value: string, zoneOffsetMs: number | null = null): Date | null {
+  if (zoneOffsetMs !== null) {
+    const utc = fieldsAsUtc(value);
+    return utc === null ? null : new Date(utc - zoneOffsetMs);
+  }
   const match = ASTERISK_TIME.exec(value);
   if (!match) return null;
   const [, y, mo, d, h, mi, s] = match.map(Number) as number[];
@@ -75,7 +104,8 @@ export function parseCdrEvent(event: AmiMessage): CdrParse {
         "no LinkedID/Sequence: cdr_manager.conf lacks the [mappings] of `pbxctl engine init`",
     };
   }
-  const start = parseAsteriskTime(text(event, "starttime", 32));
+  const zone = engineZoneOffsetMs(event);
+  const start = parseAsteriskTime(text(event, "starttime", 32), zone);
   if (!start) return { problem: `bad StartTime "${text(event, "starttime", 32)}"` };
   const duration = count(text(event, "duration", 12));
   const billsec = count(text(event, "billableseconds", 12));
@@ -99,8 +129,8 @@ export function parseCdrEvent(event: AmiMessage): CdrParse {
       lastapp: text(event, "lastapplication", 80),
       lastdata: text(event, "lastdata", 256),
       start,
-      answer: parseAsteriskTime(text(event, "answertime", 32)),
-      end: parseAsteriskTime(text(event, "endtime", 32)),
+      answer: parseAsteriskTime(text(event, "answertime", 32), zone),
+      end: parseAsteriskTime(text(event, "endtime", 32), zone),
       duration,
       billsec,
       disposition: disposition as CdrDisposition,
