@@ -6,6 +6,7 @@ import { bodyParser } from "@koa/bodyparser";
 import Koa from "koa";
 import { type Logger, pino } from "pino";
 import type { Config } from "../config.js";
+import type { CallControlPort } from "../domain/call-control.js";
 import type { ConfigDeploys } from "../domain/config-deploy.js";
 import { type LiveCallsView, noLiveCalls } from "../domain/live-calls.js";
 import {
@@ -43,6 +44,8 @@ export interface CreateAppOptions {
   identityVerifier?: IdentityVerifier | null;
   /** Live calls from the engine's events; default: none tracked. */
   liveCalls?: LiveCallsView;
+  /** Actions on live calls; default none (503 on hangup). */
+  callControl?: CallControlPort | null;
   /** Default: every route of src/api/routes. */
   routes?: readonly RouteDefinition[];
 }
@@ -81,6 +84,7 @@ export function createApp(options: CreateAppOptions): PbxApp {
           : null,
     engineHealth: options.engineHealth ?? (() => "files-only"),
     liveCalls: options.liveCalls ?? noLiveCalls,
+    callControl: options.callControl ?? null,
     logger,
   };
   const routes = options.routes ?? allRoutes;

@@ -2,6 +2,7 @@
 // feed call-record ingest and the live-call registry. Wired here, beside the deploy engine,
 // because it joins the engine layer (events) to the domain (ingest, rule 3, live calls).
 import type { Logger } from "pino";
+import type { CallControlPort } from "../domain/call-control.js";
 import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
 import { RefreshingOrgDirectory } from "../domain/call-org.js";
 import { LiveCalls } from "../domain/live-calls.js";
@@ -10,6 +11,7 @@ import {
   AmiConnection,
   type AmiConnectionOptions,
   type AmiMessage,
+  assertSuccess,
 } from "../engine/ami-connection.js";
 import {
   type CallEventHandlers,
@@ -34,6 +36,8 @@ export interface CallTrackingOptions {
 
 export interface CallTracking {
   live: LiveCalls;
+  /** Actions on live channels through the events connection; null without an engine. */
+  control: CallControlPort | null;
   ingest: CallIngest;
   /** The events connection, when following an engine. */
   connection: AmiConnection | null;
@@ -117,8 +121,18 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     await loaded;
     while (draining) await draining;
   };
+  const events = connection;
+  const control: CallControlPort | null = events && {
+    async hangup(channel) {
+      const answer = await events.action({ Action: "Hangup", Channel: channel });
+      // A channel that hung up meanwhile is what was asked for.
+      if (/no such channel/i.test(String(answer.message ?? ""))) return;
+      assertSuccess(answer, `Hangup ${channel}`);
+    },
+  };
   return {
     live,
+    control,
     ingest,
     connection,
     feed: (event) => dispatchCallEvent(event, handlers),

@@ -77,6 +77,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const pbx = createApp({
     liveCalls: calls.live,
+    callControl: calls.control,
     db,
     config: options.config,
     logger: options.logger,

@@ -14,6 +14,8 @@ interface Org {
 }
 
 let app: TestApp;
+/** Channels the API asked the engine to hang up. */
+const hungUp: string[] = [];
 let tracking: CallTracking;
 let acme: Org;
 let bravo: Org;
@@ -63,7 +65,10 @@ async function replay(
 const key = (org: Org) => ({ "x-api-key": org.api_key });
 
 test.before(async () => {
-  app = await startTestApp({ liveCalls: liveView });
+  app = await startTestApp({
+    liveCalls: liveView,
+    callControl: { hangup: async (channel) => void hungUp.push(channel) },
+  });
   acme = await app.createOrg("Acme");
   bravo = await app.createOrg("Bravo");
   tracking = startCallTracking({ db: app.db, clock: () => app.clock.now });
@@ -227,12 +232,49 @@ test("live calls: listed first and marked while up, counted as active, gone afte
   assert.is(count.body.total, 4, "the finished call is history now");
 });
 
+test("hangup: only the org's own channels of its own live call, with calls.hangup", async () => {
+  const third = anotherCall("inbound-ivr-queue").map(
+    ([from, to]) => [from, `9${to}`] as [string, string],
+  );
+  await replay("inbound-ivr-queue", (event) => event.event === "QueueCallerJoin", third);
+  const live = (await app.request("GET", "/api/v1/calls", { headers: key(acme) })).body.calls[0];
+  assert.is(live.live, true);
+  const path = `/api/v1/calls/${live.linkedid}/hangup`;
+  expectError(await app.request("POST", path, { headers: key(bravo) }), 404, "Call not found");
+  const reader = await app.request("POST", "/api/v1/api-keys", {
+    headers: key(acme),
+    body: { name: "reader", permissions: ["calls.read"] },
+  });
+  expectError(
+    await app.request("POST", path, { headers: { "x-api-key": reader.body.api_key } }),
+    403,
+    "API key lacks permission: calls.hangup",
+  );
+  assert.equal(hungUp, [], "nothing was hung up by the refused requests");
+  const res = await app.request("POST", path, { headers: key(acme) });
+  assert.is(res.status, 200, res.text);
+  // The org's leg only (;2): the caller's half carries no org marker and is not acme's to end.
+  assert.equal(
+    res.body.channels,
+    live.channels.map((c: { channel: string }) => c.channel),
+  );
+  assert.equal(hungUp, res.body.channels);
+  assert.ok(hungUp.every((channel) => channel.endsWith(";2")));
+  // Finish the call so later tests see no live call.
+  const events = scenarioEvents("inbound-ivr-queue", third);
+  const from = events.findIndex((event) => event.event === "QueueCallerJoin");
+  for (const event of events.slice(from + 1)) tracking.feed(event);
+  await tracking.idle();
+  expectError(await app.request("POST", path, { headers: key(acme) }), 404, "Call not found");
+});
+
 test("the routes are in the OpenAPI document under Call Management", async () => {
   const doc = (await app.request("GET", "/api-spec.json")).body;
   for (const path of ["/calls", "/calls/history", "/calls/count", "/calls/{linkedId}/journey"]) {
     assert.ok(doc.paths[path]?.get, `${path} missing`);
     assert.equal(doc.paths[path].get.tags, ["Call Management"]);
   }
+  assert.equal(doc.paths["/calls/{linkedId}/hangup"].post["x-permission"], "calls.hangup");
 });
 
 test.run();

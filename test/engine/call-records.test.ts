@@ -4,6 +4,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
+import { hangupCall } from "../../src/domain/call-control.js";
 import { callHistory, callJourney } from "../../src/domain/calls.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js";
@@ -153,7 +154,7 @@ test("an outbound call of org A is recorded outbound with the carrier's answer",
   assert.is(outbound.calls[0]!.dst, "919812345678");
 });
 
-test("a new connection learns the calls already up from CoreShowChannels", async (context) => {
+test("a new connection learns the calls already up from CoreShowChannels; hangup through the org's live call ends it", async (context) => {
   const { engine, tracking, store } = context;
   await channelsIdle(engine);
   // A caller waiting in org A's queue (nobody answers) until the test hangs up.
@@ -174,7 +175,16 @@ test("a new connection learns the calls already up from CoreShowChannels", async
     const seen = late.live.callsOf(ORG_A);
     assert.is(seen.length, 1, "the resync lists the call that was already up");
     assert.equal(late.live.callsOf(ORG_B), []);
-    await engine.cli("channel request hangup all");
+    const linkedid = seen[0]!.linkedid;
+    const control = { live: tracking.live, control: tracking.control };
+    try {
+      await hangupCall(control, ORG_B, linkedid);
+      assert.unreachable("org B hung up org A's call");
+    } catch (error) {
+      assert.is((error as Error).message, "Call not found");
+    }
+    const done = await hangupCall(control, ORG_A, linkedid);
+    assert.ok(done.channels.length > 0);
     await channelsIdle(engine);
     await until(
       "the hangup seen by both",

@@ -2,6 +2,7 @@
 // (one call per linkedid), counts and a call's journey. Thin: src/domain/calls.ts holds the
 // rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
 import { Type } from "@sinclair/typebox";
+import { hangupCall } from "../../domain/call-control.js";
 import {
   CALL_PAGE,
   callCounts,
@@ -159,6 +160,10 @@ const Step = Type.Object(
 
 const callsDeps = (deps: AppDeps) => ({ db: deps.db, live: deps.liveCalls });
 
+const LinkedIdParams = Type.Object({
+  linkedId: Type.String({ pattern: "^[A-Za-z0-9_.-]{1,150}$" }),
+});
+
 export const callRoutes = [
   defineRoute({
     method: "get",
@@ -240,7 +245,7 @@ export const callRoutes = [
     summary: "Every step and leg of one call, in order",
     auth: "org",
     permission: "calls.read",
-    params: Type.Object({ linkedId: Type.String({ pattern: "^[A-Za-z0-9_.-]{1,150}$" }) }),
+    params: LinkedIdParams,
     responses: {
       200: {
         description:
@@ -257,5 +262,30 @@ export const callRoutes = [
     },
     handler: ({ deps, principal, params }) =>
       callJourney(callsDeps(deps), orgCaller(principal).orgId, params.linkedId),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/calls/{linkedId}/hangup",
+    tag: "Call Management",
+    summary: "Hang up a live call of the org",
+    description:
+      "Asks the engine to hang up every channel of the call that belongs to the caller's org (SPEC §1 rule 3). Another org's call answers 404 like an unknown one.",
+    auth: "org",
+    permission: "calls.hangup",
+    params: LinkedIdParams,
+    responses: {
+      200: {
+        description: "the channels the engine was asked to hang up",
+        schema: Type.Object({ success: Type.Literal(true), channels: Type.Array(Type.String()) }),
+      },
+      404: { description: "`Call not found`: no live call of the org with this linkedid" },
+      503: { description: "the server follows no engine, or it is not connected" },
+    },
+    handler: ({ deps, principal, params }) =>
+      hangupCall(
+        { live: deps.liveCalls, control: deps.callControl },
+        orgCaller(principal).orgId,
+        params.linkedId,
+      ),
   }),
 ];
