@@ -5,7 +5,9 @@ import { readFileSync } from "node:fs";
 import Koa from "koa";
 import { type Logger, pino } from "pino";
 import type { Config } from "../config.js";
+import type { CallControlPort } from "../domain/call-control.js";
 import type { ConfigDeploys } from "../domain/config-deploy.js";
+import { type LiveCallsView, noLiveCalls } from "../domain/live-calls.js";
 import {
   type Clock,
   type DeployScheduler,
@@ -40,6 +42,10 @@ export interface CreateAppOptions {
   logger?: Logger;
   /** Default: an OIDC verifier when PBX_OIDC_* are set, else none (user login answers 503). */
   identityVerifier?: IdentityVerifier | null;
+  /** Live calls from the engine's events; default: none tracked. */
+  liveCalls?: LiveCallsView;
+  /** Actions on live calls; default none (503 on hangup). */
+  callControl?: CallControlPort | null;
   /** Default: every route of src/api/routes. */
   routes?: readonly RouteDefinition[];
 }
@@ -77,6 +83,8 @@ export function createApp(options: CreateAppOptions): PbxApp {
           ? createOidcVerifier(options.config.oidc)
           : null,
     engineHealth: options.engineHealth ?? (() => "files-only"),
+    liveCalls: options.liveCalls ?? noLiveCalls,
+    callControl: options.callControl ?? null,
     logger,
   };
   const routes = options.routes ?? allRoutes;

@@ -9,10 +9,17 @@ import {
   type ServerEngine,
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
-import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
+import {
+  type DeployScheduler,
+  type EngineHealthProbe,
+  noDeploys,
+  systemClock,
+} from "../domain/ports.js";
+import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
 import { type Db, openStore } from "../store/database.js";
 import { startWebhookService, type WebhookService } from "../webhooks/service.js";
 import { createApp, type PbxApp } from "./app.js";
+import { type CallTracking, startCallTracking } from "./call-tracking.js";
 
 export interface RunningServer {
   url: string;
@@ -20,6 +27,8 @@ export interface RunningServer {
   pbx: PbxApp;
   /** The engine side (absent when the caller passed its own deployScheduler). */
   engine: ServerEngine | null;
+  /** Call records and live calls from the engine's events (fed by AMI when PBX_ENGINE is ami). */
+  calls: CallTracking;
   /**
    * Settles when the start-up deploy has made the engine directory complete and current (it
    * runs after the server listens, so an unreachable engine does not delay /health).
@@ -58,7 +67,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         ...options.engineOptions,
       });
   const engineHealth = options.engineHealth ?? engine?.engineHealth;
+  // The engine's call events come over their own AMI connection (the deployer's asks for none).
+  const env = options.env ?? process.env;
+  const calls = startCallTracking({
+    db,
+    clock: systemClock,
+    logger: options.logger,
+    ...(engine && engineKindFrom(env) === "ami" ? { ami: amiOptionsFrom(env) } : {}),
+  });
   const pbx = createApp({
+    liveCalls: calls.live,
+    callControl: calls.control,
     db,
     config: options.config,
     logger: options.logger,
@@ -82,6 +101,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
   } catch (error) {
     server.close();
+    await calls.stop();
     throw error;
   }
   const { address, port } = server.address() as AddressInfo;
@@ -97,6 +117,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     server,
     pbx,
     engine,
+    calls,
     ready,
     async close() {
       await new Promise<void>((resolve) => {
@@ -108,6 +129,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         // Saves already answered must still reach the engine: flush pending deploys.
         await engine?.close({ flush: true });
       } finally {
+        await calls.stop();
         await webhooks.stop();
         await pbx.deps.speechEngine?.close?.();
         await db.destroy();

@@ -36,7 +36,7 @@ import { findIvr, findQueue, findTrunk, findUser, isUsableDid } from "../model/r
 import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
 import { orgMohClass, queueMohClass } from "./musiconhold.js";
-import { type OrgNames, orgNames } from "./names.js";
+import { CDR_VARIABLES, type OrgNames, orgNames } from "./names.js";
 import type { Diagnostic } from "./types.js";
 import type { DialplanContext, DialplanExtension, DialplanStep, DialplanView } from "./views.js";
 
@@ -234,6 +234,8 @@ function recordContext(plan: Plan): DialplanContext {
       extension("s", [
         step('GotoIf($["${RECORDING}" = "1"]?done)'),
         step("Set(__RECORDING=1)"),
+        // The file name reaches the call record through cdr_manager's mapping of this variable.
+        step(`Set(CDR(${CDR_VARIABLES.recording})=${plan.orgId}/\${UNIQUEID}.wav)`),
         step(`MixMonitor(${plan.orgId}/\${UNIQUEID}.wav,b)`),
         step("Return()", "done"),
       ]),
@@ -550,6 +552,8 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
     : "${OUT_CID}";
   return [
     ...limitSteps(plan),
+    // Call history tells outbound calls apart by this record variable (cdr_manager maps it).
+    step(`Set(CDR(${CDR_VARIABLES.direction})=outbound)`),
     step(`Gosub(${names.caller},\${IF($["\${CALLER_EXT}" = ""]?s:\${CALLER_EXT})},1)`),
     step(`Set(CALLERID(num)=${callerId})`),
     step(`Dial(PJSIP/${number}@${trunkEndpoint})`),
@@ -623,6 +627,7 @@ function incomingContext(plan: Plan): DialplanContext {
           ...orgEntrySteps(plan),
           // CDRs of inbound calls carry the org id, which call listings filter on (SPEC.md §1).
           step(`Set(CHANNEL(accountcode)=${plan.orgId})`),
+          step(`Set(CDR(${CDR_VARIABLES.direction})=inbound)`),
           ...limitSteps(plan),
           ...didRouteSteps(plan, did, `dids[${index}].routing_destination`),
         ],

@@ -45,3 +45,14 @@ export const GATEWAY_CONTEXT = "gateway-inbound";
 export function orgDir(prefix: string): string {
   return `orgs/${prefix}`;
 }
+
+/**
+ * Call-record variables the dialplan sets with `Set(CDR(<name>)=...)`; `pbxctl engine init` maps
+ * them into every AMI `Cdr` event (cdr_manager.conf), where call ingest reads them.
+ */
+export const CDR_VARIABLES = {
+  /** `inbound` on a DID's entry, `outbound` on an outbound route; unset on internal calls. */
+  direction: "call_direction",
+  /** The recording's path under the monitor directory, set where MixMonitor starts. */
+  recording: "recording_file",
+} as const;

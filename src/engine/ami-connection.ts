@@ -42,7 +42,10 @@ export class AmiConnection {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly readyWaiters = new Set<Waiter>();
   private readonly inFlight = new Map<string, (error: Error) => void>();
+  private readonly listCollectors = new Map<string, (event: AmiMessage) => void>();
   private readonly eventListeners = new Set<(event: AmiMessage) => void>();
+  private readonly loginListeners = new Set<() => void>();
+  private readonly lostListeners = new Set<() => void>();
   private nextActionId = 1;
   private lastError: string | null = null;
   /** How many times a login succeeded (1 + the number of reconnects). */
@@ -68,6 +71,12 @@ export class AmiConnection {
     );
     this.manager.on("close", () => this.onClose());
     this.manager.on("managerevent", (event: AmiMessage) => {
+      const collector =
+        typeof event.actionid === "string" ? this.listCollectors.get(event.actionid) : undefined;
+      if (collector) {
+        collector(event);
+        return;
+      }
       for (const listener of this.eventListeners) listener(event);
     });
   }
@@ -91,6 +100,63 @@ export class AmiConnection {
   onEvent(listener: (event: AmiMessage) => void): () => void {
     this.eventListeners.add(listener);
     return () => this.eventListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` after every successful login (the first and each reconnect): state kept
+   * from events may have missed changes while the connection was down.
+   */
+  onLogin(listener: () => void): () => void {
+    this.loginListeners.add(listener);
+    return () => this.loginListeners.delete(listener);
+  }
+
+  /** Calls `listener` when an established session drops (before the reconnect). */
+  onLost(listener: () => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
+  /**
+   * Sends a list action (`CoreShowChannels`, ...) and resolves with the events of its list,
+   * collected by ActionID until `completeEvent`. Rejects like `action()`, and with
+   * EngineCommandError when Asterisk refuses the action.
+   */
+  async listAction(
+    fields: Record<string, string>,
+    completeEvent: string,
+    answerTimeoutMs = this.options.actionTimeoutMs,
+  ): Promise<AmiMessage[]> {
+    await this.ready();
+    const id = `pbxctl-${process.pid}-${this.nextActionId++}`;
+    const items: AmiMessage[] = [];
+    const complete = completeEvent.toLowerCase();
+    return new Promise<AmiMessage[]>((resolve, reject) => {
+      const settle = (error: Error | null) => {
+        if (!this.inFlight.has(id)) return;
+        this.inFlight.delete(id);
+        this.listCollectors.delete(id);
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(items);
+      };
+      const timer = setTimeout(
+        () => settle(new EngineUnavailableError(`AMI ${fields.Action} timed out`)),
+        answerTimeoutMs,
+      );
+      this.inFlight.set(id, (error) => settle(error));
+      this.listCollectors.set(id, (event) => {
+        if (String(event.event).toLowerCase() === complete) settle(null);
+        else items.push(event);
+      });
+      this.manager.action({ ...fields, actionid: id }, (err) => {
+        if (err) {
+          settle(
+            new EngineCommandError(`${fields.Action} failed: ${String(err.message ?? "error")}`),
+          );
+        }
+      });
+    });
   }
 
   /** Resolves once logged in; rejects with EngineUnavailableError after `timeoutMs`. */
@@ -175,13 +241,17 @@ export class AmiConnection {
           waiter.resolve();
         }
         this.readyWaiters.clear();
+        for (const listener of this.loginListeners) listener();
       });
     });
   }
 
   private onClose(): void {
     if (this.state === "closed" || this.reconnectTimer) return;
-    if (this.state === "ready") this.log("AMI connection lost", { host: this.options.host });
+    if (this.state === "ready") {
+      this.log("AMI connection lost", { host: this.options.host });
+      for (const listener of this.lostListeners) listener();
+    }
     this.lastError ??= "connection closed";
     this.state = "connecting";
     this.failInFlight(new EngineUnavailableError("AMI connection closed before the answer"));

@@ -8,8 +8,9 @@ const HEADER = "; Written by `pbxctl engine init`.";
 export const CORE_CONFIG_FILES: ReadonlyMap<string, string> = new Map([
   [
     "cdr.conf",
-    // Call records on (cdr_manager turns them into AMI events); no CSV files on disk.
-    [HEADER, "[general]", "enable = yes", ""].join("\n"),
+    // Call records on (cdr_manager turns them into AMI events); no CSV files on disk. Asterisk
+    // drops the records of unanswered calls unless asked: a missed call is a call record too.
+    [HEADER, "[general]", "enable = yes", "unanswered = yes", "congestion = yes", ""].join("\n"),
   ],
   ["cel.conf", [HEADER, "[general]", "enable = no", ""].join("\n")],
   ["features.conf", [HEADER, "[general]", ""].join("\n")],

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readlink, symlink, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { GATEWAY_FILE, TOP_LEVEL_FILES } from "../compiler/index.js";
+import { CDR_VARIABLES } from "../compiler/names.js";
 import { CORE_CONFIG_FILES } from "./engine-core-files.js";
 import { modulesConf } from "./engine-modules.js";
 
@@ -153,6 +154,9 @@ export function engineInitFiles(options: {
       `port = ${options.amiPort}`,
       "bindaddr = 127.0.0.1",
       "displayconnects = no",
+      "; Every event carries the engine's own time: call journeys are ordered by it, and a",
+      "; replayed event is recognised by it.",
+      "timestampevents = yes",
       "",
       `[${options.amiUsername}]`,
       `secret = ${options.amiSecret}`,
@@ -168,8 +172,9 @@ export function engineInitFiles(options: {
     "cdr_manager.conf",
     [
       "; Written by `pbxctl engine init`: call records as AMI `Cdr` events. The mappings add the",
-      "; fields call history needs: one record per call (LinkedID) and the callee's org",
-      "; (PeerAccount, tenant isolation rule 3).",
+      "; fields call history needs: one record per call (LinkedID), the callee's org",
+      "; (PeerAccount, tenant isolation rule 3), the order of a channel's records (Sequence),",
+      "; and the variables the generated dialplan sets: the call's direction, the recording.",
       "[general]",
       "enabled = yes",
       "",
@@ -177,6 +182,8 @@ export function engineInitFiles(options: {
       "linkedid => LinkedID",
       "peeraccount => PeerAccount",
       "sequence => Sequence",
+      `${CDR_VARIABLES.direction} => Direction`,
+      `${CDR_VARIABLES.recording} => RecordingFile`,
       "",
     ].join("\n"),
   );

@@ -1,6 +1,7 @@
 // Row types of every table, as Kysely sees them. Booleans are integers (0/1) and lists are JSON
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Insertable, Selectable, Updateable } from "kysely";
+import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -210,6 +211,9 @@ export interface Database {
   trunks: TrunksTable;
   outbound_routes: OutboundRoutesTable;
   outbound_route_patterns: OutboundRoutePatternsTable;
+  call_records: CallRecordsTable;
+  calls: CallsTable;
+  call_events: CallEventsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -11,6 +11,8 @@ import { createApp, type PbxApp } from "../../src/api/app.js";
 import type { RouteDefinition } from "../../src/api/registry.js";
 import { allRoutes } from "../../src/api/routes/index.js";
 import { loadConfig } from "../../src/config.js";
+import type { CallControlPort } from "../../src/domain/call-control.js";
+import type { LiveCallsView } from "../../src/domain/live-calls.js";
 import type { IdentityVerifier } from "../../src/domain/user-login.js";
 import { type Db, openStore } from "../../src/store/database.js";
 import { createContract } from "./contract.js";
@@ -51,6 +53,8 @@ export async function startTestApp(
     env?: Record<string, string>;
     identityVerifier?: IdentityVerifier | null;
     routes?: readonly RouteDefinition[];
+    liveCalls?: LiveCallsView;
+    callControl?: CallControlPort;
   } = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "pbx-api-"));
@@ -81,6 +85,8 @@ export async function startTestApp(
       ? { identityVerifier: options.identityVerifier }
       : {}),
     ...(options.routes ? { routes: options.routes } : {}),
+    ...(options.liveCalls ? { liveCalls: options.liveCalls } : {}),
+    ...(options.callControl ? { callControl: options.callControl } : {}),
   });
   const server: Server = pbx.app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));

@@ -19,7 +19,12 @@ export async function freshStore(): Promise<{ db: Db; file: string; close(): Pro
 }
 
 /** Inserts a bare active org row (credentials are placeholders: store tests do not log in). */
-export async function insertOrg(db: Db, id: string, name = "Acme"): Promise<void> {
+export async function insertOrg(
+  db: Db,
+  id: string,
+  name = "Acme",
+  contextPrefix = `org_${id}_`,
+): Promise<void> {
   const now = "2026-01-01T00:00:00.000Z";
   await db
     .insertInto("organizations")
@@ -29,7 +34,7 @@ export async function insertOrg(db: Db, id: string, name = "Acme"): Promise<void
       slug: null,
       type: "production",
       status: "active",
-      context_prefix: `org_${id}_`,
+      context_prefix: contextPrefix,
       recording_enabled: 1,
       max_concurrent_calls: 0,
       api_key_digest: `digest-${id}`,

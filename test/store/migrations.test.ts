@@ -14,6 +14,8 @@ test("every migration runs once, in its listed order, and a second run does noth
     const tables = (await store.db.introspection.getTables()).map((t) => t.name).sort();
     for (const table of [
       "api_keys",
+      "call_records",
+      "calls",
       "did_requests",
       "dids",
       "extension_claims",

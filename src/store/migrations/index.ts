@@ -15,6 +15,7 @@ import * as outboundRoutes from "./0009-outbound-routes.js";
 import * as dids from "./0010-dids.js";
 import * as didInvariants from "./0301-did-invariants.js";
 import * as deployRecords from "./0501-deploy-records.js";
+import * as callRecords from "./1201-call-records.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -30,4 +31,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["0301-did-invariants", didInvariants],
   ["0501-deploy-records", deployRecords],
   ["0701-webhooks", webhooks],
+  ["1201-call-records", callRecords],
 ];

@@ -1,0 +1,146 @@
+// The server's call tracking: the engine's call events (a sibling AMI connection with events on)
+// feed call-record ingest and the live-call registry. Wired here, beside the deploy engine,
+// because it joins the engine layer (events) to the domain (ingest, rule 3, live calls).
+import type { Logger } from "pino";
+import type { CallControlPort } from "../domain/call-control.js";
+import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
+import { RefreshingOrgDirectory } from "../domain/call-org.js";
+import { LiveCalls } from "../domain/live-calls.js";
+import type { Clock } from "../domain/ports.js";
+import {
+  AmiConnection,
+  type AmiConnectionOptions,
+  type AmiMessage,
+  assertSuccess,
+} from "../engine/ami-connection.js";
+import {
+  type CallEventHandlers,
+  dispatchCallEvent,
+  followCallEvents,
+} from "../engine/call-event-source.js";
+import { listOrgMarkers } from "../store/call-record-repository.js";
+import type { Db } from "../store/database.js";
+
+/** Most inputs written in one transaction: a burst costs a few commits, not one per event. */
+const BATCH = 500;
+
+export interface CallTrackingOptions {
+  db: Db;
+  clock: Clock;
+  logger?: Logger;
+  /** The engine's AMI (PBX_AMI_*); without it nothing is followed and `feed` is the only input. */
+  ami?: AmiConnectionOptions;
+  /** Called after each record or journey event is ingested (stored, a replay, or of no org). */
+  onIngested?: (input: EngineCallInput, result: IngestResult) => void;
+}
+
+export interface CallTracking {
+  live: LiveCalls;
+  /** Actions on live channels through the events connection; null without an engine. */
+  control: CallControlPort | null;
+  ingest: CallIngest;
+  /** The events connection, when following an engine. */
+  connection: AmiConnection | null;
+  /** Routes one AMI event as if the engine had sent it (recorded fixtures, benchmarks). */
+  feed(event: AmiMessage): void;
+  /** Resolves once everything received so far is stored. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Builds call tracking and, with `ami`, starts following the engine. */
+export function startCallTracking(options: CallTrackingOptions): CallTracking {
+  const orgs = new RefreshingOrgDirectory(() => listOrgMarkers(options.db), options.clock);
+  const ingest = new CallIngest({ db: options.db, clock: options.clock, orgs });
+  const live = new LiveCalls((evidence) => orgs.orgOfKnown(evidence), options.clock);
+  const log = options.logger;
+  const loaded = orgs.refresh().catch((error: unknown) => {
+    log?.error({ err: error }, "loading orgs for call ingest failed");
+  });
+
+  // Inputs are stored in the order the engine sent them, in batches of what has piled up.
+  const pending: EngineCallInput[] = [];
+  let draining: Promise<void> | null = null;
+  const report = (batch: readonly EngineCallInput[], results: readonly IngestResult[]) => {
+    if (!options.onIngested) return;
+    for (const [i, input] of batch.entries()) options.onIngested(input, results[i]!);
+  };
+  const drain = async () => {
+    await loaded;
+    while (pending.length > 0) {
+      const batch = pending.splice(0, BATCH);
+      try {
+        report(batch, await ingest.ingestBatch(batch));
+      } catch {
+        // One bad input must not cost the others: store them one by one.
+        for (const input of batch) {
+          try {
+            report([input], await ingest.ingestBatch([input]));
+          } catch (error) {
+            const id = input.kind === "record" ? input.record.uniqueid : input.event.uniqueid;
+            log?.error({ err: error, uniqueid: id }, "call event not stored");
+          }
+        }
+      }
+    }
+    draining = null;
+  };
+  const enqueue = (input: EngineCallInput) => {
+    pending.push(input);
+    draining ??= drain();
+  };
+
+  const reported = new Set<string>();
+  const handlers: CallEventHandlers = {
+    cdr: (record) => enqueue({ kind: "record", record }),
+    journey: (event) => enqueue({ kind: "event", event }),
+    channel: (event, snapshot) => live.channelEvent(event, snapshot),
+    resync: (channels) => live.resync(channels),
+    lost: () => live.lost(),
+    problem: (message, fields) => {
+      // A misconfigured engine says the same thing on every event: log each message once.
+      if (!fields && reported.has(message)) return;
+      if (!fields) reported.add(message);
+      log?.warn(fields ?? {}, message);
+    },
+  };
+  let connection: AmiConnection | null = null;
+  let unfollow = () => {};
+  if (options.ami) {
+    connection = new AmiConnection({
+      ...options.ami,
+      events: true,
+      ...(log
+        ? { log: (message, fields) => log.info(fields ?? {}, `call events: ${message}`) }
+        : {}),
+    });
+    unfollow = followCallEvents(connection, handlers);
+    connection.start();
+  }
+  const idle = async () => {
+    await loaded;
+    while (draining) await draining;
+  };
+  const events = connection;
+  const control: CallControlPort | null = events && {
+    async hangup(channel) {
+      const answer = await events.action({ Action: "Hangup", Channel: channel });
+      // A channel that hung up meanwhile is what was asked for.
+      if (/no such channel/i.test(String(answer.message ?? ""))) return;
+      assertSuccess(answer, `Hangup ${channel}`);
+    },
+  };
+  return {
+    live,
+    control,
+    ingest,
+    connection,
+    feed: (event) => dispatchCallEvent(event, handlers),
+    idle,
+    async stop() {
+      unfollow();
+      await connection?.close();
+      await idle();
+    },
+  };
+}

@@ -1,0 +1,291 @@
+// Call listings (`/calls`, SPEC.md §4.5): the org's calls with live ones marked, the history
+// (one call per linkedid), counts and a call's journey. Thin: src/domain/calls.ts holds the
+// rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
+import { Type } from "@sinclair/typebox";
+import { hangupCall } from "../../domain/call-control.js";
+import {
+  CALL_PAGE,
+  callCounts,
+  callHistory,
+  callJourney,
+  listOrgCalls,
+} from "../../domain/calls.js";
+import type { AppDeps } from "../deps.js";
+import { orgCaller } from "../principals.js";
+import { defineRoute } from "../registry.js";
+import { Nullable } from "../schemas.js";
+
+const DISPOSITIONS = ["ANSWERED", "NO ANSWER", "BUSY", "FAILED", "CONGESTION"] as const;
+const DIRECTIONS = ["inbound", "outbound", "internal"] as const;
+
+const DateTime = Type.String({ format: "date-time" });
+
+const filterFields = {
+  from: Type.Optional(
+    Type.String({ format: "date-time", description: "calls that started at or after (ISO 8601)" }),
+  ),
+  to: Type.Optional(
+    Type.String({ format: "date-time", description: "calls that started before (ISO 8601)" }),
+  ),
+  direction: Type.Optional(Type.Union(DIRECTIONS.map((d) => Type.Literal(d)))),
+  disposition: Type.Optional(
+    Type.Union(
+      DISPOSITIONS.map((d) => Type.Literal(d)),
+      { description: "the call's best outcome over its legs" },
+    ),
+  ),
+  extension: Type.Optional(
+    Type.String({
+      pattern: "^[0-9*#+]{1,20}$",
+      description: "a leg of the call has this extension as source or destination",
+    }),
+  ),
+  number: Type.Optional(
+    Type.String({
+      pattern: "^[0-9]{3,20}$",
+      description: "digits found in the call's source or destination",
+    }),
+  ),
+};
+
+const pageFields = {
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: CALL_PAGE.max,
+      description: `page size (default ${CALL_PAGE.default}, at most ${CALL_PAGE.max})`,
+    }),
+  ),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
+};
+
+const Pagination = Type.Object({
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+const Call = Type.Object(
+  {
+    linkedid: Type.String({ description: "the call: every leg of it shares this id" }),
+    uniqueid: Type.String({ description: "the first leg's channel id" }),
+    calldate: DateTime,
+    enddate: Nullable(DateTime),
+    src: Type.String(),
+    dst: Type.String(),
+    channel: Type.String(),
+    dstchannel: Type.String(),
+    duration: Type.Integer({ description: "seconds, the longest leg" }),
+    billsec: Type.Integer({ description: "answered seconds, the longest leg" }),
+    disposition: Type.String({ description: DISPOSITIONS.join(", ") }),
+    direction: Type.String({ description: DIRECTIONS.join(", ") }),
+    recording_file: Nullable(
+      Type.String({ description: "path under the engine's monitor directory" }),
+    ),
+    legs: Type.Integer({ description: "call records (legs) stored for the call" }),
+    live: Type.Boolean({ description: "some channel of the call is still up" }),
+  },
+  { title: "Call" },
+);
+
+const LiveChannel = Type.Object({
+  channel: Type.String(),
+  uniqueid: Type.String(),
+  state: Type.String({ description: "Asterisk's channel state: Down, Ring, Ringing, Up, Busy..." }),
+  context: Type.String(),
+  exten: Type.String(),
+});
+
+const LiveCall = Type.Object(
+  {
+    linkedid: Type.String(),
+    uniqueid: Type.String(),
+    calldate: DateTime,
+    live: Type.Literal(true),
+    status: Type.String({ description: "`Up` once a leg is answered, else the first leg's state" }),
+    src: Type.String(),
+    dst: Type.String(),
+    channels: Type.Array(LiveChannel),
+  },
+  { title: "LiveCall" },
+);
+
+const Leg = Type.Object(
+  {
+    uniqueid: Type.String(),
+    sequence: Type.Integer(),
+    calldate: DateTime,
+    answerdate: Nullable(DateTime),
+    enddate: Nullable(DateTime),
+    src: Type.String(),
+    dst: Type.String(),
+    dcontext: Type.String(),
+    channel: Type.String(),
+    dstchannel: Type.String(),
+    lastapp: Type.String(),
+    lastdata: Type.String(),
+    duration: Type.Integer(),
+    billsec: Type.Integer(),
+    disposition: Type.String(),
+    direction: Type.String(),
+    recording_file: Nullable(Type.String()),
+  },
+  { title: "CallLeg" },
+);
+
+const Step = Type.Object(
+  {
+    at: DateTime,
+    timestamp: Type.String({ description: "the engine's `<epoch>.<microseconds>`: exact order" }),
+    event: Type.String({
+      description:
+        "Newchannel, Newstate, DialBegin, DialEnd, BridgeEnter, BridgeLeave, QueueCallerJoin, QueueCallerLeave, QueueCallerAbandon, AgentCalled, AgentConnect, AgentRingNoAnswer, AgentComplete, MusicOnHoldStart/Stop, MixMonitorStart/Stop, Hangup",
+    }),
+    uniqueid: Type.String(),
+    channel: Type.String(),
+    state: Type.String(),
+    context: Type.String(),
+    exten: Type.String(),
+    // additionalProperties, not Type.Record: OpenAPI 3.0 has no patternProperties.
+    detail: Type.Object(
+      {},
+      {
+        additionalProperties: Type.String(),
+        description: "the event's own fields: destchannel, dialstatus, queue, cause...",
+      },
+    ),
+  },
+  { title: "CallStep" },
+);
+
+const callsDeps = (deps: AppDeps) => ({ db: deps.db, live: deps.liveCalls });
+
+const LinkedIdParams = Type.Object({
+  linkedId: Type.String({ pattern: "^[A-Za-z0-9_.-]{1,150}$" }),
+});
+
+export const callRoutes = [
+  defineRoute({
+    method: "get",
+    path: "/calls",
+    tag: "Call Management",
+    summary: "The org's calls, live calls first",
+    description:
+      "Calls in progress (marked `live: true`, newest first) followed by stored calls, one per linkedid, newest first. Filters as for `/calls/history`; they apply to stored calls.",
+    auth: "org",
+    permission: "calls.read",
+    query: Type.Object({ ...filterFields, ...pageFields }, { additionalProperties: false }),
+    responses: {
+      200: {
+        description: "one page of calls",
+        schema: Type.Object({
+          calls: Type.Array(Type.Union([LiveCall, Call])),
+          total: Type.Integer(),
+          pagination: Pagination,
+        }),
+      },
+    },
+    handler: ({ deps, principal, query }) =>
+      listOrgCalls(callsDeps(deps), orgCaller(principal).orgId, query),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/calls/history",
+    tag: "Call Management",
+    summary: "The org's call history, one record per call (linkedid)",
+    auth: "org",
+    permission: "calls.read",
+    query: Type.Object({ ...filterFields, ...pageFields }, { additionalProperties: false }),
+    responses: {
+      200: {
+        description: "one page of calls, newest first",
+        schema: Type.Object({
+          calls: Type.Array(Call),
+          total: Type.Integer(),
+          pagination: Pagination,
+        }),
+      },
+    },
+    handler: ({ deps, principal, query }) =>
+      callHistory(callsDeps(deps), orgCaller(principal).orgId, query),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/calls/count",
+    tag: "Call Management",
+    summary: "How many calls the org has, and how many are live",
+    auth: "org",
+    permission: "calls.read",
+    query: Type.Object(filterFields, { additionalProperties: false }),
+    responses: {
+      200: {
+        description: "counts (history filters apply to all but `active`)",
+        schema: Type.Object({
+          total: Type.Integer(),
+          active: Type.Integer({ description: "calls in progress now" }),
+          answered: Type.Integer(),
+          missed: Type.Integer({ description: "calls no leg answered" }),
+          inbound: Type.Integer(),
+          outbound: Type.Integer(),
+          internal: Type.Integer(),
+          live_tracking: Type.Boolean({
+            description:
+              "false when the server follows no engine (PBX_ENGINE none) or is not connected: `active` is then 0",
+          }),
+        }),
+      },
+    },
+    handler: ({ deps, principal, query }) =>
+      callCounts(callsDeps(deps), orgCaller(principal).orgId, query),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/calls/{linkedId}/journey",
+    tag: "Call Management",
+    summary: "Every step and leg of one call, in order",
+    auth: "org",
+    permission: "calls.read",
+    params: LinkedIdParams,
+    responses: {
+      200: {
+        description:
+          "the call's events in the engine's time order, its records in the order the engine started them, and its live channels; only what rule 3 gives to the caller's org",
+        schema: Type.Object({
+          linkedid: Type.String(),
+          live: Type.Boolean(),
+          events: Type.Array(Step),
+          legs: Type.Array(Leg),
+          live_channels: Type.Array(LiveChannel),
+        }),
+      },
+      404: { description: "`Call not found` (also for another org's call)" },
+    },
+    handler: ({ deps, principal, params }) =>
+      callJourney(callsDeps(deps), orgCaller(principal).orgId, params.linkedId),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/calls/{linkedId}/hangup",
+    tag: "Call Management",
+    summary: "Hang up a live call of the org",
+    description:
+      "Asks the engine to hang up every channel of the call that belongs to the caller's org (SPEC §1 rule 3). Another org's call answers 404 like an unknown one.",
+    auth: "org",
+    permission: "calls.hangup",
+    params: LinkedIdParams,
+    responses: {
+      200: {
+        description: "the channels the engine was asked to hang up",
+        schema: Type.Object({ success: Type.Literal(true), channels: Type.Array(Type.String()) }),
+      },
+      404: { description: "`Call not found`: no live call of the org with this linkedid" },
+      503: { description: "the server follows no engine, or it is not connected" },
+    },
+    handler: ({ deps, principal, params }) =>
+      hangupCall(
+        { live: deps.liveCalls, control: deps.callControl },
+        orgCaller(principal).orgId,
+        params.linkedId,
+      ),
+  }),
+];

@@ -1,0 +1,141 @@
+// Stores the engine's call records: the org is derived once, here, by SPEC.md §1 rule 3, and
+// the record and its call (one per org and linkedid) are written in one transaction. A replayed
+// event (reconnect, restart) is recognised by (uniqueid, sequence) and changes nothing.
+import type { CdrRecord, JourneyEvent } from "../engine/call-events.js";
+import {
+  foldIntoCall,
+  insertCallEvent,
+  insertCallRecord,
+} from "../store/call-record-repository.js";
+import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../store/call-tables.js";
+import type { Db } from "../store/database.js";
+import type { RefreshingOrgDirectory } from "./call-org.js";
+import type { Clock } from "./ports.js";
+
+export type IngestResult =
+  | { stored: true; orgId: string | null; linkedid: string }
+  | { stored: false; reason: "duplicate" | "no_org" };
+
+export interface CallIngestOptions {
+  db: Db;
+  clock: Clock;
+  orgs: RefreshingOrgDirectory;
+}
+
+/** The direction of one record: what the dialplan marked, else a call between the org's phones. */
+function directionOf(record: CdrRecord): CallDirection {
+  return record.direction ?? "internal";
+}
+
+/** The row a record is stored as. */
+export function callRecordRow(
+  record: CdrRecord,
+  orgId: string | null,
+  ingestedAt: Date,
+): NewCallRecordRow {
+  return {
+    org_id: orgId,
+    uniqueid: record.uniqueid,
+    sequence: record.sequence,
+    linkedid: record.linkedid,
+    calldate: record.start.toISOString(),
+    answerdate: record.answer?.toISOString() ?? null,
+    enddate: record.end?.toISOString() ?? null,
+    src: record.src,
+    dst: record.dst,
+    dcontext: record.dcontext,
+    clid: record.clid,
+    channel: record.channel,
+    dstchannel: record.dstchannel,
+    lastapp: record.lastapp,
+    lastdata: record.lastdata,
+    duration: record.duration,
+    billsec: record.billsec,
+    disposition: record.disposition,
+    accountcode: record.accountcode,
+    peeraccount: record.peeraccount,
+    direction: directionOf(record),
+    recording_file: record.recordingFile,
+    ingested_at: ingestedAt.toISOString(),
+  };
+}
+
+/** What the engine reported: a call record, or a step of a call's journey. */
+export type EngineCallInput =
+  | { kind: "record"; record: CdrRecord }
+  | { kind: "event"; event: JourneyEvent };
+
+/** Asterisk's `<epoch>.<micros>` padded so that text order is time order. */
+export function sortableTimestamp(timestamp: string): string {
+  const [seconds = "0", micros = "0"] = timestamp.split(".");
+  return `${seconds.padStart(12, "0")}.${micros.padStart(6, "0")}`;
+}
+
+function callEventRow(event: JourneyEvent, orgId: string): NewCallEventRow {
+  return {
+    org_id: orgId,
+    linkedid: event.linkedid,
+    uniqueid: event.uniqueid,
+    event: event.event,
+    timestamp: sortableTimestamp(event.timestamp),
+    channel: event.channel,
+    state: event.state,
+    context: event.context,
+    exten: event.exten,
+    detail: JSON.stringify(event.detail),
+  };
+}
+
+/** Ingests call records and journey events into the store. */
+export class CallIngest {
+  constructor(private readonly options: CallIngestOptions) {}
+
+  /** Stores one record (and folds it into its call) unless it is already stored. */
+  async ingest(record: CdrRecord): Promise<IngestResult> {
+    return (await this.ingestBatch([{ kind: "record", record }]))[0]!;
+  }
+
+  /**
+   * Stores several inputs in one transaction (a burst of events costs one commit), each exactly
+   * as `ingest` would: org by rule 3, nothing stored twice. Journey events of no org are dropped.
+   */
+  async ingestBatch(inputs: readonly EngineCallInput[]): Promise<IngestResult[]> {
+    const orgs: (string | null)[] = [];
+    for (const input of inputs) {
+      orgs.push(
+        await this.options.orgs.orgOf(
+          input.kind === "record"
+            ? input.record
+            : {
+                accountcode: input.event.accountcode,
+                peeraccount: "",
+                channel: input.event.channel,
+              },
+        ),
+      );
+    }
+    const now = this.options.clock();
+    return this.options.db.transaction().execute(async (tx) => {
+      const results: IngestResult[] = [];
+      for (const [index, input] of inputs.entries()) {
+        const orgId = orgs[index]!;
+        if (input.kind === "event") {
+          if (orgId === null) results.push({ stored: false, reason: "no_org" });
+          else if (await insertCallEvent(tx, callEventRow(input.event, orgId))) {
+            results.push({ stored: true, orgId, linkedid: input.event.linkedid });
+          } else results.push({ stored: false, reason: "duplicate" });
+          continue;
+        }
+        const row = callRecordRow(input.record, orgId, now);
+        if (!(await insertCallRecord(tx, row))) {
+          results.push({ stored: false, reason: "duplicate" });
+          continue;
+        }
+        // A record no org claims (the carrier's side of a call) is kept but belongs to no call.
+        if (orgId !== null) await foldIntoCall(tx, orgId, row);
+        results.push({ stored: true, orgId, linkedid: input.record.linkedid });
+      }
+      return results;
+    });
+  }
+}

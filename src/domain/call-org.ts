@@ -1,0 +1,84 @@
+// Which org a call record or a live channel belongs to: exactly SPEC.md §1 tenant isolation
+// rule 3, decided once when the engine reports it. A call matches an org when its accountcode
+// equals the org id, or its peeraccount equals the org id, or its channel contains the org's
+// context prefix. No other clause exists here: a past defect matched every org's AI-outbound
+// calls through a wider one.
+import type { Clock } from "./ports.js";
+
+export interface OrgMarker {
+  id: string;
+  context_prefix: string;
+}
+
+/** What rule 3 looks at. */
+export interface CallOrgEvidence {
+  accountcode: string;
+  peeraccount: string;
+  channel: string;
+}
+
+/** The orgs rule 3 can name, indexed for one lookup per event. */
+export class OrgDirectory {
+  private readonly ids: ReadonlySet<string>;
+  // Longest first: when one prefix contains another (`org_a_` in `xorg_a_`), the longer, more
+  // specific one wins, whatever order the orgs were listed in.
+  private readonly prefixes: readonly OrgMarker[];
+
+  constructor(orgs: readonly OrgMarker[]) {
+    this.ids = new Set(orgs.map((org) => org.id));
+    this.prefixes = orgs
+      .filter((org) => org.context_prefix !== "")
+      .sort((a, b) => b.context_prefix.length - a.context_prefix.length);
+  }
+
+  /** The org of a call by rule 3 (accountcode, then peeraccount, then prefix in the channel). */
+  orgOf(evidence: CallOrgEvidence): string | null {
+    if (this.ids.has(evidence.accountcode)) return evidence.accountcode;
+    if (this.ids.has(evidence.peeraccount)) return evidence.peeraccount;
+    if (evidence.channel === "") return null;
+    for (const org of this.prefixes) {
+      if (evidence.channel.includes(org.context_prefix)) return org.id;
+    }
+    return null;
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+}
+
+/**
+ * An OrgDirectory kept current from a loader (the store's orgs): reloaded when an event names
+ * nothing it knows — a new org's first call — at most once per `minReloadMs`, so a stream of
+ * calls that belong to no org (a carrier's leg) cannot turn into a query per event.
+ */
+export class RefreshingOrgDirectory {
+  private directory = new OrgDirectory([]);
+  private loadedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly load: () => Promise<readonly OrgMarker[]>,
+    private readonly clock: Clock,
+    private readonly minReloadMs = 1000,
+  ) {}
+
+  /** Loads the orgs now. */
+  async refresh(): Promise<void> {
+    this.loadedAt = this.clock().getTime();
+    this.directory = new OrgDirectory(await this.load());
+  }
+
+  /** Rule 3 against the known orgs, reloading them first when nothing matches and it is time. */
+  async orgOf(evidence: CallOrgEvidence): Promise<string | null> {
+    const found = this.directory.orgOf(evidence);
+    if (found !== null) return found;
+    if (this.clock().getTime() - this.loadedAt < this.minReloadMs) return null;
+    await this.refresh();
+    return this.directory.orgOf(evidence);
+  }
+
+  /** Rule 3 against the orgs loaded so far (no reload): for synchronous callers. */
+  orgOfKnown(evidence: CallOrgEvidence): string | null {
+    return this.directory.orgOf(evidence);
+  }
+}

@@ -1,0 +1,235 @@
+// Call records and calls (migration 1201). Writes are idempotent by (uniqueid, sequence); every
+// read takes the org id first and filters on it, so it stays inside that org's index range.
+import { type SqlBool, sql } from "kysely";
+import type {
+  CallDirection,
+  CallEventRow,
+  CallRecordRow,
+  CallRow,
+  NewCallEventRow,
+  NewCallRecordRow,
+} from "./call-tables.js";
+import type { Db } from "./database.js";
+
+export interface CallFilters {
+  /** ISO 8601 UTC bounds on the call's start, `from` inclusive, `to` exclusive. */
+  from?: string;
+  to?: string;
+  direction?: CallDirection;
+  disposition?: string;
+  /** A leg of the call has this extension as source or destination. */
+  extension?: string;
+  /** Digits found in the call's source or destination. */
+  number?: string;
+  /** Calls left out (those still live, listed apart). */
+  excludeLinkedIds?: readonly string[];
+}
+
+/** Stores one record unless the same (uniqueid, sequence) is stored; true when it was new. */
+export async function insertCallRecord(db: Db, row: NewCallRecordRow): Promise<boolean> {
+  const result = await db
+    .insertInto("call_records")
+    .values(row)
+    .onConflict((oc) => oc.columns(["uniqueid", "sequence"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+// Ranks for folding legs into one call: the best outcome of any leg is the call's outcome, and
+// a call that touched the outside is inbound (first) or outbound, else internal.
+const DISPOSITION_RANK = (column: string) =>
+  sql.raw(
+    `CASE ${column} WHEN 'ANSWERED' THEN 5 WHEN 'BUSY' THEN 4 WHEN 'NO ANSWER' THEN 3 WHEN 'CONGESTION' THEN 2 ELSE 1 END`,
+  );
+const DIRECTION_RANK = (column: string) =>
+  sql.raw(`CASE ${column} WHEN 'inbound' THEN 3 WHEN 'outbound' THEN 2 ELSE 1 END`);
+
+/**
+ * Folds a newly stored record into its call (org, linkedid). Order-independent: the earliest
+ * record (calldate, then sequence) speaks for src/dst/channel, the longest leg gives duration
+ * and billsec, the best leg the disposition. Call it only for a record `insertCallRecord` added.
+ */
+export async function foldIntoCall(db: Db, orgId: string, row: NewCallRecordRow): Promise<void> {
+  const earlier = sql<SqlBool>`(excluded.calldate < calls.calldate OR (excluded.calldate = calls.calldate AND excluded.first_sequence < calls.first_sequence))`;
+  const pick = <T>(column: string) =>
+    sql<T>`CASE WHEN ${earlier} THEN ${sql.ref(`excluded.${column}`)} ELSE ${sql.ref(`calls.${column}`)} END`;
+  await db
+    .insertInto("calls")
+    .values({
+      org_id: orgId,
+      linkedid: row.linkedid,
+      first_uniqueid: row.uniqueid,
+      first_sequence: row.sequence,
+      calldate: row.calldate,
+      enddate: row.enddate ?? null,
+      src: row.src,
+      dst: row.dst,
+      channel: row.channel,
+      dstchannel: row.dstchannel,
+      duration: row.duration,
+      billsec: row.billsec,
+      disposition: row.disposition,
+      direction: row.direction,
+      recording_file: row.recording_file ?? null,
+      legs: 1,
+    })
+    .onConflict((oc) =>
+      oc.columns(["org_id", "linkedid"]).doUpdateSet({
+        first_uniqueid: pick<string>("first_uniqueid"),
+        first_sequence: pick<number>("first_sequence"),
+        src: pick<string>("src"),
+        dst: pick<string>("dst"),
+        channel: pick<string>("channel"),
+        dstchannel: pick<string>("dstchannel"),
+        calldate: sql<string>`min(calls.calldate, excluded.calldate)`,
+        enddate: sql<
+          string | null
+        >`CASE WHEN calls.enddate IS NULL THEN excluded.enddate WHEN excluded.enddate IS NULL THEN calls.enddate ELSE max(calls.enddate, excluded.enddate) END`,
+        duration: sql<number>`max(calls.duration, excluded.duration)`,
+        billsec: sql<number>`max(calls.billsec, excluded.billsec)`,
+        disposition: sql<string>`CASE WHEN ${DISPOSITION_RANK("excluded.disposition")} > ${DISPOSITION_RANK("calls.disposition")} THEN excluded.disposition ELSE calls.disposition END`,
+        direction: sql<CallDirection>`CASE WHEN ${DIRECTION_RANK("excluded.direction")} > ${DIRECTION_RANK("calls.direction")} THEN excluded.direction ELSE calls.direction END`,
+        recording_file: sql<string | null>`coalesce(calls.recording_file, excluded.recording_file)`,
+        legs: sql<number>`calls.legs + 1`,
+      }),
+    )
+    .execute();
+}
+
+function callsOf(db: Db, orgId: string, filters: CallFilters) {
+  let query = db.selectFrom("calls").where("calls.org_id", "=", orgId);
+  if (filters.from) query = query.where("calls.calldate", ">=", filters.from);
+  if (filters.to) query = query.where("calls.calldate", "<", filters.to);
+  if (filters.direction) query = query.where("calls.direction", "=", filters.direction);
+  if (filters.disposition) query = query.where("calls.disposition", "=", filters.disposition);
+  if (filters.number) {
+    const like = `%${filters.number}%`;
+    query = query.where((eb) =>
+      eb.or([eb("calls.src", "like", like), eb("calls.dst", "like", like)]),
+    );
+  }
+  if (filters.extension) {
+    // The linkedids whose records name the extension, from two covering indexes (a few rows),
+    // rather than a probe into the records of every call of the org.
+    const legsWith = (column: "src" | "dst") =>
+      db
+        .selectFrom("call_records")
+        .select("linkedid")
+        .where("org_id", "=", orgId)
+        .where(column, "=", filters.extension!);
+    query = query.where("calls.linkedid", "in", legsWith("src").union(legsWith("dst")));
+  }
+  if (filters.excludeLinkedIds && filters.excludeLinkedIds.length > 0) {
+    query = query.where("calls.linkedid", "not in", filters.excludeLinkedIds);
+  }
+  return query;
+}
+
+/** One page of an org's calls, newest first, and how many match in all. */
+export async function listCalls(
+  db: Db,
+  orgId: string,
+  filters: CallFilters,
+  page: { limit: number; offset: number },
+): Promise<{ rows: CallRow[]; total: number }> {
+  const rows = await callsOf(db, orgId, filters)
+    .selectAll()
+    .orderBy("calls.calldate", "desc")
+    .orderBy("calls.linkedid", "desc")
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  const total = await countCallsMatching(db, orgId, filters);
+  return { rows, total };
+}
+
+/** How many of an org's calls match. */
+export async function countCallsMatching(
+  db: Db,
+  orgId: string,
+  filters: CallFilters,
+): Promise<number> {
+  const counted = await callsOf(db, orgId, filters)
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(counted.n);
+}
+
+export interface CallTotals {
+  total: number;
+  answered: number;
+  missed: number;
+  inbound: number;
+  outbound: number;
+  internal: number;
+}
+
+/** Totals of an org's matching calls by outcome and direction, in one pass over its range. */
+export async function callTotals(db: Db, orgId: string, filters: CallFilters): Promise<CallTotals> {
+  const row = await callsOf(db, orgId, filters)
+    .select((eb) => [
+      eb.fn.countAll<number>().as("total"),
+      sql<number>`coalesce(sum(calls.disposition = 'ANSWERED'), 0)`.as("answered"),
+      sql<number>`coalesce(sum(calls.disposition <> 'ANSWERED'), 0)`.as("missed"),
+      sql<number>`coalesce(sum(calls.direction = 'inbound'), 0)`.as("inbound"),
+      sql<number>`coalesce(sum(calls.direction = 'outbound'), 0)`.as("outbound"),
+      sql<number>`coalesce(sum(calls.direction = 'internal'), 0)`.as("internal"),
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    total: Number(row.total),
+    answered: Number(row.answered),
+    missed: Number(row.missed),
+    inbound: Number(row.inbound),
+    outbound: Number(row.outbound),
+    internal: Number(row.internal),
+  };
+}
+
+/** Every record of one call of the org, in the order the engine started them. */
+export async function callRecordsOf(
+  db: Db,
+  orgId: string,
+  linkedid: string,
+): Promise<CallRecordRow[]> {
+  return db
+    .selectFrom("call_records")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("linkedid", "=", linkedid)
+    .orderBy("calldate")
+    .orderBy("sequence")
+    .orderBy("id")
+    .execute();
+}
+
+/** The org ids and context prefixes rule 3 matches against (every org, whatever its status). */
+export async function listOrgMarkers(db: Db): Promise<{ id: string; context_prefix: string }[]> {
+  return db.selectFrom("organizations").select(["id", "context_prefix"]).execute();
+}
+
+/** Stores one journey event unless the same (uniqueid, event, timestamp) is stored. */
+export async function insertCallEvent(db: Db, row: NewCallEventRow): Promise<boolean> {
+  const result = await db
+    .insertInto("call_events")
+    .values(row)
+    .onConflict((oc) => oc.columns(["uniqueid", "event", "timestamp"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** The org's journey events of one call, in the engine's time order. */
+export async function callEventsOf(
+  db: Db,
+  orgId: string,
+  linkedid: string,
+): Promise<CallEventRow[]> {
+  return db
+    .selectFrom("call_events")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("linkedid", "=", linkedid)
+    .orderBy("timestamp")
+    .orderBy("id")
+    .execute();
+}
