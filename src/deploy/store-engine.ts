@@ -2,6 +2,7 @@
 // Deployer on the engine directory (`<data-dir>/asterisk` or PBX_ASTERISK_DIR) with the
 // store-backed deploy log, and the store-backed deploy service. One function, so `pbxctl serve`,
 // `startServer` and the integration tests wire the same thing.
+import { resolve } from "node:path";
 import type { Logger } from "pino";
 import {
   createEngineTarget,
@@ -77,6 +78,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     engineDir: paths.asteriskDir,
     target,
     log: new StoreDeployLog(options.db),
+    owner: { kind: "store", dataDir: resolve(options.dataDir) },
     ...(options.reloadQueueOptions ? { reloadQueueOptions: options.reloadQueueOptions } : {}),
   });
   const logger = options.logger;

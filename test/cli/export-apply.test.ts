@@ -295,7 +295,7 @@ test("status reads the store: saved but not deployed is PENDING; after apply it 
     assert.is(after?.appliedRevision, before.desiredRevision, "what was saved is what is live");
     const text = await runCommand(Status, ["--data-dir", dataDir]);
     assert.not.match(text.stdout, /PENDING/, text.stdout);
-    assert.match(text.stdout, /applied [0-9a-f]{12}/);
+    assert.match(text.stdout, /^org:\S+\s+[0-9a-f]{12}\s/m, "the applied column shows a revision");
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -29,6 +29,15 @@ export abstract class PbxCommand extends Command {
     return this.exit(code) as never;
   }
 
+  /**
+   * The --json form of a failure: `{"error": "<message>"}`, nothing else. oclif's default spreads
+   * the error's own properties, which for a usage error is the parser's whole state (the command
+   * definition, package.json): hundreds of lines no script can use.
+   */
+  override toErrorJson(err: unknown): { error: string } {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+
   protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
     if (err instanceof Errors.ExitError) throw err;
     const expected = err instanceof OrgFileError || err instanceof CommandFailure;
