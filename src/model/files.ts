@@ -72,7 +72,11 @@ function loadParsed(
   const syntax: SourceDiagnostic[] = problems.map((p) => ({ ...p, file: source.file, path: "" }));
   if (hasErrors(syntax)) return { state: null, diagnostics: syntax, yaml };
 
-  const data = yamlData(yaml, OrgFileSchema);
+  const read = yamlData(yaml, OrgFileSchema);
+  if ("problem" in read) {
+    return { state: null, diagnostics: [{ ...read.problem, file: source.file, path: "" }], yaml };
+  }
+  const data = read.data;
   if (data === null || data === undefined) {
     const empty = { severity: "error" as const, path: "", message: "empty file: expected `org:`" };
     return { state: null, diagnostics: [...syntax, place(yaml, empty)], yaml };

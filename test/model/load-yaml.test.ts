@@ -170,3 +170,19 @@ test("orgs loaded together may not share an id, a context prefix or a DID", () =
 });
 
 test.run();
+
+test("an alias bomb is one positioned error in words, never a bare ReferenceError", () => {
+  const out = messages([
+    "org:", // 1
+    `  id: ${ORG}`, // 2
+    "  name: Acme", // 3
+    "x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]", // 4
+    "x1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]", // 5
+    "x2: &a2 [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]", // 6
+    "x3: &a3 [*a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2]", // 7
+    "x4: &a4 [*a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3]", // 8
+  ]);
+  assert.is(out.length, 1, out.join("\n"));
+  assert.match(out[0]!, /^orgs\/acme\.yaml:5:10: aliases \(\*name\) expand to too many nodes/);
+  assert.not.match(out[0]!, "ReferenceError");
+});
