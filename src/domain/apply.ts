@@ -20,6 +20,7 @@ import { createQueueRepository } from "../store/queue-repository.js";
 import { createTrunkRepository } from "../store/trunk-repository.js";
 import { createUserRepository } from "../store/user-repository.js";
 import { numberForms } from "./dids.js";
+import { trunkPasswordEnv } from "./export.js";
 import { BadRequest, Conflict } from "./errors.js";
 import { digest, encrypt, hashSecret, newToken } from "./secrets.js";
 
@@ -85,6 +86,7 @@ function match<T extends { id?: string }>(
   stored: readonly T[],
   desired: readonly T[],
   key: (item: T) => string,
+  comparable: (item: T) => unknown = (item) => item,
 ): Matched<T> {
   const byId = new Map(stored.map((item) => [item.id, item]));
   const taken = new Set<T>();
@@ -120,7 +122,7 @@ function match<T extends { id?: string }>(
     }
     const next = { ...want, id: have.id };
     result.inFileOrder.push(next);
-    if (canonical(next) === canonical(have)) result.unchanged.push(next);
+    if (canonical(comparable(next)) === canonical(comparable(have))) result.unchanged.push(next);
     else result.updates.push(next);
   }
   result.extra = stored.filter((item) => !taken.has(item));
@@ -131,6 +133,17 @@ function match<T extends { id?: string }>(
 function storedUser(user: User): User {
   if (!user.sip?.md5_cred) return user;
   return { ...user, sip: { md5_cred: user.sip.md5_cred } };
+}
+
+/**
+ * A trunk as compared with the store. Export names a password the store holds itself by a derived
+ * variable (`trunkPasswordEnv`); a file naming exactly that variable says "the stored password",
+ * so export -> apply is not an update of every such trunk.
+ */
+function sameAsStoredPassword(state: OrgState, trunk: Trunk): Trunk {
+  if (trunk.password_env !== trunkPasswordEnv(state, trunk)) return trunk;
+  const { password_env: _derived, ...rest } = trunk;
+  return rest;
 }
 
 const didKey = (did: Did) => internationalDigits(did.number);
@@ -238,7 +251,9 @@ async function makePlan(
   const users = match(stored.users, desired.users, (u) => u.extension);
   const queues = match(stored.queues, desired.queues, (q) => q.number);
   const ivrs = match(stored.ivrs, desired.ivrs, (i) => i.extension);
-  const trunks = match(stored.trunks, desired.trunks, (t) => t.name);
+  const trunks = match(stored.trunks, desired.trunks, (t) => t.name, (t) =>
+    sameAsStoredPassword(desired, t),
+  );
   const routes = match(stored.outbound_routes, desired.outbound_routes, (r) => r.name);
   const dids = match(stored.dids, desired.dids, didKey);
 

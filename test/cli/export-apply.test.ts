@@ -159,10 +159,9 @@ test("export writes no plaintext secret, validates, and export -> apply -> expor
     await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
       const applied = await apply(dataDir, [file]);
       assert.is(applied.code, 0, applied.stderr + String(applied.error));
-      // The only change: the trunk now names the variable its password comes from.
-      assert.equal(applied.result!.orgs[0]!.changes, [
-        { kind: "trunk", action: "update", key: "carrier" },
-      ]);
+      // An untouched export changes nothing: the trunk's derived password_env means "the
+      // stored password" (issue 19, defect 10).
+      assert.equal(applied.result!.orgs[0]!.changes, [], "export -> apply is a no-op");
       assert.is(await exportText(dataDir), first, "round trip is byte-identical");
 
       const again = await apply(dataDir, [file]);
