@@ -259,7 +259,14 @@ function itemOf(path: string): string {
 
 function place(source: YamlSource, d: SchemaDiagnostic): SourceDiagnostic {
   const position = positionOf(source, d.path, { key: d.at === "key" });
-  return { severity: d.severity, path: d.path, message: d.message, file: source.file, ...position };
+  return {
+    severity: d.severity,
+    path: d.path,
+    message: d.message,
+    ...(d.hint ? { hint: d.hint } : {}),
+    file: source.file,
+    ...position,
+  };
 }
 
 function sortDiagnostics(diagnostics: SourceDiagnostic[]): SourceDiagnostic[] {

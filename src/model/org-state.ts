@@ -28,6 +28,8 @@ export const Label = Type.String({ maxLength: 500, pattern: ONE_LINE });
 export const Extension = Type.String({ pattern: "^[0-9]{2,15}$", description: "digits, 2-15" });
 /** A music-on-hold class name as musiconhold.conf spells it. */
 export const MOH_CLASS = "^[A-Za-z0-9_-]{1,40}$";
+/** Passwords: printable ASCII, no spaces (they reach config files and SIP digests verbatim). */
+export const PRINTABLE_ASCII = "^[\\u0021-\\u007e]+$";
 /** A phone number as written by people: optional `+`, then 7-15 digits. */
 export const PhoneNumber = Type.String({ pattern: "^\\+?[0-9]{7,15}$" });
 export const Hex32 = Type.String({ pattern: "^[0-9a-f]{32}$" });
@@ -248,7 +250,7 @@ export const Trunk = Type.Object(
       default: null,
     }),
     password: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 128, pattern: "^[\\u0021-\\u007e]+$" }),
+      Type.String({ minLength: 1, maxLength: 128, pattern: PRINTABLE_ASCII }),
     ),
     password_env: Type.Optional(EnvName),
     registration: Type.Boolean({ default: false }),

@@ -176,6 +176,7 @@ export interface SourceDiagnostic extends Diagnostic, SourcePosition {
 /** `file:line:col path: message` (warnings say so after the path). */
 export function formatDiagnostic(d: SourceDiagnostic): string {
   const where = `${d.file}:${d.line}:${d.col}`;
-  const what = d.severity === "warning" ? `warning: ${d.message}` : d.message;
+  const message = d.hint ? `${d.message} (${d.hint})` : d.message;
+  const what = d.severity === "warning" ? `warning: ${message}` : message;
   return d.path === "" ? `${where}: ${what}` : `${where} ${d.path}: ${what}`;
 }
