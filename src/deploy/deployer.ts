@@ -25,6 +25,7 @@ import {
   reloadsWithForced,
 } from "./reloads.js";
 import { contentHash, revisionOf } from "./revision.js";
+import { listUnitFiles } from "./unit-files.js";
 import {
   type DeployUnit,
   InvalidDeployPathError,
@@ -32,7 +33,6 @@ import {
   unitId,
   unitOwns,
 } from "./units.js";
-import { listUnitFiles } from "./unit-files.js";
 
 export interface DeployerOptions {
   /** The engine config directory (PBX_ASTERISK_DIR). */

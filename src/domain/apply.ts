@@ -20,8 +20,8 @@ import { createQueueRepository } from "../store/queue-repository.js";
 import { createTrunkRepository } from "../store/trunk-repository.js";
 import { createUserRepository } from "../store/user-repository.js";
 import { numberForms } from "./dids.js";
-import { trunkPasswordEnv } from "./export.js";
 import { BadRequest, Conflict } from "./errors.js";
+import { trunkPasswordEnv } from "./export.js";
 import { digest, encrypt, hashSecret, newToken } from "./secrets.js";
 
 export type ResourceKind = "org" | "user" | "queue" | "ivr" | "did" | "trunk" | "outbound_route";
@@ -251,8 +251,11 @@ async function makePlan(
   const users = match(stored.users, desired.users, (u) => u.extension);
   const queues = match(stored.queues, desired.queues, (q) => q.number);
   const ivrs = match(stored.ivrs, desired.ivrs, (i) => i.extension);
-  const trunks = match(stored.trunks, desired.trunks, (t) => t.name, (t) =>
-    sameAsStoredPassword(desired, t),
+  const trunks = match(
+    stored.trunks,
+    desired.trunks,
+    (t) => t.name,
+    (t) => sameAsStoredPassword(desired, t),
   );
   const routes = match(stored.outbound_routes, desired.outbound_routes, (r) => r.name);
   const dids = match(stored.dids, desired.dids, didKey);

@@ -154,7 +154,10 @@ test("after a rollback in the server's directory status shows the restored revis
     assert.is.not(unit.appliedRevision, unit.desiredRevision);
     assert.equal(unit.drifted, [], "the record matches the restored files");
     const text = await runCommand(Status, ["--data-dir", rig.dataDir]);
-    assert.match(text.stdout, new RegExp(`org:${org.prefix} .*\\(rollback to [0-9a-f]{12}\\).*PENDING`));
+    assert.match(
+      text.stdout,
+      new RegExp(`org:${org.prefix} .*\\(rollback to [0-9a-f]{12}\\).*PENDING`),
+    );
   } finally {
     await rig.close();
   }

@@ -73,7 +73,8 @@ export default class Apply extends PbxCommand {
     deploy: Flags.boolean({
       default: true,
       allowNo: true,
-      summary: "Deploy the applied orgs (diff-aware) into the engine directory (--no-deploy: store only).",
+      summary:
+        "Deploy the applied orgs (diff-aware) into the engine directory (--no-deploy: store only).",
     }),
     engine: Flags.option({
       options: ENGINE_KINDS,

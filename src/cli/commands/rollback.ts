@@ -1,10 +1,10 @@
-import { Flags } from "@oclif/core";
 import { resolve } from "node:path";
+import { Flags } from "@oclif/core";
 import { type DeployLog, FileDeployLog } from "../../deploy/deploy-log.js";
 import { Deployer, NoPreviousVersionError } from "../../deploy/deployer.js";
-import { InvalidDeployPathError, orgUnit } from "../../deploy/units.js";
 import { foreignOwnerReason, readOwner } from "../../deploy/ownership.js";
 import { StoreDeployLog } from "../../deploy/store-deploy-log.js";
+import { InvalidDeployPathError, orgUnit } from "../../deploy/units.js";
 import { type DataStore, NoStoreError, openDataStore } from "../../domain/gitops.js";
 import { createEngineTarget, ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
 import { resolveGitopsEngineDir } from "../../engine/paths.js";

@@ -52,7 +52,8 @@ export default class Status extends PbxCommand {
     }),
     refresh: Flags.boolean({
       default: false,
-      summary: "Re-read and hash every deployed file, even those whose size and mtime are unchanged.",
+      summary:
+        "Re-read and hash every deployed file, even those whose size and mtime are unchanged.",
     }),
   };
 

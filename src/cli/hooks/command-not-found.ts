@@ -7,11 +7,18 @@ import askDidYouMean from "@oclif/plugin-not-found";
 const hook: Hook<"command_not_found"> = async function (options) {
   if (process.stdin.isTTY) return askDidYouMean.call(this, options);
   const visible = options.config.commands.filter((command) => !command.hidden);
-  const nearest = nearestCommand(
-    options.id,
-    visible.flatMap((command) => [command.id, ...command.aliases]),
-  );
-  const typed = toConfiguredId(options.id, options.config);
+  const ids = visible.flatMap((command) => [command.id, ...command.aliases]);
+  // With a space as topic separator, `deplyo orgs` arrives as the id `deplyo:orgs`: the
+  // arguments are part of it. Try the longest run of words first.
+  const words = options.id.split(":");
+  let typedId = options.id;
+  let nearest: string | undefined;
+  for (let count = words.length; count > 0 && !nearest; count--) {
+    typedId = words.slice(0, count).join(":");
+    nearest = nearestCommand(typedId, ids);
+  }
+  if (!nearest) typedId = words[0]!;
+  const typed = toConfiguredId(typedId, options.config);
   const hint = nearest ? ` Did you mean "${toConfiguredId(nearest, options.config)}"?` : "";
   this.error(
     `${typed} is not a ${options.config.bin} command.${hint} ` +
