@@ -1,10 +1,12 @@
 // The route registry: a route is declared once with `defineRoute` (method, path, tag, auth,
 // permission, schemas, responses, handler). From that one declaration the app validates requests,
 // checks credentials and permissions, registers the Koa route and writes the OpenAPI operation.
+
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Context } from "koa";
 import type { Permission } from "../domain/permissions.js";
 import type { Principal } from "../domain/principal.js";
+import { ADMIN_SCOPE_TEXT, inAdminScope } from "./admin-scope.js";
 import type { AppDeps } from "./deps.js";
 import type { TagName } from "./tags.js";
 
@@ -82,5 +84,10 @@ export function defineRoute<
   B extends TSchema = TSchema,
 >(spec: RouteSpec<P, Q, B>): RouteDefinition {
   const authKinds = typeof spec.auth === "string" ? [spec.auth] : spec.auth;
+  if (authKinds.includes("admin") && !inAdminScope(spec.method, spec.path)) {
+    throw new Error(
+      `${spec.method.toUpperCase()} ${spec.path} accepts admin tokens outside ${ADMIN_SCOPE_TEXT}`,
+    );
+  }
   return { ...(spec as unknown as RouteSpec<TObject, TObject, TSchema>), authKinds };
 }
