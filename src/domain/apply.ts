@@ -21,6 +21,7 @@ import { createTrunkRepository } from "../store/trunk-repository.js";
 import { createUserRepository } from "../store/user-repository.js";
 import { numberForms } from "./dids.js";
 import { BadRequest, Conflict } from "./errors.js";
+import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 import { trunkPasswordEnv } from "./export.js";
 import { digest, encrypt, hashSecret, newToken } from "./secrets.js";
 
@@ -176,7 +177,7 @@ export async function applyOrgState(
 ): Promise<OrgApplyResult> {
   const prune = options.prune ?? false;
   const now = (options.now ?? (() => new Date()))().toISOString();
-  const desired: OrgState = { ...desiredInput, users: desiredInput.users.map(storedUser) };
+  let desired: OrgState = { ...desiredInput, users: desiredInput.users.map(storedUser) };
   const orgId = desired.org.id;
 
   return db.transaction().execute(async (trx) => {
@@ -193,6 +194,14 @@ export async function applyOrgState(
           trunks: [],
           outbound_routes: [],
         };
+    // A file without a slug keeps the org's (like any field it lacks); a new org gets one
+    // made from its name. A slug another org holds refuses the file.
+    if (desired.org.slug === undefined) {
+      const slug = existingRow?.slug ?? (await freeSlug(trx, slugFromName(desired.org.name)));
+      desired = { ...desired, org: { ...desired.org, slug } };
+    } else if (desired.org.slug !== existingRow?.slug) {
+      await assertSlugFree(trx, desired.org.slug, orgId);
+    }
     const plan = await makePlan(trx, stored, desired, prune);
     const problems = validateOrg(plan.state).filter((d) => d.severity === "error");
     if (problems.length > 0) {
