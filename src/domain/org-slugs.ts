@@ -52,11 +52,7 @@ export async function freeSlug(
 }
 
 /** Refuses a slug another org holds (409); the unique index is the last word under a race. */
-export async function assertSlugFree(
-  db: Db,
-  slug: string,
-  orgId: string | null,
-): Promise<void> {
+export async function assertSlugFree(db: Db, slug: string, orgId: string | null): Promise<void> {
   if ((await taken(db, [slug], orgId)).size > 0) {
     throw new Conflict(`Slug ${slug} is already used by another organization`);
   }

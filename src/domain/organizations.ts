@@ -1,6 +1,6 @@
 // Organizations: creation by an admin, the request/approval flow of signed-up people (SPEC.md §3),
 // own-org settings, suspension, and the org credential operations of §4.1.
-import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
+
 import { randomUUID } from "node:crypto";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
@@ -8,6 +8,7 @@ import type { OrganizationRow } from "../store/schema.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
+import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 import type { OrgPrincipal, PendingUserPrincipal } from "./principal.js";
 import { decrypt, digest, encrypt, hashSecret, newToken } from "./secrets.js";
 

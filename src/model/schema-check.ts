@@ -4,6 +4,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { Diagnostic } from "./diagnostic.js";
 import { formatPath, type PathSegment, pointerSegments } from "./diagnostic-path.js";
+import { OrgExtrasProperties } from "./org-extras.js";
 import {
   ContextPrefix,
   DialPattern,
@@ -27,7 +28,8 @@ import {
 
 /**
  * What an org file may hold: OrgState, except that `org.context_prefix` may be left out (it
- * defaults to `org_<id>_`). Derived from the shared schema, so the two cannot drift.
+ * defaults to `org_<id>_`), plus the optional webhooks and platform users (org-extras.ts).
+ * Derived from the shared schema, so the two cannot drift.
  */
 export const OrgFileSchema = Type.Object(
   {
@@ -36,6 +38,7 @@ export const OrgFileSchema = Type.Object(
       { ...Org.properties, context_prefix: Type.Optional(ContextPrefix) },
       { additionalProperties: false },
     ),
+    ...OrgExtrasProperties,
   },
   { additionalProperties: false, $id: "OrgFile" },
 );

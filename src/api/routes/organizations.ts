@@ -51,7 +51,8 @@ export const Organization = Type.Object(
     name: Type.String(),
     slug: Nullable(
       Type.String({
-        description: "unique short name (file names of `pbxctl export`); made from the name unless set",
+        description:
+          "unique short name (file names of `pbxctl export`); made from the name unless set",
       }),
     ),
     type: Type.String(),
