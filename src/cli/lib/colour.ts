@@ -1,6 +1,6 @@
 // Colour for human output: only on a terminal, never with NO_COLOR (https://no-color.org) or in
 // --json mode, so piped output and CI logs stay plain text.
-import { styleText } from "node:util";
+import { inspect } from "node:util";
 
 export type Style = "red" | "green" | "yellow" | "cyan" | "bold" | "dim";
 
@@ -16,7 +16,14 @@ export function colourEnabled(
   return stream.isTTY === true;
 }
 
-/** A painter: styled text when `enabled`, the text unchanged otherwise. */
+/**
+ * A painter: styled text when `enabled`, the text unchanged otherwise. (node:util's styleText
+ * decides by itself whether stdout is a terminal; here the caller has decided, per stream.)
+ */
 export function painter(enabled: boolean): Paint {
-  return enabled ? (style, text) => styleText(style, text) : (_style, text) => text;
+  if (!enabled) return (_style, text) => text;
+  return (style, text) => {
+    const [open, close] = inspect.colors[style] ?? [0, 0];
+    return `\u001b[${open}m${text}\u001b[${close}m`;
+  };
 }
