@@ -1,6 +1,6 @@
+import { progressMode, runSteps } from "../../deploy/progress.js";
 import type { SourceDiagnostic } from "../../model/files.js";
 import { orgFilePaths } from "../../model/files.js";
-import { progressMode, runSteps } from "../../deploy/progress.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { orgPathsArgs } from "../lib/flags.js";
