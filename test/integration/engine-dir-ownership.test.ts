@@ -8,7 +8,11 @@ import * as assert from "uvu/assert";
 import Deploy from "../../src/cli/commands/deploy.js";
 import Rollback from "../../src/cli/commands/rollback.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
+import { FileDeployLog } from "../../src/deploy/deploy-log.js";
+import { Deployer } from "../../src/deploy/deployer.js";
+import { orgUnit } from "../../src/deploy/units.js";
 import { resolveEnginePaths } from "../../src/engine/index.js";
+import { createNoneTarget } from "../../src/engine/none-target.js";
 import { resolveGitopsEngineDir } from "../../src/engine/paths.js";
 import { runCommand } from "../cli/run-command.js";
 import { startRig } from "./helpers.js";
@@ -158,6 +162,37 @@ test("after a rollback in the server's directory status shows the restored revis
       text.stdout,
       new RegExp(`org:${org.prefix} .*\\(rollback to [0-9a-f]{12}\\).*PENDING`),
     );
+  } finally {
+    await rig.close();
+  }
+});
+
+test("a rollback recorded in another log (as pbxctl did before) shows as DRIFTED in the store's status", async () => {
+  const rig = await startRig({});
+  try {
+    const org = await rig.createOrg("Acme");
+    await rig.advance(1000);
+    const changed = await rig.request("PUT", `/api/v1/organizations/${org.id}`, {
+      headers: { "x-api-key": org.api_key },
+      body: { settings: { max_concurrent_calls: 9 } },
+    });
+    assert.is(changed.status, 200, changed.text);
+    await rig.advance(1000);
+    // The old CLI rolled back with the file log of the engine directory: the store never heard.
+    const elsewhere = new Deployer({
+      engineDir: rig.engineDir,
+      target: createNoneTarget(),
+      log: new FileDeployLog(rig.engineDir),
+    });
+    await elsewhere.rollback(orgUnit(org.prefix));
+    const out = await runCommand(Status, ["--data-dir", rig.dataDir, "--json"]);
+    const unit = (out.result as StatusCommandResult).units.find(
+      (u) => u.unit === `org:${org.prefix}`,
+    )!;
+    assert.equal(unit.drifted, [{ path: `orgs/${org.prefix}/extensions.conf`, change: "changed" }]);
+    const text = await runCommand(Status, ["--data-dir", rig.dataDir]);
+    assert.match(text.stdout, new RegExp(`org:${org.prefix} .*DRIFTED`));
+    assert.match(text.stdout, `drifted: orgs/${org.prefix}/extensions.conf (changed)`);
   } finally {
     await rig.close();
   }
