@@ -49,9 +49,16 @@ export async function readOwner(engineDir: string): Promise<EngineDirOwner | nul
   return null;
 }
 
-/** Records `owner` in `engineDir` unless an owner is already recorded there. */
-export async function claimEngineDir(engineDir: string, owner: EngineDirOwner): Promise<void> {
-  if (existsSync(ownerFile(engineDir))) return;
+/**
+ * Records `owner` in `engineDir` unless an owner is already recorded there (or, with
+ * `replace`, whatever is recorded).
+ */
+export async function claimEngineDir(
+  engineDir: string,
+  owner: EngineDirOwner,
+  options: { replace?: boolean } = {},
+): Promise<void> {
+  if (!options.replace && existsSync(ownerFile(engineDir))) return;
   await writeFileAtomic(ownerFile(engineDir), `${JSON.stringify(owner)}\n`);
 }
 

@@ -17,6 +17,7 @@ import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js"
 import type { Db } from "../store/database.js";
 import type { Clock } from "./clock.js";
 import { Deployer } from "./deployer.js";
+import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
 import { StoreBuilds } from "./store-builds.js";
 import { StoreDeployLog } from "./store-deploy-log.js";
@@ -116,6 +117,17 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     gateway,
     engineHealth: engineHealthProbe(target),
     async start() {
+      // The server deploys whatever differs at start-up: a directory another source wrote is
+      // taken over (said in the log), so `pbxctl deploy` refuses it from now on.
+      const owner = { kind: "store" as const, dataDir: resolve(options.dataDir) };
+      const foreign = await foreignOwnerReason(paths.asteriskDir, owner);
+      if (foreign) {
+        logger?.warn(
+          { engine_dir: paths.asteriskDir, reason: foreign },
+          "taking over the engine directory",
+        );
+        await claimEngineDir(paths.asteriskDir, owner, { replace: true });
+      }
       const summary = await deploys.deployEverything("startup");
       logger?.info(
         {

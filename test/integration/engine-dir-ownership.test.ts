@@ -1,7 +1,7 @@
 // Operator safety (issue 19, defects 1 and 2): `pbxctl deploy` of YAML never overwrites the
 // engine directory a server's store deploys into unless forced, and `pbxctl status` tells the
 // truth about what is on disk after a file is changed behind its back or a rollback.
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -193,6 +193,24 @@ test("a rollback recorded in another log (as pbxctl did before) shows as DRIFTED
     const text = await runCommand(Status, ["--data-dir", rig.dataDir]);
     assert.match(text.stdout, new RegExp(`org:${org.prefix} .*DRIFTED`));
     assert.match(text.stdout, `drifted: orgs/${org.prefix}/extensions.conf (changed)`);
+  } finally {
+    await rig.close();
+  }
+});
+
+test("the server takes over a directory another source recorded, says so, and records itself", async () => {
+  const rig = await startRig({});
+  try {
+    await writeFile(join(rig.engineDir, ".pbxctl", "owner.json"), '{"kind":"files"}\n');
+    await rig.restart();
+    assert.ok(
+      rig.logs.some((line) => line.includes("taking over the engine directory")),
+      "the take-over is in the log",
+    );
+    assert.equal(JSON.parse(await readFile(join(rig.engineDir, ".pbxctl", "owner.json"), "utf8")), {
+      kind: "store",
+      dataDir: rig.dataDir,
+    });
   } finally {
     await rig.close();
   }
