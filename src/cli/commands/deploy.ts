@@ -10,6 +10,7 @@ import { createEngineTarget, ENGINE_KINDS, EngineConfigError } from "../../engin
 import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { colourEnabled, painter } from "../lib/colour.js";
 import { compileTree } from "../lib/compiled-tree.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { gatewayFlags, orgPathsArgs } from "../lib/flags.js";
@@ -159,16 +160,18 @@ export default class Deploy extends PbxCommand {
       );
       return;
     }
+    const paint = painter(colourEnabled());
     for (const unit of result.changed) {
       const files = [
         ...unit.filesWritten.map((f) => `+${f}`),
         ...unit.filesRemoved.map((f) => `-${f}`),
       ];
-      this.log(`${unit.unit}: ${unit.result} ${unit.revision.slice(0, 12)}`);
+      const shown = paint(unit.result === "failed" ? "red" : "green", unit.result);
+      this.log(`${unit.unit}: ${shown} ${unit.revision.slice(0, 12)}`);
       if (files.length > 0) this.log(`  files: ${files.join(" ")}`);
       if (unit.reloads.length > 0) this.log(`  reloads: ${unit.reloads.join(", ")}`);
       if (unit.health) this.log(`  engine: ${unit.health}`);
-      if (unit.error) this.log(`  error: ${unit.error}`);
+      if (unit.error) this.log(paint("red", `  error: ${unit.error}`));
     }
     this.log(
       `${result.changed.length} of ${result.units} unit(s) changed, ${result.failed} failed, ` +
