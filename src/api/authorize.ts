@@ -3,6 +3,7 @@ import type { Context } from "koa";
 import { authenticate, type Credentials } from "../domain/authentication.js";
 import { Forbidden, Unauthorized } from "../domain/errors.js";
 import type { Principal } from "../domain/principal.js";
+import { ADMIN_TOKEN_REFUSAL } from "./admin-scope.js";
 import type { AppDeps } from "./deps.js";
 import type { AuthKind, RouteDefinition } from "./registry.js";
 
@@ -33,7 +34,7 @@ export function credentialsOf(ctx: Context): Credentials {
 
 function refusal(principal: Principal, accepted: readonly AuthKind[]): Forbidden {
   if (principal.kind === "admin") {
-    return new Forbidden("Admin tokens are only valid for /admin endpoints");
+    return new Forbidden(ADMIN_TOKEN_REFUSAL);
   }
   if (accepted.includes("admin")) return new Forbidden("Admin access required");
   if (accepted.includes("org") && principal.kind === "pending-user") {

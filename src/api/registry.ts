@@ -5,6 +5,7 @@ import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox
 import type { Context } from "koa";
 import type { Permission } from "../domain/permissions.js";
 import type { Principal } from "../domain/principal.js";
+import { ADMIN_SCOPE_TEXT, inAdminScope } from "./admin-scope.js";
 import type { AppDeps } from "./deps.js";
 import { type ListStyle, PageQuery, pageSchema } from "./pagination.js";
 import type { TagName } from "./tags.js";
@@ -95,6 +96,11 @@ export function defineRoute<
   B extends TSchema = TSchema,
 >(spec: RouteSpec<P, Q, B>): RouteDefinition {
   const authKinds = typeof spec.auth === "string" ? [spec.auth] : spec.auth;
+  if (authKinds.includes("admin") && !inAdminScope(spec.method, spec.path)) {
+    throw new Error(
+      `${spec.method.toUpperCase()} ${spec.path} accepts admin tokens outside ${ADMIN_SCOPE_TEXT}`,
+    );
+  }
   const route = { ...(spec as unknown as RouteSpec<TObject, TObject, TSchema>), authKinds };
   return route.list ? asList(route, route.list) : route;
 }

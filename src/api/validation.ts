@@ -4,7 +4,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
-import { patternMessage } from "../model/schema-check.js";
+import { patternMessage, UNKNOWN_PATTERN_MESSAGE } from "../model/schema-check.js";
 
 // ajv-formats is CommonJS with a default export; under NodeNext its namespace holds it.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -89,7 +89,7 @@ export function describeValidationErrors(
       // The model's patterns have a rule in plain words; say that instead of the regex.
       const rule = patternMessage(String(params.pattern));
       if (rule) return `${fieldName(first.instancePath) || source} ${rule}`;
-      return `${fieldName(first.instancePath) || source} ${first.message ?? "is invalid"}`;
+      return `${fieldName(first.instancePath) || source} ${UNKNOWN_PATTERN_MESSAGE}`;
     }
     default:
       return `${fieldName(first.instancePath) || source} ${first.message ?? "is invalid"}`;

@@ -27,6 +27,8 @@ export interface DeployRecord {
   reloads: ReloadOutcome[];
   /** The engine's answer to the health check after the reloads (absent when none ran). */
   health?: EngineHealth;
+  /** A rollback's source: the kept version it put back (revision, and when it was kept). */
+  restored?: { revision: string; savedAt: string };
   error?: string;
 }
 

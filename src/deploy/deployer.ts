@@ -9,11 +9,12 @@ import { readdir, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, EngineProbe, EngineTarget, ReloadOutcome } from "../engine/target.js";
-import { isTempFile, removeFileDurable, writeFileAtomic } from "./atomic-files.js";
+import { removeFileDurable, writeFileAtomic } from "./atomic-files.js";
 import type { AppliedRevision, DeployLog, DeployRecord, FileStamp } from "./deploy-log.js";
 import { STATE_DIR } from "./deploy-log.js";
 import { probesFor } from "./engine-probes.js";
 import { keepIncludesOnDisk } from "./include-guard.js";
+import { claimEngineDir, type EngineDirOwner } from "./ownership.js";
 import { ReloadQueue, type ReloadQueueOptions } from "./reload-queue.js";
 import {
   type EngineModule,
@@ -24,14 +25,13 @@ import {
   reloadsWithForced,
 } from "./reloads.js";
 import { contentHash, revisionOf } from "./revision.js";
+import { listUnitFiles } from "./unit-files.js";
 import {
   type DeployUnit,
   InvalidDeployPathError,
-  TOP_LEVEL_FILES,
   type UnitFiles,
   unitId,
   unitOwns,
-  unitRoot,
 } from "./units.js";
 
 export interface DeployerOptions {
@@ -42,11 +42,15 @@ export interface DeployerOptions {
   /** Share one queue between deployers of the same engine; made from `target` otherwise. */
   reloadQueue?: ReloadQueue;
   reloadQueueOptions?: ReloadQueueOptions;
+  /** Recorded in the engine directory on the first deploy, so another writer can be refused. */
+  owner?: EngineDirOwner;
 }
 
 export interface DeployOptions {
   /** Recorded with the deploy: `deploy`, `schedule`, `rollback`, ... */
   trigger?: string;
+  /** Recorded with a rollback: the kept version it restores. */
+  restored?: DeployRecord["restored"];
 }
 
 /** Nothing to roll back to: the unit has no previous good version on record. */
@@ -87,9 +91,12 @@ export class Deployer {
   readonly log: DeployLog;
   readonly reloads: ReloadQueue;
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly owner: EngineDirOwner | undefined;
+  private claimed = false;
 
   constructor(options: DeployerOptions) {
     this.engineDir = options.engineDir;
+    this.owner = options.owner;
     this.target = options.target;
     this.log = options.log;
     this.reloads =
@@ -139,7 +146,10 @@ export class Deployer {
     if (!snapshot) {
       throw new NoPreviousVersionError(`no previous version of ${unitId(unit)} to roll back to`);
     }
-    return this.deploy(unit, snapshot.files, { trigger: "rollback" });
+    return this.deploy(unit, snapshot.files, {
+      trigger: "rollback",
+      restored: { revision: snapshot.revision, savedAt: snapshot.savedAt },
+    });
   }
 
   /** The unit's files as they are on disk now, sorted by path. */
@@ -167,6 +177,11 @@ export class Deployer {
     options: DeployOptions & BatchOptions,
   ): Promise<DeployRecord[]> {
     const plans: UnitPlan[] = new Array(groups.length);
+    if (this.owner && !this.claimed) {
+      // Best effort: the marker only serves refusals; a directory we cannot write fails below.
+      await claimEngineDir(this.engineDir, this.owner).catch(() => {});
+      this.claimed = true;
+    }
     // Org and gateway files first, the top-level include files last: an include may only name
     // a file that is on disk by then (include-guard.ts).
     const phases = [
@@ -233,6 +248,7 @@ export class Deployer {
         filesWritten: [],
         filesRemoved: [],
         reloads: [],
+        ...(options.restored ? { restored: options.restored } : {}),
       },
     };
     const { record } = plan;
@@ -462,37 +478,19 @@ export class Deployer {
 
   /** The unit's files on disk by relative path; leftover temp files are deleted on the way. */
   private async readUnit(unit: DeployUnit): Promise<Map<string, string>> {
+    const { paths, temps } = await listUnitFiles(this.engineDir, unit);
+    await Promise.all(temps.map((path) => unlink(join(this.engineDir, path)).catch(() => {})));
+    const contents = await Promise.all(
+      paths.map((path) =>
+        unit.kind === "top"
+          ? readOptional(join(this.engineDir, path))
+          : readFile(join(this.engineDir, path), "utf8"),
+      ),
+    );
     const files = new Map<string, string>();
-    if (unit.kind === "top") {
-      await Promise.all(
-        TOP_LEVEL_FILES.map(async (name) => {
-          const content = await readOptional(join(this.engineDir, name));
-          if (content !== null) files.set(name, content);
-        }),
-      );
-      return files;
-    }
-    const walk = async (relative: string): Promise<void> => {
-      const entries = await readdir(join(this.engineDir, relative), { withFileTypes: true }).catch(
-        (error: NodeJS.ErrnoException) => {
-          if (error.code === "ENOENT") return [];
-          throw error;
-        },
-      );
-      await Promise.all(
-        entries.map(async (entry) => {
-          const path = `${relative}/${entry.name}`;
-          if (entry.isDirectory()) return walk(path);
-          if (!entry.isFile()) return;
-          if (isTempFile(entry.name)) {
-            await unlink(join(this.engineDir, path)).catch(() => {});
-            return;
-          }
-          files.set(path, await readFile(join(this.engineDir, path), "utf8"));
-        }),
-      );
-    };
-    await walk(unitRoot(unit));
+    paths.forEach((path, i) => {
+      if (contents[i] !== null) files.set(path, contents[i]!);
+    });
     return files;
   }
 

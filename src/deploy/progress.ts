@@ -1,6 +1,7 @@
-// Progress of a long operation: listr2 on a terminal, plain lines otherwise (CI logs), nothing in
-// --json mode.
-import { Listr } from "listr2";
+// Progress of a long operation: a listr2 progress line on a terminal; nothing in --json mode or
+// when stderr is piped (a CI log or a script gets the command's output and nothing else), unless
+// PBX_PROGRESS=plain asks for one line per step there.
+import { Listr, ListrLogger, ProcessOutput } from "listr2";
 
 export type ProgressMode = "tty" | "plain" | "silent";
 
@@ -10,13 +11,15 @@ export interface Step {
   run: (report: (message: string) => void) => Promise<string | undefined>;
 }
 
-/** The mode for a command: silent for --json, listr2 on a TTY, plain lines otherwise. */
+/** The mode for a command: silent for --json, listr2 on a TTY, silent (or plain) otherwise. */
 export function progressMode(
   json: boolean,
-  stream: NodeJS.WriteStream = process.stderr,
+  stream: { isTTY?: boolean } = process.stderr,
+  env: Readonly<Record<string, string | undefined>> = process.env,
 ): ProgressMode {
   if (json) return "silent";
-  return stream.isTTY ? "tty" : "plain";
+  if (stream.isTTY) return "tty";
+  return env.PBX_PROGRESS === "plain" ? "plain" : "silent";
 }
 
 /** Runs the steps in order; the first error stops them and is rethrown. */
@@ -36,7 +39,17 @@ export async function runSteps(
           if (summary) task.title = summary;
         },
       })),
-      { concurrent: false, exitOnError: true, rendererOptions: { collapseErrors: false } },
+      {
+        concurrent: false,
+        exitOnError: true,
+        rendererOptions: {
+          collapseErrors: false,
+          // Progress is not output: stdout keeps only the command's result.
+          logger: new ListrLogger({
+            processOutput: new ProcessOutput(process.stderr, process.stderr),
+          }),
+        },
+      },
     );
     await list.run();
     return;

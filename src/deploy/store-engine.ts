@@ -2,6 +2,7 @@
 // Deployer on the engine directory (`<data-dir>/asterisk` or PBX_ASTERISK_DIR) with the
 // store-backed deploy log, and the store-backed deploy service. One function, so `pbxctl serve`,
 // `startServer` and the integration tests wire the same thing.
+import { resolve } from "node:path";
 import type { Logger } from "pino";
 import {
   createEngineTarget,
@@ -16,6 +17,7 @@ import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js"
 import type { Db } from "../store/database.js";
 import type { Clock } from "./clock.js";
 import { Deployer } from "./deployer.js";
+import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
 import { StoreBuilds } from "./store-builds.js";
 import { StoreDeployLog } from "./store-deploy-log.js";
@@ -77,6 +79,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     engineDir: paths.asteriskDir,
     target,
     log: new StoreDeployLog(options.db),
+    owner: { kind: "store", dataDir: resolve(options.dataDir) },
     ...(options.reloadQueueOptions ? { reloadQueueOptions: options.reloadQueueOptions } : {}),
   });
   const logger = options.logger;
@@ -114,6 +117,17 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     gateway,
     engineHealth: engineHealthProbe(target),
     async start() {
+      // The server deploys whatever differs at start-up: a directory another source wrote is
+      // taken over (said in the log), so `pbxctl deploy` refuses it from now on.
+      const owner = { kind: "store" as const, dataDir: resolve(options.dataDir) };
+      const foreign = await foreignOwnerReason(paths.asteriskDir, owner);
+      if (foreign) {
+        logger?.warn(
+          { engine_dir: paths.asteriskDir, reason: foreign },
+          "taking over the engine directory",
+        );
+        await claimEngineDir(paths.asteriskDir, owner, { replace: true });
+      }
       const summary = await deploys.deployEverything("startup");
       logger?.info(
         {

@@ -5,18 +5,20 @@
 import type { GatewayOptions } from "../model/gateway.js";
 import type { Db } from "../store/database.js";
 import { revisionOf } from "./revision.js";
-import { type UnitStatus, unitStatuses } from "./status.js";
+import { type StatusOptions, type UnitStatus, unitStatuses } from "./status.js";
 import { StoreBuilds } from "./store-builds.js";
 import { StoreDeployLog } from "./store-deploy-log.js";
 import { orgUnit, unitId } from "./units.js";
 
 /**
- * Every unit's status; a unit whose desired revision is not applied is `pending`. `soundsDir`
- * as the server's, so that music-on-hold files count as they do for its deploys.
+ * Every unit's status; a unit whose desired revision is not applied is `pending`; with
+ * `options.engineDir`, a unit whose files changed there since they were applied is drifted.
+ * `soundsDir` as the server's, so that music-on-hold files count as they do for its deploys.
  */
 export async function storeUnitStatuses(
   db: Db,
   gateway: GatewayOptions,
+  options: StatusOptions = {},
   soundsDir?: string,
 ): Promise<UnitStatus[]> {
   const builds = new StoreBuilds(
@@ -35,7 +37,7 @@ export async function storeUnitStatuses(
   }
   desired.set("gateway", revisionOf((await builds.gateway()).files));
   desired.set("top", revisionOf(await builds.topLevelFiles()));
-  const statuses = await unitStatuses(new StoreDeployLog(db), desired);
+  const statuses = await unitStatuses(new StoreDeployLog(db), desired, options);
   // An org that never had files and has none now (not active) is not pending.
   const empty = revisionOf([]);
   return statuses.map((s) =>

@@ -5,7 +5,7 @@
 // validateOrg rules as API saves before anything is written, and extensions are claimed in the
 // store's claim table as the API does. All or nothing per org; a dry run computes the same plan
 // and writes nothing.
-import { randomUUID } from "node:crypto";
+import type { OrgExtras } from "../model/org-extras.js";
 import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
 import { internationalDigits } from "../model/phone.js";
 import { validateOrg } from "../model/validate.js";
@@ -19,11 +19,25 @@ import { createOutboundRouteRepository } from "../store/outbound-route-repositor
 import { createQueueRepository } from "../store/queue-repository.js";
 import { createTrunkRepository } from "../store/trunk-repository.js";
 import { createUserRepository } from "../store/user-repository.js";
+import type { UrlPolicy } from "../webhooks/url-guard.js";
+import { planOrgExtras, writeOrgExtras } from "./apply-extras.js";
 import { numberForms } from "./dids.js";
 import { BadRequest, Conflict } from "./errors.js";
+import { trunkPasswordEnv } from "./export.js";
+import { canonical, type Matched, match } from "./matching.js";
+import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 import { digest, encrypt, hashSecret, newToken } from "./secrets.js";
 
-export type ResourceKind = "org" | "user" | "queue" | "ivr" | "did" | "trunk" | "outbound_route";
+export type ResourceKind =
+  | "org"
+  | "user"
+  | "queue"
+  | "ivr"
+  | "did"
+  | "trunk"
+  | "outbound_route"
+  | "webhook"
+  | "org_user";
 
 /** One change apply makes (or, in a dry run, would make). */
 export interface Change {
@@ -51,86 +65,28 @@ export interface ApplyOptions {
   /** Seals the org key of an org created by apply (the server key of the data dir). */
   serverKey: Buffer;
   now?: () => Date;
+  /** Which webhook targets are allowed (PBX_WEBHOOK_ALLOW_PRIVATE); default: public only. */
+  webhookUrlPolicy?: UrlPolicy;
 }
 
 /** The org file cannot be applied as it is (the org after the change would be invalid). */
 export class ApplyRefused extends BadRequest {}
 
-interface Matched<T> {
-  creates: T[];
-  updates: T[];
-  unchanged: T[];
-  /** In the store, not in the file. */
-  extra: T[];
-  /** Every file item in file order, with its stored id when it has one. */
-  inFileOrder: T[];
-}
-
-/** Stable JSON: keys sorted, undefined dropped, so equal content compares equal. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
-        )
-      : v,
-  );
-}
-
-/**
- * Pairs desired items with stored ones: by id first, then by natural key. A paired item takes
- * the stored id, so a file that leaves ids out updates rows instead of replacing them.
- */
-function match<T extends { id?: string }>(
-  stored: readonly T[],
-  desired: readonly T[],
-  key: (item: T) => string,
-): Matched<T> {
-  const byId = new Map(stored.map((item) => [item.id, item]));
-  const taken = new Set<T>();
-  const pairs: [T, T | undefined][] = desired.map((item) => {
-    const found = item.id !== undefined ? byId.get(item.id) : undefined;
-    if (found) taken.add(found);
-    return [item, found];
-  });
-  const byKey = new Map<string, T>();
-  for (const item of stored) if (!taken.has(item)) byKey.set(key(item), item);
-  const result: Matched<T> = {
-    creates: [],
-    updates: [],
-    unchanged: [],
-    extra: [],
-    inFileOrder: [],
-  };
-  for (const pair of pairs) {
-    if (pair[1]) continue;
-    const found = byKey.get(key(pair[0]));
-    if (found) {
-      taken.add(found);
-      byKey.delete(key(pair[0]));
-      pair[1] = found;
-    }
-  }
-  for (const [want, have] of pairs) {
-    if (!have) {
-      const created = { ...want, id: want.id ?? randomUUID() };
-      result.creates.push(created);
-      result.inFileOrder.push(created);
-      continue;
-    }
-    const next = { ...want, id: have.id };
-    result.inFileOrder.push(next);
-    if (canonical(next) === canonical(have)) result.unchanged.push(next);
-    else result.updates.push(next);
-  }
-  result.extra = stored.filter((item) => !taken.has(item));
-  return result;
-}
-
 /** What the store keeps of a user's SIP secret: the digest (password_env is resolved into it). */
 function storedUser(user: User): User {
   if (!user.sip?.md5_cred) return user;
   return { ...user, sip: { md5_cred: user.sip.md5_cred } };
+}
+
+/**
+ * A trunk as compared with the store. Export names a password the store holds itself by a derived
+ * variable (`trunkPasswordEnv`); a file naming exactly that variable says "the stored password",
+ * so export -> apply is not an update of every such trunk.
+ */
+function sameAsStoredPassword(state: OrgState, trunk: Trunk): Trunk {
+  if (trunk.password_env !== trunkPasswordEnv(state, trunk)) return trunk;
+  const { password_env: _derived, ...rest } = trunk;
+  return rest;
 }
 
 const didKey = (did: Did) => internationalDigits(did.number);
@@ -163,7 +119,7 @@ export async function applyOrgState(
 ): Promise<OrgApplyResult> {
   const prune = options.prune ?? false;
   const now = (options.now ?? (() => new Date()))().toISOString();
-  const desired: OrgState = { ...desiredInput, users: desiredInput.users.map(storedUser) };
+  let desired: OrgState = { ...desiredInput, users: desiredInput.users.map(storedUser) };
   const orgId = desired.org.id;
 
   return db.transaction().execute(async (trx) => {
@@ -180,6 +136,14 @@ export async function applyOrgState(
           trunks: [],
           outbound_routes: [],
         };
+    // A file without a slug keeps the org's (like any field it lacks); a new org gets one
+    // made from its name. A slug another org holds refuses the file.
+    if (desired.org.slug === undefined) {
+      const slug = existingRow?.slug ?? (await freeSlug(trx, slugFromName(desired.org.name)));
+      desired = { ...desired, org: { ...desired.org, slug } };
+    } else if (desired.org.slug !== existingRow?.slug) {
+      await assertSlugFree(trx, desired.org.slug, orgId);
+    }
     const plan = await makePlan(trx, stored, desired, prune);
     const problems = validateOrg(plan.state).filter((d) => d.severity === "error");
     if (problems.length > 0) {
@@ -190,6 +154,12 @@ export async function applyOrgState(
       );
     }
     const result = describe(plan, stored, !existingRow, prune);
+    const extras = await planOrgExtras(trx, orgId, desiredInput as OrgState & OrgExtras, {
+      prune,
+      urlPolicy: options.webhookUrlPolicy ?? { allowPrivate: false },
+    });
+    result.changes.push(...extras.changes);
+    result.kept.push(...extras.kept);
     if (options.dryRun) return result;
 
     if (!existingRow) {
@@ -225,6 +195,7 @@ export async function applyOrgState(
       });
     }
     await write(trx, orgId, plan, prune, now);
+    await writeOrgExtras(trx, orgId, extras, prune, now);
     return result;
   });
 }
@@ -238,7 +209,12 @@ async function makePlan(
   const users = match(stored.users, desired.users, (u) => u.extension);
   const queues = match(stored.queues, desired.queues, (q) => q.number);
   const ivrs = match(stored.ivrs, desired.ivrs, (i) => i.extension);
-  const trunks = match(stored.trunks, desired.trunks, (t) => t.name);
+  const trunks = match(
+    stored.trunks,
+    desired.trunks,
+    (t) => t.name,
+    (t) => sameAsStoredPassword(desired, t),
+  );
   const routes = match(stored.outbound_routes, desired.outbound_routes, (r) => r.name);
   const dids = match(stored.dids, desired.dids, didKey);
 

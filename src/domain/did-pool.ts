@@ -4,6 +4,7 @@
 // number is `available` again). The sentinel is `reserved` and can never be requested.
 import { randomUUID } from "node:crypto";
 import type { Did, RoutingEnvironment } from "../model/org-state.js";
+import { validateOrg } from "../model/validate.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
 import { createDidRepository } from "../store/did-repository.js";
 import {
@@ -292,4 +293,45 @@ export async function setDefaultDid(deps: DomainDeps, orgId: string, id: string)
   });
   deps.deployScheduler.scheduleDeploy(orgId);
   return didView(await findDid(deps, id));
+}
+
+/**
+ * `DELETE /dids/{id}`: the org releases a number back to the pool at once (no admin approval: the
+ * number leaves the org, it gains nothing). Refused with 409 when the org still relies on it (a
+ * user's outbound caller ID, say): the org as it would be must pass the same rules as any save.
+ * A released default hands the default to the org's lowest remaining number. The number becomes
+ * `available` and unrouted; the org's deploy (and so the gateway) is scheduled.
+ */
+export async function releaseDid(deps: DomainDeps, orgId: string, id: string): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    const row = await findOwnDid(trx, orgId, id);
+    const state = await loadOrgState(trx, orgId);
+    const remaining = state.dids.filter((did) => did.id !== id);
+    const problems = validateOrg({ ...state, dids: remaining }).filter(
+      (d) => d.severity === "error",
+    );
+    if (problems.length > 0) {
+      throw new Conflict(
+        `DID ${row.number} is still in use: ${problems.map((d) => `${d.path}: ${d.message}`).join("; ")}`,
+      );
+    }
+    const now = deps.clock().toISOString();
+    const repo = createDidRepository(trx);
+    await repo.update(
+      id,
+      {
+        org_id: null,
+        pool_status: "available",
+        is_default: 0,
+        routing_type: null,
+        routing_destination: null,
+      },
+      now,
+    );
+    const next = remaining
+      .filter((did) => did.pool_status === "assigned")
+      .sort((a, b) => (a.number < b.number ? -1 : 1))[0];
+    if (row.is_default === 1 && next?.id) await repo.update(next.id, { is_default: 1 }, now);
+  });
+  deps.deployScheduler.scheduleDeploy(orgId);
 }

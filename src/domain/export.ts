@@ -3,10 +3,15 @@
 // defaults included, with the store's ids, so nothing depends on derived values. No plaintext
 // secret is ever written: users carry `sip.md5_cred`, trunks `password_env: <NAME>` (a name
 // derived from the org and the trunk when the store holds the password itself).
+
 import { stringify } from "yaml";
+import type { OrgExtras } from "../model/org-extras.js";
 import type { OrgState, Trunk, User } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
+import { createOrgUserRepository } from "../store/org-user-repository.js";
+import { createWebhookRepository } from "../webhooks/webhook-repository.js";
+import { memberEntry, webhookEntry } from "./apply-extras.js";
 import { NotFound } from "./errors.js";
 
 export interface ExportedOrg {
@@ -81,6 +86,7 @@ export function renderOrgYaml(data: OrgState): string {
   const header = [
     `# ${data.org.name}: exported from the pbxctl store. Edit, then \`pbxctl apply\` this file.`,
     "# Secrets are references: users carry sip.md5_cred, trunks password_env (set it to apply).",
+    "# Not exported: API keys, the org key and secret, webhook signing secrets (set with the API).",
     "",
   ].join("\n");
   return header + stringify(data, { lineWidth: 0, aliasDuplicateObjects: false });
@@ -91,10 +97,19 @@ export async function exportOrg(db: Db, idOrSlug: string): Promise<ExportedOrg> 
   const orgId = await findOrgId(db, idOrSlug);
   const state = await loadOrgState(db, orgId);
   const { data, secretsNeeded } = exportState(state);
+  const [webhooks, members] = await Promise.all([
+    createWebhookRepository(db).listByOrg(orgId),
+    createOrgUserRepository(db).listByOrg(orgId),
+  ]);
+  const file: OrgState & OrgExtras = {
+    ...data,
+    webhooks: webhooks.map(webhookEntry),
+    org_users: members.map(memberEntry),
+  };
   return {
     orgId,
     fileName: `${state.org.slug ?? state.org.id}.yaml`,
-    yaml: renderOrgYaml(data),
+    yaml: renderOrgYaml(file),
     secretsNeeded,
   };
 }

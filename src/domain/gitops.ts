@@ -116,14 +116,17 @@ export interface AppliedDeploy {
   error?: string;
 }
 
-/** Deploys every org whose store content changed, then the gateway if DIDs moved. */
+/**
+ * Deploys every applied org, diff-aware (an org already live writes and reloads nothing, one
+ * saved but not live is brought live: an unchanged file still reconciles the engine), then the
+ * gateway if DIDs moved.
+ */
 export async function deployAppliedOrgs(
   deploys: Pick<StoreDeploys, "deployOrgNow" | "regenerateGateway">,
   results: readonly OrgApplyResult[],
 ): Promise<{ orgs: AppliedDeploy[]; gateway: DeployRecord | null }> {
   const orgs: AppliedDeploy[] = [];
   for (const result of results) {
-    if (result.changes.length === 0) continue;
     try {
       const outcome = await deploys.deployOrgNow(result.orgId);
       orgs.push({ orgId: result.orgId, record: outcome.record });

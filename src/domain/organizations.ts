@@ -1,5 +1,6 @@
 // Organizations: creation by an admin, the request/approval flow of signed-up people (SPEC.md §3),
 // own-org settings, suspension, and the org credential operations of §4.1.
+
 import { randomUUID } from "node:crypto";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
@@ -7,6 +8,7 @@ import type { OrganizationRow } from "../store/schema.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
+import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 import type { OrgPrincipal, PendingUserPrincipal } from "./principal.js";
 import { decrypt, digest, encrypt, hashSecret, newToken } from "./secrets.js";
 
@@ -40,6 +42,14 @@ export interface OrganizationRequestView {
 export interface SettingsPatch {
   recording_enabled?: boolean;
   max_concurrent_calls?: number;
+}
+
+/** The fields of an org its owner may change (`slug` must stay unique across orgs). */
+export interface OrganizationPatch {
+  name?: string;
+  type?: string;
+  slug?: string;
+  settings?: SettingsPatch;
 }
 
 export interface OrganizationInput {
@@ -94,10 +104,12 @@ async function insertOrganization(
   const apiKey = newToken("org_");
   const apiSecret = newToken("");
   const now = deps.clock().toISOString();
+  if (input.slug !== undefined) await assertSlugFree(deps.db, input.slug, null);
+  const slug = input.slug ?? (await freeSlug(deps.db, slugFromName(input.name)));
   const row = await createOrganizationRepository(deps.db).insert({
     id,
     name: input.name,
-    slug: input.slug ?? null,
+    slug,
     type: input.type ?? "production",
     status: state.status,
     context_prefix: contextPrefixOf(id),
@@ -158,10 +170,14 @@ export async function getOwnOrganization(
 async function applyUpdate(
   deps: DomainDeps,
   org: OrganizationRow,
-  patch: { name?: string; type?: string; status?: string; settings?: SettingsPatch },
+  patch: OrganizationPatch & { status?: string },
 ): Promise<OrganizationView> {
   const update: Partial<OrganizationRow> = { updated_at: deps.clock().toISOString() };
   if (patch.name !== undefined) update.name = patch.name;
+  if (patch.slug !== undefined && patch.slug !== org.slug) {
+    await assertSlugFree(deps.db, patch.slug, org.id);
+    update.slug = patch.slug;
+  }
   if (patch.type !== undefined) update.type = patch.type;
   if (patch.status !== undefined) update.status = patch.status;
   if (patch.settings?.recording_enabled !== undefined) {
@@ -185,7 +201,7 @@ export async function updateOwnOrganization(
   deps: DomainDeps,
   principal: OrgPrincipal,
   id: string,
-  patch: { name?: string; type?: string; settings?: SettingsPatch },
+  patch: OrganizationPatch,
 ): Promise<OrganizationView> {
   assertOwnOrg(principal, id);
   return applyUpdate(deps, await findOrg(deps, id), patch);
@@ -195,7 +211,7 @@ export async function updateOwnOrganization(
 export async function adminUpdateOrganization(
   deps: DomainDeps,
   id: string,
-  patch: { name?: string; type?: string; status?: string; settings?: SettingsPatch },
+  patch: OrganizationPatch & { status?: string },
 ): Promise<OrganizationView> {
   const org = await findOrg(deps, id);
   if (patch.status === "active" && org.request_status === "pending") {

@@ -1,6 +1,7 @@
 // Permissions: the 14 an `ak_` key may hold (SPEC.md §2) and the role-only ones that guard org
 // administration. Routes name the permission they need; the API's auth layer enforces it for
 // `ak_` keys and for user JWT roles. Org keys, org JWTs and the internal key have full org scope.
+import { MEMBER_ROLES } from "../model/org-extras.js";
 
 export const API_KEY_PERMISSIONS = [
   "calls.read",
@@ -32,7 +33,7 @@ export const ROLE_ONLY_PERMISSIONS = [
 export type ApiKeyPermission = (typeof API_KEY_PERMISSIONS)[number];
 export type Permission = ApiKeyPermission | (typeof ROLE_ONLY_PERMISSIONS)[number];
 
-export const ROLES = ["owner", "admin", "manager", "agent", "viewer"] as const;
+export const ROLES = MEMBER_ROLES;
 export type Role = (typeof ROLES)[number];
 
 const ALL: readonly Permission[] = [...API_KEY_PERMISSIONS, ...ROLE_ONLY_PERMISSIONS];

@@ -10,7 +10,7 @@ export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 export type TokenClaims =
   /** Org scope from org key + secret, or from the internal key. */
   | { typ: "org"; org_id: string }
-  /** Admin console; valid only on /admin/*. */
+  /** Admin console; valid only on the admin endpoints (src/api/admin-scope.ts). */
   | { typ: "admin"; sub: string }
   /** A platform user of an org (`sub` = org user id), or an admin impersonating the owner. */
   | { typ: "user"; org_id: string; sub: string; role: Role; impersonated_by?: string }

@@ -24,3 +24,14 @@ export function resolveEnginePaths(
     soundsDir: resolve(env.PBX_SOUNDS_DIR || join(dataDir, "sounds")),
   };
 }
+
+/**
+ * The store-less default (`./var/gitops-asterisk`): never `<data-dir>/asterisk`, the directory a
+ * server's store deploys into, so `pbxctl deploy` without `--etc` cannot overwrite a server's files.
+ */
+export const DEFAULT_GITOPS_ENGINE_DIR = "./var/gitops-asterisk";
+
+/** The engine directory of the store-less commands (deploy, status --etc, rollback). */
+export function resolveGitopsEngineDir(env: Readonly<Record<string, string | undefined>>): string {
+  return resolve(env.PBX_ASTERISK_DIR || DEFAULT_GITOPS_ENGINE_DIR);
+}

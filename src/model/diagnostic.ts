@@ -7,4 +7,6 @@ export interface Diagnostic {
   /** Where in the OrgState the problem is, e.g. `ivrs[1].options[0].action_destination`. */
   path: string;
   message: string;
+  /** What would be accepted, in words (the CLI shows it after the message; the API's §7 message stays exact). */
+  hint?: string;
 }

@@ -72,7 +72,11 @@ function loadParsed(
   const syntax: SourceDiagnostic[] = problems.map((p) => ({ ...p, file: source.file, path: "" }));
   if (hasErrors(syntax)) return { state: null, diagnostics: syntax, yaml };
 
-  const data = yamlData(yaml, OrgFileSchema);
+  const read = yamlData(yaml, OrgFileSchema);
+  if ("problem" in read) {
+    return { state: null, diagnostics: [{ ...read.problem, file: source.file, path: "" }], yaml };
+  }
+  const data = read.data;
   if (data === null || data === undefined) {
     const empty = { severity: "error" as const, path: "", message: "empty file: expected `org:`" };
     return { state: null, diagnostics: [...syntax, place(yaml, empty)], yaml };
@@ -255,7 +259,14 @@ function itemOf(path: string): string {
 
 function place(source: YamlSource, d: SchemaDiagnostic): SourceDiagnostic {
   const position = positionOf(source, d.path, { key: d.at === "key" });
-  return { severity: d.severity, path: d.path, message: d.message, file: source.file, ...position };
+  return {
+    severity: d.severity,
+    path: d.path,
+    message: d.message,
+    ...(d.hint ? { hint: d.hint } : {}),
+    file: source.file,
+    ...position,
+  };
 }
 
 function sortDiagnostics(diagnostics: SourceDiagnostic[]): SourceDiagnostic[] {

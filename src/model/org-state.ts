@@ -30,6 +30,8 @@ export const Extension = Type.String({ pattern: "^[0-9]{2,15}$", description: "d
 export const MOH_CLASS = "^[A-Za-z0-9_-]{1,40}$";
 /** An uploaded sound file's name (greeting or music on hold), without `.wav`. */
 export const MEDIA_FILE_NAME = "^[a-z0-9_-]{1,64}$";
+/** Passwords: printable ASCII, no spaces (they reach config files and SIP digests verbatim). */
+export const PRINTABLE_ASCII = "^[\\u0021-\\u007e]+$";
 /** A phone number as written by people: optional `+`, then 7-15 digits. */
 export const PhoneNumber = Type.String({ pattern: "^\\+?[0-9]{7,15}$" });
 export const Hex32 = Type.String({ pattern: "^[0-9a-f]{32}$" });
@@ -276,7 +278,7 @@ export const Trunk = Type.Object(
       default: null,
     }),
     password: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 128, pattern: "^[\\u0021-\\u007e]+$" }),
+      Type.String({ minLength: 1, maxLength: 128, pattern: PRINTABLE_ASCII }),
     ),
     password_env: Type.Optional(EnvName),
     registration: Type.Boolean({ default: false }),

@@ -4,6 +4,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { Diagnostic } from "./diagnostic.js";
 import { formatPath, type PathSegment, pointerSegments } from "./diagnostic-path.js";
+import { OrgExtrasProperties } from "./org-extras.js";
 import {
   ContextPrefix,
   DialPattern,
@@ -12,12 +13,15 @@ import {
   Extension,
   Hex32,
   Host,
+  HostOrRange,
   MEDIA_FILE_NAME,
   MOH_CLASS,
   Name,
+  ONE_LINE,
   Org,
   OrgStateSchema,
   PhoneNumber,
+  PRINTABLE_ASCII,
   Slug,
   TrunkName,
   Uuid,
@@ -25,7 +29,8 @@ import {
 
 /**
  * What an org file may hold: OrgState, except that `org.context_prefix` may be left out (it
- * defaults to `org_<id>_`). Derived from the shared schema, so the two cannot drift.
+ * defaults to `org_<id>_`), plus the optional webhooks and platform users (org-extras.ts).
+ * Derived from the shared schema, so the two cannot drift.
  */
 export const OrgFileSchema = Type.Object(
   {
@@ -34,6 +39,7 @@ export const OrgFileSchema = Type.Object(
       { ...Org.properties, context_prefix: Type.Optional(ContextPrefix) },
       { additionalProperties: false },
     ),
+    ...OrgExtrasProperties,
   },
   { additionalProperties: false, $id: "OrgFile" },
 );
@@ -64,7 +70,25 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   [ContextPrefix.pattern, "must start with a letter, hold letters, digits, _ or -, and end with _"],
   [DialPattern.pattern, "must be a dial pattern (_0X., _[2-9]XXXXXXXXX) or a literal number"],
   [Host.pattern, "must be a host name, an IPv4 address or an [IPv6] address"],
+  [HostOrRange.pattern, "must be a host name, an IP address or a CIDR range (10.0.0.0/8)"],
+  [ONE_LINE, "must be on one line (no control characters)"],
+  [PRINTABLE_ASCII, "must be printable ASCII, no spaces"],
+  ["^[A-Za-z0-9._+@-]{1,64}$", "must be 1-64 letters, digits or . _ + @ -"],
+  ["^[0-9*#+]{0,20}$", "must be at most 20 digits, * # or +"],
+  ["^[A-Za-z0-9-]{1,40}$", "must be 1-40 letters, digits or -"],
+  ["^[A-Za-z0-9_-]{1,60}$", "must be 1-60 letters, digits, _ or -"],
+  ["^[A-Za-z0-9_-]{1,64}$", "must be 1-64 letters, digits, _ or -"],
+  ["^greeting_ivr_[0-9a-fA-F-]{36}$", "must be greeting_ivr_ followed by the IVR's UUID"],
+  // API-only patterns (the length is checked separately there).
+  ["^[0-9]*$", "must be digits only"],
+  ["^[A-Za-z0-9-]*$", "must be letters, digits or - only"],
+  ["^[A-Za-z0-9_-]*$", "must be letters, digits, _ or - only"],
+  ["^[A-Za-z0-9_-]+$", "must be letters, digits, _ or - only"],
+  ["^[a-z0-9_-]{1,64}$", "must be 1-64 lowercase letters, digits, _ or -"],
 ]);
+
+/** Said of a value breaking a pattern that has no rule in words above: never the regex itself. */
+export const UNKNOWN_PATTERN_MESSAGE = "contains characters that are not allowed here";
 
 /** The plain-words rule behind one of the model's patterns, or undefined for another pattern. */
 export function patternMessage(pattern: string | undefined): string | undefined {
@@ -170,9 +194,7 @@ function describe(error: ErrorObject): SchemaDiagnostic {
       const known = patternMessage(schema?.pattern);
       const message =
         known ??
-        (schema?.description
-          ? `must match ${schema.description}`
-          : `must match pattern ${schema?.pattern}`);
+        (schema?.description ? `must match ${schema.description}` : UNKNOWN_PATTERN_MESSAGE);
       return { severity: "error", path: at(), message };
     }
     case "uniqueItems":

@@ -17,13 +17,18 @@ import { findDid, findIvr, findQueue, findTrunk, findUser, isUsableDid } from ".
 /** At most this many options per IVR menu (SPEC.md §8: one per digit 0-9, `*`, `#`). */
 export const MAX_IVR_OPTIONS = 12;
 
-type Report = (path: string, message: string, severity?: Diagnostic["severity"]) => void;
+type Report = (
+  path: string,
+  message: string,
+  severity?: Diagnostic["severity"],
+  hint?: string,
+) => void;
 
 /** Every semantic problem of the org, in a stable order (users, queues, IVRs, DIDs, trunks, routes). */
 export function validateOrg(state: OrgState): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
-  const report: Report = (path, message, severity = "error") => {
-    diagnostics.push({ severity, path, message });
+  const report: Report = (path, message, severity = "error", hint) => {
+    diagnostics.push(hint ? { severity, path, message, hint } : { severity, path, message });
   };
   checkExtensionsUnique(state, report);
   checkUsers(state, report);
@@ -156,7 +161,7 @@ function checkIvr(state: OrgState, ivr: Ivr, at: string, report: Report): void {
   ivr.options.forEach((option, j) => {
     const path = `${at}.options[${j}]`;
     if (!(IVR_DIGITS as readonly string[]).includes(option.digit)) {
-      report(`${path}.digit`, `Invalid digit: ${option.digit}`);
+      report(`${path}.digit`, `Invalid digit: ${option.digit}`, "error", "allowed: 0-9, * or #");
     } else {
       const first = digits.get(option.digit);
       if (first !== undefined) {
@@ -176,7 +181,12 @@ function checkOptionTarget(
 ): void {
   const type = option.action_type;
   if (!(ACTION_TYPES as readonly string[]).includes(type)) {
-    report(`${at}.action_type`, `Invalid action_type: ${type}`);
+    report(
+      `${at}.action_type`,
+      `Invalid action_type: ${type}`,
+      "error",
+      `allowed: ${ACTION_TYPES.join(", ")}`,
+    );
     return;
   }
   if (type === "hangup") return;

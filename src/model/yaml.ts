@@ -9,6 +9,7 @@ import {
   LineCounter,
   type Node,
   parseDocument,
+  visit,
 } from "yaml";
 import type { Diagnostic } from "./diagnostic.js";
 import { type PathSegment, parsePath } from "./diagnostic-path.js";
@@ -63,10 +64,39 @@ type SchemaLike = {
  * as a number keeps its source text: `extension: 1001` is "1001", and `number: +918065978001` or
  * `digit: 0` do not lose their `+` or leading zero.
  */
-export function yamlData(source: YamlSource, schema: object): unknown {
+export function yamlData(
+  source: YamlSource,
+  schema: object,
+): { data: unknown } | { problem: YamlSyntaxProblem } {
   keepNumbersAsText(source.doc.contents, schema as SchemaLike);
-  return source.doc.toJS({ maxAliasCount: 100 });
+  try {
+    return { data: source.doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
+  } catch (error) {
+    // The yaml library throws (a ReferenceError) on an alias bomb: aliases of aliases that would
+    // expand a small file into millions of nodes. Say so at the first alias, in words.
+    let alias: Node | undefined;
+    visit(source.doc, {
+      Alias(_key, node) {
+        alias = node;
+        return visit.BREAK;
+      },
+    });
+    const message = alias
+      ? `aliases (*name) expand to too many nodes (more than ${MAX_ALIAS_COUNT} per anchor); ` +
+        "write the repeated values out instead of nesting aliases"
+      : `the file cannot be read as data: ${(error as Error).message}`;
+    return {
+      problem: {
+        severity: "error",
+        message,
+        ...source.lineCounter.linePos(rangeStart(alias) ?? 0),
+      },
+    };
+  }
 }
+
+/** How often one anchor may be expanded; far above what an org file needs. */
+const MAX_ALIAS_COUNT = 100;
 
 function keepNumbersAsText(node: unknown, schema: SchemaLike | undefined): void {
   if (!schema) return;
@@ -146,6 +176,7 @@ export interface SourceDiagnostic extends Diagnostic, SourcePosition {
 /** `file:line:col path: message` (warnings say so after the path). */
 export function formatDiagnostic(d: SourceDiagnostic): string {
   const where = `${d.file}:${d.line}:${d.col}`;
-  const what = d.severity === "warning" ? `warning: ${d.message}` : d.message;
+  const message = d.hint ? `${d.message} (${d.hint})` : d.message;
+  const what = d.severity === "warning" ? `warning: ${message}` : message;
   return d.path === "" ? `${where}: ${what}` : `${where} ${d.path}: ${what}`;
 }

@@ -50,6 +50,17 @@ export function parseWebhookEvent(value: string): WebhookEvent {
 /** A non-empty, duplicate-free list of event types, in the order given. */
 export function parseWebhookEvents(values: readonly string[]): WebhookEvent[] {
   if (values.length === 0) throw new BadRequest("events must list at least one event type");
-  const events = values.map(parseWebhookEvent);
+  const events: WebhookEvent[] = [];
+  const problems: string[] = [];
+  for (const value of values) {
+    try {
+      events.push(parseWebhookEvent(value));
+    } catch (error) {
+      if (!(error instanceof BadRequest)) throw error;
+      if (!problems.includes(error.message)) problems.push(error.message);
+    }
+  }
+  // Every bad name at once, not the first of them.
+  if (problems.length > 0) throw new BadRequest(problems.join("; "));
   return [...new Set(events)];
 }

@@ -1,18 +1,12 @@
 // Which URLs a webhook may target. Only http(s); and unless PBX_WEBHOOK_ALLOW_PRIVATE=1, never
 // an address on a loopback, link-local, private, unique-local or otherwise non-public range
-// (SSRF guard). The check runs on every address the host resolves to, when the webhook is saved
-// and again when each connection is made (http-client.ts), so DNS rebinding does not slip by.
-import { lookup } from "node:dns/promises";
+// (SSRF guard). Saving a webhook checks what it can without the network (an IP literal, a
+// `localhost` name); a host name is resolved when each connection is made (http-client.ts), where
+// every address it resolves to is checked, so saving works offline and DNS rebinding does not
+// slip by.
 import { BlockList, isIP } from "node:net";
 import { BadRequest } from "../domain/errors.js";
 import { URL_MAX_LENGTH } from "./settings.js";
-
-/** Every address `host` resolves to. */
-export type HostResolver = (host: string) => Promise<string[]>;
-
-/** Resolves with the system resolver (node:dns `lookup`, all addresses). */
-export const systemResolver: HostResolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 const nonPublic = new BlockList();
 for (const [network, prefix] of [
@@ -54,11 +48,18 @@ export function isNonPublicAddress(address: string): boolean {
 
 export interface UrlPolicy {
   allowPrivate: boolean;
-  resolve?: HostResolver;
 }
 
+/** The refusal names the switch, so the operator of a private receiver knows what to set. */
 export const PRIVATE_TARGET_MESSAGE =
-  "url must not point to a loopback, link-local or private address";
+  "url must not point to a loopback, link-local or private address " +
+  "(the server allows them with PBX_WEBHOOK_ALLOW_PRIVATE=1)";
+
+/** RFC 6761: `localhost` and every name under it are loopback, whatever a resolver says. */
+function isLocalhostName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+}
 
 /** `raw` as a normalized http(s) URL a webhook may target, or a BadRequest saying why not. */
 export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<string> {
@@ -77,17 +78,10 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
   if (url.hostname === "") throw new BadRequest("url must name a host");
   if (!policy.allowPrivate) {
     const host = url.hostname.replace(/^\[|\]$/g, "");
-    let addresses: string[];
-    if (isIP(host)) addresses = [host];
-    else {
-      try {
-        addresses = await (policy.resolve ?? systemResolver)(host);
-      } catch {
-        throw new BadRequest(`url host cannot be resolved: ${host}`);
-      }
-      if (addresses.length === 0) throw new BadRequest(`url host cannot be resolved: ${host}`);
+    const loopbackName = isLocalhostName(host);
+    if (loopbackName || (isIP(host) && isNonPublicAddress(host))) {
+      throw new BadRequest(PRIVATE_TARGET_MESSAGE);
     }
-    if (addresses.some(isNonPublicAddress)) throw new BadRequest(PRIVATE_TARGET_MESSAGE);
   }
   return url.toString();
 }

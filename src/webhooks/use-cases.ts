@@ -154,6 +154,29 @@ async function requireWebhook(ctx: WebhookContext, orgId: string, id: string): P
   return row;
 }
 
+/**
+ * Runs each field's check and collects every refusal, so one request reports all its problems
+ * (an unreachable host no longer hides an invalid event name): one BadRequest, messages joined
+ * by "; ". Each check's value is returned when all passed.
+ */
+class Problems {
+  private readonly messages: string[] = [];
+
+  async check<T>(run: () => T | Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof BadRequest)) throw error;
+      this.messages.push(error.message);
+      return undefined as T; // never used: throwIfAny() throws first
+    }
+  }
+
+  throwIfAny(): void {
+    if (this.messages.length > 0) throw new BadRequest(this.messages.join("; "));
+  }
+}
+
 /** The org's webhooks, oldest first, secrets masked. */
 export async function listWebhooks(ctx: WebhookContext, orgId: string): Promise<WebhookView[]> {
   const rows = await createWebhookRepository(ctx.db).listByOrg(orgId);
@@ -169,9 +192,19 @@ export async function createWebhook(
   if (typeof input.url !== "string" || !Array.isArray(input.events)) {
     throw new BadRequest("url and events are required");
   }
-  const url = await checkWebhookUrl(input.url, ctx.urlPolicy);
-  const events = parseWebhookEvents(input.events);
-  const secret = input.secret == null ? null : checkSecret(input.secret);
+  const problems = new Problems();
+  const url = await problems.check(() => checkWebhookUrl(input.url, ctx.urlPolicy));
+  const events = await problems.check(() => parseWebhookEvents(input.events));
+  const secret = await problems.check(() =>
+    input.secret == null ? null : checkSecret(input.secret),
+  );
+  const retryCount = await problems.check(() =>
+    checkInteger("retry_count", input.retry_count ?? RETRY_COUNT.default, RETRY_COUNT),
+  );
+  const timeoutMs = await problems.check(() =>
+    checkInteger("timeout", input.timeout ?? TIMEOUT_MS.default, TIMEOUT_MS),
+  );
+  problems.throwIfAny();
   const now = ctx.clock().toISOString();
   const row: WebhookRow = {
     id: randomUUID(),
@@ -180,8 +213,8 @@ export async function createWebhook(
     events: JSON.stringify(events),
     secret: secret === null ? null : ctx.secrets.seal(secret),
     active: input.active === false ? 0 : 1,
-    retry_count: checkInteger("retry_count", input.retry_count ?? RETRY_COUNT.default, RETRY_COUNT),
-    timeout_ms: checkInteger("timeout", input.timeout ?? TIMEOUT_MS.default, TIMEOUT_MS),
+    retry_count: retryCount,
+    timeout_ms: timeoutMs,
     last_delivery: null,
     last_status: null,
     last_error: null,
@@ -216,17 +249,27 @@ export async function updateWebhook(
 ): Promise<WebhookView> {
   const current = await requireWebhook(ctx, orgId, id);
   const patch: WebhookPatch = {};
-  if (input.url !== undefined) patch.url = await checkWebhookUrl(input.url, ctx.urlPolicy);
-  if (input.events !== undefined) patch.events = JSON.stringify(parseWebhookEvents(input.events));
-  if (input.secret !== undefined) {
-    patch.secret = input.secret === null ? null : ctx.secrets.seal(checkSecret(input.secret));
+  const problems = new Problems();
+  const { url, events, secret, retry_count, timeout } = input;
+  if (url !== undefined)
+    patch.url = await problems.check(() => checkWebhookUrl(url, ctx.urlPolicy));
+  if (events !== undefined) {
+    patch.events = await problems.check(() => JSON.stringify(parseWebhookEvents(events)));
   }
-  if (input.retry_count !== undefined) {
-    patch.retry_count = checkInteger("retry_count", input.retry_count, RETRY_COUNT);
+  if (secret !== undefined) {
+    patch.secret = await problems.check(() =>
+      secret === null ? null : ctx.secrets.seal(checkSecret(secret)),
+    );
   }
-  if (input.timeout !== undefined) {
-    patch.timeout_ms = checkInteger("timeout", input.timeout, TIMEOUT_MS);
+  if (retry_count !== undefined) {
+    patch.retry_count = await problems.check(() =>
+      checkInteger("retry_count", retry_count, RETRY_COUNT),
+    );
   }
+  if (timeout !== undefined) {
+    patch.timeout_ms = await problems.check(() => checkInteger("timeout", timeout, TIMEOUT_MS));
+  }
+  problems.throwIfAny();
   const now = ctx.clock().toISOString();
   await ctx.db.transaction().execute(async (trx) => {
     const webhooks = createWebhookRepository(trx);

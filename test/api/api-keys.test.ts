@@ -1,7 +1,9 @@
 // `ak_` keys: shown once, listed without secrets, permissions enforced, revocation at once.
+
 import { Type } from "@sinclair/typebox";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { ADMIN_TOKEN_REFUSAL } from "../../src/api/admin-scope.js";
 import { orgCaller } from "../../src/api/principals.js";
 import { defineRoute } from "../../src/api/registry.js";
 import { allRoutes } from "../../src/api/routes/index.js";
@@ -162,7 +164,7 @@ test("an ak_ key of org A acts as org A only", async () => {
   expectError(
     await app.request("GET", "/api/v1/api-keys", { headers: bearer(await app.adminToken()) }),
     403,
-    "Admin tokens are only valid for /admin endpoints",
+    ADMIN_TOKEN_REFUSAL,
   );
 });
 

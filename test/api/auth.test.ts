@@ -1,7 +1,9 @@
 // Every org credential of SPEC.md §5 and each §7 message of §4.1/§5.
+
 import { SignJWT } from "jose";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { ADMIN_TOKEN_REFUSAL } from "../../src/api/admin-scope.js";
 import { bearer, expectError, INTERNAL_KEY, startTestApp, type TestApp } from "./helpers.js";
 
 let app: TestApp;
@@ -169,7 +171,7 @@ test("admin token is refused on org routes; org credentials are refused on admin
   expectError(
     await app.request("GET", own(), { headers: bearer(admin) }),
     403,
-    "Admin tokens are only valid for /admin endpoints",
+    ADMIN_TOKEN_REFUSAL,
   );
   expectError(
     await app.request("GET", "/api/v1/admin/organizations/pending", {

@@ -1,8 +1,10 @@
 // The DID pool end to end (SPEC.md §3): admin adds -> org requests -> admin approves -> the
 // org's first DID is its default -> set-default moves it in one transaction, also under
 // concurrency; rejection, admin updates, the reserved sentinel, roles and tenant isolation.
+
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { ADMIN_TOKEN_REFUSAL } from "../../src/api/admin-scope.js";
 import { createDidRepository } from "../../src/store/did-repository.js";
 import { addToPool, adminHeaders, assignFromPool, orgKey, type TestOrg } from "./dids-fixtures.js";
 import { bearer, expectError, startTestApp, type TestApp } from "./helpers.js";
@@ -264,7 +266,7 @@ test("admin endpoints refuse org credentials; org endpoints refuse admin tokens"
       headers: await adminHeaders(app),
     }),
     403,
-    "Admin tokens are only valid for /admin endpoints",
+    ADMIN_TOKEN_REFUSAL,
   );
   expectError(
     await app.request("POST", "/api/v1/did-pool/admin", {

@@ -44,4 +44,23 @@ test("bin/run.js validate: exit 0 on the examples, 1 with file:line:col and no s
   }
 });
 
+test("bin/run.js: an unknown command names the nearest one; completion is installed", () => {
+  const typo = pbxctl("deplyo", "orgs");
+  assert.is(typo.status, 127);
+  // oclif wraps long error lines behind a "›" margin: compare the words.
+  const words = (text: string) => text.replace(/[\s›]+/g, " ");
+  assert.match(words(typo.stderr), 'deplyo is not a pbxctl command. Did you mean "deploy"?');
+  const spaced = pbxctl("engine", "int");
+  assert.match(words(spaced.stderr), 'Did you mean "engine init"?');
+  const completion = pbxctl("autocomplete", "--help");
+  assert.is(completion.status, 0, completion.stderr);
+  assert.match(completion.stdout, "autocomplete");
+});
+
+test("bin/run.js: a usage error with --json is one {error} object on stdout", () => {
+  const usage = pbxctl("validate", "orgs", "--colour", "--json");
+  assert.is(usage.status, 2);
+  assert.equal(Object.keys(JSON.parse(usage.stdout)), ["error"]);
+});
+
 test.run();

@@ -15,10 +15,12 @@ import { loadOrgPaths } from "../../src/model/files.js";
 import { sipDigest } from "../../src/model/secrets.js";
 import { createDidRepository } from "../../src/store/did-repository.js";
 import { createIvrRepository } from "../../src/store/ivr-repository.js";
+import { createOrgUserRepository } from "../../src/store/org-user-repository.js";
 import { createOutboundRouteRepository } from "../../src/store/outbound-route-repository.js";
 import { createQueueRepository } from "../../src/store/queue-repository.js";
 import { createTrunkRepository } from "../../src/store/trunk-repository.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
+import { createWebhookRepository } from "../../src/webhooks/webhook-repository.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
 
@@ -159,10 +161,9 @@ test("export writes no plaintext secret, validates, and export -> apply -> expor
     await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
       const applied = await apply(dataDir, [file]);
       assert.is(applied.code, 0, applied.stderr + String(applied.error));
-      // The only change: the trunk now names the variable its password comes from.
-      assert.equal(applied.result!.orgs[0]!.changes, [
-        { kind: "trunk", action: "update", key: "carrier" },
-      ]);
+      // An untouched export changes nothing: the trunk's derived password_env means "the
+      // stored password" (issue 19, defect 10).
+      assert.equal(applied.result!.orgs[0]!.changes, [], "export -> apply is a no-op");
       assert.is(await exportText(dataDir), first, "round trip is byte-identical");
 
       const again = await apply(dataDir, [file]);
@@ -295,7 +296,7 @@ test("status reads the store: saved but not deployed is PENDING; after apply it 
     assert.is(after?.appliedRevision, before.desiredRevision, "what was saved is what is live");
     const text = await runCommand(Status, ["--data-dir", dataDir]);
     assert.not.match(text.stdout, /PENDING/, text.stdout);
-    assert.match(text.stdout, /applied [0-9a-f]{12}/);
+    assert.match(text.stdout, /^org:\S+\s+[0-9a-f]{12}\s/m, "the applied column shows a revision");
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -391,6 +392,91 @@ test("apply --changed-since applies only the org files changed since that revisi
   } finally {
     process.chdir(cwd);
     rmSync(repo, { recursive: true, force: true });
+  }
+});
+
+test("export writes webhooks (no secret) and platform users with roles; apply reconciles them", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    let store = await openDataStore({}, dataDir, { create: false });
+    const now = "2026-03-01T00:00:00.000Z";
+    await createWebhookRepository(store.db).insert({
+      id: "33333333-3333-4333-8333-333333333333",
+      org_id: ORG,
+      url: "https://hooks.example.com/pbx",
+      events: JSON.stringify(["call.ended"]),
+      secret: "sealed-secret-never-exported",
+      active: 1,
+      retry_count: 3,
+      timeout_ms: 4000,
+      last_delivery: null,
+      last_status: null,
+      last_error: null,
+      failure_count: 0,
+      failed_deliveries_in_row: 0,
+      deactivated_reason: null,
+      created_at: now,
+      updated_at: now,
+    });
+    await createOrgUserRepository(store.db).insert({
+      id: "44444444-4444-4444-8444-444444444444",
+      org_id: ORG,
+      email: "owner@acme.example",
+      subject: "idp|owner",
+      name: "Olive Owner",
+      role: "owner",
+      status: "active",
+      created_at: now,
+      updated_at: now,
+    });
+    await store.db.destroy();
+
+    const text = await exportText(dataDir);
+    assert.match(text, "url: https://hooks.example.com/pbx");
+    assert.match(text, "retry_count: 3");
+    assert.match(text, "email: owner@acme.example");
+    assert.match(text, "role: owner");
+    assert.not.match(text, "sealed-secret-never-exported");
+    assert.not.match(text, "secret:");
+    assert.not.match(text, "idp|owner", "the identity provider's subject is not configuration");
+    assert.match(text, "Not exported: API keys");
+
+    const file = join(dataDir, "acme.yaml");
+    const data = parse(text);
+    writeFileSync(file, text);
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const unchanged = await apply(dataDir, [file, "--no-deploy"]);
+      assert.is(unchanged.code, 0, unchanged.stderr + String(unchanged.error));
+      assert.equal(unchanged.result!.orgs[0]!.changes, [], "export -> apply is a no-op");
+
+      data.webhooks[0].events = ["call.ended", "call.answered"];
+      data.org_users.push({ email: "Viewer@Acme.example", name: null, role: "viewer" });
+      writeFileSync(file, stringify(data));
+      const changed = await apply(dataDir, [file, "--no-deploy"]);
+      assert.is(changed.code, 0, changed.stderr + String(changed.error));
+      assert.equal(changed.result!.orgs[0]!.changes, [
+        { kind: "webhook", action: "update", key: "https://hooks.example.com/pbx" },
+        { kind: "org_user", action: "create", key: "viewer@acme.example" },
+      ]);
+      const again = await exportText(dataDir);
+      assert.match(again, "- call.answered");
+      assert.match(again, "email: viewer@acme.example\n    name: null\n    role: viewer");
+
+      data.webhooks[0].events = ["call.exploded"];
+      writeFileSync(file, stringify(data));
+      const refused = await apply(dataDir, [file, "--no-deploy"]);
+      assert.is(refused.code, 1);
+      assert.match(
+        JSON.parse(refused.stdout).failures[0].error,
+        "webhooks[0]: Unknown event type: call.exploded",
+      );
+    });
+    store = await openDataStore({}, dataDir, { create: false });
+    const hooks = await createWebhookRepository(store.db).listByOrg(ORG);
+    assert.is(hooks[0]!.secret, "sealed-secret-never-exported", "apply keeps the stored secret");
+    await store.db.destroy();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
 

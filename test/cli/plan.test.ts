@@ -117,7 +117,9 @@ test("--base: the configuration change between a git revision and the working tr
 
   const unchanged = await runCommand(Plan, [orgs, "--base", "HEAD"]);
   assert.is(unchanged.code, 0, unchanged.stderr);
-  assert.match(unchanged.stdout, "No changes.");
+  assert.match(unchanged.stdout, "No changes between the org files at HEAD and the working tree");
+  assert.match(unchanged.stdout, "nothing to compare");
+  assert.not.match(unchanged.stdout, "up to date", "--base never reads the engine");
 
   await edit(join(orgs, "globex.yaml"), "penalty: 2", "penalty: 3");
   const changed = await runCommand(Plan, [orgs, "--base", "HEAD"]);

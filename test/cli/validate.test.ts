@@ -40,8 +40,9 @@ test("a broken file: every problem on stderr as file:line:col, exit 1", async ()
   );
   const out = await runCommand(Validate, [file]);
   assert.is(out.code, 1);
-  assert.equal(out.stderr.trim().split("\n"), [
-    `${file}:8:18 ivrs[0].options[0].digit: Invalid digit: x`,
+  const problems = out.stderr.split("\n").filter((line) => line.startsWith(file));
+  assert.equal(problems, [
+    `${file}:8:18 ivrs[0].options[0].digit: Invalid digit: x (allowed: 0-9, * or #)`,
     `${file}:9:61 ivrs[0].options[1].action_destination: no queue with number 2099`,
   ]);
   assert.match(out.stdout, "1 file(s): 2 error(s), 0 warning(s)");
@@ -97,6 +98,48 @@ test("a directory without org files is an error, not a silent pass", async () =>
   const out = await runCommand(Validate, [empty]);
   assert.is(out.code, 1);
   assert.match(out.error!.message, `no org files (*.yaml) in ${empty}`);
+});
+
+test("each problem shows its source line with a caret under the column; plain when piped", async () => {
+  const file = join(dir, "caret.yaml");
+  await writeFile(
+    file,
+    [
+      ...ORG,
+      "ivrs:",
+      "  - name: Main",
+      '    extension: "3000"',
+      "    options:",
+      '      - digit: "1"',
+      "        action_type: dance",
+      "",
+    ].join("\n"),
+  );
+  const out = await runCommand(Validate, [file]);
+  assert.is(out.code, 1);
+  const lines = out.stderr.split("\n");
+  const at = lines.findIndex((line) => line.startsWith(`${file}:9:22 `));
+  assert.ok(at >= 0, out.stderr);
+  assert.is(lines[at + 1], "  9 |         action_type: dance");
+  assert.is(lines[at + 2], "    |                      ^");
+  assert.not.match(out.stderr, "\u001b[", "no colour when stderr is not a terminal");
+});
+
+test("an alias bomb is reported at file:line:col with its source line", async () => {
+  const file = join(dir, "bomb.yaml");
+  const rows = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"];
+  for (let i = 1; i <= 5; i++)
+    rows.push(
+      `x${i}: &a${i} [${Array(9)
+        .fill(`*a${i - 1}`)
+        .join(", ")}]`,
+    );
+  await writeFile(file, [...ORG, ...rows, ""].join("\n"));
+  const out = await runCommand(Validate, [file]);
+  assert.is(out.code, 1);
+  assert.match(out.stderr, `${file}:5:10: aliases (*name) expand to too many nodes`);
+  assert.match(out.stderr, "  5 | x1: &a1 [*a0");
+  assert.not.match(out.stderr, "ReferenceError");
 });
 
 test.run();

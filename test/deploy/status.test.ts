@@ -2,7 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { runSteps } from "../../src/deploy/progress.js";
+import { progressMode, runSteps } from "../../src/deploy/progress.js";
 import { type OrgBuild, OrgDeployScheduler } from "../../src/deploy/scheduler.js";
 import { unitStatuses } from "../../src/deploy/status.js";
 import { orgUnit } from "../../src/deploy/units.js";
@@ -54,6 +54,13 @@ test("a deleted org's files are removed by the scheduler; deployNow runs at once
   } finally {
     await r.close();
   }
+});
+
+test("progress: a listr2 line on a terminal, nothing in --json or when piped", () => {
+  assert.is(progressMode(false, { isTTY: true }, {}), "tty");
+  assert.is(progressMode(true, { isTTY: true }, {}), "silent");
+  assert.is(progressMode(false, { isTTY: false }, {}), "silent");
+  assert.is(progressMode(false, {}, { PBX_PROGRESS: "plain" }), "plain");
 });
 
 test("progress in plain mode prints one line per step and per report", async () => {

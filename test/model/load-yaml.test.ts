@@ -48,8 +48,8 @@ test("a broken file reports every problem at once, each at its node's line:col",
     "orgs/acme.yaml:8:16 users[1].extension: Extension 1001 is already assigned to user 'Alice'",
     "orgs/acme.yaml:15:26 queues[0].timeout_destination: Phone number 12ab does not look like a valid number (need 7-15 digits)",
     "orgs/acme.yaml:22:29 ivrs[0].options[0].action_destination: no queue with number 2099",
-    "orgs/acme.yaml:23:16 ivrs[0].options[1].digit: Invalid digit: x",
-    "orgs/acme.yaml:24:22 ivrs[0].options[1].action_type: Invalid action_type: dance",
+    "orgs/acme.yaml:23:16 ivrs[0].options[1].digit: Invalid digit: x (allowed: 0-9, * or #)",
+    "orgs/acme.yaml:24:22 ivrs[0].options[1].action_type: Invalid action_type: dance (allowed: extension, queue, ivr, ai_agent, voicemail, callback, hangup)",
     // A missing key is reported at its parent (the option's mapping).
     "orgs/acme.yaml:25:9 ivrs[0].options[2].action_destination: action_destination required for action_type=extension",
     "orgs/acme.yaml:25:16 ivrs[0].options[2].digit: digit 1 is already used by options[0]",
@@ -189,3 +189,19 @@ test("orgs loaded together may not share an id, a context prefix or a DID", () =
 });
 
 test.run();
+
+test("an alias bomb is one positioned error in words, never a bare ReferenceError", () => {
+  const out = messages([
+    "org:", // 1
+    `  id: ${ORG}`, // 2
+    "  name: Acme", // 3
+    "x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]", // 4
+    "x1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]", // 5
+    "x2: &a2 [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]", // 6
+    "x3: &a3 [*a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2]", // 7
+    "x4: &a4 [*a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3]", // 8
+  ]);
+  assert.is(out.length, 1, out.join("\n"));
+  assert.match(out[0]!, /^orgs\/acme\.yaml:5:10: aliases \(\*name\) expand to too many nodes/);
+  assert.not.match(out[0]!, "ReferenceError");
+});

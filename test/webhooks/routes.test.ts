@@ -6,8 +6,10 @@ import * as assert from "uvu/assert";
 import { buildOpenApiDocument } from "../../src/api/openapi.js";
 import { allRoutes } from "../../src/api/routes/index.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
+import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { createNodeHttpClient } from "../../src/webhooks/http-client.js";
 import { sealWithKey } from "../../src/webhooks/secrets.js";
+import { PRIVATE_TARGET_MESSAGE } from "../../src/webhooks/url-guard.js";
 import { expectError, startTestApp } from "../api/helpers.js";
 import { startReceiver } from "./helpers.js";
 
@@ -33,8 +35,35 @@ test("CRUD, masking, org scope, SSRF guard and validation messages", async () =>
         body: { url: t.receiver.url, events: ["call.ended"] },
       }),
       400,
-      "url must not point to a loopback, link-local or private address",
+      PRIVATE_TARGET_MESSAGE,
     );
+    // Every problem of the request at once; a host name needs no DNS to be saved.
+    expectError(
+      await t.app.request("POST", "/api/v1/webhooks", {
+        headers: t.acme,
+        body: {
+          url: "https://hooks.example.invalid/pbx",
+          events: ["call.ended", "call.exploded", "ivr.dtmf"],
+        },
+      }),
+      400,
+      `Unknown event type: call.exploded (allowed: ${WEBHOOK_EVENTS.join(", ")}); ` +
+        "ivr.* events are not implemented",
+    );
+    expectError(
+      await t.app.request("POST", "/api/v1/webhooks", {
+        headers: t.acme,
+        body: { url: "http://127.0.0.1/x", events: ["ivr.dtmf"] },
+      }),
+      400,
+      `${PRIVATE_TARGET_MESSAGE}; ivr.* events are not implemented`,
+    );
+    const offline = await t.app.request("POST", "/api/v1/webhooks", {
+      headers: t.acme,
+      body: { url: "https://hooks.example.invalid/pbx", events: ["call.ended"] },
+    });
+    assert.is(offline.status, 201, offline.text);
+    await t.app.request("DELETE", `/api/v1/webhooks/${offline.body.id}`, { headers: t.acme });
     process.env.PBX_WEBHOOK_ALLOW_PRIVATE = "1";
     expectError(
       await t.app.request("POST", "/api/v1/webhooks", {

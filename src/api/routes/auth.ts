@@ -85,7 +85,8 @@ export const authRoutes = [
     method: "post",
     path: "/admin/auth",
     tag: "Authentication",
-    summary: "Admin login: a 24 h admin JWT, valid only on /admin/*",
+    summary:
+      "Admin login: a 24 h admin JWT, valid only on the admin endpoints (/admin/*, GET and POST /organizations, /did-pool/admin/*)",
     auth: "public",
     body: Type.Object({
       admin_username: Type.String({ minLength: 1 }),

@@ -2,6 +2,7 @@
 // Who: any org credential reads; changes need `org.manage` (org key, org JWT, internal key, or a
 // user JWT with the owner or admin role).
 import { Type } from "@sinclair/typebox";
+import { releaseDid } from "../../domain/did-pool.js";
 import { createDid, getDid, listDids, routeDid } from "../../domain/dids.js";
 import {
   DID_ROUTING_TYPES,
@@ -10,7 +11,7 @@ import {
   ROUTING_ENVIRONMENTS,
 } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
-import { defineRoute } from "../registry.js";
+import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
 
 export const RoutingType = Type.Union(DID_ROUTING_TYPES.map((t) => Type.Literal(t)));
@@ -124,5 +125,25 @@ export const didRoutes = [
     responses: { 200: { description: "The DID", schema: DidSchema } },
     handler: ({ deps, params, body, principal }) =>
       routeDid(deps, orgCaller(principal).orgId, params.id, body),
+  }),
+
+  defineRoute({
+    method: "delete",
+    path: "/dids/{id}",
+    tag: "DID Numbers",
+    summary: "Release a number back to the DID pool",
+    description:
+      "Immediate, no admin approval: the number leaves the org, becomes `available` in the pool " +
+      "and unrouted. 409 while the org still relies on it (a user's outbound caller ID, say). " +
+      "Releasing the default number makes the org's lowest remaining number the default. " +
+      "Schedules a deploy (the gateway stops routing the number to the org).",
+    auth: "org",
+    permission: "org.manage",
+    params: IdParams,
+    responses: { 204: { description: "Released" } },
+    handler: async ({ deps, params, principal }) => {
+      await releaseDid(deps, orgCaller(principal).orgId, params.id);
+      return reply(204);
+    },
   }),
 ];

@@ -14,7 +14,7 @@ import {
   requestOrganization,
   updateOwnOrganization,
 } from "../../domain/organizations.js";
-import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings } from "../../model/org-state.js";
+import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings, Slug } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -45,11 +45,21 @@ const SettingsPatch = Type.Object(
   { additionalProperties: false },
 );
 
+const OrgSlug = Type.String({
+  pattern: Slug.pattern,
+  description: "lowercase letters, digits and -, at most 63; unique (409 when another org has it)",
+});
+
 export const Organization = Type.Object(
   {
     id: UuidString,
     name: Type.String(),
-    slug: Nullable(Type.String()),
+    slug: Nullable(
+      Type.String({
+        description:
+          "unique short name (file names of `pbxctl export`); made from the name unless set",
+      }),
+    ),
     type: Type.String(),
     status: OrgStatus,
     context_prefix: Type.String({
@@ -103,7 +113,12 @@ export const organizationRoutes = [
     summary: "Create an active organization (admin); the key and secret are shown once",
     auth: "admin",
     body: Type.Object(
-      { name: OrgName, type: Type.Optional(OrgType), settings: Type.Optional(SettingsPatch) },
+      {
+        name: OrgName,
+        slug: Type.Optional(OrgSlug),
+        type: Type.Optional(OrgType),
+        settings: Type.Optional(SettingsPatch),
+      },
       { additionalProperties: false },
     ),
     responses: {
@@ -134,13 +149,14 @@ export const organizationRoutes = [
     method: "put",
     path: "/organizations/{id}",
     tag: "Organization Management",
-    summary: "Update the caller's own organization (name, type, settings)",
+    summary: "Update the caller's own organization (name, slug, type, settings)",
     auth: "org",
     permission: "org.manage",
     params: IdParams,
     body: Type.Object(
       {
         name: Type.Optional(OrgName),
+        slug: Type.Optional(OrgSlug),
         type: Type.Optional(OrgType),
         settings: Type.Optional(SettingsPatch),
       },
@@ -282,6 +298,7 @@ export const organizationRoutes = [
     body: Type.Object(
       {
         name: Type.Optional(OrgName),
+        slug: Type.Optional(OrgSlug),
         type: Type.Optional(OrgType),
         status: Type.Optional(
           Type.Union([Type.Literal("active"), Type.Literal("suspended"), Type.Literal("inactive")]),

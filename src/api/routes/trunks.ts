@@ -10,7 +10,7 @@ import {
   listTrunks,
   updateTrunk,
 } from "../../domain/trunks.js";
-import { boundsOf, CODECS, Trunk } from "../../model/org-state.js";
+import { boundsOf, CODECS, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
@@ -36,7 +36,7 @@ const TrunkSchema = Type.Object(
 const Password = Type.String({
   minLength: 1,
   maxLength: 128,
-  pattern: "^[\\u0021-\\u007e]+$",
+  pattern: PRINTABLE_ASCII,
   description: "write-only; printable ASCII without spaces",
 });
 

@@ -14,7 +14,7 @@ import {
   type UserInput,
   updateUser,
 } from "../../domain/users.js";
-import { User as UserModel } from "../../model/org-state.js";
+import { PRINTABLE_ASCII, User as UserModel } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { ErrorBody, IdParams, UuidString } from "../schemas.js";
@@ -31,7 +31,7 @@ function noDefault<T extends TSchema>(schema: T): T {
 const SipPassword = Type.String({
   minLength: 8,
   maxLength: 128,
-  pattern: "^[\\u0021-\\u007e]+$",
+  pattern: PRINTABLE_ASCII,
   description: "printable ASCII without spaces, 8-128 characters; generated when omitted",
 });
 

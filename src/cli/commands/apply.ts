@@ -73,7 +73,8 @@ export default class Apply extends PbxCommand {
     deploy: Flags.boolean({
       default: true,
       allowNo: true,
-      summary: "Deploy the changed orgs into the engine directory (--no-deploy: store only).",
+      summary:
+        "Deploy the applied orgs (diff-aware) into the engine directory (--no-deploy: store only).",
     }),
     engine: Flags.option({
       options: ENGINE_KINDS,
@@ -117,8 +118,9 @@ export default class Apply extends PbxCommand {
       const outcome: ApplyCommandResult = { dryRun, files, orgs: results, failures, gateway: null };
       if (!this.jsonEnabled()) this.printPlan(outcome);
 
-      const changed = results.filter((r) => r.changes.length > 0);
-      if (!dryRun && flags.deploy && changed.length > 0) {
+      // Unchanged orgs are deployed too (diff-aware, so a no-op when live): an org saved but
+      // not live yet is brought live by applying its unchanged file.
+      if (!dryRun && flags.deploy && results.length > 0) {
         await this.deploy(outcome, store, flags.engine);
       }
       const deployFailed = outcome.orgs.some(
@@ -159,7 +161,7 @@ export default class Apply extends PbxCommand {
               ...(entry.record.error ? { error: entry.record.error } : {}),
             }
           : { result: "failed", revision: "", reloads: [], error: entry.error ?? "not deployed" };
-        if (!this.jsonEnabled()) {
+        if (!this.jsonEnabled() && org.deploy.result !== "unchanged") {
           const d = org.deploy;
           this.log(
             `deployed ${org.name}: ${d.result} ${d.revision.slice(0, 12)}` +

@@ -1,5 +1,7 @@
 import { Flags } from "@oclif/core";
 import { CompileRefused, compileToDirectory } from "../../deploy/compile-to-directory.js";
+import { progressMode, runSteps } from "../../deploy/progress.js";
+import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
 import { loadValidOrgs } from "../lib/load.js";
@@ -30,18 +32,38 @@ export default class Compile extends PbxCommand {
 
   async run(): Promise<CompileCommandResult> {
     const { argv, flags } = await this.parse(Compile);
-    const orgs = await loadValidOrgs(argv as string[], process.env, (r) =>
-      this.printDiagnostics(r.diagnostics),
-    );
     const includeRoot = flags["include-root"];
-    const { files: written, warnings } = await compileToDirectory(
-      orgs.map((o) => o.state),
-      gatewayOf(flags),
-      flags.out,
-      includeRoot === undefined ? {} : { includeRoot },
-    ).catch((error: unknown) => {
-      throw error instanceof CompileRefused ? new CommandFailure(error.message) : error;
-    });
+    let orgs: LoadedOrg[] = [];
+    let compiled!: Awaited<ReturnType<typeof compileToDirectory>>;
+    await runSteps(
+      [
+        {
+          title: `Load org files from ${(argv as string[]).join(" ")}`,
+          run: async () => {
+            orgs = await loadValidOrgs(argv as string[], process.env, (r) =>
+              this.printDiagnostics(r.diagnostics),
+            );
+            return `Loaded ${orgs.length} org(s)`;
+          },
+        },
+        {
+          title: `Compile into ${flags.out}`,
+          run: async () => {
+            compiled = await compileToDirectory(
+              orgs.map((o) => o.state),
+              gatewayOf(flags),
+              flags.out,
+              includeRoot === undefined ? {} : { includeRoot },
+            ).catch((error: unknown) => {
+              throw error instanceof CompileRefused ? new CommandFailure(error.message) : error;
+            });
+            return `Compiled ${compiled.files.length} file(s)`;
+          },
+        },
+      ],
+      progressMode(this.jsonEnabled()),
+    );
+    const { files: written, warnings } = compiled;
     for (const w of warnings) this.warn(`${w.path}: ${w.message}`);
     const bytes = written.reduce((sum, f) => sum + f.bytes, 0);
     this.log(

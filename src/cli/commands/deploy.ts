@@ -1,17 +1,16 @@
+import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
 import type { CompiledFile } from "../../compiler/types.js";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
 import { Deployer } from "../../deploy/deployer.js";
+import { foreignOwnerReason } from "../../deploy/ownership.js";
 import { progressMode, runSteps } from "../../deploy/progress.js";
 import { deployTree, type TreeDeployResult } from "../../deploy/tree.js";
-import {
-  createEngineTarget,
-  ENGINE_KINDS,
-  EngineConfigError,
-  resolveEnginePaths,
-} from "../../engine/index.js";
+import { createEngineTarget, ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
+import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { colourEnabled, painter } from "../lib/colour.js";
 import { compileTree } from "../lib/compiled-tree.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { gatewayFlags, orgPathsArgs } from "../lib/flags.js";
@@ -46,7 +45,10 @@ export default class Deploy extends PbxCommand {
     "unit (an org, the gateway, the include files): only files whose content changed are written " +
     "(atomically), and only the engine modules whose files changed are reloaded, one reload at a " +
     "time. Pass every org file (a directory): the include files list exactly the orgs given. " +
-    "Exit 1 when a unit failed.";
+    "Exit 1 when a unit failed.\n\n" +
+    "A directory a server's store deploys into (`pbxctl serve`, `pbxctl apply`), or one holding " +
+    "engine files no pbxctl deploy recorded, is refused with the owner's name unless --force is " +
+    "given: two sources of truth in one directory overwrite each other's orgs.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs --etc /etc/asterisk/pbxctl --engine ami",
     "<%= config.bin %> <%= command.id %> orgs --etc ./var/asterisk --prune --json",
@@ -56,7 +58,11 @@ export default class Deploy extends PbxCommand {
   static override flags = {
     etc: Flags.directory({
       summary:
-        "Engine config directory to deploy into [default: PBX_ASTERISK_DIR or ./var/asterisk].",
+        "Engine config directory to deploy into [default: PBX_ASTERISK_DIR or ./var/gitops-asterisk].",
+    }),
+    force: Flags.boolean({
+      default: false,
+      summary: "Deploy even into a directory a server's store (or another source) owns.",
     }),
     engine: Flags.option({
       options: ENGINE_KINDS,
@@ -74,7 +80,14 @@ export default class Deploy extends PbxCommand {
 
   async run(): Promise<DeployCommandResult> {
     const { argv, flags } = await this.parse(Deploy);
-    const etc = flags.etc ?? resolveEnginePaths(process.env).asteriskDir;
+    const etc = resolve(flags.etc ?? resolveGitopsEngineDir(process.env));
+    const foreign = await foreignOwnerReason(etc, { kind: "files" });
+    if (foreign && !flags.force) {
+      throw new CommandFailure(
+        `${foreign}; deploying YAML here would overwrite its files. Deploy into another ` +
+          "directory (--etc) or pass --force to overwrite anyway.",
+      );
+    }
     let target: ReturnType<typeof createEngineTarget>;
     try {
       target = createEngineTarget(process.env, flags.engine, { actionTimeoutMs: 15_000 });
@@ -82,7 +95,13 @@ export default class Deploy extends PbxCommand {
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
       throw error;
     }
-    const deployer = new Deployer({ engineDir: etc, target, log: new FileDeployLog(etc) });
+    const deployer = new Deployer({
+      engineDir: etc,
+      target,
+      log: new FileDeployLog(etc),
+      // A forced deploy leaves the owner's record alone: the directory is still its.
+      ...(foreign ? {} : { owner: { kind: "files" as const } }),
+    });
     let orgs: LoadedOrg[] = [];
     let files: CompiledFile[] = [];
     let result: TreeDeployResult | undefined;
@@ -141,16 +160,18 @@ export default class Deploy extends PbxCommand {
       );
       return;
     }
+    const paint = painter(colourEnabled());
     for (const unit of result.changed) {
       const files = [
         ...unit.filesWritten.map((f) => `+${f}`),
         ...unit.filesRemoved.map((f) => `-${f}`),
       ];
-      this.log(`${unit.unit}: ${unit.result} ${unit.revision.slice(0, 12)}`);
+      const shown = paint(unit.result === "failed" ? "red" : "green", unit.result);
+      this.log(`${unit.unit}: ${shown} ${unit.revision.slice(0, 12)}`);
       if (files.length > 0) this.log(`  files: ${files.join(" ")}`);
       if (unit.reloads.length > 0) this.log(`  reloads: ${unit.reloads.join(", ")}`);
       if (unit.health) this.log(`  engine: ${unit.health}`);
-      if (unit.error) this.log(`  error: ${unit.error}`);
+      if (unit.error) this.log(paint("red", `  error: ${unit.error}`));
     }
     this.log(
       `${result.changed.length} of ${result.units} unit(s) changed, ${result.failed} failed, ` +

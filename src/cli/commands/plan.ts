@@ -66,7 +66,16 @@ export default class Plan extends PbxCommand {
       before = await readManagedTree(flags.against!);
     }
     const plan = planTrees(before, after);
-    if (!this.jsonEnabled()) this.log(formatPlan(plan));
+    if (!this.jsonEnabled()) {
+      // --base compares two revisions of the YAML, never the engine: "up to date" would claim
+      // something about the engine that was not looked at.
+      this.log(
+        !plan.changed && flags.base !== undefined
+          ? `No changes between the org files at ${flags.base} and the working tree: nothing to ` +
+              "compare. (The engine was not read; --against <engine dir> shows what a deploy would change.)"
+          : formatPlan(plan),
+      );
+    }
     return this.finish(plan, plan.changed ? ExitCode.usageOrChanges : ExitCode.ok);
   }
 

@@ -1,13 +1,13 @@
+import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
-import { FileDeployLog } from "../../deploy/deploy-log.js";
+import { type DeployLog, FileDeployLog } from "../../deploy/deploy-log.js";
 import { Deployer, NoPreviousVersionError } from "../../deploy/deployer.js";
+import { foreignOwnerReason, readOwner } from "../../deploy/ownership.js";
+import { StoreDeployLog } from "../../deploy/store-deploy-log.js";
 import { InvalidDeployPathError, orgUnit } from "../../deploy/units.js";
-import {
-  createEngineTarget,
-  ENGINE_KINDS,
-  EngineConfigError,
-  resolveEnginePaths,
-} from "../../engine/index.js";
+import { type DataStore, NoStoreError, openDataStore } from "../../domain/gitops.js";
+import { createEngineTarget, ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
+import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 
@@ -26,7 +26,11 @@ export default class Rollback extends PbxCommand {
   static override description =
     "Before a deploy replaces files the engine had loaded, pbxctl keeps them " +
     "(.pbxctl/previous/ in the engine directory). Rollback deploys them back, diff-aware like any " +
-    "deploy. Exit 1 when there is nothing to roll back to or the reload failed.";
+    "deploy. The rollback is recorded where the directory's owner keeps its deploy log (a " +
+    "server's store, or .pbxctl/ for `pbxctl deploy`), so `pbxctl status` shows the restored " +
+    "revision as applied and the newer one as PENDING. A directory holding engine files no " +
+    "pbxctl deploy recorded is refused unless --force is given. Exit 1 when there is nothing to " +
+    "roll back to or the reload failed.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> --org org_2f6c1e0a-0000-4000-8000-000000000001_ --etc /etc/asterisk/pbxctl --engine ami",
   ];
@@ -36,7 +40,11 @@ export default class Rollback extends PbxCommand {
       summary: "The org's context prefix (its directory under orgs/).",
     }),
     etc: Flags.directory({
-      summary: "Engine config directory [default: PBX_ASTERISK_DIR or ./var/asterisk].",
+      summary: "Engine config directory [default: PBX_ASTERISK_DIR or ./var/gitops-asterisk].",
+    }),
+    force: Flags.boolean({
+      default: false,
+      summary: "Roll back even in a directory holding files no pbxctl deploy recorded.",
     }),
     engine: Flags.option({
       options: ENGINE_KINDS,
@@ -48,16 +56,32 @@ export default class Rollback extends PbxCommand {
 
   async run(): Promise<RollbackCommandResult> {
     const { flags } = await this.parse(Rollback);
-    const etc = flags.etc ?? resolveEnginePaths(process.env).asteriskDir;
+    const etc = resolve(flags.etc ?? resolveGitopsEngineDir(process.env));
+    const owner = await readOwner(etc);
+    if (owner?.kind !== "store" && !flags.force) {
+      const foreign = await foreignOwnerReason(etc, { kind: "files" });
+      if (foreign) throw new CommandFailure(`${foreign}; pass --force to roll back anyway.`);
+    }
+    let store: DataStore | null = null;
+    if (owner?.kind === "store") {
+      store = await openDataStore(process.env, owner.dataDir, { create: false }).catch(
+        (error: unknown) => {
+          if (error instanceof NoStoreError) throw new CommandFailure(error.message);
+          throw error;
+        },
+      );
+    }
+    const log: DeployLog = store ? new StoreDeployLog(store.db) : new FileDeployLog(etc);
     let target: ReturnType<typeof createEngineTarget>;
     try {
       target = createEngineTarget(process.env, flags.engine);
     } catch (error) {
+      await store?.db.destroy();
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
       throw error;
     }
     try {
-      const deployer = new Deployer({ engineDir: etc, target, log: new FileDeployLog(etc) });
+      const deployer = new Deployer({ engineDir: etc, target, log });
       const record = await deployer.rollback(orgUnit(flags.org));
       const result: RollbackCommandResult = {
         unit: record.unit,
@@ -88,6 +112,7 @@ export default class Rollback extends PbxCommand {
       throw error;
     } finally {
       await target.close();
+      await store?.db.destroy();
     }
   }
 }

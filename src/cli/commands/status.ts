@@ -7,13 +7,18 @@ import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
 import { storeUnitStatuses } from "../../deploy/store-status.js";
 import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import { resolveEnginePaths } from "../../engine/index.js";
+import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { colourEnabled, painter } from "../lib/colour.js";
+import { statusTable } from "../lib/status-table.js";
 
 export interface StatusCommandResult {
   /** `store`: the server's data directory; `files`: the deploy log of an engine directory. */
   source: "store" | "files";
   /** The data directory (store) or the engine directory (files) read. */
   from: string;
+  /** The engine directory whose files were checked for drift. */
+  engineDir: string;
   units: UnitStatus[];
 }
 
@@ -24,7 +29,10 @@ export default class Status extends PbxCommand {
     "For each unit (org, gateway, top-level include files): the desired revision (what the " +
     "configuration compiles to now), the applied revision (what the engine last loaded " +
     "successfully), the last deploy (when, result, reloads) and the engine's health after it. A " +
-    "unit whose desired revision is not the applied one is marked PENDING (saved but not live).\n\n" +
+    "unit whose desired revision is not the applied one is marked PENDING (saved but not live); " +
+    "a unit whose files on disk are not those the engine loaded (content hash per file) is marked " +
+    "DRIFTED, with the files concerned. A file whose size, mtime and inode match the stamp taken " +
+    "when pbxctl wrote it is not re-read unless --refresh is given.\n\n" +
     "Where it reads: with --data-dir, or when the data directory (PBX_DATA_DIR, default ./var) " +
     "holds a store and --etc is not given, the server's store (desired revisions compiled from " +
     "it); otherwise the deploy log (.pbxctl/) of the engine directory written by `pbxctl deploy`.";
@@ -36,11 +44,16 @@ export default class Status extends PbxCommand {
   static override flags = {
     etc: Flags.directory({
       summary:
-        "Engine config directory of `pbxctl deploy` [default: PBX_ASTERISK_DIR or ./var/asterisk].",
+        "Engine config directory of `pbxctl deploy` [default: PBX_ASTERISK_DIR or ./var/gitops-asterisk].",
       exclusive: ["data-dir"],
     }),
     "data-dir": Flags.directory({
       summary: "Data directory holding the server's store (env PBX_DATA_DIR, default ./var).",
+    }),
+    refresh: Flags.boolean({
+      default: false,
+      summary:
+        "Re-read and hash every deployed file, even those whose size and mtime are unchanged.",
     }),
   };
 
@@ -50,15 +63,21 @@ export default class Status extends PbxCommand {
     const useStore =
       flags["data-dir"] !== undefined ||
       (flags.etc === undefined && existsSync(join(dataDir, "pbx.db")));
-    const result = useStore ? await this.fromStore(dataDir) : await this.fromFiles(flags.etc);
+    const options = { refresh: flags.refresh };
+    const result = useStore
+      ? await this.fromStore(dataDir, options)
+      : await this.fromFiles(flags.etc, options);
     if (!this.jsonEnabled()) {
       if (result.units.length === 0) this.log(`no deploys recorded in ${result.from}`);
-      for (const unit of result.units) this.log(formatStatus(unit));
+      else for (const line of statusTable(result.units, painter(colourEnabled()))) this.log(line);
     }
     return result;
   }
 
-  private async fromStore(dataDir: string): Promise<StatusCommandResult> {
+  private async fromStore(
+    dataDir: string,
+    options: { refresh: boolean },
+  ): Promise<StatusCommandResult> {
     const store = await openDataStore(process.env, dataDir, { create: false }).catch(
       (error: unknown) => {
         if (error instanceof NoStoreError) throw new CommandFailure(error.message);
@@ -66,31 +85,29 @@ export default class Status extends PbxCommand {
       },
     );
     try {
+      const paths = resolveEnginePaths(process.env, store.dataDir);
+      const engineDir = paths.asteriskDir;
       const units = await storeUnitStatuses(
         store.db,
         gatewayOptionsFrom(process.env),
-        resolveEnginePaths(process.env, store.dataDir).soundsDir,
+        { ...options, engineDir },
+        paths.soundsDir,
       );
-      return { source: "store", from: store.dataDir, units };
+      return { source: "store", from: store.dataDir, engineDir, units };
     } finally {
       await store.db.destroy();
     }
   }
 
-  private async fromFiles(etcFlag: string | undefined): Promise<StatusCommandResult> {
-    const etc = etcFlag ?? resolveEnginePaths(process.env).asteriskDir;
-    return { source: "files", from: etc, units: await unitStatuses(new FileDeployLog(etc)) };
+  private async fromFiles(
+    etcFlag: string | undefined,
+    options: { refresh: boolean },
+  ): Promise<StatusCommandResult> {
+    const etc = resolve(etcFlag ?? resolveGitopsEngineDir(process.env));
+    const units = await unitStatuses(new FileDeployLog(etc), new Map(), {
+      ...options,
+      engineDir: etc,
+    });
+    return { source: "files", from: etc, engineDir: etc, units };
   }
-}
-
-function formatStatus(unit: UnitStatus): string {
-  const applied = unit.appliedRevision ? unit.appliedRevision.slice(0, 12) : "(none)";
-  const last = unit.lastDeploy;
-  const parts = [unit.unit.padEnd(24), `applied ${applied}`];
-  if (last) parts.push(`last ${last.result} ${last.at} (${last.trigger})`);
-  if (unit.health) parts.push(`engine ${unit.health.status}`);
-  if (unit.pending)
-    parts.push(`PENDING ${(unit.desiredRevision ?? last?.revision ?? "").slice(0, 12)} not live`);
-  if (last?.error) parts.push(`error: ${last.error}`);
-  return parts.join("  ");
 }

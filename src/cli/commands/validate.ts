@@ -1,3 +1,4 @@
+import { progressMode, runSteps } from "../../deploy/progress.js";
 import type { SourceDiagnostic } from "../../model/files.js";
 import { orgFilePaths } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
@@ -29,7 +30,19 @@ export default class Validate extends PbxCommand {
     const paths = argv as string[];
     const files = await orgFilePaths(paths);
     if (files.length === 0) throw new CommandFailure(`no org files (*.yaml) in ${paths.join(" ")}`);
-    const loaded = await loadOrgPathsInParallel(files, process.env);
+    let loaded!: Awaited<ReturnType<typeof loadOrgPathsInParallel>>;
+    await runSteps(
+      [
+        {
+          title: `Check ${files.length} org file(s)`,
+          run: async () => {
+            loaded = await loadOrgPathsInParallel(files, process.env);
+            return `Checked ${files.length} org file(s)`;
+          },
+        },
+      ],
+      progressMode(this.jsonEnabled()),
+    );
     const result = { files, ...countProblems(loaded), diagnostics: loaded.diagnostics };
     this.printDiagnostics(loaded.diagnostics);
     if (!this.jsonEnabled()) {

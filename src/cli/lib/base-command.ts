@@ -3,7 +3,9 @@
 import { Command, Errors } from "@oclif/core";
 import type { SourceDiagnostic } from "../../model/files.js";
 import { formatDiagnostic, OrgFileError } from "../../model/files.js";
+import { colourEnabled, painter } from "./colour.js";
 import { ExitCode } from "./exit-codes.js";
+import { diskSources, sourceSnippet } from "./source-snippet.js";
 
 /** A problem the user can fix (bad input, unreadable path, refused compile): exit 1, one line. */
 export class CommandFailure extends Error {
@@ -13,10 +15,22 @@ export class CommandFailure extends Error {
 export abstract class PbxCommand extends Command {
   static override enableJsonFlag = true;
 
-  /** Prints problems to stderr, one `file:line:col path: message` per line (not in --json mode). */
+  /**
+   * Prints problems to stderr (not in --json mode): `file:line:col path: message`, then the
+   * source line with a caret under the column when the file can be read.
+   */
   protected printDiagnostics(diagnostics: readonly SourceDiagnostic[]): void {
     if (this.jsonEnabled()) return;
-    for (const d of diagnostics) this.logToStderr(formatDiagnostic(d));
+    const paint = painter(colourEnabled(process.stderr));
+    const sources = diskSources();
+    for (const d of diagnostics) {
+      const text = formatDiagnostic(d);
+      this.logToStderr(paint(d.severity === "error" ? "red" : "yellow", text));
+      const source = sources(d.file);
+      if (source !== undefined) {
+        for (const line of sourceSnippet(source, d.line, d.col, paint)) this.logToStderr(line);
+      }
+    }
   }
 
   /**
@@ -27,6 +41,15 @@ export abstract class PbxCommand extends Command {
     if (code === ExitCode.ok) return result;
     if (this.jsonEnabled()) this.logJson(result);
     return this.exit(code) as never;
+  }
+
+  /**
+   * The --json form of a failure: `{"error": "<message>"}`, nothing else. oclif's default spreads
+   * the error's own properties, which for a usage error is the parser's whole state (the command
+   * definition, package.json): hundreds of lines no script can use.
+   */
+  override toErrorJson(err: unknown): { error: string } {
+    return { error: err instanceof Error ? err.message : String(err) };
   }
 
   protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
