@@ -84,7 +84,10 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   ["^[A-Za-z0-9-]*$", "must be letters, digits or - only"],
   ["^[A-Za-z0-9_-]*$", "must be letters, digits, _ or - only"],
   ["^[A-Za-z0-9_-]+$", "must be letters, digits, _ or - only"],
-  ["^[a-z0-9_-]{1,64}$", "must be 1-64 lowercase letters, digits, _ or -"],
+  // Call listings (`/calls*`).
+  ["^[0-9*#+]{1,20}$", "must be 1-20 digits, * # or +"],
+  ["^[0-9]{3,20}$", "must be 3-20 digits"],
+  ["^[A-Za-z0-9_.-]{1,150}$", "must be an engine call id: 1-150 letters, digits, . _ or -"],
 ]);
 
 /** Said of a value breaking a pattern that has no rule in words above: never the regex itself. */

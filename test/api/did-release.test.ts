@@ -3,7 +3,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { addToPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
-import { expectError, startTestApp, type TestApp } from "./helpers.js";
+import { expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";
 
 let app: TestApp;
 let acme: TestOrg;
@@ -40,13 +40,13 @@ test("a released number is available in the pool, unrouted, and the default move
 
   const mine = await app.request("GET", "/api/v1/dids", { headers: orgKey(acme) });
   assert.equal(
-    mine.body.map((d: { number: string; is_default: boolean }) => [d.number, d.is_default]),
+    rowsOf(mine).map((d: { number: string; is_default: boolean }) => [d.number, d.is_default]),
     [[second.number, true]],
   );
   const available = await app.request("GET", "/api/v1/did-pool/available", {
     headers: orgKey(beta),
   });
-  const back = available.body.find((d: { id: string }) => d.id === first.id);
+  const back = rowsOf(available).find((d: { id: string }) => d.id === first.id);
   assert.ok(back, "the number is offered to other orgs");
   assert.is(back.pool_status, "available");
   assert.is(back.org_id, null);

@@ -140,7 +140,10 @@ export const didRoutes = [
     auth: "org",
     permission: "org.manage",
     params: IdParams,
-    responses: { 204: { description: "Released" } },
+    responses: {
+      204: { description: "Released" },
+      409: { description: "The org still relies on the number (a user's outbound caller ID)" },
+    },
     handler: async ({ deps, params, principal }) => {
       await releaseDid(deps, orgCaller(principal).orgId, params.id);
       return reply(204);

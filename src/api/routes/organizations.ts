@@ -129,6 +129,7 @@ export const organizationRoutes = [
           Type.Object({ api_key: Type.String(), api_secret: Type.String() }),
         ]),
       },
+      409: { description: "The slug is taken by another organization" },
     },
     handler: ({ deps, body }) => createOrganization(deps, body),
   }),
@@ -162,7 +163,10 @@ export const organizationRoutes = [
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The updated org", schema: Organization } },
+    responses: {
+      200: { description: "The updated org", schema: Organization },
+      409: { description: "The slug is taken by another organization" },
+    },
     handler: ({ deps, params, body, principal }) =>
       updateOwnOrganization(deps, orgCaller(principal), params.id, body),
   }),
