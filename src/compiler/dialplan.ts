@@ -30,13 +30,23 @@ import {
   internationalDigits,
   SENTINEL_DID,
 } from "../model/phone.js";
-import { findIvr, findQueue, findTrunk, findUser, isUsableDid } from "../model/refs.js";
+import { findTrunk, findUser, isUsableDid } from "../model/refs.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
 import { type OrgNames, orgNames } from "./names.js";
+import {
+  type Destination,
+  DIGIT_ORDER,
+  didDestination,
+  directDialUsers,
+  isPublished,
+  isReachableUser,
+  menuOptions,
+  optionDestination,
+  phoneMessage,
+  queueTimeoutDestination,
+} from "./routing.js";
 import type { Diagnostic } from "./types.js";
 import type { DialplanContext, DialplanExtension, DialplanStep, DialplanView } from "./views.js";
-
-const DIGIT_ORDER = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "*", "#"];
 
 /** Stock prompts (ASTERISK.md, and Asterisk's core sound set). */
 export const PROMPTS = {
@@ -46,13 +56,6 @@ export const PROMPTS = {
   busy: "all-circuits-busy-now",
   callbackConfirm: "auth-thankyou",
 } as const;
-
-/** A phone number as the dialplan may carry it literally (SPEC.md: 7 to 15 digits). */
-const PHONE = /^\+?[0-9]{7,15}$/;
-const MAILBOX = /^[0-9]{1,15}$/;
-
-const phoneMessage = (value: string) =>
-  `Phone number ${value} does not look like a valid number (need 7-15 digits)`;
 
 function step(app: string, label = ""): DialplanStep {
   return { first: false, label, app };
@@ -259,67 +262,74 @@ function hangupSteps(): DialplanStep[] {
   return [step(`Playback(${PROMPTS.goodbye})`), step("Hangup()")];
 }
 
-/** The dialplan of one menu option (SPEC.md §4.4 publish rule 3). */
-function optionSteps(
-  plan: Plan,
-  ivr: Ivr,
-  option: IvrOption,
-  optionPath: string,
-): DialplanStep[] | null {
-  const { names, state } = plan;
-  const destination = option.action_destination ?? "";
-  const path = `${optionPath}.action_destination`;
-  switch (option.action_type) {
-    case "extension":
-    case "ai_agent": {
-      const user = findUser(state, destination);
-      if (!user) return missing(plan, path, `no user with extension ${destination}`);
-      return [step(goto(names.internal, user.extension))];
-    }
-    case "queue": {
-      const queue = findQueue(state, destination);
-      if (!queue) return missing(plan, path, `no queue ${destination}`);
-      return [step(goto(names.queue, queue.number))];
-    }
-    case "ivr": {
-      const target = findIvr(state, destination);
-      if (!target || target === ivr) return missing(plan, path, `no other IVR ${destination}`);
-      if (target.status !== "active") {
-        warning(plan, path, `IVR ${target.extension} is inactive, so this option leads nowhere`);
-      }
-      return [step(goto(names.ivr, target.extension))];
-    }
+/**
+ * The steps that send the call to `destination` (SPEC.md §4.4 rule 3, §2 DID routing and queue
+ * timeouts). Null for an invalid destination: each caller decides what that becomes.
+ */
+function destinationSteps(plan: Plan, destination: Destination): DialplanStep[] | null {
+  const { names } = plan;
+  switch (destination.kind) {
+    case "user":
+      return [step(goto(names.internal, destination.user.extension))];
+    case "queue":
+      return [step(goto(names.queue, destination.queue.number))];
+    case "ivr":
+      return [step(goto(names.ivr, destination.ivr.extension))];
+    case "phone":
+      return [step(goto(names.outbound, destination.number))];
     case "voicemail":
-      if (!MAILBOX.test(destination))
-        return missing(plan, path, `mailbox ${destination} must be digits`);
       return [
-        step(`VoiceMail(${assertToken(destination, "mailbox")}@${names.voicemail},u)`),
+        step(`VoiceMail(${assertToken(destination.mailbox, "mailbox")}@${names.voicemail},u)`),
         step("Hangup()"),
       ];
     case "callback":
-      if (!PHONE.test(destination)) return missing(plan, path, phoneMessage(destination));
       return [
         step(`Set(DB(callback/${plan.orgId}/\${UNIQUEID})=${runtimeDigits("${CALLERID(num)}")})`),
         step(
-          `UserEvent(CallbackRequested,OrgId: ${plan.orgId},Caller: ${runtimeDigits("${CALLERID(num)}")},Destination: ${assertToken(destination, "phone number")})`,
+          `UserEvent(CallbackRequested,OrgId: ${plan.orgId},Caller: ${runtimeDigits("${CALLERID(num)}")},Destination: ${assertToken(destination.number, "phone number")})`,
         ),
         step(`Playback(${PROMPTS.callbackConfirm})`),
         step("Hangup()"),
       ];
     case "hangup":
       return hangupSteps();
-    default:
-      return missing(
-        plan,
-        `${optionPath}.action_type`,
-        `Invalid action_type: ${option.action_type}`,
-      );
+    case "end":
+      return [step("Hangup()")];
+    case "not_in_service":
+      return [step("Answer()"), step(`Playback(${PROMPTS.notInService})`), step("Hangup()")];
+    case "invalid":
+      return null;
   }
 }
 
-function missing(plan: Plan, path: string, message: string): null {
-  error(plan, path, message);
-  return null;
+/** The dialplan of one menu option (SPEC.md §4.4 publish rule 3); null when it has none. */
+function optionSteps(
+  plan: Plan,
+  ivr: Ivr,
+  option: IvrOption,
+  optionPath: string,
+): DialplanStep[] | null {
+  const destination = optionDestination(plan.state, ivr, option);
+  if (destination.kind === "invalid") {
+    error(plan, `${optionPath}.${destination.field}`, destination.message);
+    return null;
+  }
+  if (destination.kind === "ivr" && !isPublished(destination.ivr)) {
+    warning(
+      plan,
+      `${optionPath}.action_destination`,
+      `IVR ${destination.ivr.extension} is inactive, so this option leads nowhere`,
+    );
+  }
+  return destinationSteps(plan, destination);
+}
+
+/** Steps for a DID or a queue timeout: an invalid destination is an error and a hangup. */
+function routeOrHangup(plan: Plan, destination: Destination, path: string): DialplanStep[] {
+  const steps = destinationSteps(plan, destination);
+  if (steps && destination.kind !== "invalid") return steps;
+  if (destination.kind === "invalid") error(plan, path, destination.message);
+  return [step("Hangup()")];
 }
 
 function retrySteps(ivr: Ivr, menu: string, first: DialplanStep[] = []): DialplanStep[] {
@@ -336,7 +346,7 @@ function ivrContexts(plan: Plan): DialplanContext[] {
   const { names, state } = plan;
   const active = state.ivrs
     .map((ivr, index) => ({ ivr, index }))
-    .filter(({ ivr }) => ivr.status === "active")
+    .filter(({ ivr }) => isPublished(ivr))
     .sort(byAscii(({ ivr }) => ivr.extension));
   const entries = active.map(({ ivr }) =>
     extension(
@@ -363,10 +373,7 @@ function menuContext(plan: Plan, ivr: Ivr, index: number): DialplanContext {
       [`IVR ${ivr.name} (${ivr.id ?? "no id"})`],
     ),
   ];
-  const options = ivr.options
-    .map((option, optionIndex) => ({ option, optionIndex }))
-    .sort((a, b) => DIGIT_ORDER.indexOf(a.option.digit) - DIGIT_ORDER.indexOf(b.option.digit));
-  for (const { option, optionIndex } of options) {
+  for (const { option, optionIndex } of menuOptions(ivr)) {
     const path = `ivrs[${index}].options[${optionIndex}]`;
     if (!DIGIT_ORDER.includes(option.digit)) {
       error(plan, `${path}.digit`, `Invalid digit: ${option.digit}`);
@@ -380,18 +387,14 @@ function menuContext(plan: Plan, ivr: Ivr, index: number): DialplanContext {
       entries.push(extension(option.digit, steps, [label]));
     }
   }
-  if (ivr.direct_extension_dial) {
-    // Only the org's real 4-digit extensions, never a pattern: a pattern would let a caller
-    // reach the outbound routes through the internal context.
-    for (const user of plan.activeUsers.filter((u) => /^[0-9]{4}$/.test(u.extension))) {
-      entries.push(
-        extension(
-          user.extension,
-          [step(goto(names.internal, user.extension))],
-          [`direct dial ${user.name}`],
-        ),
-      );
-    }
+  for (const user of directDialUsers(ivr, plan.activeUsers)) {
+    entries.push(
+      extension(
+        user.extension,
+        [step(goto(names.internal, user.extension))],
+        [`direct dial ${user.name}`],
+      ),
+    );
   }
   entries.push(extension("t", retrySteps(ivr, menu), ["no digit: try again, then goodbye"]));
   entries.push(
@@ -400,32 +403,6 @@ function menuContext(plan: Plan, ivr: Ivr, index: number): DialplanContext {
     ]),
   );
   return context(menu, entries);
-}
-
-/** Where a queue sends callers it could not serve (SPEC.md §2, timeout destination pair). */
-function queueFailover(plan: Plan, queue: Queue, path: string): DialplanStep[] {
-  const { names, state } = plan;
-  const destination = queue.timeout_destination ?? "";
-  switch (queue.timeout_destination_type) {
-    case "user": {
-      const user = findUser(state, destination);
-      if (user) return [step(goto(names.internal, user.extension))];
-      break;
-    }
-    case "queue": {
-      const target = findQueue(state, destination);
-      if (target && target !== queue) return [step(goto(names.queue, target.number))];
-      break;
-    }
-    case "phone":
-      if (PHONE.test(destination)) return [step(goto(names.outbound, destination))];
-      error(plan, path, phoneMessage(destination));
-      return [step("Hangup()")];
-    case "none":
-      return [step("Hangup()")];
-  }
-  error(plan, path, `timeout destination ${destination} does not exist`);
-  return [step("Hangup()")];
 }
 
 function queueContexts(plan: Plan): DialplanContext[] {
@@ -444,7 +421,11 @@ function queueContexts(plan: Plan): DialplanContext[] {
             ? `Queue(${names.queueName(queue.number)},,,,${queue.max_wait})`
             : `Queue(${names.queueName(queue.number)})`,
         ),
-        ...queueFailover(plan, queue, `queues[${index}].timeout_destination`),
+        ...routeOrHangup(
+          plan,
+          queueTimeoutDestination(state, queue),
+          `queues[${index}].timeout_destination`,
+        ),
       ],
       [
         `queue ${queue.name}, then ${[queue.timeout_destination_type, queue.timeout_destination].filter(Boolean).join(" ")}`,
@@ -455,7 +436,7 @@ function queueContexts(plan: Plan): DialplanContext[] {
   for (const { queue } of queues) {
     for (const member of [...queue.members].sort(byAscii((m) => m.extension))) {
       const user = findUser(state, member.extension);
-      if (user?.status !== "active") continue;
+      if (!isReachableUser(user)) continue;
       members.push(
         extension(
           queueMemberExten(queue, member.extension),
@@ -546,38 +527,6 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
   ];
 }
 
-/** Where an inbound DID goes (SPEC.md §4.4 rule 5 and §2 DID routing). */
-function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
-  const { names, state } = plan;
-  const destination = did.routing_destination ?? "";
-  switch (did.routing_type) {
-    case "extension": {
-      const user = findUser(state, destination);
-      if (user) return [step(goto(names.internal, user.extension))];
-      break;
-    }
-    case "queue": {
-      const queue = findQueue(state, destination);
-      if (queue) return [step(goto(names.queue, queue.number))];
-      break;
-    }
-    case "ivr": {
-      // Stored as the IVR's UUID; the dialplan jumps to its extension in the IVR context.
-      const ivr = findIvr(state, destination);
-      if (ivr) return [step(goto(names.ivr, ivr.extension))];
-      break;
-    }
-    case "external":
-      if (PHONE.test(destination)) return [step(goto(names.outbound, destination))];
-      error(plan, path, phoneMessage(destination));
-      return [step("Hangup()")];
-    case null:
-      return [step("Answer()"), step(`Playback(${PROMPTS.notInService})`), step("Hangup()")];
-  }
-  error(plan, path, `routing destination ${destination} does not exist`);
-  return [step("Hangup()")];
-}
-
 function incomingContext(plan: Plan): DialplanContext {
   const { names, state } = plan;
   const entries: DialplanExtension[] = [];
@@ -599,7 +548,7 @@ function incomingContext(plan: Plan): DialplanContext {
           // CDRs of inbound calls carry the org id, which call listings filter on (SPEC.md §1).
           step(`Set(CHANNEL(accountcode)=${plan.orgId})`),
           ...limitSteps(plan),
-          ...didRouteSteps(plan, did, `dids[${index}].routing_destination`),
+          ...routeOrHangup(plan, didDestination(state, did), `dids[${index}].routing_destination`),
         ],
         [
           `DID ${did.number} -> ${[did.routing_type ?? "not routed", did.routing_destination].filter(Boolean).join(" ")}`,
@@ -619,7 +568,7 @@ export function buildDialplan(state: OrgState, diagnostics: Diagnostic[]): Dialp
     names: orgNames(state.org.context_prefix),
     diagnostics,
     orgId: assertToken(state.org.id, "org id"),
-    activeUsers: state.users.filter((u) => u.status === "active").sort(byAscii((u) => u.extension)),
+    activeUsers: state.users.filter(isReachableUser).sort(byAscii((u) => u.extension)),
     recording: state.org.settings.recording_enabled,
     limit: state.org.settings.max_concurrent_calls,
   };
