@@ -16,7 +16,6 @@ import {
   resolveUserCallerId,
 } from "../model/caller-id.js";
 import type {
-  Did,
   Ivr,
   IvrOption,
   OrgState,
@@ -42,7 +41,6 @@ import {
   isReachableUser,
   menuOptions,
   optionDestination,
-  phoneMessage,
   queueTimeoutDestination,
 } from "./routing.js";
 import type { Diagnostic } from "./types.js";
