@@ -15,21 +15,14 @@ import {
   type ResolvedCallerId,
   resolveUserCallerId,
 } from "../model/caller-id.js";
-import type {
-  Ivr,
-  IvrOption,
-  OrgState,
-  OutboundRoute,
-  Queue,
-  User,
-} from "../model/org-state.js";
+import type { Ivr, IvrOption, OrgState, OutboundRoute, Queue, User } from "../model/org-state.js";
 import {
   didAliases,
   gatewayRangeCheck,
   internationalDigits,
   SENTINEL_DID,
 } from "../model/phone.js";
-import { findTrunk, findUser, isUsableDid } from "../model/refs.js";
+import { findUser, isUsableDid } from "../model/refs.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
 import { type OrgNames, orgNames } from "./names.js";
 import {
@@ -41,6 +34,7 @@ import {
   isReachableUser,
   menuOptions,
   optionDestination,
+  outboundEntries,
   queueTimeoutDestination,
 } from "./routing.js";
 import type { Diagnostic } from "./types.js";
@@ -183,7 +177,8 @@ const SOURCE_WORDS: Record<ResolvedCallerId["source"], string> = {
   none: "no usable DID",
 };
 
-function callerIdComment(resolved: ResolvedCallerId): string {
+/** How a resolved caller ID came about, in words (file comments and the simulator). */
+export function callerIdComment(resolved: ResolvedCallerId): string {
   const chosen = resolved.chosen === null ? "" : ` ${resolved.chosen}`;
   const range =
     resolved.source === "none"
@@ -470,38 +465,12 @@ function outboundContext(plan: Plan): DialplanContext {
       ["+<digits>: drop the plus and route again"],
     ),
   ];
-  const seen = new Map<string, string>();
-  const routes = state.outbound_routes
-    .map((route, index) => ({ route, index }))
-    .sort(byAscii(({ route }) => route.name));
-  for (const { route, index } of routes) {
-    const trunk = findTrunk(state, route.trunk);
-    if (!trunk) {
-      error(plan, `outbound_routes[${index}].trunk`, `no trunk named ${route.trunk}`);
-      continue;
-    }
-    route.patterns.forEach((pattern, patternIndex) => {
-      const path = `outbound_routes[${index}].patterns[${patternIndex}]`;
-      if (pattern.startsWith("+") || pattern.startsWith("_+")) {
-        error(
-          plan,
-          path,
-          "a pattern cannot start with +: numbers with + are routed again without it",
-        );
-        return;
-      }
-      const other = seen.get(pattern);
-      if (other !== undefined) {
-        error(plan, path, `pattern ${pattern} is already used by route '${other}'`);
-        return;
-      }
-      seen.set(pattern, route.name);
-      entries.push(
-        extension(pattern, routeSteps(plan, route, names.trunk(trunk.name)), [
-          `route ${route.name}`,
-        ]),
-      );
-    });
+  const { routes, problems } = outboundEntries(state);
+  for (const problem of problems) error(plan, problem.path, problem.message);
+  for (const { pattern, route, trunk } of routes) {
+    entries.push(
+      extension(pattern, routeSteps(plan, route, names.trunk(trunk.name)), [`route ${route.name}`]),
+    );
   }
   return context(names.outbound, entries, { comments: ["outbound routes"] });
 }

@@ -1,8 +1,18 @@
 // Where a call goes next: the routing decisions of SPEC.md §4.4 (publish rules 1-5) and §2 (DID
 // routing, queue timeout destinations), as data. The dialplan builder turns a Destination into
 // steps; the simulator (simulate.ts) follows it. One copy of each rule, so the two cannot drift.
-import type { Did, Ivr, IvrOption, OrgState, Queue, User } from "../model/org-state.js";
-import { findIvr, findQueue, findUser } from "../model/refs.js";
+import { compareAscii } from "../model/caller-id.js";
+import type {
+  Did,
+  Ivr,
+  IvrOption,
+  OrgState,
+  OutboundRoute,
+  Queue,
+  Trunk,
+  User,
+} from "../model/org-state.js";
+import { findIvr, findQueue, findTrunk, findUser } from "../model/refs.js";
 
 /** A phone number as the dialplan may carry it literally (SPEC.md: 7 to 15 digits). */
 export const PHONE = /^\+?[0-9]{7,15}$/;
@@ -162,4 +172,55 @@ export const ENGINE_DEFAULT_WAIT = 10;
 /** How long the menu really waits for a digit: a timeout of 0 falls back to the engine default. */
 export function effectiveMenuWait(ivr: Ivr): number {
   return ivr.timeout > 0 ? ivr.timeout : ENGINE_DEFAULT_WAIT;
+}
+
+/** One pattern of the org's outbound context and the route it dials. */
+export interface OutboundEntry {
+  pattern: string;
+  route: OutboundRoute;
+  trunk: Trunk;
+}
+
+/**
+ * The outbound context's route entries, routes by name, patterns in their order, and the
+ * problems that keep a pattern out (a missing trunk, a leading +, a pattern used twice).
+ */
+export function outboundEntries(state: OrgState): {
+  routes: OutboundEntry[];
+  problems: { path: string; message: string }[];
+} {
+  const routes: OutboundEntry[] = [];
+  const problems: { path: string; message: string }[] = [];
+  const seen = new Map<string, string>();
+  const sorted = state.outbound_routes
+    .map((route, index) => ({ route, index }))
+    .sort((a, b) => compareAscii(a.route.name, b.route.name));
+  for (const { route, index } of sorted) {
+    const trunk = findTrunk(state, route.trunk);
+    if (!trunk) {
+      problems.push({
+        path: `outbound_routes[${index}].trunk`,
+        message: `no trunk named ${route.trunk}`,
+      });
+      continue;
+    }
+    route.patterns.forEach((pattern, patternIndex) => {
+      const path = `outbound_routes[${index}].patterns[${patternIndex}]`;
+      if (pattern.startsWith("+") || pattern.startsWith("_+")) {
+        problems.push({
+          path,
+          message: "a pattern cannot start with +: numbers with + are routed again without it",
+        });
+        return;
+      }
+      const other = seen.get(pattern);
+      if (other !== undefined) {
+        problems.push({ path, message: `pattern ${pattern} is already used by route '${other}'` });
+        return;
+      }
+      seen.set(pattern, route.name);
+      routes.push({ pattern, route, trunk });
+    });
+  }
+  return { routes, problems };
 }

@@ -3,6 +3,7 @@
 import type { RouteDefinition } from "../registry.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes } from "./auth.js";
+import { callFlowRoutes } from "./call-flow.js";
 import { configRoutes } from "./config.js";
 import { didPoolRoutes } from "./did-pool.js";
 import { didRoutes } from "./dids.js";
@@ -36,5 +37,6 @@ export const allRoutes: readonly RouteDefinition[] = [
     ivrRoutes,
     ttsRoutes,
     webhookRoutes,
+    callFlowRoutes,
   ].flat(),
 ];
