@@ -4,6 +4,7 @@ import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { compileTree, readManagedTree } from "../lib/compiled-tree.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
+import { flowFiles, flowRunFailed, flowsDirsFor, runFlows } from "../lib/flows.js";
 import { orgSourcesAtRevision } from "../lib/git-base.js";
 import { loadValidOrgs } from "../lib/load.js";
 import { formatPlan, type PlanResult, planTrees } from "../lib/plan.js";
@@ -13,8 +14,10 @@ export default class Plan extends PbxCommand {
   static override description =
     "With --against, compares the compiled configuration with an engine config directory; with " +
     "--base, compares the configuration the files compiled to at a git revision with the " +
-    "working tree. Prints the diff and the engine reloads the change needs. Exit 0 = no change, " +
-    "2 = changes, 1 = error (like terraform plan -detailed-exitcode; usage errors are 1 here too).";
+    "working tree. Prints the diff and the engine reloads the change needs. When a `flows` " +
+    "directory sits beside the org files, its flow assertions are checked against the new " +
+    "configuration. Exit 0 = no change, 2 = changes, 1 = error or a failing flow (like " +
+    "terraform plan -detailed-exitcode; usage errors are 1 here too).";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs --against /etc/asterisk",
     "<%= config.bin %> <%= command.id %> orgs --base origin/main",
@@ -42,11 +45,8 @@ export default class Plan extends PbxCommand {
     const options = { includeRoot: flags["include-root"] };
     const report = (r: { diagnostics: Parameters<PbxCommand["printDiagnostics"]>[0] }) =>
       this.printDiagnostics(r.diagnostics);
-    const after = compileTree(
-      (await loadValidOrgs(paths, process.env, report)).map((o) => o.state),
-      gateway,
-      options,
-    ).files;
+    const afterOrgs = (await loadValidOrgs(paths, process.env, report)).map((o) => o.state);
+    const after = compileTree(afterOrgs, gateway, options).files;
     let before: Map<string, string>;
     if (flags.base !== undefined) {
       const loaded = loadOrgSources(await orgSourcesAtRevision(paths, flags.base), process.env);
@@ -65,8 +65,12 @@ export default class Plan extends PbxCommand {
     } else {
       before = await readManagedTree(flags.against!);
     }
-    const plan = planTrees(before, after);
+    const plan: PlanResult = planTrees(before, after);
+    // Flow assertions beside the org files must hold for what would be deployed.
+    const flowFilesFound = (await Promise.all(flowsDirsFor(paths).map(flowFiles))).flat();
+    if (flowFilesFound.length > 0) plan.flows = await runFlows(flowFilesFound, afterOrgs);
     if (!this.jsonEnabled()) this.log(formatPlan(plan));
+    if (plan.flows && flowRunFailed(plan.flows)) return this.finish(plan, ExitCode.error);
     return this.finish(plan, plan.changed ? ExitCode.usageOrChanges : ExitCode.ok);
   }
 

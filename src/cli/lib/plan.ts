@@ -2,6 +2,7 @@
 // reloads the change needs (the same reloadsFor the deployer runs).
 import { createTwoFilesPatch } from "diff";
 import { type FileChange, type ReloadCommand, reloadsFor } from "../../deploy/reloads.js";
+import { type FlowRun, formatFlowRun } from "./flows.js";
 
 export type FileAction = "add" | "change" | "remove";
 
@@ -13,6 +14,8 @@ export interface PlanResult {
   reloads: string[];
   /** Unified diff, `a/<path>` before and `b/<path>` after (`/dev/null` for added/removed). */
   diff: string;
+  /** The flow assertions beside the org files, checked against the new configuration. */
+  flows?: FlowRun;
 }
 
 /** The plan that turns the `before` tree into the `after` tree (path -> text, both). */
@@ -48,6 +51,11 @@ export function planTrees(
 
 /** The plan as a person reads it: the diff, a count line and the reload commands. */
 export function formatPlan(plan: PlanResult): string {
+  const flows = plan.flows ? `\n\n${formatFlowRun(plan.flows)}` : "";
+  return `${formatChanges(plan)}${flows}`;
+}
+
+function formatChanges(plan: PlanResult): string {
   if (!plan.changed) return "No changes. The engine configuration is up to date.";
   const count = (action: FileAction) => plan.files.filter((f) => f.action === action).length;
   const lines = [
