@@ -88,3 +88,45 @@ export function bestMatch<T>(
     .filter((item) => matchesPattern(extensionOf(item), number))
     .sort((a, b) => compareExtensions(extensionOf(a), extensionOf(b)))[0];
 }
+
+/** A pattern position as an item of a sequence: a character set, or any characters repeated. */
+type Item = { chars: string; repeat: boolean };
+
+const ANY = "0123456789*#+";
+
+function items(pattern: string): Item[] {
+  return parse(pattern).flatMap((position): Item[] =>
+    "tail" in position
+      ? position.tail === "."
+        ? [
+            { chars: ANY, repeat: false },
+            { chars: ANY, repeat: true },
+          ]
+        : [{ chars: ANY, repeat: true }]
+      : [{ chars: position.chars, repeat: false }],
+  );
+}
+
+/** Whether some number matches both extensions (patterns or literals). */
+export function patternsOverlap(a: string, b: string): boolean {
+  const left = items(a);
+  const right = items(b);
+  const seen = new Set<string>();
+  const shared = (x: Item, y: Item) => [...x.chars].some((c) => y.chars.includes(c));
+  const walk = (i: number, j: number): boolean => {
+    const key = `${i},${j}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    if (i === left.length && j === right.length) return true;
+    const l = left[i];
+    const r = right[j];
+    if (l?.repeat && walk(i + 1, j)) return true;
+    if (r?.repeat && walk(i, j + 1)) return true;
+    // Both repeating: consuming a shared character leads back here, skipping covers it.
+    if (l && r && !(l.repeat && r.repeat) && shared(l, r)) {
+      return walk(l.repeat ? i : i + 1, r.repeat ? j : j + 1);
+    }
+    return false;
+  };
+  return walk(0, 0);
+}
