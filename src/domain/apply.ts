@@ -6,6 +6,7 @@
 // store's claim table as the API does. All or nothing per org; a dry run computes the same plan
 // and writes nothing.
 import { randomUUID } from "node:crypto";
+import { type OrgImpact, orgImpact } from "../compiler/impact.js";
 import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
 import { internationalDigits } from "../model/phone.js";
 import { validateOrg } from "../model/validate.js";
@@ -43,6 +44,8 @@ export interface OrgApplyResult {
   kept: Change[];
   /** Whether the org's DIDs changed (the gateway must be regenerated). */
   didsChanged: boolean;
+  /** What the change means for callers, in plain lines (plan's impact lines). */
+  impact: OrgImpact;
 }
 
 export interface ApplyOptions {
@@ -189,7 +192,10 @@ export async function applyOrgState(
           (problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""),
       );
     }
-    const result = describe(plan, stored, !existingRow, prune);
+    const result = {
+      ...describe(plan, stored, !existingRow, prune),
+      impact: orgImpact(existingRow ? stored : undefined, plan.state),
+    };
     if (options.dryRun) return result;
 
     if (!existingRow) {
@@ -279,7 +285,12 @@ async function makePlan(
   };
 }
 
-function describe(plan: Plan, stored: OrgState, created: boolean, prune: boolean): OrgApplyResult {
+function describe(
+  plan: Plan,
+  stored: OrgState,
+  created: boolean,
+  prune: boolean,
+): Omit<OrgApplyResult, "impact"> {
   const changes: Change[] = [];
   const kept: Change[] = [];
   if (created) changes.push({ kind: "org", action: "create", key: plan.state.org.name });

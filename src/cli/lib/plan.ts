@@ -1,6 +1,7 @@
 // `plan`: what a deploy would change, as a unified diff of the managed files plus the engine
 // reloads the change needs (the same reloadsFor the deployer runs).
 import { createTwoFilesPatch } from "diff";
+import type { OrgImpact } from "../../compiler/impact.js";
 import { type FileChange, type ReloadCommand, reloadsFor } from "../../deploy/reloads.js";
 import { type FlowRun, formatFlowRun } from "./flows.js";
 
@@ -14,6 +15,8 @@ export interface PlanResult {
   reloads: string[];
   /** Unified diff, `a/<path>` before and `b/<path>` after (`/dev/null` for added/removed). */
   diff: string;
+  /** What the change means for callers, per org (with --base: org files on both sides). */
+  impact?: OrgImpact[];
   /** The flow assertions beside the org files, checked against the new configuration. */
   flows?: FlowRun;
 }
@@ -52,7 +55,15 @@ export function planTrees(
 /** The plan as a person reads it: the diff, a count line and the reload commands. */
 export function formatPlan(plan: PlanResult): string {
   const flows = plan.flows ? `\n\n${formatFlowRun(plan.flows)}` : "";
-  return `${formatChanges(plan)}${flows}`;
+  const impact = plan.impact && plan.impact.length > 0 ? `${formatImpact(plan.impact)}\n\n` : "";
+  return `${impact}${formatChanges(plan)}${flows}`;
+}
+
+/** Impact lines: per org, its summary then one indented line per change. */
+export function formatImpact(impact: readonly OrgImpact[]): string {
+  return impact
+    .map((org) => [org.summary, ...org.lines.map((line) => `  ${line}`)].join("\n"))
+    .join("\n");
 }
 
 function formatChanges(plan: PlanResult): string {
