@@ -1,5 +1,6 @@
 // Call-flow questions over the API: POST /simulate walks the caller's own stored org, with org
-// credentials only, and answers with the steps of the generated dialplan.
+// credentials only, and answers with the steps of the generated dialplan; GET /call-flow.svg
+// draws the org's call graph.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startTestApp, type TestApp } from "./helpers.js";
@@ -70,6 +71,19 @@ test("POST /simulate needs org credentials and a well-formed number", async () =
     body: { did: "not a number" },
   });
   assert.is(bad.status, 400, bad.text);
+});
+
+test("GET /call-flow.svg draws the caller's org: DID -> IVR -> option -> user, as SVG", async () => {
+  const res = await app.request("GET", "/api/v1/call-flow.svg", { headers: acme.headers });
+  assert.is(res.status, 200, res.text);
+  assert.match(res.headers.get("content-type") ?? "", "image/svg+xml");
+  assert.match(res.text, /^<\?xml/);
+  for (const id of ["did_918065978011", "ivr_4500", "user_4001"]) {
+    assert.match(res.text, `<title>${id}</title>`);
+  }
+  assert.match(res.text, "<title>ivr_4500&#45;&gt;user_4001</title>");
+  const anonymous = await app.request("GET", "/api/v1/call-flow.svg");
+  assert.is(anonymous.status, 401);
 });
 
 test.run();

@@ -1,9 +1,10 @@
-// Call-flow questions about the caller's own org: a simulated call (`POST /simulate`). Answers
-// come from the same rule functions the compiler writes the dialplan with.
+// Call-flow questions about the caller's own org: a simulated call (`POST /simulate`) and the
+// call graph as a picture (`GET /call-flow.svg`). Answers come from the same rule functions the
+// compiler writes the dialplan with.
 import { Type } from "@sinclair/typebox";
-import { simulateOwnOrgCall } from "../../domain/call-flow.js";
+import { ownOrgCallFlowSvg, simulateOwnOrgCall } from "../../domain/call-flow.js";
 import { orgCaller } from "../principals.js";
-import { defineRoute } from "../registry.js";
+import { defineRoute, reply } from "../registry.js";
 
 const NUMBER = "^\\+?[0-9]{3,20}$";
 
@@ -67,6 +68,23 @@ export const callFlowRoutes = [
         digits: body.digits ?? [],
         ...(body.caller === undefined ? {} : { caller: body.caller }),
         noAnswer: body.no_answer ?? false,
+      }),
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/call-flow.svg",
+    tag: "Configuration Management",
+    summary: "The org's call flow as an SVG picture: DID -> IVR -> queue -> member",
+    description:
+      "Drawn from the stored configuration as the dialplan runs it: edges carry the digit pressed, member ring times and queue timeouts; inactive IVRs and users are dashed. Rendered on the server by Graphviz (WebAssembly), nothing fetched.",
+    auth: "org",
+    responses: {
+      200: { description: "SVG image", contentType: "image/svg+xml", schema: Type.String() },
+    },
+    handler: async ({ deps, principal }) =>
+      reply(200, await ownOrgCallFlowSvg(deps.db, orgCaller(principal).orgId), {
+        "content-type": "image/svg+xml; charset=utf-8",
       }),
   }),
 ];
