@@ -110,9 +110,14 @@ function add(walk: Walk, step: SimulationStep): void {
   walk.steps.push(step);
 }
 
-function end(walk: Walk, outcome: string): void {
+/** Ends the walk with `outcome`; every walking function returns it, so each path ends once. */
+function end(walk: Walk, outcome: string): Outcome {
   walk.outcome = outcome;
+  return outcome;
 }
+
+/** How the call ends, one sentence (what the walking functions return). */
+type Outcome = string;
 
 const seconds = (n: number) => `${n} s`;
 
@@ -139,7 +144,7 @@ export function simulateCall(state: OrgState, input: SimulationInput): Simulatio
   };
 }
 
-function enterDid(walk: Walk, dialled: string): void {
+function enterDid(walk: Walk, dialled: string): Outcome {
   const { state, names } = walk;
   const did = state.dids.filter(isUsableDid).find((d) => sameNumber(d.number, dialled));
   if (!did) {
@@ -173,7 +178,7 @@ function enterDid(walk: Walk, dialled: string): void {
     kind: "did",
     text: `DID ${did.number} of ${state.org.name}: marks the call as the org's${limit > 0 ? `, checks the limit of ${limit} concurrent calls` : ""}`,
   });
-  follow(walk, didDestination(state, did), { context: names.incoming, exten: canonical });
+  return follow(walk, didDestination(state, did), { context: names.incoming, exten: canonical });
 }
 
 /** Where the step that sends the call on is, for destinations that run in place. */
@@ -182,7 +187,7 @@ interface Here {
   exten: string;
 }
 
-function follow(walk: Walk, destination: Destination, here: Here, callerExt?: string): void {
+function follow(walk: Walk, destination: Destination, here: Here, callerExt?: string): Outcome {
   const { names } = walk;
   switch (destination.kind) {
     case "user":
@@ -237,7 +242,7 @@ function follow(walk: Walk, destination: Destination, here: Here, callerExt?: st
  * A Goto into the internal context: the org's users first, then the included IVR, queue and
  * outbound contexts in that order (SPEC.md §4.4 rule 4), as the engine looks an extension up.
  */
-function enterInternal(walk: Walk, exten: string, callerExt?: string): void {
+function enterInternal(walk: Walk, exten: string, callerExt?: string): Outcome {
   const { state, names } = walk;
   const user = state.users.find((u) => u.extension === exten);
   if (isReachableUser(user)) return ringUser(walk, user);
@@ -260,10 +265,10 @@ function enterInternal(walk: Walk, exten: string, callerExt?: string): void {
     kind: "end",
     text: `no extension ${exten} in the internal context or its includes: the call ends`,
   });
-  end(walk, `dead end at extension ${exten}`);
+  return end(walk, `dead end at extension ${exten}`);
 }
 
-function ringUser(walk: Walk, user: User): void {
+function ringUser(walk: Walk, user: User): Outcome {
   const { state, names } = walk;
   const recorded = state.org.settings.recording_enabled && user.call_recording;
   add(walk, {
@@ -290,7 +295,7 @@ function ringUser(walk: Walk, user: User): void {
     subroutine: true,
     text: `rings the softphone PJSIP/${names.endpoint(user.extension)}`,
   });
-  end(
+  return end(
     walk,
     walk.answer
       ? `answered by ${user.name} (${user.extension})`
@@ -298,7 +303,7 @@ function ringUser(walk: Walk, user: User): void {
   );
 }
 
-function enterQueue(walk: Walk, queue: Queue): void {
+function enterQueue(walk: Walk, queue: Queue): Outcome {
   const { state, names } = walk;
   if (walk.queuesVisited.has(queue)) {
     add(walk, {
@@ -340,11 +345,11 @@ function enterQueue(walk: Walk, queue: Queue): void {
     kind: "timeout",
     text: `${reason}: after ${seconds(queue.max_wait)} the queue gives up; timeout destination ${queue.timeout_destination_type}${queue.timeout_destination ? ` ${queue.timeout_destination}` : ""}`,
   });
-  follow(walk, next, { context: names.queue, exten: queue.number });
+  return follow(walk, next, { context: names.queue, exten: queue.number });
 }
 
 /** A Goto into the IVR context, which holds only the published (active) IVRs. */
-function enterIvr(walk: Walk, exten: string): void {
+function enterIvr(walk: Walk, exten: string): Outcome {
   const { state, names } = walk;
   const ivr = state.ivrs.find((i) => i.extension === exten);
   if (!ivr || !isPublished(ivr)) {
@@ -364,10 +369,10 @@ function enterIvr(walk: Walk, exten: string): void {
     node: nodeName.ivr(ivr),
     text: `IVR ${ivr.name} (${exten}): IVR_RETRIES=0`,
   });
-  runMenu(walk, ivr);
+  return runMenu(walk, ivr);
 }
 
-function runMenu(walk: Walk, ivr: Ivr): void {
+function runMenu(walk: Walk, ivr: Ivr): Outcome {
   const { state, names } = walk;
   const menu = names.ivrMenu(ivr.extension);
   const wait = effectiveMenuWait(ivr);
@@ -443,7 +448,7 @@ function findOutbound(walk: Walk, number: string) {
  * A Goto into the outbound context: `+<digits>` drops the plus, then the most specific pattern
  * wins; the caller ID is the route's override or the caller's profile (SPEC.md §4.5 rules 2-5).
  */
-function enterOutbound(walk: Walk, dialled: string, callerExt?: string, leg = false): void {
+function enterOutbound(walk: Walk, dialled: string, callerExt?: string, leg = false): Outcome {
   const { state, names } = walk;
   let number = dialled;
   if (number.startsWith("+")) {
@@ -490,7 +495,7 @@ function enterOutbound(walk: Walk, dialled: string, callerExt?: string, leg = fa
       ? overrideText(route.caller_id_override)
       : callerIdComment(resolved),
   });
-  end(walk, `dialled out: ${sent} via trunk ${trunk.name}`);
+  return end(walk, `dialled out: ${sent} via trunk ${trunk.name}`);
 }
 
 function overrideText(override: string): string {

@@ -1,9 +1,8 @@
 // Golden cases of the call-flow picture: fixtures/graph/<case>/input.yaml gives exactly
 // expected.mmd (Mermaid) and expected.dot (Graphviz DOT); the SVG Graphviz renders from the DOT
 // parses as XML and names every node. UPDATE_GOLDEN=1 rewrites the text goldens.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTwoFilesPatch } from "diff";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -11,7 +10,7 @@ import { buildCallGraph, toDot, toMermaid } from "../../src/compiler/call-graph.
 import { callFlowSvg } from "../../src/domain/call-flow.js";
 import { loadOrgSources } from "../../src/model/files.js";
 import type { OrgState } from "../../src/model/org-state.js";
-import { FIXTURES, UPDATE } from "./golden.js";
+import { expectGoldenText, FIXTURES } from "./golden.js";
 
 const DIR = join(FIXTURES, "graph");
 const cases = readdirSync(DIR).filter((name) => existsSync(join(DIR, name, "input.yaml")));
@@ -27,21 +26,11 @@ function load(name: string): OrgState {
   return loaded.orgs[0]!.state;
 }
 
-function golden(file: string, actual: string): void {
-  if (UPDATE) return writeFileSync(file, actual);
-  const want = existsSync(file) ? readFileSync(file, "utf8") : "";
-  if (want !== actual) {
-    assert.unreachable(
-      `${createTwoFilesPatch(file, "actual", want, actual)}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-    );
-  }
-}
-
 for (const name of cases) {
   test(`graph golden: ${name} (mermaid and dot)`, () => {
     const graph = buildCallGraph(load(name));
-    golden(join(DIR, name, "expected.mmd"), toMermaid(graph));
-    golden(join(DIR, name, "expected.dot"), toDot(graph));
+    expectGoldenText(join(DIR, name, "expected.mmd"), toMermaid(graph));
+    expectGoldenText(join(DIR, name, "expected.dot"), toDot(graph));
   });
 
   test(`graph: ${name} renders to SVG that parses as XML and names every node`, async () => {

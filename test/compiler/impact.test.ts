@@ -1,16 +1,15 @@
 // Golden cases of plan's impact lines: fixtures/impact/<case>/{before,after}.yaml (an empty
 // before is a new org) give exactly expected.txt, the summary line then one line per change.
 // UPDATE_GOLDEN=1 rewrites them.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTwoFilesPatch } from "diff";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { formatImpact } from "../../src/cli/lib/plan.js";
 import { impactOf } from "../../src/compiler/impact.js";
 import { loadOrgSources } from "../../src/model/files.js";
 import type { OrgState } from "../../src/model/org-state.js";
-import { FIXTURES, UPDATE } from "./golden.js";
+import { expectGoldenText, FIXTURES } from "./golden.js";
 
 const DIR = join(FIXTURES, "impact");
 const cases = readdirSync(DIR).filter((name) => existsSync(join(DIR, name, "after.yaml")));
@@ -33,17 +32,8 @@ for (const name of cases) {
       orgs(join(DIR, name, "before.yaml")),
       orgs(join(DIR, name, "after.yaml")),
     );
-    const text = impacts
-      .map((i) => [i.summary, ...i.lines.map((l) => `  ${l}`)].join("\n"))
-      .join("\n");
-    const file = join(DIR, name, "expected.txt");
-    if (UPDATE) return writeFileSync(file, `${text}\n`);
-    const want = readFileSync(file, "utf8");
-    if (want !== `${text}\n`) {
-      assert.unreachable(
-        `${createTwoFilesPatch("expected.txt", "actual.txt", want, `${text}\n`)}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-      );
-    }
+    const text = formatImpact(impacts);
+    expectGoldenText(join(DIR, name, "expected.txt"), `${text}\n`);
   });
 }
 

@@ -1,16 +1,15 @@
 // Golden cases of the lint rules: fixtures/lint/<rule>/input.yaml gives exactly expected.txt
 // (`file:line:col path: message`), every finding of that rule and no other. UPDATE_GOLDEN=1
 // rewrites them. Plus the pattern-overlap check behind overlapping-patterns.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
-import { createTwoFilesPatch } from "diff";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { lintLoadedOrgs } from "../../src/cli/lib/lint.js";
 import { patternsOverlap } from "../../src/compiler/dial-pattern.js";
 import { LINT_RULES } from "../../src/compiler/lint.js";
 import { formatDiagnostic, loadOrgPaths } from "../../src/model/files.js";
-import { FIXTURES, UPDATE } from "./golden.js";
+import { expectGoldenText, FIXTURES } from "./golden.js";
 
 const DIR = join(FIXTURES, "lint");
 const cases = readdirSync(DIR).filter((name) => existsSync(join(DIR, name, "input.yaml")));
@@ -31,14 +30,7 @@ for (const name of cases) {
     const text = findings
       .map((d) => `${formatDiagnostic({ ...d, file: relative(FIXTURES, d.file) })}\n`)
       .join("");
-    const file = join(DIR, name, "expected.txt");
-    if (UPDATE) return writeFileSync(file, text);
-    const want = readFileSync(file, "utf8");
-    if (want !== text) {
-      assert.unreachable(
-        `${createTwoFilesPatch("expected.txt", "actual.txt", want, text)}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-      );
-    }
+    expectGoldenText(join(DIR, name, "expected.txt"), text);
     if (name === "clean") assert.is(findings.length, 0);
     else {
       assert.ok(findings.length > 0, `${name} finds nothing`);

@@ -1,8 +1,7 @@
 // Golden cases of the call-flow simulator: fixtures/simulate/<case>/input.yaml (one org) and
 // calls.yaml (the calls to simulate) give exactly expected.txt. UPDATE_GOLDEN=1 rewrites it.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTwoFilesPatch } from "diff";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { parse } from "yaml";
@@ -11,7 +10,7 @@ import { compileOrg } from "../../src/compiler/index.js";
 import { type SimulationInput, simulateCall } from "../../src/compiler/simulate.js";
 import { loadOrgSources } from "../../src/model/files.js";
 import type { OrgState } from "../../src/model/org-state.js";
-import { FIXTURES, UPDATE } from "./golden.js";
+import { expectGoldenText, FIXTURES } from "./golden.js";
 
 const DIR = join(FIXTURES, "simulate");
 
@@ -63,15 +62,7 @@ for (const name of cases) {
   test(`simulate golden: ${name}`, () => {
     const actual = simulateCase(name);
     assert.is(simulateCase(name), actual, "simulating twice must give the same text");
-    const file = join(DIR, name, "expected.txt");
-    if (UPDATE) return writeFileSync(file, actual);
-    assert.ok(existsSync(file), `${name}: no expected.txt`);
-    const want = readFileSync(file, "utf8");
-    if (want !== actual) {
-      assert.unreachable(
-        `${createTwoFilesPatch("expected.txt", "actual.txt", want, actual)}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-      );
-    }
+    expectGoldenText(join(DIR, name, "expected.txt"), actual);
   });
 }
 
