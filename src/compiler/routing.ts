@@ -47,6 +47,11 @@ const invalid = (
   field: "action_type" | "action_destination" = "action_destination",
 ) => ({ kind: "invalid", field, message }) as const;
 
+/** A number dialled out through the org's outbound routes, if it looks like one (7-15 digits). */
+function phoneDestination(number: string): Destination {
+  return PHONE.test(number) ? { kind: "phone", number } : invalid(phoneMessage(number));
+}
+
 /** SPEC.md §4.4 rule 3: where a menu option of `ivr` leads. */
 export function optionDestination(state: OrgState, ivr: Ivr, option: IvrOption): Destination {
   const destination = option.action_destination ?? "";
@@ -101,9 +106,7 @@ export function didDestination(state: OrgState, did: Did): Destination {
       break;
     }
     case "external":
-      return PHONE.test(destination)
-        ? { kind: "phone", number: destination }
-        : invalid(phoneMessage(destination));
+      return phoneDestination(destination);
     case null:
       return { kind: "not_in_service" };
   }
@@ -125,9 +128,7 @@ export function queueTimeoutDestination(state: OrgState, queue: Queue): Destinat
       break;
     }
     case "phone":
-      return PHONE.test(destination)
-        ? { kind: "phone", number: destination }
-        : invalid(phoneMessage(destination));
+      return phoneDestination(destination);
     case "none":
       return { kind: "end" };
   }
