@@ -82,6 +82,17 @@ export interface Simulation {
   outcome: string;
   /** The destinations entered in order (`node` of the steps): what a flow assertion checks. */
   path: string[];
+  /** When the call leaves through a trunk: what the carrier is sent. */
+  dial_out?: DialOut;
+}
+
+/** A call leaving through a trunk, as the carrier sees it. */
+export interface DialOut {
+  /** The number sent to the trunk (after strip and prepend). */
+  number: string;
+  trunk: string;
+  /** The caller ID on the wire (route override, or SPEC.md §4.5 rules 2-5, range-checked). */
+  caller_id: string;
 }
 
 /** The destination names a flow file uses for each kind of destination. */
@@ -104,6 +115,7 @@ interface Walk {
   answer: boolean;
   queuesVisited: Set<Queue>;
   outcome: string;
+  dialOut?: DialOut;
 }
 
 function add(walk: Walk, step: SimulationStep): void {
@@ -141,6 +153,7 @@ export function simulateCall(state: OrgState, input: SimulationInput): Simulatio
     steps: walk.steps,
     outcome: walk.outcome,
     path: walk.steps.flatMap((s) => (s.node ? [s.node] : [])),
+    ...(walk.dialOut ? { dial_out: walk.dialOut } : {}),
   };
 }
 
@@ -495,6 +508,13 @@ function enterOutbound(walk: Walk, dialled: string, callerExt?: string, leg = fa
       ? overrideText(route.caller_id_override)
       : callerIdComment(resolved),
   });
+  walk.dialOut = {
+    number: sent,
+    trunk: trunk.name,
+    caller_id: route.caller_id_override
+      ? gatewayRangeCheck(route.caller_id_override)
+      : resolved.number,
+  };
   return end(walk, `dialled out: ${sent} via trunk ${trunk.name}`);
 }
 

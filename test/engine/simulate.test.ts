@@ -1,16 +1,21 @@
 // The simulator and the engine agree: for the same DID and digits, the contexts and extensions
 // `pbxctl simulate` names are the ones a real Asterisk 22 runs, in the same order (the caller's
-// own channel; ringing and caller-ID subroutines and other legs left aside).
+// own channel; ringing and caller-ID subroutines and other legs left aside), and for a call that
+// leaves through the trunk, the number and caller ID it predicts are what the carrier receives.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { compileAll } from "../../src/compiler/index.js";
 import { type Simulation, simulateCall } from "../../src/compiler/simulate.js";
-import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
+import {
+  type AsteriskInstance,
+  freeLoopbackPort,
+} from "../../src/engine/testing/asterisk-instance.js";
 import { loadOrgSources } from "../../src/model/files.js";
 import type { OrgState } from "../../src/model/org-state.js";
 import { encodeWav } from "../../src/tts/wav.js";
+import { FakeCarrier } from "./carrier.js";
 import { boot } from "./helpers.js";
 import { type Step, traceCall } from "./trace.js";
 
@@ -18,10 +23,11 @@ const P = "org_sim_";
 const MAIN = "eeeeeeee-0000-4000-8000-0000000000b1";
 const MD5 = "5f4dcc3b5aa765d61d8327deb882cf99";
 
-const ORG = `
+const org = (carrierPort: number) => `
 org: { id: eeeeeeee-0000-4000-8000-000000000001, name: Simulated, context_prefix: ${P} }
 users:
   - { extension: "101", name: Alice, sip: { md5_cred: ${MD5} } }
+  - { extension: "102", name: Mobile, ring_target: phone, phone_number: "+919812345678", outbound_did: "+918065978002" }
   - { extension: "103", name: Carol, sip: { md5_cred: ${MD5} } }
 queues:
   - { number: "601", name: Overflow, max_wait: 1, timeout_destination_type: user, timeout_destination: "103", members: [ { extension: "101" } ] }
@@ -36,12 +42,18 @@ ivrs:
       - { digit: "1", action_type: extension, action_destination: "101" }
       - { digit: "2", action_type: queue, action_destination: "601" }
       - { digit: "3", action_type: ivr, action_destination: "501" }
+      - { digit: "4", action_type: extension, action_destination: "102" }
       - { digit: "#", action_type: hangup }
   - { id: eeeeeeee-0000-4000-8000-0000000000b2, name: Billing, extension: "501", timeout: 1, max_retries: 1 }
   - { id: eeeeeeee-0000-4000-8000-0000000000b3, name: Draft, extension: "502", status: inactive }
 dids:
   - { number: "+918065978001", routing_type: ivr, routing_destination: ${MAIN} }
   - { number: "+918065978002", routing_type: ivr, routing_destination: eeeeeeee-0000-4000-8000-0000000000b3 }
+  - { number: "+918065978003", routing_type: external, routing_destination: "+919876543210" }
+trunks: [ { name: carrier, host: 127.0.0.1, port: ${carrierPort} } ]
+outbound_routes:
+  - { name: India, patterns: ["_91XXXXXXXXXX"], trunk: carrier }
+  - { name: Anything, patterns: ["_X."], trunk: carrier, strip_digits: 1 }
 `;
 
 /** The far end of each traced call: silence, or DTMF digits once the greeting plays. */
@@ -60,10 +72,15 @@ const TEST_DIALPLAN = [
 // Subroutines the simulator shows under the step that calls them, not as steps of the path.
 const SUBROUTINES = ["dial", "caller", "record", "limit"].map((name) => `${P}${name}`);
 
-const test = suite<{ engine: AsteriskInstance; state: OrgState }>("simulate vs engine");
+const test = suite<{ engine: AsteriskInstance; state: OrgState; carrier: FakeCarrier }>(
+  "simulate vs engine",
+);
 
 test.before(async (context) => {
-  const loaded = loadOrgSources([{ file: "simulated.yaml", text: ORG }], {});
+  const carrierPort = await freeLoopbackPort();
+  context.carrier = new FakeCarrier();
+  await context.carrier.listen(carrierPort);
+  const loaded = loadOrgSources([{ file: "simulated.yaml", text: org(carrierPort) }], {});
   const errors = loaded.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) throw new Error(errors.map((d) => `${d.path}: ${d.message}`).join("\n"));
   context.state = loaded.orgs[0]!.state;
@@ -81,6 +98,7 @@ test.before(async (context) => {
 
 test.after(async (context) => {
   await context.engine?.stop();
+  await context.carrier?.close();
 });
 
 const dedupe = (places: string[]) => places.filter((place, i) => place !== places[i - 1]);
@@ -163,6 +181,45 @@ for (const c of CASES) {
       tracedPlaces(steps),
       simulatedPlaces(simulation),
       `traced (actual) vs simulated (expected)\n${simulation.steps.map((s) => s.text).join("\n")}`,
+    );
+  });
+}
+
+const DIAL_OUT: { name: string; did: string; digits: string[]; peer: string }[] = [
+  {
+    name: "a DID routed to an external number (the org's first DID as caller ID)",
+    did: "+918065978003",
+    digits: [],
+    peer: "s@simtest-silent",
+  },
+  {
+    name: "option 4 to a mobile user (her own outbound_did as caller ID)",
+    did: "08065978001",
+    digits: ["4"],
+    peer: "D4@simtest-dtmf",
+  },
+];
+
+for (const c of DIAL_OUT) {
+  test(`simulate predicts what the carrier receives: ${c.name}`, async ({
+    engine,
+    state,
+    carrier,
+  }) => {
+    const simulation = simulateCall(state, { did: c.did, digits: c.digits });
+    const predicted = simulation.dial_out;
+    assert.ok(predicted, `the simulation dials out:\n${simulation.outcome}`);
+    const before = carrier.invites.length;
+    await traceCall(
+      engine,
+      `${c.did}@${P}incoming`,
+      c.peer,
+      new RegExp(`Dial\\("[^"]*", "PJSIP/${predicted.number}@${P}trunk_${predicted.trunk}`),
+    );
+    const invite = await carrier.invite(before + 1);
+    assert.equal(
+      { number: invite.number, callerId: invite.callerId },
+      { number: predicted.number, callerId: predicted.caller_id },
     );
   });
 }

@@ -47,6 +47,16 @@ const Simulation = Type.Object(
     steps: Type.Array(SimulationStep),
     outcome: Type.String(),
     path: Type.Array(Type.String(), { description: "destinations entered, in order" }),
+    dial_out: Type.Optional(
+      Type.Object(
+        {
+          number: Type.String({ description: "number sent to the trunk" }),
+          trunk: Type.String(),
+          caller_id: Type.String({ description: "caller ID on the wire" }),
+        },
+        { description: "when the call leaves through a trunk" },
+      ),
+    ),
   },
   { title: "Simulation" },
 );
