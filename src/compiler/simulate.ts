@@ -189,7 +189,7 @@ function enterDid(walk: Walk, dialled: string): Outcome {
     context: names.incoming,
     exten: canonical,
     kind: "did",
-    text: `DID ${did.number} of ${state.org.name}: marks the call as the org's${limit > 0 ? `, checks the limit of ${limit} concurrent calls` : ""}`,
+    text: `DID ${did.number} of ${state.org.name}: marks the call as the org's${limit > 0 ? `, checks the limit of ${limit} concurrent calls` : ""}${environmentNote(did.routing_environment)}`,
   });
   return follow(walk, didDestination(state, did), { context: names.incoming, exten: canonical });
 }
@@ -522,4 +522,11 @@ function overrideText(override: string): string {
   const number = gatewayRangeCheck(override);
   const range = number === SENTINEL_DID ? ", outside the owned range: the sentinel" : "";
   return `caller ID ${number}: the route's caller_id_override ${override}${range}`;
+}
+
+/** The gateway answers a DID only on its own deployment (SPEC.md §4.5 inbound DID dispatch). */
+function environmentNote(environment: string): string {
+  return environment === "prod"
+    ? ""
+    : ` (routing_environment ${environment}: only the ${environment} deployment's gateway sends it here)`;
 }
