@@ -58,6 +58,8 @@ export type StepKind =
   | "voicemail"
   | "callback"
   | "hangup"
+  /** The extension is not where the call looked: the engine tries the next included context. */
+  | "fallthrough"
   | "end";
 
 export interface SimulationStep {
@@ -267,11 +269,11 @@ function enterInternal(walk: Walk, exten: string, callerExt?: string): Outcome {
     add(walk, {
       context: names.internal,
       exten,
-      kind: "end",
+      kind: "fallthrough",
       text: `user ${exten} is inactive, so absent from the internal context; looking further in the outbound routes`,
     });
   }
-  if (findOutbound(walk, exten)) return enterOutbound(walk, exten, callerExt);
+  if (hasOutboundRoute(walk, exten)) return enterOutbound(walk, exten, callerExt);
   add(walk, {
     context: names.internal,
     exten,
@@ -452,9 +454,10 @@ function runMenu(walk: Walk, ivr: Ivr): Outcome {
   }
 }
 
-function findOutbound(walk: Walk, number: string) {
+/** Whether the outbound context has an extension for `number`. */
+function hasOutboundRoute(walk: Walk, number: string): boolean {
   if (number.startsWith("+")) return true; // `_+X.` drops the plus and routes again
-  return bestMatch(outboundEntries(walk.state).routes, number, (entry) => entry.pattern);
+  return bestMatch(outboundEntries(walk.state).routes, number, (e) => e.pattern) !== undefined;
 }
 
 /**
