@@ -79,10 +79,10 @@ export function loadFlowFile(
   const validate = validator();
   if (!validate(data)) {
     const errors = readableErrors(validate.errors ?? []);
-    return {
-      flows: [],
-      diagnostics: errors.map((d) => placed(source, d, { key: d.at === "key" })),
-    };
+    const diagnostics = errors
+      .map((d) => placed(source, d, { key: d.at === "key" }))
+      .sort((a, b) => a.line - b.line || a.col - b.col);
+    return { flows: [], diagnostics };
   }
   const flows = data!.flows.map((flow, index) => {
     const path = `flows[${index}]`;
