@@ -16,10 +16,8 @@ import {
   resolveUserCallerId,
 } from "../model/caller-id.js";
 import {
-  type Did,
   type Ivr,
   type IvrOption,
-  isVoicemailMailbox,
   type OrgState,
   type OutboundRoute,
   type Queue,
@@ -32,15 +30,24 @@ import {
   internationalDigits,
   SENTINEL_DID,
 } from "../model/phone.js";
-import { findIvr, findQueue, findTrunk, findUser, isUsableDid } from "../model/refs.js";
-import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
+import { findUser, isUsableDid } from "../model/refs.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
 import { orgMohClass, queueMohClass } from "./musiconhold.js";
 import { CDR_VARIABLES, type OrgNames, orgNames } from "./names.js";
+import {
+  type Destination,
+  DIGIT_ORDER,
+  didDestination,
+  directDialUsers,
+  isPublished,
+  isReachableUser,
+  menuOptions,
+  optionDestination,
+  outboundEntries,
+  queueTimeoutDestination,
+} from "./routing.js";
 import type { Diagnostic } from "./types.js";
 import type { DialplanContext, DialplanExtension, DialplanStep, DialplanView } from "./views.js";
-
-const DIGIT_ORDER = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "*", "#"];
 
 /** Stock prompts (ASTERISK.md, and Asterisk's core sound set). */
 export const PROMPTS = {
@@ -188,7 +195,8 @@ const SOURCE_WORDS: Record<ResolvedCallerId["source"], string> = {
   none: "no usable DID",
 };
 
-function callerIdComment(resolved: ResolvedCallerId): string {
+/** How a resolved caller ID came about, in words (file comments and the simulator). */
+export function callerIdComment(resolved: ResolvedCallerId): string {
   const chosen = resolved.chosen === null ? "" : ` ${resolved.chosen}`;
   const range =
     resolved.source === "none"
@@ -267,68 +275,74 @@ function hangupSteps(): DialplanStep[] {
   return [step(`Playback(${PROMPTS.goodbye})`), step("Hangup()")];
 }
 
-/** The dialplan of one menu option (SPEC.md §4.4 publish rule 3). */
-function optionSteps(
-  plan: Plan,
-  ivr: Ivr,
-  option: IvrOption,
-  optionPath: string,
-): DialplanStep[] | null {
-  const { names, state } = plan;
-  const destination = option.action_destination ?? "";
-  const path = `${optionPath}.action_destination`;
-  switch (option.action_type) {
-    case "extension":
-    case "ai_agent": {
-      const user = findUser(state, destination);
-      if (!user) return missing(plan, path, `no user with extension ${destination}`);
-      return [step(goto(names.internal, user.extension))];
-    }
-    case "queue": {
-      const queue = findQueue(state, destination);
-      if (!queue) return missing(plan, path, `no queue ${destination}`);
-      return [step(goto(names.queue, queue.number))];
-    }
-    case "ivr": {
-      const target = findIvr(state, destination);
-      if (!target || target === ivr) return missing(plan, path, `no other IVR ${destination}`);
-      if (target.status !== "active") {
-        warning(plan, path, `IVR ${target.extension} is inactive, so this option leads nowhere`);
-      }
-      return [step(goto(names.ivr, target.extension))];
-    }
+/**
+ * The steps that send the call to `destination` (SPEC.md §4.4 rule 3, §2 DID routing and queue
+ * timeouts). Null for an invalid destination: each caller decides what that becomes.
+ */
+function destinationSteps(plan: Plan, destination: Destination): DialplanStep[] | null {
+  const { names } = plan;
+  switch (destination.kind) {
+    case "user":
+      return [step(goto(names.internal, destination.user.extension))];
+    case "queue":
+      return [step(goto(names.queue, destination.queue.number))];
+    case "ivr":
+      return [step(goto(names.ivr, destination.ivr.extension))];
+    case "phone":
+      return [step(goto(names.outbound, destination.number))];
     case "voicemail":
-      if (!isVoicemailMailbox(destination))
-        return missing(plan, path, `mailbox ${destination} must be digits`);
       return [
-        step(`VoiceMail(${assertToken(destination, "mailbox")}@${names.voicemail},u)`),
+        step(`VoiceMail(${assertToken(destination.mailbox, "mailbox")}@${names.voicemail},u)`),
         step("Hangup()"),
       ];
     case "callback":
-      if (!looksLikePhoneNumber(destination))
-        return missing(plan, path, badPhoneNumberMessage(destination));
       return [
         step(`Set(DB(callback/${plan.orgId}/\${UNIQUEID})=${runtimeDigits("${CALLERID(num)}")})`),
         step(
-          `UserEvent(CallbackRequested,OrgId: ${plan.orgId},Caller: ${runtimeDigits("${CALLERID(num)}")},Destination: ${assertToken(destination, "phone number")})`,
+          `UserEvent(CallbackRequested,OrgId: ${plan.orgId},Caller: ${runtimeDigits("${CALLERID(num)}")},Destination: ${assertToken(destination.number, "phone number")})`,
         ),
         step(`Playback(${PROMPTS.callbackConfirm})`),
         step("Hangup()"),
       ];
     case "hangup":
       return hangupSteps();
-    default:
-      return missing(
-        plan,
-        `${optionPath}.action_type`,
-        `Invalid action_type: ${option.action_type}`,
-      );
+    case "end":
+      return [step("Hangup()")];
+    case "not_in_service":
+      return [step("Answer()"), step(`Playback(${PROMPTS.notInService})`), step("Hangup()")];
+    case "invalid":
+      return null;
   }
 }
 
-function missing(plan: Plan, path: string, message: string): null {
-  error(plan, path, message);
-  return null;
+/** The dialplan of one menu option (SPEC.md §4.4 publish rule 3); null when it has none. */
+function optionSteps(
+  plan: Plan,
+  ivr: Ivr,
+  option: IvrOption,
+  optionPath: string,
+): DialplanStep[] | null {
+  const destination = optionDestination(plan.state, ivr, option);
+  if (destination.kind === "invalid") {
+    error(plan, `${optionPath}.${destination.field}`, destination.message);
+    return null;
+  }
+  if (destination.kind === "ivr" && !isPublished(destination.ivr)) {
+    warning(
+      plan,
+      `${optionPath}.action_destination`,
+      `IVR ${destination.ivr.extension} is inactive, so this option leads nowhere`,
+    );
+  }
+  return destinationSteps(plan, destination);
+}
+
+/** Steps for a DID or a queue timeout: an invalid destination is an error and a hangup. */
+function routeOrHangup(plan: Plan, destination: Destination, path: string): DialplanStep[] {
+  const steps = destinationSteps(plan, destination);
+  if (steps && destination.kind !== "invalid") return steps;
+  if (destination.kind === "invalid") error(plan, path, destination.message);
+  return [step("Hangup()")];
 }
 
 function retrySteps(ivr: Ivr, menu: string, first: DialplanStep[] = []): DialplanStep[] {
@@ -345,7 +359,7 @@ function ivrContexts(plan: Plan): DialplanContext[] {
   const { names, state } = plan;
   const active = state.ivrs
     .map((ivr, index) => ({ ivr, index }))
-    .filter(({ ivr }) => ivr.status === "active")
+    .filter(({ ivr }) => isPublished(ivr))
     .sort(byAscii(({ ivr }) => ivr.extension));
   const entries = active.map(({ ivr }) =>
     extension(
@@ -376,10 +390,7 @@ function menuContext(plan: Plan, ivr: Ivr, index: number): DialplanContext {
       [`IVR ${ivr.name} (${ivr.id ?? "no id"})`],
     ),
   ];
-  const options = ivr.options
-    .map((option, optionIndex) => ({ option, optionIndex }))
-    .sort((a, b) => DIGIT_ORDER.indexOf(a.option.digit) - DIGIT_ORDER.indexOf(b.option.digit));
-  for (const { option, optionIndex } of options) {
+  for (const { option, optionIndex } of menuOptions(ivr)) {
     const path = `ivrs[${index}].options[${optionIndex}]`;
     if (!DIGIT_ORDER.includes(option.digit)) {
       error(plan, `${path}.digit`, `Invalid digit: ${option.digit}`);
@@ -393,18 +404,14 @@ function menuContext(plan: Plan, ivr: Ivr, index: number): DialplanContext {
       entries.push(extension(option.digit, steps, [label]));
     }
   }
-  if (ivr.direct_extension_dial) {
-    // Only the org's real 4-digit extensions, never a pattern: a pattern would let a caller
-    // reach the outbound routes through the internal context.
-    for (const user of plan.activeUsers.filter((u) => /^[0-9]{4}$/.test(u.extension))) {
-      entries.push(
-        extension(
-          user.extension,
-          [step(goto(names.internal, user.extension))],
-          [`direct dial ${user.name}`],
-        ),
-      );
-    }
+  for (const user of directDialUsers(ivr, plan.activeUsers)) {
+    entries.push(
+      extension(
+        user.extension,
+        [step(goto(names.internal, user.extension))],
+        [`direct dial ${user.name}`],
+      ),
+    );
   }
   entries.push(extension("t", retrySteps(ivr, menu), ["no digit: try again, then goodbye"]));
   entries.push(
@@ -413,32 +420,6 @@ function menuContext(plan: Plan, ivr: Ivr, index: number): DialplanContext {
     ]),
   );
   return context(menu, entries);
-}
-
-/** Where a queue sends callers it could not serve (SPEC.md §2, timeout destination pair). */
-function queueFailover(plan: Plan, queue: Queue, path: string): DialplanStep[] {
-  const { names, state } = plan;
-  const destination = queue.timeout_destination ?? "";
-  switch (queue.timeout_destination_type) {
-    case "user": {
-      const user = findUser(state, destination);
-      if (user) return [step(goto(names.internal, user.extension))];
-      break;
-    }
-    case "queue": {
-      const target = findQueue(state, destination);
-      if (target && target !== queue) return [step(goto(names.queue, target.number))];
-      break;
-    }
-    case "phone":
-      if (looksLikePhoneNumber(destination)) return [step(goto(names.outbound, destination))];
-      error(plan, path, badPhoneNumberMessage(destination));
-      return [step("Hangup()")];
-    case "none":
-      return [step("Hangup()")];
-  }
-  error(plan, path, `timeout destination ${destination} does not exist`);
-  return [step("Hangup()")];
 }
 
 function queueContexts(plan: Plan): DialplanContext[] {
@@ -457,7 +438,11 @@ function queueContexts(plan: Plan): DialplanContext[] {
             ? `Queue(${names.queueName(queue.number)},,,,${queue.max_wait})`
             : `Queue(${names.queueName(queue.number)})`,
         ),
-        ...queueFailover(plan, queue, `queues[${index}].timeout_destination`),
+        ...routeOrHangup(
+          plan,
+          queueTimeoutDestination(state, queue),
+          `queues[${index}].timeout_destination`,
+        ),
       ],
       [
         `queue ${queue.name}, then ${[queue.timeout_destination_type, queue.timeout_destination].filter(Boolean).join(" ")}`,
@@ -468,7 +453,7 @@ function queueContexts(plan: Plan): DialplanContext[] {
   for (const { queue } of queues) {
     for (const member of [...queue.members].sort(byAscii((m) => m.extension))) {
       const user = findUser(state, member.extension);
-      if (user?.status !== "active") continue;
+      if (!isReachableUser(user)) continue;
       members.push(
         extension(
           queueMemberExten(queue, member.extension),
@@ -504,38 +489,12 @@ function outboundContext(plan: Plan): DialplanContext {
       ["+<digits>: drop the plus and route again"],
     ),
   ];
-  const seen = new Map<string, string>();
-  const routes = state.outbound_routes
-    .map((route, index) => ({ route, index }))
-    .sort(byAscii(({ route }) => route.name));
-  for (const { route, index } of routes) {
-    const trunk = findTrunk(state, route.trunk);
-    if (!trunk) {
-      error(plan, `outbound_routes[${index}].trunk`, `no trunk named ${route.trunk}`);
-      continue;
-    }
-    route.patterns.forEach((pattern, patternIndex) => {
-      const path = `outbound_routes[${index}].patterns[${patternIndex}]`;
-      if (pattern.startsWith("+") || pattern.startsWith("_+")) {
-        error(
-          plan,
-          path,
-          "a pattern cannot start with +: numbers with + are routed again without it",
-        );
-        return;
-      }
-      const other = seen.get(pattern);
-      if (other !== undefined) {
-        error(plan, path, `pattern ${pattern} is already used by route '${other}'`);
-        return;
-      }
-      seen.set(pattern, route.name);
-      entries.push(
-        extension(pattern, routeSteps(plan, route, names.trunk(trunk.name)), [
-          `route ${route.name}`,
-        ]),
-      );
-    });
+  const { routes, problems } = outboundEntries(state);
+  for (const problem of problems) error(plan, problem.path, problem.message);
+  for (const { pattern, route, trunk } of routes) {
+    entries.push(
+      extension(pattern, routeSteps(plan, route, names.trunk(trunk.name)), [`route ${route.name}`]),
+    );
   }
   return context(names.outbound, entries, { comments: ["outbound routes"] });
 }
@@ -574,37 +533,16 @@ function ivrId(ivr: Ivr): string {
   return ivr.id;
 }
 
-/** Where an inbound DID goes (SPEC.md §4.4 rule 5 and §2 DID routing). */
-function didRouteSteps(plan: Plan, did: Did, path: string): DialplanStep[] {
-  const { names, state } = plan;
-  const destination = did.routing_destination ?? "";
-  switch (did.routing_type) {
-    case "extension": {
-      const user = findUser(state, destination);
-      if (user) return [step(goto(names.internal, user.extension))];
-      break;
-    }
-    case "queue": {
-      const queue = findQueue(state, destination);
-      if (queue) return [step(goto(names.queue, queue.number))];
-      break;
-    }
-    case "ivr": {
-      // Stored as the IVR's UUID, which the call carries (inherited by every channel it creates,
-      // for call records and webhooks); the dialplan jumps to its extension (SPEC.md §4.4 rule 5).
-      const ivr = findIvr(state, destination);
-      if (ivr) return [step(`Set(__IVR_ID=${ivrId(ivr)})`), step(goto(names.ivr, ivr.extension))];
-      break;
-    }
-    case "external":
-      if (looksLikePhoneNumber(destination)) return [step(goto(names.outbound, destination))];
-      error(plan, path, badPhoneNumberMessage(destination));
-      return [step("Hangup()")];
-    case null:
-      return [step("Answer()"), step(`Playback(${PROMPTS.notInService})`), step("Hangup()")];
-  }
-  error(plan, path, `routing destination ${destination} does not exist`);
-  return [step("Hangup()")];
+/**
+ * Where an inbound DID goes (SPEC.md §4.4 rule 5 and §2 DID routing). A DID routed to an IVR
+ * first stores the IVR's UUID in the call (inherited by every channel it creates, for call
+ * records and webhooks), then jumps to its extension.
+ */
+function didRouteSteps(plan: Plan, destination: Destination, path: string): DialplanStep[] {
+  const steps = routeOrHangup(plan, destination, path);
+  return destination.kind === "ivr"
+    ? [step(`Set(__IVR_ID=${ivrId(destination.ivr)})`), ...steps]
+    : steps;
 }
 
 function incomingContext(plan: Plan): DialplanContext {
@@ -629,7 +567,7 @@ function incomingContext(plan: Plan): DialplanContext {
           step(`Set(CHANNEL(accountcode)=${plan.orgId})`),
           step(`Set(CDR(${CDR_VARIABLES.direction})=inbound)`),
           ...limitSteps(plan),
-          ...didRouteSteps(plan, did, `dids[${index}].routing_destination`),
+          ...didRouteSteps(plan, didDestination(state, did), `dids[${index}].routing_destination`),
         ],
         [
           `DID ${did.number} -> ${[did.routing_type ?? "not routed", did.routing_destination].filter(Boolean).join(" ")}`,
@@ -649,7 +587,7 @@ export function buildDialplan(state: OrgState, diagnostics: Diagnostic[]): Dialp
     names: orgNames(state.org.context_prefix),
     diagnostics,
     orgId: assertToken(state.org.id, "org id"),
-    activeUsers: state.users.filter((u) => u.status === "active").sort(byAscii((u) => u.extension)),
+    activeUsers: state.users.filter(isReachableUser).sort(byAscii((u) => u.extension)),
     recording: state.org.settings.recording_enabled,
     limit: state.org.settings.max_concurrent_calls,
     mohClass: orgMohClass(state),

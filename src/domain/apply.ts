@@ -5,6 +5,8 @@
 // validateOrg rules as API saves before anything is written, and extensions are claimed in the
 // store's claim table as the API does. All or nothing per org; a dry run computes the same plan
 // and writes nothing.
+
+import { type OrgImpact, orgImpact } from "../compiler/impact.js";
 import type { OrgExtras } from "../model/org-extras.js";
 import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
 import { internationalDigits } from "../model/phone.js";
@@ -57,6 +59,8 @@ export interface OrgApplyResult {
   kept: Change[];
   /** Whether the org's DIDs changed (the gateway must be regenerated). */
   didsChanged: boolean;
+  /** What the change means for callers, in plain lines (plan's impact lines). */
+  impact: OrgImpact;
 }
 
 export interface ApplyOptions {
@@ -153,7 +157,10 @@ export async function applyOrgState(
           (problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""),
       );
     }
-    const result = describe(plan, stored, !existingRow, prune);
+    const result = {
+      ...describe(plan, stored, !existingRow, prune),
+      impact: orgImpact(existingRow ? stored : undefined, plan.state),
+    };
     const extras = await planOrgExtras(trx, orgId, desiredInput as OrgState & OrgExtras, {
       prune,
       urlPolicy: options.webhookUrlPolicy ?? { allowPrivate: false },
@@ -255,7 +262,12 @@ async function makePlan(
   };
 }
 
-function describe(plan: Plan, stored: OrgState, created: boolean, prune: boolean): OrgApplyResult {
+function describe(
+  plan: Plan,
+  stored: OrgState,
+  created: boolean,
+  prune: boolean,
+): Omit<OrgApplyResult, "impact"> {
   const changes: Change[] = [];
   const kept: Change[] = [];
   if (created) changes.push({ kind: "org", action: "create", key: plan.state.org.name });

@@ -30,6 +30,7 @@ const isOrgRoute = (r: RouteDefinition) => r.authKinds.includes("org");
 // Org-scoped writes that are not configuration: each has its own, narrower rule.
 const WRITES_WITHOUT_ORG_MANAGE = new Set([
   "POST /tts/preview", // synthesizes a sample; changes nothing
+  "POST /simulate", // walks the stored configuration like a read; changes nothing
 ]);
 
 test("every org-scoped write declares the permission it needs", () => {

@@ -190,6 +190,7 @@ test("apply --dry-run shows the changes and writes nothing; apply --prune delete
       assert.is(dry.code, 0, dry.stderr + String(dry.error));
       assert.match(dry.stdout, /\+ user 1004 \(create\)/);
       assert.match(dry.stdout, /~ queue 2000 \(update\)/);
+      assert.match(dry.stdout, /~ queue \S+ \(2000\): strategy ringall → leastrecent/);
       assert.match(dry.stdout, /kept \(not in the file; --prune deletes them\): user 1003/);
       assert.match(dry.stdout, /dry run: nothing was written/);
       assert.is(await exportText(dataDir), original, "a dry run changes nothing");

@@ -106,3 +106,21 @@ export function checkCase(name: string, output: Map<string, string>): string[] {
   }
   return problems;
 }
+
+/**
+ * One expected text file beside a case (the call-flow goldens: simulate, lint, impact, graph):
+ * rewritten under UPDATE_GOLDEN=1, else compared, failing with a unified diff and the command.
+ */
+export function expectGoldenText(file: string, actual: string): void {
+  if (UPDATE) {
+    writeFileSync(file, actual);
+    return;
+  }
+  const want = existsSync(file) ? readFileSync(file, "utf8") : null;
+  if (want === actual) return;
+  throw new Error(
+    want === null
+      ? `${file}: no expected file. Run 'UPDATE_GOLDEN=1 npm test' to write it, and review it.`
+      : `${createTwoFilesPatch(file, "actual", want, actual)}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
+  );
+}

@@ -3,6 +3,7 @@
 import type { RouteDefinition } from "../registry.js";
 import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes } from "./auth.js";
+import { callFlowRoutes } from "./call-flow.js";
 import { callRoutes } from "./calls.js";
 import { configRoutes } from "./config.js";
 import { didPoolRoutes } from "./did-pool.js";
@@ -38,5 +39,6 @@ export const allRoutes: readonly RouteDefinition[] = [
     ttsRoutes,
     webhookRoutes,
     callRoutes,
+    callFlowRoutes,
   ].flat(),
 ];

@@ -14,6 +14,7 @@ import { ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { loadValidOrgs } from "../lib/load.js";
+import { formatImpact } from "../lib/plan.js";
 
 export interface ApplyCommandResult {
   dryRun: boolean;
@@ -188,6 +189,9 @@ export default class Apply extends PbxCommand {
       if (org.changes.length === 0) this.log(`${org.file}: ${org.name}: no change`);
       else this.log(`${org.file}: ${org.name}: ${verb} ${org.changes.length} resource(s)`);
       for (const c of org.changes) this.log(`  ${SIGN[c.action]} ${c.kind} ${c.key} (${c.action})`);
+      if (outcome.dryRun && org.changes.length > 0) {
+        this.log(formatImpact([org.impact]).replace(/^/gm, "  "));
+      }
       if (org.kept.length > 0) {
         this.log(
           `  kept (not in the file; --prune deletes them): ${org.kept.map((c) => `${c.kind} ${c.key}`).join(", ")}`,

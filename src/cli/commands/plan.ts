@@ -1,9 +1,11 @@
 import { Errors, Flags } from "@oclif/core";
+import { impactOf, type OrgImpact } from "../../compiler/impact.js";
 import { loadOrgSources } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { compileTree, readManagedTree } from "../lib/compiled-tree.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
+import { flowFiles, flowRunFailed, flowsDirsFor, runFlows } from "../lib/flows.js";
 import { orgSourcesAtRevision } from "../lib/git-base.js";
 import { loadValidOrgs } from "../lib/load.js";
 import { formatPlan, type PlanResult, planTrees } from "../lib/plan.js";
@@ -13,8 +15,11 @@ export default class Plan extends PbxCommand {
   static override description =
     "With --against, compares the compiled configuration with an engine config directory; with " +
     "--base, compares the configuration the files compiled to at a git revision with the " +
-    "working tree. Prints the diff and the engine reloads the change needs. Exit 0 = no change, " +
-    "2 = changes, 1 = error (like terraform plan -detailed-exitcode; usage errors are 1 here too).";
+    "working tree. Prints the diff and the engine reloads the change needs; with --base, above " +
+    "the diff, one plain line per change callers would notice and a summary per org. When a `flows` " +
+    "directory sits beside the org files, its flow assertions are checked against the new " +
+    "configuration. Exit 0 = no change, 2 = changes, 1 = error or a failing flow (like " +
+    "terraform plan -detailed-exitcode; usage errors are 1 here too).";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs --against /etc/asterisk",
     "<%= config.bin %> <%= command.id %> orgs --base origin/main",
@@ -42,18 +47,20 @@ export default class Plan extends PbxCommand {
     const options = { includeRoot: flags["include-root"] };
     const report = (r: { diagnostics: Parameters<PbxCommand["printDiagnostics"]>[0] }) =>
       this.printDiagnostics(r.diagnostics);
-    const after = compileTree(
-      (await loadValidOrgs(paths, process.env, report)).map((o) => o.state),
-      gateway,
-      options,
-    ).files;
+    const afterOrgs = (await loadValidOrgs(paths, process.env, report)).map((o) => o.state);
+    const after = compileTree(afterOrgs, gateway, options).files;
     let before: Map<string, string>;
+    let impact: OrgImpact[] | undefined;
     if (flags.base !== undefined) {
       const loaded = loadOrgSources(await orgSourcesAtRevision(paths, flags.base), process.env);
       report(loaded);
       if (loaded.diagnostics.some((d) => d.severity === "error")) {
         throw new CommandFailure(`the org files at ${flags.base} have errors`);
       }
+      impact = impactOf(
+        loaded.orgs.map((o) => o.state),
+        afterOrgs,
+      );
       before =
         loaded.orgs.length === 0
           ? new Map()
@@ -65,7 +72,12 @@ export default class Plan extends PbxCommand {
     } else {
       before = await readManagedTree(flags.against!);
     }
-    const plan = planTrees(before, after);
+    const plan: PlanResult = planTrees(before, after);
+    // Only --base has the org files on both sides; an engine directory holds compiled files.
+    if (impact !== undefined) plan.impact = impact;
+    // Flow assertions beside the org files must hold for what would be deployed.
+    const flowFilesFound = (await Promise.all(flowsDirsFor(paths).map(flowFiles))).flat();
+    if (flowFilesFound.length > 0) plan.flows = await runFlows(flowFilesFound, afterOrgs);
     if (!this.jsonEnabled()) {
       // --base compares two revisions of the YAML, never the engine: "up to date" would claim
       // something about the engine that was not looked at.
@@ -76,6 +88,7 @@ export default class Plan extends PbxCommand {
           : formatPlan(plan),
       );
     }
+    if (plan.flows && flowRunFailed(plan.flows)) return this.finish(plan, ExitCode.error);
     return this.finish(plan, plan.changed ? ExitCode.usageOrChanges : ExitCode.ok);
   }
 

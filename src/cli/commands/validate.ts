@@ -1,9 +1,11 @@
+import { Flags } from "@oclif/core";
 import { progressMode, runSteps } from "../../deploy/progress.js";
 import type { SourceDiagnostic } from "../../model/files.js";
 import { orgFilePaths } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { orgPathsArgs } from "../lib/flags.js";
+import { lintLoadedOrgs } from "../lib/lint.js";
 import { countProblems } from "../lib/load.js";
 import { loadOrgPathsInParallel } from "../lib/parallel-load.js";
 
@@ -17,16 +19,22 @@ export interface ValidateResult {
 export default class Validate extends PbxCommand {
   static override summary = "Check org YAML files and report every problem at file:line:col.";
   static override description =
-    "Exit 0 when there is no error (warnings are printed), 1 when any file has an error.";
+    "Lint findings (docs/lint.md) are part of the output as warnings; --strict makes them " +
+    "errors. Exit 0 when there is no error (warnings are printed), 1 when any file has an error.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs",
     "<%= config.bin %> <%= command.id %> orgs/acme.yaml orgs/globex.yaml --json",
   ];
   static override args = orgPathsArgs;
   static override strict = false;
+  static override flags = {
+    strict: Flags.boolean({
+      summary: "Report lint findings as errors (exit 1 when there is one).",
+    }),
+  };
 
   async run(): Promise<ValidateResult> {
-    const { argv } = await this.parse(Validate);
+    const { argv, flags } = await this.parse(this.constructor as typeof Validate);
     const paths = argv as string[];
     const files = await orgFilePaths(paths);
     if (files.length === 0) throw new CommandFailure(`no org files (*.yaml) in ${paths.join(" ")}`);
@@ -43,8 +51,15 @@ export default class Validate extends PbxCommand {
       ],
       progressMode(this.jsonEnabled()),
     );
-    const result = { files, ...countProblems(loaded), diagnostics: loaded.diagnostics };
-    this.printDiagnostics(loaded.diagnostics);
+    const findings = await lintLoadedOrgs(loaded.orgs, {
+      strict: flags.strict,
+      skipFiles: new Set(
+        loaded.diagnostics.filter((d) => d.severity === "error").map((d) => d.file),
+      ),
+    });
+    const diagnostics = [...loaded.diagnostics, ...findings];
+    const result = { files, ...countProblems({ orgs: [], diagnostics }), diagnostics };
+    this.printDiagnostics(diagnostics);
     if (!this.jsonEnabled()) {
       this.log(`${files.length} file(s): ${result.errors} error(s), ${result.warnings} warning(s)`);
     }

@@ -1,7 +1,9 @@
 // `plan`: what a deploy would change, as a unified diff of the managed files plus the engine
 // reloads the change needs (the same reloadsFor the deployer runs).
 import { createTwoFilesPatch } from "diff";
+import type { OrgImpact } from "../../compiler/impact.js";
 import { type FileChange, type ReloadCommand, reloadsFor } from "../../deploy/reloads.js";
+import { type FlowRun, formatFlowRun } from "./flows.js";
 
 export type FileAction = "add" | "change" | "remove";
 
@@ -13,6 +15,10 @@ export interface PlanResult {
   reloads: string[];
   /** Unified diff, `a/<path>` before and `b/<path>` after (`/dev/null` for added/removed). */
   diff: string;
+  /** What the change means for callers, per org (with --base: org files on both sides). */
+  impact?: OrgImpact[];
+  /** The flow assertions beside the org files, checked against the new configuration. */
+  flows?: FlowRun;
 }
 
 /** The plan that turns the `before` tree into the `after` tree (path -> text, both). */
@@ -48,6 +54,19 @@ export function planTrees(
 
 /** The plan as a person reads it: the diff, a count line and the reload commands. */
 export function formatPlan(plan: PlanResult): string {
+  const flows = plan.flows ? `\n\n${formatFlowRun(plan.flows)}` : "";
+  const impact = plan.impact && plan.impact.length > 0 ? `${formatImpact(plan.impact)}\n\n` : "";
+  return `${impact}${formatChanges(plan)}${flows}`;
+}
+
+/** Impact lines: per org, its summary then one indented line per change. */
+export function formatImpact(impact: readonly OrgImpact[]): string {
+  return impact
+    .map((org) => [org.summary, ...org.lines.map((line) => `  ${line}`)].join("\n"))
+    .join("\n");
+}
+
+function formatChanges(plan: PlanResult): string {
   if (!plan.changed) return "No changes. The engine configuration is up to date.";
   const count = (action: FileAction) => plan.files.filter((f) => f.action === action).length;
   const lines = [

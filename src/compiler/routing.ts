@@ -1,0 +1,223 @@
+// Where a call goes next: the routing decisions of SPEC.md §4.4 (publish rules 1-5) and §2 (DID
+// routing, queue timeout destinations), as data. The dialplan builder turns a Destination into
+// steps; the simulator (simulate.ts) follows it. One copy of each rule, so the two cannot drift.
+import { compareAscii } from "../model/caller-id.js";
+import type {
+  Did,
+  Ivr,
+  IvrOption,
+  OrgState,
+  OutboundRoute,
+  Queue,
+  Trunk,
+  User,
+} from "../model/org-state.js";
+import { isVoicemailMailbox } from "../model/org-state.js";
+import { findIvr, findQueue, findTrunk, findUser } from "../model/refs.js";
+import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
+
+/** The order in which menu options are written (and in which a reader expects them). */
+export const DIGIT_ORDER = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "*", "#"];
+
+/** Where a DID, a menu option or a queue timeout sends the call. */
+export type Destination =
+  | { kind: "user"; user: User }
+  | { kind: "queue"; queue: Queue }
+  | { kind: "ivr"; ivr: Ivr }
+  | { kind: "phone"; number: string }
+  | { kind: "voicemail"; mailbox: string }
+  | { kind: "callback"; number: string }
+  /** The goodbye prompt, then hang up (the menu option of that name). */
+  | { kind: "hangup" }
+  /** Hang up without a word (a queue with no timeout destination). */
+  | { kind: "end" }
+  /** A DID with no routing: the caller hears number-not-in-service. */
+  | { kind: "not_in_service" }
+  /** The data names nothing usable; `field` is the part of the record that is wrong. */
+  | { kind: "invalid"; field: "action_type" | "action_destination"; message: string };
+
+const invalid = (
+  message: string,
+  field: "action_type" | "action_destination" = "action_destination",
+) => ({ kind: "invalid", field, message }) as const;
+
+/** A number dialled out through the org's outbound routes, if it looks like one (7-15 digits). */
+function phoneDestination(number: string): Destination {
+  return looksLikePhoneNumber(number)
+    ? { kind: "phone", number }
+    : invalid(badPhoneNumberMessage(number));
+}
+
+/** SPEC.md §4.4 rule 3: where a menu option of `ivr` leads. */
+export function optionDestination(state: OrgState, ivr: Ivr, option: IvrOption): Destination {
+  const destination = option.action_destination ?? "";
+  switch (option.action_type) {
+    case "extension":
+    case "ai_agent": {
+      const user = findUser(state, destination);
+      return user ? { kind: "user", user } : invalid(`no user with extension ${destination}`);
+    }
+    case "queue": {
+      const queue = findQueue(state, destination);
+      return queue ? { kind: "queue", queue } : invalid(`no queue ${destination}`);
+    }
+    case "ivr": {
+      const target = findIvr(state, destination);
+      if (!target || target === ivr) return invalid(`no other IVR ${destination}`);
+      return { kind: "ivr", ivr: target };
+    }
+    case "voicemail":
+      return isVoicemailMailbox(destination)
+        ? { kind: "voicemail", mailbox: destination }
+        : invalid(`mailbox ${destination} must be digits`);
+    case "callback":
+      return looksLikePhoneNumber(destination)
+        ? { kind: "callback", number: destination }
+        : invalid(badPhoneNumberMessage(destination));
+    case "hangup":
+      return { kind: "hangup" };
+    default:
+      return invalid(`Invalid action_type: ${option.action_type}`, "action_type");
+  }
+}
+
+/** SPEC.md §2 and §4.4 rule 5: where an inbound call to `did` goes. */
+export function didDestination(state: OrgState, did: Did): Destination {
+  const destination = did.routing_destination ?? "";
+  switch (did.routing_type) {
+    case "extension": {
+      const user = findUser(state, destination);
+      if (user) return { kind: "user", user };
+      break;
+    }
+    case "queue": {
+      const queue = findQueue(state, destination);
+      if (queue) return { kind: "queue", queue };
+      break;
+    }
+    case "ivr": {
+      // Stored as the IVR's UUID; the dialplan jumps to its extension in the IVR context.
+      const ivr = findIvr(state, destination);
+      if (ivr) return { kind: "ivr", ivr };
+      break;
+    }
+    case "external":
+      return phoneDestination(destination);
+    case null:
+      return { kind: "not_in_service" };
+  }
+  return invalid(`routing destination ${destination} does not exist`);
+}
+
+/** SPEC.md §2: where a queue sends callers it could not serve (the timeout destination pair). */
+export function queueTimeoutDestination(state: OrgState, queue: Queue): Destination {
+  const destination = queue.timeout_destination ?? "";
+  switch (queue.timeout_destination_type) {
+    case "user": {
+      const user = findUser(state, destination);
+      if (user) return { kind: "user", user };
+      break;
+    }
+    case "queue": {
+      const target = findQueue(state, destination);
+      if (target && target !== queue) return { kind: "queue", queue: target };
+      break;
+    }
+    case "phone":
+      return phoneDestination(destination);
+    case "none":
+      return { kind: "end" };
+  }
+  return invalid(`timeout destination ${destination} does not exist`);
+}
+
+/** SPEC.md §4.4 publish rule 1: only active IVRs are written to the dialplan. */
+export function isPublished(ivr: Ivr): boolean {
+  return ivr.status === "active";
+}
+
+/** Users the dialplan can ring: inactive users are left out of every context. */
+export function isReachableUser(user: User | undefined): user is User {
+  return user?.status === "active";
+}
+
+/** A menu's options in the order they are written (1-9, 0, *, #), with their index in the IVR. */
+export function menuOptions(ivr: Ivr): { option: IvrOption; optionIndex: number }[] {
+  return ivr.options
+    .map((option, optionIndex) => ({ option, optionIndex }))
+    .sort((a, b) => DIGIT_ORDER.indexOf(a.option.digit) - DIGIT_ORDER.indexOf(b.option.digit));
+}
+
+/** Users a caller may reach by dialling their extension in a menu with direct dial on. */
+export function directDialUsers(ivr: Ivr, activeUsers: readonly User[]): User[] {
+  // Only the org's real 4-digit extensions, never a pattern: a pattern would let a caller
+  // reach the outbound routes through the internal context.
+  return ivr.direct_extension_dial ? activeUsers.filter((u) => /^[0-9]{4}$/.test(u.extension)) : [];
+}
+
+/**
+ * SPEC.md §4.4 rule 2: whether the menu plays again after `attempt` failed attempts (timeout or
+ * invalid digit). The dialplan increments IVR_RETRIES and loops while it is below max_retries.
+ */
+export function menuRepeats(ivr: Ivr, attempt: number): boolean {
+  return attempt < ivr.max_retries;
+}
+
+/** The engine's wait when WaitExten gets 0: the channel's response timeout (ASTERISK.md). */
+export const ENGINE_DEFAULT_WAIT = 10;
+
+/** How long the menu really waits for a digit: a timeout of 0 falls back to the engine default. */
+export function effectiveMenuWait(ivr: Ivr): number {
+  return ivr.timeout > 0 ? ivr.timeout : ENGINE_DEFAULT_WAIT;
+}
+
+/** One pattern of the org's outbound context and the route it dials. */
+export interface OutboundEntry {
+  pattern: string;
+  route: OutboundRoute;
+  trunk: Trunk;
+}
+
+/**
+ * The outbound context's route entries, routes by name, patterns in their order, and the
+ * problems that keep a pattern out (a missing trunk, a leading +, a pattern used twice).
+ */
+export function outboundEntries(state: OrgState): {
+  routes: OutboundEntry[];
+  problems: { path: string; message: string }[];
+} {
+  const routes: OutboundEntry[] = [];
+  const problems: { path: string; message: string }[] = [];
+  const seen = new Map<string, string>();
+  const sorted = state.outbound_routes
+    .map((route, index) => ({ route, index }))
+    .sort((a, b) => compareAscii(a.route.name, b.route.name));
+  for (const { route, index } of sorted) {
+    const trunk = findTrunk(state, route.trunk);
+    if (!trunk) {
+      problems.push({
+        path: `outbound_routes[${index}].trunk`,
+        message: `no trunk named ${route.trunk}`,
+      });
+      continue;
+    }
+    route.patterns.forEach((pattern, patternIndex) => {
+      const path = `outbound_routes[${index}].patterns[${patternIndex}]`;
+      if (pattern.startsWith("+") || pattern.startsWith("_+")) {
+        problems.push({
+          path,
+          message: "a pattern cannot start with +: numbers with + are routed again without it",
+        });
+        return;
+      }
+      const other = seen.get(pattern);
+      if (other !== undefined) {
+        problems.push({ path, message: `pattern ${pattern} is already used by route '${other}'` });
+        return;
+      }
+      seen.set(pattern, route.name);
+      routes.push({ pattern, route, trunk });
+    });
+  }
+  return { routes, problems };
+}
