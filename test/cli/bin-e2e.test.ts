@@ -61,6 +61,11 @@ test("bin/run.js: a usage error with --json is one {error} object on stdout", ()
   const usage = pbxctl("validate", "orgs", "--colour", "--json");
   assert.is(usage.status, 2);
   assert.equal(Object.keys(JSON.parse(usage.stdout)), ["error"]);
+  assert.is(usage.stderr, "", "the JSON is the whole answer: no second copy on stderr");
+  const failed = pbxctl("validate", "no-such-dir", "--json");
+  assert.is(failed.status, 1);
+  assert.equal(Object.keys(JSON.parse(failed.stdout)), ["error"]);
+  assert.is(failed.stderr, "");
 });
 
 test.run();

@@ -56,7 +56,12 @@ export abstract class PbxCommand extends Command {
     if (err instanceof Errors.ExitError) throw err;
     const expected = err instanceof OrgFileError || err instanceof CommandFailure;
     const shown = expected ? new Errors.CLIError(err.message, { exit: ExitCode.error }) : err;
-    if (this.jsonEnabled()) this.logJson(this.toErrorJson(shown));
+    if (this.jsonEnabled()) {
+      this.logJson(this.toErrorJson(shown));
+      // The JSON is the whole answer: exit with the error's code, no second copy on stderr.
+      const exit = (shown as Partial<Errors.CLIError>).oclif?.exit;
+      return this.exit(typeof exit === "number" ? exit : ExitCode.error);
+    }
     throw shown;
   }
 }
