@@ -11,7 +11,7 @@ import { parseWebhookEvents } from "../webhooks/events.js";
 import { RETRY_COUNT, TIMEOUT_MS } from "../webhooks/settings.js";
 import type { WebhookRow } from "../webhooks/tables.js";
 import { checkWebhookUrl, type UrlPolicy } from "../webhooks/url-guard.js";
-import { createWebhookRepository } from "../webhooks/webhook-repository.js";
+import { createWebhookRepository, newWebhookRow } from "../webhooks/webhook-repository.js";
 import type { Change } from "./apply.js";
 import { BadRequest } from "./errors.js";
 import { type Matched, match } from "./matching.js";
@@ -123,24 +123,21 @@ export async function writeOrgExtras(
     const webhooks = createWebhookRepository(db);
     if (prune) for (const hook of plan.webhooks.extra) await webhooks.delete(orgId, hook.id!);
     for (const hook of plan.webhooks.creates) {
-      await webhooks.insert({
-        id: hook.id ?? randomUUID(),
-        org_id: orgId,
-        url: hook.url,
-        events: JSON.stringify(hook.events),
-        secret: null,
-        active: hook.active ? 1 : 0,
-        retry_count: hook.retry_count!,
-        timeout_ms: hook.timeout!,
-        last_delivery: null,
-        last_status: null,
-        last_error: null,
-        failure_count: 0,
-        failed_deliveries_in_row: 0,
-        deactivated_reason: null,
-        created_at: now,
-        updated_at: now,
-      });
+      await webhooks.insert(
+        newWebhookRow(
+          {
+            id: hook.id ?? randomUUID(),
+            org_id: orgId,
+            url: hook.url,
+            events: JSON.stringify(hook.events),
+            secret: null,
+            active: hook.active ? 1 : 0,
+            retry_count: hook.retry_count!,
+            timeout_ms: hook.timeout!,
+          },
+          now,
+        ),
+      );
     }
     for (const hook of plan.webhooks.updates) {
       const patch = {

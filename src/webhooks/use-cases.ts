@@ -12,7 +12,7 @@ import { maskSecret, type SecretSealer } from "./secrets.js";
 import { RETRY_COUNT, SECRET_LENGTH, TIMEOUT_MS } from "./settings.js";
 import type { AnyDb, DeliveryRow, WebhookRow } from "./tables.js";
 import { checkWebhookUrl, type UrlPolicy } from "./url-guard.js";
-import { createWebhookRepository, type WebhookPatch } from "./webhook-repository.js";
+import { createWebhookRepository, newWebhookRow, type WebhookPatch } from "./webhook-repository.js";
 
 /** What the use cases need; the API builds it from its own dependencies. */
 export interface WebhookContext {
@@ -206,24 +206,19 @@ export async function createWebhook(
   );
   problems.throwIfAny();
   const now = ctx.clock().toISOString();
-  const row: WebhookRow = {
-    id: randomUUID(),
-    org_id: orgId,
-    url,
-    events: JSON.stringify(events),
-    secret: secret === null ? null : ctx.secrets.seal(secret),
-    active: input.active === false ? 0 : 1,
-    retry_count: retryCount,
-    timeout_ms: timeoutMs,
-    last_delivery: null,
-    last_status: null,
-    last_error: null,
-    failure_count: 0,
-    failed_deliveries_in_row: 0,
-    deactivated_reason: null,
-    created_at: now,
-    updated_at: now,
-  };
+  const row = newWebhookRow(
+    {
+      id: randomUUID(),
+      org_id: orgId,
+      url,
+      events: JSON.stringify(events),
+      secret: secret === null ? null : ctx.secrets.seal(secret),
+      active: input.active === false ? 0 : 1,
+      retry_count: retryCount,
+      timeout_ms: timeoutMs,
+    },
+    now,
+  );
   await createWebhookRepository(ctx.db).insert(row);
   return webhookView(ctx, row, true);
 }

@@ -6,6 +6,27 @@ export type WebhookPatch = Partial<
   Pick<WebhookRow, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
 > & { deactivated_reason?: DeactivatedReason | null };
 
+/** What a new webhook is configured with; everything else starts as "never delivered". */
+export type NewWebhook = Pick<
+  WebhookRow,
+  "id" | "org_id" | "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms"
+>;
+
+/** The row of a webhook created at `now`: no delivery yet, healthy, not deactivated. */
+export function newWebhookRow(webhook: NewWebhook, now: string): WebhookRow {
+  return {
+    ...webhook,
+    last_delivery: null,
+    last_status: null,
+    last_error: null,
+    failure_count: 0,
+    failed_deliveries_in_row: 0,
+    deactivated_reason: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** Repository of webhooks over a database or a transaction. */
 export function createWebhookRepository(anyDb: AnyDb) {
   const db = webhookTables(anyDb);
