@@ -1,11 +1,14 @@
 // Call and queue webhooks from the recorded engine event sequences (fixtures/calls): each org's
 // outbox gets its own call's lifecycle in order and nothing of the other org's calls (rule 3),
 // and replaying the same events writes no second delivery.
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
 import { callWebhooksOf, engineTime } from "../../src/domain/call-webhooks.js";
 import type { JourneyEvent } from "../../src/engine/call-events.js";
+import { ENGINE_EVENT_DATA, type EngineEvent } from "../../src/webhooks/event-data.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 import { addWebhook, testContext } from "../webhooks/helpers.js";
@@ -59,6 +62,20 @@ async function outbox({ store }: Context, org: string) {
   );
 }
 
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+
+/** Fails unless every row's data is what the OpenAPI document says its event sends. */
+function assertDocumented(rows: [string, Record<string, unknown>][]) {
+  for (const [type, data] of rows) {
+    const schema = ENGINE_EVENT_DATA[type as EngineEvent];
+    assert.ok(schema, `${type} has no documented data schema`);
+    const validate = ajv.compile(schema);
+    assert.ok(validate(data), `${type}: ${ajv.errorsText(validate.errors)}`);
+  }
+}
+
 const types = (rows: [string, unknown][]) => rows.map(([type]) => type);
 
 test("inbound DID -> IVR -> queue, abandoned: org A's lifecycle in order, org B nothing", async (context) => {
@@ -103,6 +120,7 @@ test("a replayed sequence (reconnect, restart) writes no second delivery", async
   for (const scenario of ["inbound-ivr-queue", "missed-inbound", "internal", "outbound-busy"]) {
     await replay(context.tracking, scenario);
   }
+  assertDocumented([...(await outbox(context, ORG_A)), ...(await outbox(context, ORG_B))]);
   const before = [(await outbox(context, ORG_A)).length, (await outbox(context, ORG_B)).length];
   assert.ok(before[0]! > 0 && before[1]! > 0);
   for (const scenario of ["inbound-ivr-queue", "missed-inbound", "internal", "outbound-busy"]) {
