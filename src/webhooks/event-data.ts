@@ -41,11 +41,10 @@ const queueFields = {
   at: callFields.at,
 };
 
-const registrationFields = {
-  at: callFields.at,
-};
-
-/** The `data` schema of every event the engine listeners emit. */
+/**
+ * The `data` schema of every event the engine listeners emit today. `user.*` and `trunk.*`
+ * (registration events) are not emitted yet, so they are not documented here.
+ */
 export const ENGINE_EVENT_DATA = {
   "call.initiated": CallStep(
     "CallInitiatedData",
@@ -85,24 +84,6 @@ export const ENGINE_EVENT_DATA = {
       ring_time: Nullable(Type.Integer({ description: "seconds the member's phone rang" })),
     },
     { title: "QueueAnsweredData", additionalProperties: false },
-  ),
-  "user.registered": Type.Object(
-    {
-      extension: Type.String(),
-      endpoint: Type.String({ description: "the PJSIP endpoint, `<context_prefix><extension>`" }),
-      contact: Type.String({ description: "the registered contact URI" }),
-      ...registrationFields,
-    },
-    { title: "UserRegisteredData", additionalProperties: false },
-  ),
-  "user.unregistered": Type.Object(
-    {
-      extension: Type.String(),
-      endpoint: Type.String(),
-      contact: Type.String({ description: "the contact removed (expired or unregistered)" }),
-      ...registrationFields,
-    },
-    { title: "UserUnregisteredData", additionalProperties: false },
   ),
 } satisfies Partial<Record<WebhookEvent, TSchema>>;
 
