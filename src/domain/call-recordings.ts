@@ -1,10 +1,10 @@
 // A call's recording for download (SPEC.md §1 rule 4, §4.5): found through the org's own
 // record, and opened at a path built only from validated ids, never from the stored text.
-import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { recordingFileOf } from "../store/call-recording-lookup.js";
 import type { Db } from "../store/database.js";
 import { NotFound } from "./errors.js";
+import { openSizedFile, type SizedFile } from "./open-file.js";
 
 export const RECORDING_NOT_FOUND = "Recording not found";
 
@@ -22,11 +22,6 @@ export function recordedUniqueid(orgId: string, recordingFile: string): string |
   return UNIQUEID.test(uniqueid) ? uniqueid : null;
 }
 
-export interface RecordingFile {
-  handle: FileHandle;
-  size: number;
-}
-
 /**
  * Opens the recording of the org's call (linkedid) or leg (uniqueid) `callId`. 404 `Recording
  * not found` when the org has no such call, the call was not recorded, or the file is gone.
@@ -35,22 +30,12 @@ export async function openCallRecording(
   deps: { db: Db; recordingsDir: string },
   orgId: string,
   callId: string,
-): Promise<RecordingFile> {
+): Promise<SizedFile> {
   const stored = await recordingFileOf(deps.db, orgId, callId);
   const uniqueid = stored === null ? null : recordedUniqueid(orgId, stored);
   if (uniqueid === null) throw new NotFound(RECORDING_NOT_FOUND);
-  let handle: FileHandle;
-  try {
-    handle = await open(join(deps.recordingsDir, orgId, `${uniqueid}.wav`), "r");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "EISDIR") throw new NotFound(RECORDING_NOT_FOUND);
-    throw error;
-  }
-  try {
-    return { handle, size: (await handle.stat()).size };
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
+  return openSizedFile(
+    join(deps.recordingsDir, orgId, `${uniqueid}.wav`),
+    () => new NotFound(RECORDING_NOT_FOUND),
+  );
 }

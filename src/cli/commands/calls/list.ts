@@ -1,10 +1,13 @@
 import { Flags } from "@oclif/core";
-import { CALL_PAGE, type CallView, callHistory } from "../../../domain/calls.js";
-import { isDomainError } from "../../../domain/errors.js";
-import { findOrgId } from "../../../domain/export.js";
-import { NoStoreError, openDataStore } from "../../../domain/gitops.js";
+import {
+  CALL_FILTER_PATTERNS,
+  CALL_PAGE,
+  type CallView,
+  callHistory,
+} from "../../../domain/calls.js";
 import type { LiveCallsView } from "../../../domain/live-calls.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
+import { withStoredOrg } from "../../lib/stored-org.js";
 
 export interface CallsListResult {
   org_id: string;
@@ -14,6 +17,21 @@ export interface CallsListResult {
 
 // The CLI reads the store, not a running engine: no call is known to be live.
 const NOT_FOLLOWING: LiveCallsView = { callsOf: () => [], callOf: () => null, tracking: false };
+
+/** One call as a terminal line. */
+function callLine(call: CallView): string {
+  return [
+    call.calldate,
+    call.direction.padEnd(8),
+    call.disposition.padEnd(10),
+    `${call.src} -> ${call.dst}`,
+    `${call.billsec}s/${call.duration}s`,
+    call.linkedid,
+    call.recording_file ? "recorded" : "",
+  ]
+    .filter(Boolean)
+    .join("  ");
+}
 
 const DIRECTIONS = ["inbound", "outbound", "internal"] as const;
 const DISPOSITIONS = ["ANSWERED", "NO ANSWER", "BUSY", "FAILED", "CONGESTION"] as const;
@@ -60,24 +78,15 @@ export default class CallsList extends PbxCommand {
         throw new CommandFailure(`--${name} must be an ISO 8601 time (got ${value})`);
       }
     }
-    if (flags.number !== undefined && !/^[0-9]{3,20}$/.test(flags.number)) {
-      throw new CommandFailure(`--number must be 3 to 20 digits (got ${flags.number})`);
+    for (const name of ["extension", "number"] as const) {
+      const value = flags[name];
+      const { pattern, rule } = CALL_FILTER_PATTERNS[name];
+      if (value !== undefined && !new RegExp(pattern).test(value)) {
+        throw new CommandFailure(`--${name} must be ${rule} (got ${value})`);
+      }
     }
-    if (flags.extension !== undefined && !/^[0-9*#+]{1,20}$/.test(flags.extension)) {
-      throw new CommandFailure(`--extension must be 1 to 20 of 0-9 * # + (got ${flags.extension})`);
-    }
-    const store = await openDataStore(process.env, flags["data-dir"], { create: false }).catch(
-      (error: unknown) => {
-        if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-        throw error;
-      },
-    );
-    try {
-      const orgId = await findOrgId(store.db, flags.org).catch((error: unknown) => {
-        if (isDomainError(error)) throw new CommandFailure(error.message);
-        throw error;
-      });
-      const page = await callHistory({ db: store.db, live: NOT_FOLLOWING }, orgId, {
+    return withStoredOrg(flags["data-dir"], flags.org, async (db, orgId) => {
+      const page = await callHistory({ db, live: NOT_FOLLOWING }, orgId!, {
         ...(flags.from ? { from: new Date(flags.from).toISOString() } : {}),
         ...(flags.to ? { to: new Date(flags.to).toISOString() } : {}),
         ...(flags.direction ? { direction: flags.direction } : {}),
@@ -88,26 +97,10 @@ export default class CallsList extends PbxCommand {
         offset: flags.offset,
       });
       if (!this.jsonEnabled()) {
-        for (const call of page.calls) {
-          this.log(
-            [
-              call.calldate,
-              call.direction.padEnd(8),
-              call.disposition.padEnd(10),
-              `${call.src} -> ${call.dst}`,
-              `${call.billsec}s/${call.duration}s`,
-              call.linkedid,
-              call.recording_file ? "recorded" : "",
-            ]
-              .filter(Boolean)
-              .join("  "),
-          );
-        }
+        for (const call of page.calls) this.log(callLine(call));
         this.logToStderr(`${page.calls.length} of ${page.total} calls`);
       }
-      return { org_id: orgId, total: page.total, calls: page.calls };
-    } finally {
-      await store.db.destroy();
-    }
+      return { org_id: orgId!, total: page.total, calls: page.calls };
+    });
   }
 }

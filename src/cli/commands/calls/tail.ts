@@ -1,10 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Flags } from "@oclif/core";
 import { formatTailedEvent, tailCallEvents } from "../../../domain/call-tail.js";
-import { isDomainError } from "../../../domain/errors.js";
-import { findOrgId } from "../../../domain/export.js";
-import { NoStoreError, openDataStore } from "../../../domain/gitops.js";
-import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
+import { PbxCommand } from "../../lib/base-command.js";
+import { withStoredOrg } from "../../lib/stored-org.js";
 
 export interface CallsTailResult {
   /** Events printed before the command ended (Ctrl-C, or the end with --no-follow). */
@@ -47,43 +45,31 @@ export default class CallsTail extends PbxCommand {
 
   async run(): Promise<CallsTailResult> {
     const { flags } = await this.parse(CallsTail);
-    const store = await openDataStore(process.env, flags["data-dir"], { create: false }).catch(
-      (error: unknown) => {
-        if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-        throw error;
-      },
-    );
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
-    let events = 0;
+    const pause = (signal?: AbortSignal) =>
+      sleep(flags.interval, undefined, signal ? { signal } : {}).catch(() => {});
     try {
-      const orgId =
-        flags.org === undefined
-          ? null
-          : await findOrgId(store.db, flags.org).catch((error: unknown) => {
-              if (isDomainError(error)) throw new CommandFailure(error.message);
-              throw error;
-            });
-      const pause = (signal?: AbortSignal) =>
-        sleep(flags.interval, undefined, signal ? { signal } : {}).catch(() => {});
-      for await (const event of tailCallEvents({
-        db: store.db,
-        orgId,
-        lines: flags.lines,
-        follow: flags.follow,
-        signal: stop.signal,
-        pause,
-      })) {
-        this.log(flags.json ? JSON.stringify(event) : formatTailedEvent(event, orgId === null));
-        events++;
-      }
-      return { events };
+      return await withStoredOrg(flags["data-dir"], flags.org, async (db, orgId) => {
+        let events = 0;
+        for await (const event of tailCallEvents({
+          db,
+          orgId,
+          lines: flags.lines,
+          follow: flags.follow,
+          signal: stop.signal,
+          pause,
+        })) {
+          this.log(flags.json ? JSON.stringify(event) : formatTailedEvent(event, orgId === null));
+          events++;
+        }
+        return { events };
+      });
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
-      await store.db.destroy();
     }
   }
 }
