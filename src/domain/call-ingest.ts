@@ -5,7 +5,7 @@
 // transaction, so a replayed event, refused as a duplicate, never emits twice.
 import type { CdrRecord, JourneyEvent } from "../engine/call-events.js";
 import {
-  callEventsOf,
+  callStepsOf,
   foldIntoCall,
   insertCallEvent,
   insertCallRecord,
@@ -129,7 +129,7 @@ export class CallIngest {
             results.push({ stored: false, reason: "no_org" });
             continue;
           }
-          const prior = await callEventsOf(tx, orgId, input.event.linkedid);
+          const prior = await callStepsOf(tx, orgId, input.event.linkedid);
           if (!(await insertCallEvent(tx, callEventRow(input.event, orgId)))) {
             results.push({ stored: false, reason: "duplicate" });
             continue;

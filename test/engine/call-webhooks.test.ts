@@ -25,7 +25,7 @@ import {
   writeGreeting,
 } from "./call-scenarios.js";
 import { FakeCarrier } from "./carrier.js";
-import { boot } from "./helpers.js";
+import { boot, until } from "./helpers.js";
 import { channelsIdle } from "./trace.js";
 
 const SECRETS: Record<string, string> = {
@@ -44,16 +44,6 @@ interface Context {
 }
 
 const test = suite<Context>("call webhooks and recordings from a real engine");
-
-async function until<T>(what: string, probe: () => Promise<T | null> | T | null, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Org A's 101 places a call that is answered, recorded by the org's record step, and talks. */
 function recordedCallDialplan(): string {
