@@ -19,6 +19,8 @@ export interface Config {
   dbFile: string;
   /** Sounds directory (IVR greetings under `greetings/`): PBX_SOUNDS_DIR, else <data-dir>/sounds. */
   soundsDir: string;
+  /** Call recordings (`<org id>/<uniqueid>.wav`): PBX_RECORDINGS_DIR, else <data-dir>/recordings. */
+  recordingsDir: string;
   port: number;
   host: string;
   /** Public address of the server, without `/api/v1` (second OpenAPI server). */
@@ -137,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     dataDir,
     dbFile: join(dataDir, "pbx.db"),
     soundsDir: resolveEnginePaths(env, dataDir).soundsDir,
+    recordingsDir: resolveEnginePaths(env, dataDir).recordingsDir,
     port,
     host,
     baseUrl: (nonEmpty(env.PBX_BASE_URL) ?? `http://${displayHost}:${port}`).replace(/\/+$/, ""),

@@ -227,6 +227,7 @@ function operation(route: RouteDefinition): Json {
       content: { "application/json": { schema: toOpenApiSchema(route.body) } },
     };
   }
+  if (route.callbacks) op.callbacks = callbacks(route);
   if (route.upload) {
     const binary = { schema: { type: "string", format: "binary" } };
     op.requestBody = {
@@ -236,6 +237,36 @@ function operation(route: RouteDefinition): Json {
     };
   }
   return op;
+}
+
+/** The OpenAPI `callbacks` of a route: each one a POST to the `url` of the request body. */
+function callbacks(route: RouteDefinition): Json {
+  const out: Json = {};
+  for (const [name, callback] of Object.entries(route.callbacks ?? {})) {
+    out[name] = {
+      "{$request.body#/url}": {
+        post: {
+          operationId: `callback${name
+            .split(/[^A-Za-z0-9]+/)
+            .map((w) => w[0]!.toUpperCase() + w.slice(1))
+            .join("")}`,
+          tags: [route.tag],
+          summary: callback.summary,
+          description: callback.description ?? `${callback.summary}.`,
+          security: [],
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: toOpenApiSchema(callback.body) } },
+          },
+          responses: {
+            "2XX": { description: "Delivered" },
+            "4XX": { description: "Refused: retried with backoff (410 deactivates the webhook)" },
+          },
+        },
+      },
+    };
+  }
+  return out;
 }
 
 const WHO: Record<AuthKind, string> = {

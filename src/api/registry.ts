@@ -65,6 +65,11 @@ export interface RouteSpec<P extends TObject, Q extends TObject, B extends TSche
    * OpenAPI document (a path SPEC.md names that would make the document ambiguous).
    */
   aliasOf?: string;
+  /**
+   * Requests the service itself sends because of this operation (webhook deliveries), by name:
+   * published as the operation's OpenAPI `callbacks`, POSTed to the URL of the request body.
+   */
+  callbacks?: Readonly<Record<string, { summary: string; description?: string; body: TSchema }>>;
   /** A raw (non-JSON) request body the handler reads itself, by media type. */
   upload?: { contentTypes: readonly string[]; description: string };
   handler: (req: RouteRequest<Static<P>, Static<Q>, Static<B>>) => Promise<unknown> | unknown;

@@ -1,15 +1,20 @@
 // Stores the engine's call records: the org is derived once, here, by SPEC.md §1 rule 3, and
 // the record and its call (one per org and linkedid) are written in one transaction. A replayed
-// event (reconnect, restart) is recognised by (uniqueid, sequence) and changes nothing.
+// event (reconnect, restart) is recognised by (uniqueid, sequence) and changes nothing. The call
+// and queue webhooks a new journey event means are written to the outbox in that same
+// transaction, so a replayed event, refused as a duplicate, never emits twice.
 import type { CdrRecord, JourneyEvent } from "../engine/call-events.js";
 import {
+  callStepsOf,
   foldIntoCall,
   insertCallEvent,
   insertCallRecord,
 } from "../store/call-record-repository.js";
 import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
+import { emitEvent } from "../webhooks/outbox.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
+import { callWebhooksOf } from "./call-webhooks.js";
 import type { Clock } from "./ports.js";
 
 export type IngestResult =
@@ -120,10 +125,19 @@ export class CallIngest {
       for (const [index, input] of inputs.entries()) {
         const orgId = orgs[index]!;
         if (input.kind === "event") {
-          if (orgId === null) results.push({ stored: false, reason: "no_org" });
-          else if (await insertCallEvent(tx, callEventRow(input.event, orgId))) {
-            results.push({ stored: true, orgId, linkedid: input.event.linkedid });
-          } else results.push({ stored: false, reason: "duplicate" });
+          if (orgId === null) {
+            results.push({ stored: false, reason: "no_org" });
+            continue;
+          }
+          const prior = await callStepsOf(tx, orgId, input.event.linkedid);
+          if (!(await insertCallEvent(tx, callEventRow(input.event, orgId)))) {
+            results.push({ stored: false, reason: "duplicate" });
+            continue;
+          }
+          for (const webhook of callWebhooksOf(input.event, prior)) {
+            await emitEvent(tx, orgId, webhook.type, webhook.data, tx, this.options.clock);
+          }
+          results.push({ stored: true, orgId, linkedid: input.event.linkedid });
           continue;
         }
         const row = callRecordRow(input.record, orgId, now);

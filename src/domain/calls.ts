@@ -18,6 +18,12 @@ import type { LiveCall, LiveCallsView } from "./live-calls.js";
 /** Page size of call listings: default and documented maximum. */
 export const CALL_PAGE = { default: 50, max: 200 } as const;
 
+/** What the `extension` and `number` history filters accept (the API and the CLI check these). */
+export const CALL_FILTER_PATTERNS = {
+  extension: { pattern: "^[0-9*#+]{1,20}$", rule: "1 to 20 of 0-9 * # +" },
+  number: { pattern: "^[0-9]{3,20}$", rule: "3 to 20 digits" },
+} as const;
+
 export interface CallQuery extends Omit<CallFilters, "excludeLinkedIds"> {
   limit?: number;
   offset?: number;

@@ -3,8 +3,6 @@
 // greeting playback. The speech layer (`src/tts`) does the synthesis; this module adds tenant
 // checks, the sounds directory and the mapping of its errors: `TtsInputError` is the caller's
 // fault (400 with its message), anything else stays a 500.
-import type { FileHandle } from "node:fs/promises";
-import { open } from "node:fs/promises";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import {
   createSpeechEngine,
@@ -24,6 +22,7 @@ import {
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, NotFound, TooManyRequests } from "./errors.js";
 import { ownIvrRecord } from "./ivr-access.js";
+import { openSizedFile, type SizedFile } from "./open-file.js";
 import { notifyConfigChanged } from "./user-queue-rules.js";
 
 /** 404 of `GET /ivrs/{id}/greeting-audio` for an own IVR whose greeting was never generated. */
@@ -164,10 +163,7 @@ export async function generateIvrGreeting(
 }
 
 /** An open greeting file and its size; the caller streams it and closes the handle. */
-export interface GreetingFile {
-  handle: FileHandle;
-  size: number;
-}
+export type GreetingFile = SizedFile;
 
 /**
  * Opens the IVR's greeting for playback: 404 `IVR not found` for another org's or a missing IVR,
@@ -181,21 +177,10 @@ export async function openIvrGreeting(
 ): Promise<GreetingFile> {
   const { row } = await ownIvrRecord(deps.db, orgId, id);
   if (!row.greeting_prompt) throw new NotFound(GREETING_NOT_GENERATED);
-  let handle: FileHandle;
-  try {
-    handle = await open(greetingPath(deps.config.soundsDir, id), "r");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new NotFound(GREETING_NOT_GENERATED);
-    }
-    throw error;
-  }
-  try {
-    return { handle, size: (await handle.stat()).size };
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
+  return openSizedFile(
+    greetingPath(deps.config.soundsDir, id),
+    () => new NotFound(GREETING_NOT_GENERATED),
+  );
 }
 
 /**

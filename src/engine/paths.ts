@@ -6,6 +6,11 @@ export interface EnginePaths {
   asteriskDir: string;
   /** The sounds directory (greetings under `greetings/`). */
   soundsDir: string;
+  /**
+   * Call recordings, `<org id>/<uniqueid>.wav`: what MixMonitor writes under the engine's
+   * `<astspooldir>/monitor`, so it must be that directory or a link to it (docs/engine.md).
+   */
+  recordingsDir: string;
 }
 
 /** The default data directory when neither a flag nor `PBX_DATA_DIR` names one. */
@@ -13,7 +18,8 @@ export const DEFAULT_DATA_DIR = "./var";
 
 /**
  * Resolves the engine paths: `<data-dir>/asterisk` unless `PBX_ASTERISK_DIR`, `<data-dir>/sounds`
- * unless `PBX_SOUNDS_DIR`. Reads only the env object it is given; returns absolute paths.
+ * unless `PBX_SOUNDS_DIR`, `<data-dir>/recordings` unless `PBX_RECORDINGS_DIR`. Reads only the
+ * env object it is given; returns absolute paths.
  */
 export function resolveEnginePaths(
   env: Readonly<Record<string, string | undefined>>,
@@ -22,6 +28,7 @@ export function resolveEnginePaths(
   return {
     asteriskDir: resolve(env.PBX_ASTERISK_DIR || join(dataDir, "asterisk")),
     soundsDir: resolve(env.PBX_SOUNDS_DIR || join(dataDir, "sounds")),
+    recordingsDir: resolve(env.PBX_RECORDINGS_DIR || join(dataDir, "recordings")),
   };
 }
 

@@ -218,6 +218,20 @@ export async function insertCallEvent(db: Db, row: NewCallEventRow): Promise<boo
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
+/** What earlier steps of a call say for its webhooks: the org's events of it, lean, any order. */
+export async function callStepsOf(
+  db: Db,
+  orgId: string,
+  linkedid: string,
+): Promise<Pick<CallEventRow, "uniqueid" | "event" | "state">[]> {
+  return db
+    .selectFrom("call_events")
+    .select(["uniqueid", "event", "state"])
+    .where("org_id", "=", orgId)
+    .where("linkedid", "=", linkedid)
+    .execute();
+}
+
 /** The org's journey events of one call, in the engine's time order. */
 export async function callEventsOf(
   db: Db,

@@ -21,23 +21,24 @@ export interface SimulatedCallResult {
   events: EmittedEvent[];
 }
 
+/** The event's `data` in the shape real engine events have (event-data.ts), marked simulated. */
 function eventData(type: WebhookEvent, call: Required<Omit<SimulatedCall, "event">>, at: string) {
   const base = {
     call_id: call.call_id,
+    uniqueid: call.call_id,
+    channel: "",
     from: call.from,
     to: call.to,
-    direction: "inbound",
+    at,
     simulated: true,
   };
   switch (type) {
-    case "call.answered":
-      return { ...base, answered_at: at };
     case "call.ended":
-      return { ...base, ended_at: at, duration: 0, hangup_cause: "NORMAL_CLEARING" };
+      return { ...base, answered: true, hangup_cause: 16, hangup_cause_text: "Normal Clearing" };
     case "call.failed":
-      return { ...base, reason: "simulated failure" };
+      return { ...base, answered: false, hangup_cause: 17, hangup_cause_text: "User busy" };
     default:
-      return { ...base, started_at: at };
+      return base;
   }
 }
 

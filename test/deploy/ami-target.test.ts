@@ -236,12 +236,24 @@ test("engine settings come from the environment", () => {
   );
   assert.is(createEngineTarget({}).kind, "none");
   const paths = resolveEnginePaths({}, "/data");
-  assert.equal(paths, { asteriskDir: "/data/asterisk", soundsDir: "/data/sounds" });
+  assert.equal(paths, {
+    asteriskDir: "/data/asterisk",
+    soundsDir: "/data/sounds",
+    recordingsDir: "/data/recordings",
+  });
   assert.equal(
-    resolveEnginePaths({ PBX_ASTERISK_DIR: "/etc/asterisk/pbx", PBX_SOUNDS_DIR: "/snd" }, "/data"),
+    resolveEnginePaths(
+      {
+        PBX_ASTERISK_DIR: "/etc/asterisk/pbx",
+        PBX_SOUNDS_DIR: "/snd",
+        PBX_RECORDINGS_DIR: "/var/spool/asterisk/monitor",
+      },
+      "/data",
+    ),
     {
       asteriskDir: "/etc/asterisk/pbx",
       soundsDir: "/snd",
+      recordingsDir: "/var/spool/asterisk/monitor",
     },
   );
 });

@@ -21,7 +21,7 @@ import {
   writeGreeting,
 } from "./call-scenarios.js";
 import { FakeCarrier } from "./carrier.js";
-import { boot } from "./helpers.js";
+import { boot, until } from "./helpers.js";
 import { channelsIdle } from "./trace.js";
 
 interface Context {
@@ -32,20 +32,6 @@ interface Context {
 }
 
 const test = suite<Context>("call records from a real engine");
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | null> | T | null,
-  timeoutMs = 20_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 function follow(engine: AsteriskInstance, db: Db): CallTracking {
   return startCallTracking({

@@ -15,7 +15,7 @@ export const ORG_A = "aaaaaaaa-0000-4000-8000-000000000001";
 export const PREFIX_A = `org_${ORG_A}_`;
 export const ORG_B = "bbbbbbbb-0000-4000-8000-000000000002";
 export const PREFIX_B = "org_b_";
-const MAIN_IVR = "aaaaaaaa-0000-4000-8000-0000000000b1";
+export const MAIN_IVR = "aaaaaaaa-0000-4000-8000-0000000000b1";
 const MD5 = "5f4dcc3b5aa765d61d8327deb882cf99";
 
 /** The orgs as the call ingest's directory sees them. */

@@ -119,3 +119,19 @@ export function engineDeployer(engine: AsteriskInstance): {
   });
   return { target, deployer };
 }
+
+/** Polls `probe` until it answers something other than null/false; throws after `timeoutMs`. */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | false> | T | null | false,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // Polling the engine's own state: there is no clock to inject into Asterisk.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

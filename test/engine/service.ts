@@ -18,6 +18,7 @@ export function serveEnv(engine: AsteriskInstance): Record<string, string> {
     PBX_AMI_SECRET: engine.amiSecret,
     PBX_ASTERISK_DIR: engine.generatedDir,
     PBX_SOUNDS_DIR: engine.soundsDir,
+    PBX_RECORDINGS_DIR: engine.recordingsDir,
   };
 }
 

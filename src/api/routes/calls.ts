@@ -3,7 +3,9 @@
 // rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
 import { Type } from "@sinclair/typebox";
 import { hangupCall } from "../../domain/call-control.js";
+import { openCallRecording, RECORDING_NOT_FOUND } from "../../domain/call-recordings.js";
 import {
+  CALL_FILTER_PATTERNS,
   CALL_PAGE,
   callCounts,
   callHistory,
@@ -11,6 +13,7 @@ import {
   listOrgCalls,
 } from "../../domain/calls.js";
 import type { AppDeps } from "../deps.js";
+import { rangedFileReply } from "../file-reply.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { Nullable } from "../schemas.js";
@@ -19,6 +22,7 @@ const DISPOSITIONS = ["ANSWERED", "NO ANSWER", "BUSY", "FAILED", "CONGESTION"] a
 const DIRECTIONS = ["inbound", "outbound", "internal"] as const;
 
 const DateTime = Type.String({ format: "date-time" });
+const WavBody = Type.String({ format: "binary" });
 
 const filterFields = {
   from: Type.Optional(
@@ -36,13 +40,13 @@ const filterFields = {
   ),
   extension: Type.Optional(
     Type.String({
-      pattern: "^[0-9*#+]{1,20}$",
+      pattern: CALL_FILTER_PATTERNS.extension.pattern,
       description: "a leg of the call has this extension as source or destination",
     }),
   ),
   number: Type.Optional(
     Type.String({
-      pattern: "^[0-9]{3,20}$",
+      pattern: CALL_FILTER_PATTERNS.number.pattern,
       description: "digits found in the call's source or destination",
     }),
   ),
@@ -160,9 +164,9 @@ const Step = Type.Object(
 
 const callsDeps = (deps: AppDeps) => ({ db: deps.db, live: deps.liveCalls });
 
-const LinkedIdParams = Type.Object({
-  linkedId: Type.String({ pattern: "^[A-Za-z0-9_.-]{1,150}$" }),
-});
+// An engine id (linkedid or uniqueid) as Asterisk writes it: no slash, so never a path.
+const EngineId = Type.String({ pattern: "^[A-Za-z0-9_.-]{1,150}$" });
+const LinkedIdParams = Type.Object({ linkedId: EngineId });
 
 export const callRoutes = [
   defineRoute({
@@ -286,6 +290,32 @@ export const callRoutes = [
         { live: deps.liveCalls, control: deps.callControl },
         orgCaller(principal).orgId,
         params.linkedId,
+      ),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/calls/{callId}/recording",
+    tag: "Call Management",
+    summary: "Download a call's recording (audio/wav, byte ranges supported)",
+    description: `The recording MixMonitor made of the call (its linkedid) or of one leg (its uniqueid), looked up on the org's own call records (SPEC §1 rule 4): another org's call answers 404 \`${RECORDING_NOT_FOUND}\` like an unknown one, and so does a call that was not recorded or whose file is gone. A single \`Range: bytes=a-b\` is answered 206 with Content-Range.`,
+    auth: "org",
+    permission: "calls.recording",
+    params: Type.Object({ callId: EngineId }),
+    responses: {
+      200: { description: "The whole file", contentType: "audio/wav", schema: WavBody },
+      206: { description: "The requested range", contentType: "audio/wav", schema: WavBody },
+      404: { description: `\`${RECORDING_NOT_FOUND}\`` },
+      416: { description: "Range not satisfiable" },
+    },
+    handler: async ({ deps, principal, params, ctx }) =>
+      rangedFileReply(
+        await openCallRecording(
+          { db: deps.db, recordingsDir: deps.config.recordingsDir },
+          orgCaller(principal).orgId,
+          params.callId,
+        ),
+        ctx.get("range") || undefined,
+        "audio/wav",
       ),
   }),
 ];

@@ -2,7 +2,6 @@
 // (generate with text to speech, play back with byte ranges). Another org's IVR answers 404
 // `IVR not found` on every route (SPEC.md §1 rule 2).
 import { type TSchema, Type } from "@sinclair/typebox";
-import { parseByteRange } from "../../domain/ivr-audio-range.js";
 import {
   createIvr,
   deleteIvr,
@@ -27,6 +26,7 @@ import {
   ONE_LINE,
 } from "../../model/org-state.js";
 import { abortWhenClientLeaves } from "../client-gone.js";
+import { rangedFileReply } from "../file-reply.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { ErrorBody, Nullable, Success, UuidString } from "../schemas.js";
@@ -340,32 +340,11 @@ export const ivrRoutes = [
       206: { description: "The requested range", contentType: "audio/wav", schema: WavBody },
       416: { description: "Range not satisfiable" },
     },
-    handler: async ({ deps, params, principal, ctx }) => {
-      const { handle, size } = await openIvrGreeting(deps, orgCaller(principal).orgId, params.id);
-      const range = parseByteRange(ctx.get("range") || undefined, size);
-      const common = { "content-type": "audio/wav", "accept-ranges": "bytes" };
-      if (range.kind === "unsatisfiable") {
-        await handle.close();
-        return reply(
-          416,
-          { error: "Range not satisfiable" },
-          {
-            "content-range": `bytes */${size}`,
-          },
-        );
-      }
-      if (range.kind === "full") {
-        return reply(200, handle.createReadStream(), {
-          ...common,
-          "content-length": String(size),
-        });
-      }
-      const { start, end } = range;
-      return reply(206, handle.createReadStream({ start, end }), {
-        ...common,
-        "content-length": String(end - start + 1),
-        "content-range": `bytes ${start}-${end}/${size}`,
-      });
-    },
+    handler: async ({ deps, params, principal, ctx }) =>
+      rangedFileReply(
+        await openIvrGreeting(deps, orgCaller(principal).orgId, params.id),
+        ctx.get("range") || undefined,
+        "audio/wav",
+      ),
   }),
 ];

@@ -1,6 +1,11 @@
 // Webhooks (`/webhooks`, SPEC.md §4.6) and the simulated call of `POST /test/call-event`. Thin:
 // the rules live in src/webhooks/use-cases.ts.
 import { Type } from "@sinclair/typebox";
+import {
+  deliveryBodySchema,
+  ENGINE_EVENT_DATA,
+  type EngineEvent,
+} from "../../webhooks/event-data.js";
 import { WEBHOOK_EVENTS } from "../../webhooks/events.js";
 import { webhookContext } from "../../webhooks/service.js";
 import { RETRY_COUNT, SECRET_LENGTH, TIMEOUT_MS } from "../../webhooks/settings.js";
@@ -109,6 +114,18 @@ const webhookFields = {
   ),
 };
 
+// Every engine event a webhook can receive, documented as a callback of `POST /webhooks`.
+const engineEventCallbacks = Object.fromEntries(
+  (Object.keys(ENGINE_EVENT_DATA) as EngineEvent[]).map((event) => [
+    event,
+    {
+      summary: `The \`${event}\` delivery`,
+      description: `${ENGINE_EVENT_DATA[event].description ?? `What \`${event}\` sends.`} Signed with the webhook's secret (X-PBX-Signature, webhook-signature); see docs/webhooks.md.`,
+      body: deliveryBodySchema(event),
+    },
+  ]),
+);
+
 const DeliveryParams = Type.Object({ id: UuidString, deliveryId: UuidString });
 
 export const webhookRoutes = [
@@ -135,6 +152,7 @@ export const webhookRoutes = [
     permission: "org.manage",
     body: Type.Object(webhookFields, { additionalProperties: false }),
     responses: { 201: { description: "The webhook (secret in full, this once)", schema: Webhook } },
+    callbacks: engineEventCallbacks,
     handler: ({ deps, body, principal }) =>
       createWebhook(context(deps), orgCaller(principal).orgId, body),
   }),

@@ -32,6 +32,8 @@ export interface AsteriskInstance {
   readonly generatedDir: string;
   /** `<astdatadir>/sounds`: greetings go in `greetings/`. */
   readonly soundsDir: string;
+  /** `<astspooldir>/monitor`, where MixMonitor writes relative names: PBX_RECORDINGS_DIR. */
+  readonly recordingsDir: string;
   readonly pid: number;
   readonly amiPort: number;
   readonly sipPort: number;
@@ -241,6 +243,7 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
     etcDir,
     generatedDir: init.generatedDir,
     soundsDir,
+    recordingsDir: join(dir, "spool", "monitor"),
     pid: child.pid ?? -1,
     amiPort,
     sipPort,

@@ -1,0 +1,26 @@
+// The recording of one call, looked up per record with the org id (SPEC.md §1 rule 4): the
+// query names the org first, so another org's call is simply not found.
+import type { Db } from "./database.js";
+
+/**
+ * The recording file the dialplan named (`CDR(recording_file)`) on a record of the org whose
+ * call (linkedid) or leg (uniqueid) is `callId`; the earliest such record, or null.
+ */
+export async function recordingFileOf(
+  db: Db,
+  orgId: string,
+  callId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom("call_records")
+    .select("recording_file")
+    .where("org_id", "=", orgId)
+    .where((eb) => eb.or([eb("linkedid", "=", callId), eb("uniqueid", "=", callId)]))
+    .where("recording_file", "is not", null)
+    .where("recording_file", "!=", "")
+    .orderBy("calldate")
+    .orderBy("sequence")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.recording_file ?? null;
+}

@@ -1,0 +1,105 @@
+// The `data` object of each engine webhook event (SPEC.md §6 leaves it open): one TypeBox schema
+// per event, which the OpenAPI document publishes (callbacks of `POST /webhooks`) and the tests
+// check real deliveries against.
+import { type TSchema, Type } from "@sinclair/typebox";
+import type { WebhookEvent } from "./events.js";
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const callFields = {
+  call_id: Type.String({
+    description: "the call's linkedid: `GET /calls/{linkedId}/journey`, `/recording`",
+  }),
+  uniqueid: Type.String({ description: "the engine channel (leg) the event happened on" }),
+  channel: Type.String({ description: "that channel's name, empty when simulated" }),
+  from: Type.String({ description: "caller ID number of that channel" }),
+  to: Type.String({ description: "the extension or number it was dialling" }),
+  at: Type.String({ format: "date-time", description: "the engine's time of the event" }),
+  simulated: Type.Optional(Type.Literal(true, { description: "sent by POST /test/call-event" })),
+};
+
+const CallStep = (title: string, description: string) =>
+  Type.Object(callFields, { title, description, additionalProperties: false });
+
+const CallEnd = (title: string, description: string) =>
+  Type.Object(
+    {
+      ...callFields,
+      answered: Type.Boolean({ description: "some channel of the org's call was answered" }),
+      hangup_cause: Nullable(Type.Integer({ description: "Q.850 cause of the last hangup" })),
+      hangup_cause_text: Nullable(Type.String()),
+    },
+    { title, description, additionalProperties: false },
+  );
+
+const queueFields = {
+  call_id: callFields.call_id,
+  uniqueid: callFields.uniqueid,
+  channel: callFields.channel,
+  from: callFields.from,
+  queue: Type.String({ description: "the engine's queue name, `<context_prefix>q<number>`" }),
+  at: callFields.at,
+};
+
+/**
+ * The `data` schema of every event the engine listeners emit today. `user.*` and `trunk.*`
+ * (registration events) are not emitted yet, so they are not documented here.
+ */
+export const ENGINE_EVENT_DATA = {
+  "call.initiated": CallStep(
+    "CallInitiatedData",
+    "The org's first step of a call: its first channel appeared.",
+  ),
+  "call.ringing": CallStep("CallRingingData", "A phone or number of the call is being dialled."),
+  "call.answered": CallStep(
+    "CallAnsweredData",
+    "A channel of the call was first answered (a phone, the IVR, voicemail or a queue).",
+  ),
+  "call.ended": CallEnd(
+    "CallEndedData",
+    "The last of the org's channels of the call hung up, after an answer or with a normal cause.",
+  ),
+  "call.failed": CallEnd(
+    "CallFailedData",
+    "The last of the org's channels hung up unanswered with a failure cause (busy, unavailable, congestion...).",
+  ),
+  "queue.entered": Type.Object(
+    { ...queueFields, position: Nullable(Type.Integer()) },
+    { title: "QueueEnteredData", additionalProperties: false },
+  ),
+  "queue.abandoned": Type.Object(
+    {
+      ...queueFields,
+      position: Nullable(Type.Integer()),
+      hold_time: Nullable(Type.Integer({ description: "seconds waited" })),
+    },
+    { title: "QueueAbandonedData", additionalProperties: false },
+  ),
+  "queue.answered": Type.Object(
+    {
+      ...queueFields,
+      member: Type.String({ description: "the queue member who answered" }),
+      agent_channel: Type.String(),
+      hold_time: Nullable(Type.Integer({ description: "seconds waited" })),
+      ring_time: Nullable(Type.Integer({ description: "seconds the member's phone rang" })),
+    },
+    { title: "QueueAnsweredData", additionalProperties: false },
+  ),
+} satisfies Partial<Record<WebhookEvent, TSchema>>;
+
+export type EngineEvent = keyof typeof ENGINE_EVENT_DATA;
+
+/** The body of one delivery of `event` (SPEC.md §6 rule 3) with its `data` schema. */
+export function deliveryBodySchema(event: EngineEvent) {
+  return Type.Object(
+    {
+      id: Type.String({ description: "`<webhookId>_<event time in µs>_<attempt>`" }),
+      event: Type.Literal(event),
+      timestamp: Type.String({ format: "date-time", description: "when this attempt was sent" }),
+      organization_id: Type.String({ format: "uuid" }),
+      data: ENGINE_EVENT_DATA[event],
+      attempt: Type.Integer({ minimum: 1 }),
+    },
+    { additionalProperties: false },
+  );
+}
