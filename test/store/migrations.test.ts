@@ -38,6 +38,12 @@ test("every migration runs once, in its listed order, and a second run does noth
   }
 });
 
+test("migrations are listed in strictly increasing name order (Kysely refuses any other)", () => {
+  const names = migrations.map(([name]) => name);
+  assert.equal(names, [...names].sort());
+  assert.is(new Set(names).size, names.length);
+});
+
 test("the store file is in WAL mode with foreign keys on", async () => {
   const store = await freshStore();
   try {

@@ -1,5 +1,7 @@
-// Every migration, in the order it runs. To change the schema, add a new file with the next
-// number and one line here; never edit a migration that has shipped.
+// Every migration, in the order it runs. To change the schema, add a new file numbered ABOVE the
+// highest one on main (today 1901) and one line at the end here; never edit a migration that has
+// shipped. Kysely runs migrations in name order and refuses a pending one that sorts before an
+// applied one, so a number below the highest would break every store already migrated.
 import type { Migration } from "kysely";
 // The webhook module owns its tables (src/webhooks); its migration still runs in this one order.
 import * as webhooks from "../../webhooks/migration.js";
@@ -33,7 +35,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["0501-deploy-records", deployRecords],
   ["0701-webhooks", webhooks],
   ["1201-call-records", callRecords],
-  // Issue 19's number (19xx) so that parallel branches cannot pick the same one. Kysely runs
-  // migrations in name order and refuses one that sorts before a migration already run.
   ["1901-org-slugs", orgSlugs],
 ];
