@@ -1,6 +1,6 @@
 // Server configuration: environment variables with defaults, plus the secrets the server
 // generates on first start and keeps in the data directory (JWT secret, server encryption key,
-// admin password hash). Every variable is documented in docs/api.md.
+// admin password hash). Every variable is documented in the README ("Configuration").
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
