@@ -13,6 +13,7 @@ import {
   compareAscii,
   orgFallbackDid,
   type ResolvedCallerId,
+  REQUEST_CALLER_ID_VARIABLE,
   resolveUserCallerId,
 } from "../model/caller-id.js";
 import {
@@ -514,7 +515,10 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
     // Call history tells outbound calls apart by this record variable (cdr_manager maps it).
     step(`Set(CDR(${CDR_VARIABLES.direction})=outbound)`),
     step(`Gosub(${names.caller},\${IF($["\${CALLER_EXT}" = ""]?s:\${CALLER_EXT})},1)`),
-    step(`Set(CALLERID(num)=${callerId})`),
+    // Rule 1 first: a call the API placed with a checked caller_id carries it in this variable.
+    step(
+      `Set(CALLERID(num)=\${IF($["\${${REQUEST_CALLER_ID_VARIABLE}}" = ""]?${callerId}:\${${REQUEST_CALLER_ID_VARIABLE}})})`,
+    ),
     step(`Dial(PJSIP/${number}@${trunkEndpoint})`),
     step("Hangup()"),
   ];

@@ -16,6 +16,7 @@ import * as dids from "./0010-dids.js";
 import * as didInvariants from "./0301-did-invariants.js";
 import * as deployRecords from "./0501-deploy-records.js";
 import * as callRecords from "./1201-call-records.js";
+import * as idempotencyKeys from "./1202-idempotency-keys.js";
 import * as orgSlugs from "./1901-org-slugs.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
@@ -33,6 +34,7 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["0501-deploy-records", deployRecords],
   ["0701-webhooks", webhooks],
   ["1201-call-records", callRecords],
+  ["1202-idempotency-keys", idempotencyKeys],
   // Issue 19's number (19xx) so that parallel branches cannot pick the same one. Kysely runs
   // migrations in name order and refuses one that sorts before a migration already run.
   ["1901-org-slugs", orgSlugs],
