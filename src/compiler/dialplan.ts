@@ -190,6 +190,7 @@ function dialContext(plan: Plan): DialplanContext {
 }
 
 const SOURCE_WORDS: Record<ResolvedCallerId["source"], string> = {
+  request: "the caller_id of the API request",
   user_outbound_did: "the user's outbound_did",
   org_default_did: "the org's default DID",
   first_assigned_did: "the org's first DID by number",

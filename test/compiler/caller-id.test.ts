@@ -167,7 +167,11 @@ test("rule 6: AI originate with no caller_id and no usable DID is refused", () =
     refused: "no_caller_id_available",
   });
   // Other calls still get the sentinel (rule 5), and a DID lets AI originate through.
-  assert.is(resolveCallerId(none, { user: null }).source, "none");
+  assert.equal(resolveCallerId(none, { user: null }), {
+    number: SENTINEL_DID,
+    source: "none",
+    chosen: null,
+  });
   assert.equal(resolveCallerId(org([did("+918065978007")]), { user: null, requireDid: true }), {
     number: "+918065978007",
     source: "first_assigned_did",
