@@ -129,6 +129,38 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       if (/no such channel/i.test(String(answer.message ?? ""))) return;
       assertSuccess(answer, `Hangup ${channel}`);
     },
+    async blindTransfer(channel, context, exten) {
+      const answer = await events.action({
+        Action: "BlindTransfer",
+        Channel: channel,
+        Context: context,
+        Exten: exten,
+      });
+      assertSuccess(answer, `BlindTransfer ${channel}`);
+    },
+    async originate(request) {
+      // Async: the answer says the engine queued the call, not that anyone picked up (a phone
+      // may ring for its whole ring time; the API must not wait for it).
+      const answer = await events.action({
+        Action: "Originate",
+        Channel: request.channel,
+        Context: request.context,
+        Exten: request.exten,
+        Priority: "1",
+        CallerID: request.callerId,
+        Account: request.account,
+        ChannelId: request.channelId,
+        OtherChannelId: request.otherChannelId,
+        Timeout: String(request.timeoutMs),
+        Async: "true",
+        // One header, comma-separated (Asterisk splits Variable values on commas); every
+        // value was checked to be digits, `+` or a uuid before it got here.
+        Variable: Object.entries(request.variables)
+          .map(([name, value]) => `${name}=${value}`)
+          .join(","),
+      });
+      assertSuccess(answer, `Originate ${request.channel}`);
+    },
   };
   return {
     live,

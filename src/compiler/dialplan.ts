@@ -12,8 +12,8 @@
 import {
   compareAscii,
   orgFallbackDid,
-  type ResolvedCallerId,
   REQUEST_CALLER_ID_VARIABLE,
+  type ResolvedCallerId,
   resolveUserCallerId,
 } from "../model/caller-id.js";
 import {
