@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { CallControlPort } from "../domain/call-control.js";
 import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
 import { RefreshingOrgDirectory } from "../domain/call-org.js";
+import { NotFound } from "../domain/errors.js";
 import { LiveCalls } from "../domain/live-calls.js";
 import type { Clock } from "../domain/ports.js";
 import {
@@ -136,6 +137,9 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
         Context: context,
         Exten: exten,
       });
+      // The call ended between the lookup and the action: answered like any call not live.
+      if (/does not exist/i.test(String(answer.message ?? "")))
+        throw new NotFound("Call not found");
       assertSuccess(answer, `BlindTransfer ${channel}`);
     },
     async originate(request) {

@@ -56,66 +56,70 @@ export interface AiOriginateRequest {
 const AI_ANSWER_SECONDS = 45;
 
 /** Rings `from` (a user of the org), then dials `to` out with the resolved caller ID. */
-export async function clickToCall(
+export function clickToCall(
   deps: OriginationDeps,
   orgId: string,
   request: ClickToCallRequest,
   idempotencyKey?: string,
 ): Promise<PlacedCall> {
-  const answer = await runIdempotent(
-    deps,
-    { orgId, key: idempotencyKey, operation: "click-to-call", request },
-    async () => {
-      const state = await loadOrgState(deps.db, orgId);
-      const user = state.users.find((u) => u.extension === request.from && u.status === "active");
-      if (!user) throw new NotFound(`Extension ${request.from} is not an active user of the org`);
-      checkNumber(request.to);
-      const resolved = callerIdFor(state, request.caller_id, user, false);
-      const names = orgNames(state.org.context_prefix);
-      return place(deps, state, {
-        // The user's phone rings first (its own internal entry: its dial logic, its ring time).
-        channel: `Local/${user.extension}@${names.internal}`,
-        context: names.outbound,
-        exten: request.to,
-        // What the user's phone shows while it rings: who it is about to call.
-        callerId: `"${request.to}" <${request.to}>`,
-        timeoutMs: user.ring_time * 1000,
-        user,
-        resolved,
-        to: request.to,
-      });
-    },
-  );
-  return answer.body;
+  return placeOnce(deps, orgId, "click-to-call", request, idempotencyKey, (state, names) => {
+    const user = state.users.find((u) => u.extension === request.from && u.status === "active");
+    if (!user) throw new NotFound(`Extension ${request.from} is not an active user of the org`);
+    checkNumber(request.to);
+    return {
+      // The user's phone rings first (its own internal entry: its dial logic, its ring time).
+      channel: `Local/${user.extension}@${names.internal}`,
+      context: names.outbound,
+      exten: request.to,
+      // What the user's phone shows while it rings: who it is about to call.
+      callerId: () => `"${request.to}" <${request.to}>`,
+      timeoutMs: user.ring_time * 1000,
+      user,
+      resolved: callerIdFor(state, request.caller_id, user, false),
+      to: request.to,
+    };
+  });
 }
 
 /** Dials `to` out with the resolved caller ID, then connects the org's first active AI agent. */
-export async function originateToAi(
+export function originateToAi(
   deps: OriginationDeps,
   orgId: string,
   request: AiOriginateRequest,
   idempotencyKey?: string,
 ): Promise<PlacedCall> {
+  return placeOnce(deps, orgId, "originate-to-ai", request, idempotencyKey, (state, names) => {
+    checkNumber(request.to);
+    const agent = aiAgentOf(state);
+    return {
+      // The customer is dialled first through the org's outbound routes, as the agent would.
+      channel: `Local/${request.to}@${names.outbound}`,
+      context: names.internal,
+      exten: agent.extension,
+      callerId: (number) => `"${number}" <${number}>`,
+      timeoutMs: AI_ANSWER_SECONDS * 1000,
+      user: agent,
+      resolved: callerIdFor(state, request.caller_id, agent, true),
+      to: request.to,
+    };
+  });
+}
+
+/** Plans one call over the org's stored state and places it, once per Idempotency-Key. */
+async function placeOnce(
+  deps: OriginationDeps,
+  orgId: string,
+  operation: string,
+  request: ClickToCallRequest | AiOriginateRequest,
+  idempotencyKey: string | undefined,
+  plan: (state: OrgState, names: ReturnType<typeof orgNames>) => Placement,
+): Promise<PlacedCall> {
   const answer = await runIdempotent(
     deps,
-    { orgId, key: idempotencyKey, operation: "originate-to-ai", request },
+    { orgId, key: idempotencyKey, operation, request },
     async () => {
       const state = await loadOrgState(deps.db, orgId);
-      checkNumber(request.to);
-      const agent = aiAgentOf(state);
-      const resolved = callerIdFor(state, request.caller_id, agent, true);
-      const names = orgNames(state.org.context_prefix);
-      return place(deps, state, {
-        // The customer is dialled first through the org's outbound routes, as the agent would.
-        channel: `Local/${request.to}@${names.outbound}`,
-        context: names.internal,
-        exten: agent.extension,
-        callerId: `"${resolved.number}" <${resolved.number}>`,
-        timeoutMs: AI_ANSWER_SECONDS * 1000,
-        user: agent,
-        resolved,
-        to: request.to,
-      });
+      return place(deps, state, plan(state, orgNames(state.org.context_prefix)));
     },
   );
   return answer.body;
@@ -154,7 +158,8 @@ interface Placement {
   channel: string;
   context: string;
   exten: string;
-  callerId: string;
+  /** The first leg's caller ID, given the resolved outbound number. */
+  callerId: (number: string) => string;
   timeoutMs: number;
   user: User;
   resolved: { number: string; source: CallerIdSource };
@@ -177,7 +182,7 @@ async function place(deps: OriginationDeps, state: OrgState, p: Placement): Prom
     channel: p.channel,
     context: p.context,
     exten: p.exten,
-    callerId: p.callerId,
+    callerId: p.callerId(p.resolved.number),
     account: state.org.id,
     channelId: linkedid,
     otherChannelId: `pbx-${id}-2`,

@@ -6,7 +6,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { OriginateRequest } from "../../src/domain/call-control.js";
 import type { LiveCall, LiveCallsView } from "../../src/domain/live-calls.js";
-import { createUserRepository } from "../../src/store/user-repository.js";
+import { insertUser, sipUser } from "../integration/helpers.js";
 import { addToPool, assignFromPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";
 
@@ -31,16 +31,9 @@ const post = (org: TestOrg, path: string, body: unknown, headers: Record<string,
   app.request("POST", `/api/v1${path}`, { headers: { ...orgKey(org), ...headers }, body });
 
 async function seedAgent(orgId: string, extension: string) {
-  await createUserRepository(app.db).insert(orgId, {
-    extension,
-    name: "Bot",
+  await insertUser(app.db, orgId, {
+    ...sipUser(`org_${orgId}_`, extension),
     routing_type: "ai_agent",
-    status: "active",
-    ring_target: "ext",
-    phone_number: null,
-    ring_time: 30,
-    outbound_did: null,
-    call_recording: true,
   });
 }
 
@@ -228,7 +221,9 @@ test("transfer: the org's answered phone hands its peer over; another org's call
   ]);
   const path = "/calls/1700000000.10/transfer";
   expectError(await post(bravo, path, { to: "102" }), 404, "Call not found");
-  assert.is((await post(acme, path, { to: "10;2" })).status, 400);
+  const bad = await post(acme, path, { to: "10;2" });
+  assert.is(bad.status, 400);
+  assert.match(bad.body.error, "must be an extension or a phone number");
   expectError(
     await post(acme, path, { to: "102", channel: "PJSIP/other-1" }),
     404,

@@ -6,8 +6,10 @@
 // caller ID; a blind transfer through the API moves the phone's peer (the carrier gets the
 // transferred leg); another org is refused; and a call over the org's concurrent-call limit
 // hears the busy prompt while the limit's call is up (§8).
+import { readFile, writeFile } from "node:fs/promises";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { type ActionAnswer, CALL_CONTROL_FILE } from "../../src/engine/testing/ami-transcript.js";
 import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js";
 import { insertDid, insertUser, sipUser } from "../integration/helpers.js";
 import { type Baresip, startBaresip } from "./baresip.js";
@@ -292,6 +294,52 @@ test("a call over the org's concurrent-call limit hears the busy prompt while th
   } finally {
     await phone.stop();
   }
+});
+
+test("the engine's answers to the call-control actions are those the fast suite's fake gives", async (context) => {
+  const { service, acme, carrier } = context;
+  const { engine } = service;
+  const connection = service.rig.running.calls.connection!;
+  await channelsIdle(engine);
+  const invites = carrier.invites.length;
+  const ask = async (which: string, fields: Record<string, string>) => {
+    const answer = await connection.action(fields);
+    return {
+      action: fields.Action!,
+      case: which,
+      response: String(answer.response ?? ""),
+      message: String(answer.message ?? ""),
+    };
+  };
+  const answers: ActionAnswer[] = [
+    await ask("queued", {
+      Action: "Originate",
+      Channel: `Local/4155550198@${acme.prefix}outbound`,
+      Context: `${acme.prefix}internal`,
+      Exten: "150",
+      Priority: "1",
+      Account: acme.id,
+      Async: "true",
+    }),
+    await ask("no such channel", {
+      Action: "BlindTransfer",
+      Channel: `PJSIP/${acme.prefix}101-7fffffff`,
+      Context: `${acme.prefix}internal`,
+      Exten: "102",
+    }),
+    await ask("no such channel", { Action: "Hangup", Channel: `PJSIP/${acme.prefix}101-7fffffff` }),
+  ];
+  await carrier.invite(invites + 1);
+  await channelsIdle(engine);
+  if (process.env.UPDATE_GOLDEN === "1") {
+    await writeFile(CALL_CONTROL_FILE, `${JSON.stringify({ answers }, null, 2)}\n`);
+  }
+  const expected = JSON.parse(await readFile(CALL_CONTROL_FILE, "utf8"));
+  assert.equal(
+    { answers },
+    expected,
+    "the engine answers differently from fixtures/ami/call-control.json; rerun with UPDATE_GOLDEN=1 and review the diff",
+  );
 });
 
 test("the calls left no WARNING or ERROR in the engine's log", (context) => {
