@@ -27,8 +27,6 @@ export interface OriginationDeps {
   control: CallControlPort | null;
   /** Whether the engine connection is up now. */
   connected: () => boolean;
-  /** A fresh unique id for the originated channels (tests pass a counter). */
-  newId?: () => string;
 }
 
 export interface PlacedCall {
@@ -170,7 +168,7 @@ async function place(deps: OriginationDeps, state: OrgState, p: Placement): Prom
   if (!deps.control || !deps.connected()) {
     throw new Unavailable("The engine is not connected: calls cannot be placed now");
   }
-  const id = deps.newId?.() ?? randomUUID();
+  const id = randomUUID();
   const variables: Record<string, string> = {
     // The outbound route looks the caller up by bare extension (rules 2-5 and recording).
     CALLER_EXT: p.user.extension,
