@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { CallControlPort } from "../domain/call-control.js";
 import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
 import { RefreshingOrgDirectory } from "../domain/call-org.js";
+import { NotFound } from "../domain/errors.js";
 import { LiveCalls } from "../domain/live-calls.js";
 import type { Clock } from "../domain/ports.js";
 import {
@@ -128,6 +129,41 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       // A channel that hung up meanwhile is what was asked for.
       if (/no such channel/i.test(String(answer.message ?? ""))) return;
       assertSuccess(answer, `Hangup ${channel}`);
+    },
+    async blindTransfer(channel, context, exten) {
+      const answer = await events.action({
+        Action: "BlindTransfer",
+        Channel: channel,
+        Context: context,
+        Exten: exten,
+      });
+      // The call ended between the lookup and the action: answered like any call not live.
+      if (/does not exist/i.test(String(answer.message ?? "")))
+        throw new NotFound("Call not found");
+      assertSuccess(answer, `BlindTransfer ${channel}`);
+    },
+    async originate(request) {
+      // Async: the answer says the engine queued the call, not that anyone picked up (a phone
+      // may ring for its whole ring time; the API must not wait for it).
+      const answer = await events.action({
+        Action: "Originate",
+        Channel: request.channel,
+        Context: request.context,
+        Exten: request.exten,
+        Priority: "1",
+        CallerID: request.callerId,
+        Account: request.account,
+        ChannelId: request.channelId,
+        OtherChannelId: request.otherChannelId,
+        Timeout: String(request.timeoutMs),
+        Async: "true",
+        // One header, comma-separated (Asterisk splits Variable values on commas); every
+        // value was checked to be digits, `+` or a uuid before it got here.
+        Variable: Object.entries(request.variables)
+          .map(([name, value]) => `${name}=${value}`)
+          .join(","),
+      });
+      assertSuccess(answer, `Originate ${request.channel}`);
     },
   };
   return {

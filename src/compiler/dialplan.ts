@@ -12,6 +12,7 @@
 import {
   compareAscii,
   orgFallbackDid,
+  REQUEST_CALLER_ID_VARIABLE,
   type ResolvedCallerId,
   resolveUserCallerId,
 } from "../model/caller-id.js";
@@ -189,6 +190,7 @@ function dialContext(plan: Plan): DialplanContext {
 }
 
 const SOURCE_WORDS: Record<ResolvedCallerId["source"], string> = {
+  request: "the caller_id of the API request",
   user_outbound_did: "the user's outbound_did",
   org_default_did: "the org's default DID",
   first_assigned_did: "the org's first DID by number",
@@ -514,7 +516,10 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
     // Call history tells outbound calls apart by this record variable (cdr_manager maps it).
     step(`Set(CDR(${CDR_VARIABLES.direction})=outbound)`),
     step(`Gosub(${names.caller},\${IF($["\${CALLER_EXT}" = ""]?s:\${CALLER_EXT})},1)`),
-    step(`Set(CALLERID(num)=${callerId})`),
+    // Rule 1 first: a call the API placed with a checked caller_id carries it in this variable.
+    step(
+      `Set(CALLERID(num)=\${IF($["\${${REQUEST_CALLER_ID_VARIABLE}}" = ""]?${callerId}:\${${REQUEST_CALLER_ID_VARIABLE}})})`,
+    ),
     step(`Dial(PJSIP/${number}@${trunkEndpoint})`),
     step("Hangup()"),
   ];

@@ -88,6 +88,7 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   ["^[0-9*#+]{1,20}$", "must be 1-20 digits, * # or +"],
   ["^[0-9]{3,20}$", "must be 3-20 digits"],
   ["^[A-Za-z0-9_.-]{1,150}$", "must be an engine call id: 1-150 letters, digits, . _ or -"],
+  ["^\\+?[0-9]{2,15}$", "must be an extension or a phone number: optional +, then 2-15 digits"],
   // Call-flow questions (`pbxctl simulate`, flow files, `POST /simulate`).
   ["^\\+?[0-9]{3,20}$", "must be a number: optional +, then 3-20 digits"],
   ["^[0-9*#]{0,15}$", "must be at most 15 keys: digits, * or #"],

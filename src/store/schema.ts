@@ -2,6 +2,7 @@
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
+import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -214,6 +215,7 @@ export interface Database {
   call_records: CallRecordsTable;
   calls: CallsTable;
   call_events: CallEventsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

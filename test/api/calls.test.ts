@@ -67,7 +67,11 @@ const key = (org: Org) => ({ "x-api-key": org.api_key });
 test.before(async () => {
   app = await startTestApp({
     liveCalls: liveView,
-    callControl: { hangup: async (channel) => void hungUp.push(channel) },
+    callControl: {
+      hangup: async (channel) => void hungUp.push(channel),
+      blindTransfer: async () => assert.unreachable("no transfer here"),
+      originate: async () => assert.unreachable("no originate here"),
+    },
   });
   acme = await app.createOrg("Acme");
   bravo = await app.createOrg("Bravo");

@@ -1,7 +1,7 @@
-// SPEC.md §4.5 caller ID rules 2-5 and the phone-number forms behind them.
+// SPEC.md §4.5 caller ID rules 1-6 and the phone-number forms behind them.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { resolveUserCallerId } from "../../src/model/caller-id.js";
+import { resolveCallerId, resolveUserCallerId } from "../../src/model/caller-id.js";
 import type { Did, OrgState, User } from "../../src/model/org-state.js";
 import {
   didAliases,
@@ -118,6 +118,65 @@ test("rule 5: no DID, or a DID outside the owned range, gives the sentinel", () 
     resolveUserCallerId(org([did("+14155550100", { is_default: true })]), null).number,
     SENTINEL_DID,
   );
+});
+
+test("rule 1: a request caller_id must be an assigned, active DID of the org, sent as E.164", () => {
+  const state = org([
+    did("08065978003"),
+    did("+918065978004", { is_default: true }),
+    did("+918065978005", { status: "inactive" }),
+    did("+918065978006", { pool_status: "reserved" }),
+  ]);
+  // Written any way the client likes: non-digits dropped, local form made international.
+  assert.equal(resolveCallerId(state, { callerId: "+91 80659-78003", user: user(null) }), {
+    number: "+918065978003",
+    source: "request",
+    chosen: "+918065978003",
+  });
+  assert.equal(resolveCallerId(state, { callerId: "08065978003", user: null }), {
+    number: "+918065978003",
+    source: "request",
+    chosen: "+918065978003",
+  });
+  for (const callerId of ["+918065978005", "+918065978006", "+918065978009", "", "abc"]) {
+    assert.equal(
+      resolveCallerId(state, { callerId, user: user("+918065978004") }),
+      { refused: "caller_id_not_assigned" },
+      callerId,
+    );
+  }
+  // Without one, rules 2-5 exactly as the compiled dialplan applies them.
+  assert.equal(
+    resolveCallerId(state, { user: user("+918065978003") }),
+    resolveUserCallerId(state, user("+918065978003")),
+  );
+});
+
+test("rule 1 then still passes the gateway range check (rule 5)", () => {
+  const state = org([did("+14155550100")]);
+  assert.equal(resolveCallerId(state, { callerId: "+1 415 555 0100", user: null }), {
+    number: SENTINEL_DID,
+    source: "request",
+    chosen: "+14155550100",
+  });
+});
+
+test("rule 6: AI originate with no caller_id and no usable DID is refused", () => {
+  const none = org([did("+918065978007", { status: "inactive" })]);
+  assert.equal(resolveCallerId(none, { user: null, requireDid: true }), {
+    refused: "no_caller_id_available",
+  });
+  // Other calls still get the sentinel (rule 5), and a DID lets AI originate through.
+  assert.equal(resolveCallerId(none, { user: null }), {
+    number: SENTINEL_DID,
+    source: "none",
+    chosen: null,
+  });
+  assert.equal(resolveCallerId(org([did("+918065978007")]), { user: null, requireDid: true }), {
+    number: "+918065978007",
+    source: "first_assigned_did",
+    chosen: "+918065978007",
+  });
 });
 
 test.run();

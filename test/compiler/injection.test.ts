@@ -138,7 +138,7 @@ function withValue(path: string[], value: string): Record<string, unknown> {
 
 /** `${NAME` and `$[` forms the compiler itself writes; anything else came from data. */
 const OWN_VARIABLES =
-  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\()/;
+  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|PBX_REQUEST_CID|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\()/;
 const PJSIP_KEY = /^[a-z_]+=/;
 
 /** Problems with one compiled file, judged line by line against what the compiler may write. */

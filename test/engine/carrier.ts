@@ -20,7 +20,11 @@ export class FakeCarrier {
   readonly invites: CarrierInvite[] = [];
   private readonly socket: Socket = createSocket("udp4");
 
-  async listen(port: number): Promise<void> {
+  /**
+   * Listens on `host` (another loopback address than the phones' 127.0.0.1 keeps the trunk's
+   * identify match from claiming the phones' own requests).
+   */
+  async listen(port: number, host = "127.0.0.1"): Promise<void> {
     this.socket.on("message", (buffer, remote) => {
       const message = buffer.toString("utf8");
       const [requestLine = ""] = message.split("\r\n");
@@ -46,7 +50,7 @@ export class FakeCarrier {
       ].join("\r\n");
       this.socket.send(reply, remote.port, remote.address);
     });
-    await new Promise<void>((resolve) => this.socket.bind(port, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => this.socket.bind(port, host, resolve));
   }
 
   /** Waits for the `count`-th INVITE (1-based) and returns it. */

@@ -2,7 +2,8 @@
 // (one call per linkedid), counts and a call's journey. Thin: src/domain/calls.ts holds the
 // rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
 import { Type } from "@sinclair/typebox";
-import { hangupCall } from "../../domain/call-control.js";
+import { hangupCall, TRANSFER_TARGET, transferCall } from "../../domain/call-control.js";
+import { clickToCall, originateToAi } from "../../domain/call-origination.js";
 import { openCallRecording, RECORDING_NOT_FOUND } from "../../domain/call-recordings.js";
 import {
   CALL_FILTER_PATTERNS,
@@ -12,6 +13,7 @@ import {
   callJourney,
   listOrgCalls,
 } from "../../domain/calls.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { AppDeps } from "../deps.js";
 import { rangedFileReply } from "../file-reply.js";
 import { orgCaller } from "../principals.js";
@@ -168,6 +170,60 @@ const callsDeps = (deps: AppDeps) => ({ db: deps.db, live: deps.liveCalls });
 const EngineId = Type.String({ pattern: "^[A-Za-z0-9_.-]{1,150}$" });
 const LinkedIdParams = Type.Object({ linkedId: EngineId });
 
+const originationDeps = (deps: AppDeps) => ({
+  db: deps.db,
+  clock: deps.clock,
+  control: deps.callControl,
+  connected: () => deps.liveCalls.tracking,
+});
+
+const transferDeps = (deps: AppDeps) => ({
+  live: deps.liveCalls,
+  control: deps.callControl,
+  async contextPrefix(orgId: string) {
+    const org = await createOrganizationRepository(deps.db).findById(orgId);
+    if (!org) throw new Error(`org ${orgId} vanished`);
+    return org.context_prefix;
+  },
+});
+
+/** The `Idempotency-Key` request header; an empty one counts as none. */
+const idempotencyKey = (ctx: { get(name: string): string }) =>
+  ctx.get("Idempotency-Key") || undefined;
+
+const PhoneNumber = Type.String({
+  maxLength: 16,
+  description: "the number to dial: 7-15 digits, optional leading +",
+});
+const CallerIdField = Type.Optional(
+  Type.String({
+    maxLength: 32,
+    description:
+      "SPEC §4.5 rule 1: an assigned, active DID of the org (any spelling; sent as E.164), else 403 `caller_id_not_assigned`",
+  }),
+);
+
+const PlacedCall = Type.Object(
+  {
+    success: Type.Literal(true),
+    linkedid: Type.String({
+      description: "the call's linkedid, as /calls and its journey show it",
+    }),
+    to: Type.String(),
+    caller_id: Type.String({
+      description: "what the outbound leg sends, after the gateway range check",
+    }),
+    caller_id_source: Type.String({
+      description:
+        "request, user_outbound_did, org_default_did, first_assigned_did or none (the sentinel)",
+    }),
+  },
+  { title: "PlacedCall" },
+);
+
+const IDEMPOTENCY_TEXT =
+  "Send an `Idempotency-Key` header (1-255 printable characters) to make a retry safe: the same key from the same org answers the first request's result and places no second call; 409 when the key is reused for a different request or its first request is still running.";
+
 export const callRoutes = [
   defineRoute({
     method: "get",
@@ -317,5 +373,102 @@ export const callRoutes = [
         ctx.get("range") || undefined,
         "audio/wav",
       ),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/calls/click-to-call",
+    tag: "Call Management",
+    summary: "Ring a user's extension, then dial a number out",
+    description: `Rings the org's user \`from\` (its phone or mobile, for its ring time); once answered, dials \`to\` through the org's outbound routes with the caller ID of SPEC §4.5 rules 1-5 (\`caller_id\` when given, else the user's, the org's). Answers once the engine has queued the call. ${IDEMPOTENCY_TEXT}`,
+    auth: "org",
+    permission: "calls.click_to_call",
+    body: Type.Object(
+      {
+        from: Type.String({
+          pattern: "^[0-9]{2,15}$",
+          description: "an active user extension of the org",
+        }),
+        to: PhoneNumber,
+        caller_id: CallerIdField,
+      },
+      { additionalProperties: false },
+    ),
+    responses: {
+      200: { description: "the engine placed the call", schema: PlacedCall },
+      400: { description: "`to` is not a phone number, or a bad Idempotency-Key" },
+      403: { description: "`caller_id_not_assigned`, or the key lacks `calls.click_to_call`" },
+      404: { description: "`from` is not an active user extension of the org" },
+      409: { description: "the Idempotency-Key was used for another request, or is in progress" },
+      503: { description: "the server follows no engine, or it is not connected" },
+    },
+    handler: ({ deps, principal, body, ctx }) =>
+      clickToCall(originationDeps(deps), orgCaller(principal).orgId, body, idempotencyKey(ctx)),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/calls/originate-to-ai",
+    tag: "Call Management",
+    summary: "Dial a number out and connect it to the org's AI agent",
+    description: `Dials \`to\` through the org's outbound routes; once answered, connects the org's first active \`ai_agent\` user (by extension). Caller ID by SPEC §4.5 rules 1-5 for that agent; with no \`caller_id\` and no assigned, active DID: 400 \`no_caller_id_available\` (rule 6). ${IDEMPOTENCY_TEXT}`,
+    auth: "org",
+    permission: "calls.originate_ai",
+    body: Type.Object(
+      { to: PhoneNumber, caller_id: CallerIdField },
+      { additionalProperties: false },
+    ),
+    responses: {
+      200: { description: "the engine placed the call", schema: PlacedCall },
+      400: {
+        description:
+          "`no_caller_id_available`, `to` is not a phone number, the org has no active ai_agent user, or a bad Idempotency-Key",
+      },
+      403: { description: "`caller_id_not_assigned`, or the key lacks `calls.originate_ai`" },
+      409: { description: "the Idempotency-Key was used for another request, or is in progress" },
+      503: { description: "the server follows no engine, or it is not connected" },
+    },
+    handler: ({ deps, principal, body, ctx }) =>
+      originateToAi(originationDeps(deps), orgCaller(principal).orgId, body, idempotencyKey(ctx)),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/calls/{linkedId}/transfer",
+    tag: "Call Management",
+    summary: "Blind-transfer a live call of the org",
+    description:
+      "Sends the party talking to the org's phone (or to `channel`, one of the org's channels of the call) to `to` through the org's internal context: an extension rings as an internal call, a number leaves through the org's outbound routes. The phone's leg is then hung up (AMI BlindTransfer). Another org's call answers 404 like an unknown one.",
+    auth: "org",
+    permission: "calls.transfer",
+    params: LinkedIdParams,
+    body: Type.Object(
+      {
+        to: Type.String({
+          pattern: TRANSFER_TARGET,
+          description: "an extension or a phone number",
+        }),
+        channel: Type.Optional(
+          Type.String({
+            maxLength: 200,
+            description: "the org's channel of the call whose peer moves",
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    responses: {
+      200: {
+        description: "the engine transferred the call",
+        schema: Type.Object({
+          success: Type.Literal(true),
+          channel: Type.String(),
+          to: Type.String(),
+        }),
+      },
+      400: { description: "`to` is not an extension or a phone number" },
+      404: { description: "`Call not found` (also another org's), or `channel` is not in it" },
+      409: { description: "the call has no answered phone of the org to transfer from" },
+      503: { description: "the server follows no engine, or it is not connected" },
+    },
+    handler: ({ deps, principal, params, body }) =>
+      transferCall(transferDeps(deps), orgCaller(principal).orgId, params.linkedId, body),
   }),
 ];

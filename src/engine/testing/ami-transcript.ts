@@ -51,6 +51,34 @@ export function templateOf(answer: {
   };
 }
 
+/**
+ * Answers of the call-control actions (Originate, BlindTransfer, Hangup), captured from a real
+ * Asterisk 22 by test/engine/call-control.test.ts (UPDATE_GOLDEN=1 rewrites it). Kept apart from
+ * the deployer's transcript: each suite rewrites only its own file.
+ */
+export const CALL_CONTROL_FILE = new URL("../../../fixtures/ami/call-control.json", import.meta.url)
+  .pathname;
+
+/** One action's real answer: `action` is the AMI action, `case` which situation it answers. */
+export interface ActionAnswer {
+  action: string;
+  case: string;
+  response: string;
+  message: string;
+}
+
+let cachedActions: ActionAnswer[] | null = null;
+
+/** The engine's answer to `action` in situation `which`, or null when none was recorded. */
+export function recordedActionAnswer(action: string, which: string): ActionAnswer | null {
+  cachedActions ??= JSON.parse(readFileSync(CALL_CONTROL_FILE, "utf8")).answers as ActionAnswer[];
+  return (
+    cachedActions.find(
+      (a) => a.action.toLowerCase() === action.toLowerCase() && a.case === which,
+    ) ?? null
+  );
+}
+
 let cached: AmiTranscript | null = null;
 
 /** The recorded transcript (read once). */

@@ -10,7 +10,13 @@
 // deployer's after-reload checks (`dialplan show`, `pjsip show endpoint`, `queue show`) see
 // what a real engine would.
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
-import { answersFor, fill, fillOutput, type TranscriptAnswer } from "./ami-transcript.js";
+import {
+  answersFor,
+  fill,
+  fillOutput,
+  recordedActionAnswer,
+  type TranscriptAnswer,
+} from "./ami-transcript.js";
 import { FakeEngineConfig } from "./fake-engine-config.js";
 
 export interface ReceivedAction {
@@ -176,6 +182,20 @@ export class FakeAmiServer {
       case "moduleload":
         reply(this.moduleLoad(fields.Module ?? ""));
         return;
+      case "originate":
+      case "blindtransfer":
+      case "hangup": {
+        // The fake has no channels: an Originate is queued, an action on a channel finds none,
+        // each answered word for word as Asterisk 22 did (fixtures/ami/call-control.json).
+        const which = action.toLowerCase() === "originate" ? "queued" : "no such channel";
+        const answer = recordedActionAnswer(action, which);
+        reply(
+          answer
+            ? { Response: answer.response, Message: answer.message }
+            : { Response: "Error", Message: "Invalid/unknown command" },
+        );
+        return;
+      }
       default:
         reply({ Response: "Error", Message: "Invalid/unknown command" });
     }

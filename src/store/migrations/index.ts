@@ -1,5 +1,5 @@
 // Every migration, in the order it runs. To change the schema, add a new file numbered ABOVE the
-// highest one on main (today 1901) and one line at the end here; never edit a migration that has
+// highest one on main (today 2001) and one line at the end here; never edit a migration that has
 // shipped. Kysely runs migrations in name order and refuses a pending one that sorts before an
 // applied one, so a number below the highest would break every store already migrated.
 import type { Migration } from "kysely";
@@ -19,6 +19,7 @@ import * as didInvariants from "./0301-did-invariants.js";
 import * as deployRecords from "./0501-deploy-records.js";
 import * as callRecords from "./1201-call-records.js";
 import * as orgSlugs from "./1901-org-slugs.js";
+import * as idempotencyKeys from "./2001-idempotency-keys.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -36,4 +37,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["0701-webhooks", webhooks],
   ["1201-call-records", callRecords],
   ["1901-org-slugs", orgSlugs],
+  ["2001-idempotency-keys", idempotencyKeys],
 ];

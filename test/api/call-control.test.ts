@@ -1,0 +1,258 @@
+// Calls the API places and changes (SPEC.md §4.5): click-to-call, originate-to-ai and transfer,
+// against a recording engine port. What reaches the engine is asserted field by field: the org's
+// own contexts, its account code, the caller ID of rules 1-6, nothing unchecked from the body;
+// another org's DID or call is refused; an Idempotency-Key places one call only.
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { OriginateRequest } from "../../src/domain/call-control.js";
+import type { LiveCall, LiveCallsView } from "../../src/domain/live-calls.js";
+import { insertUser, sipUser } from "../integration/helpers.js";
+import { addToPool, assignFromPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
+import { expectError, startTestApp, type TestApp } from "./helpers.js";
+
+const test = suite("call control API");
+
+let app: TestApp;
+let acme: TestOrg;
+let bravo: TestOrg;
+let charlie: TestOrg;
+const originated: OriginateRequest[] = [];
+const transfers: [channel: string, context: string, exten: string][] = [];
+const liveByOrg = new Map<string, LiveCall[]>();
+
+const live: LiveCallsView = {
+  callsOf: (orgId) => liveByOrg.get(orgId) ?? [],
+  callOf: (orgId, linkedid) =>
+    (liveByOrg.get(orgId) ?? []).find((call) => call.linkedid === linkedid) ?? null,
+  tracking: true,
+};
+
+const post = (org: TestOrg, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  app.request("POST", `/api/v1${path}`, { headers: { ...orgKey(org), ...headers }, body });
+
+async function seedAgent(orgId: string, extension: string) {
+  await insertUser(app.db, orgId, {
+    ...sipUser(`org_${orgId}_`, extension),
+    routing_type: "ai_agent",
+  });
+}
+
+test.before(async () => {
+  app = await startTestApp({
+    liveCalls: live,
+    callControl: {
+      hangup: async () => assert.unreachable("no hangup here"),
+      blindTransfer: async (channel, context, exten) =>
+        void transfers.push([channel, context, exten]),
+      originate: async (request) => void originated.push(request),
+    },
+  });
+  acme = await app.createOrg("Acme");
+  bravo = await app.createOrg("Bravo");
+  charlie = await app.createOrg("Charlie");
+  await seedUser(app, acme.id, "101");
+  await seedAgent(acme.id, "150");
+  await seedAgent(charlie.id, "150");
+  await assignFromPool(app, acme, (await addToPool(app, "+918065978011")).id);
+  await assignFromPool(app, bravo, (await addToPool(app, "+918065978012")).id);
+});
+
+test.after(() => app.close());
+
+test.before.each(() => {
+  originated.length = 0;
+  transfers.length = 0;
+});
+
+test("click-to-call rings the user through the org's internal context, then its outbound routes", async () => {
+  const res = await post(acme, "/calls/click-to-call", { from: "101", to: "+14155550100" });
+  assert.is(res.status, 200, res.text);
+  assert.is(originated.length, 1);
+  const [call] = originated;
+  const prefix = `org_${acme.id}_`;
+  assert.equal(
+    { ...call, channelId: "", otherChannelId: "" },
+    {
+      channel: `Local/101@${prefix}internal`,
+      context: `${prefix}outbound`,
+      exten: "+14155550100",
+      callerId: '"+14155550100" <+14155550100>',
+      account: acme.id,
+      channelId: "",
+      otherChannelId: "",
+      timeoutMs: 30_000,
+      // No request caller_id: the route's own lookup by extension decides (rules 2-5).
+      variables: { CALLER_EXT: "101" },
+    },
+  );
+  assert.equal(res.body, {
+    success: true,
+    linkedid: call!.channelId,
+    to: "+14155550100",
+    caller_id: "+918065978011",
+    // The org's first DID became its default when it was assigned.
+    caller_id_source: "org_default_did",
+  });
+});
+
+test("rule 1: the org's own assigned DID is passed on as E.164; another org's is 403", async () => {
+  const own = await post(acme, "/calls/click-to-call", {
+    from: "101",
+    to: "4155550100",
+    caller_id: "08065978011",
+  });
+  assert.is(own.status, 200, own.text);
+  assert.is(own.body.caller_id_source, "request");
+  assert.equal(originated[0]!.variables, { CALLER_EXT: "101", PBX_REQUEST_CID: "+918065978011" });
+  originated.length = 0;
+  for (const caller_id of ["+918065978012", "+918065978019"]) {
+    expectError(
+      await post(acme, "/calls/click-to-call", { from: "101", to: "4155550100", caller_id }),
+      403,
+      "caller_id_not_assigned",
+    );
+  }
+  assert.equal(originated, [], "a refused caller ID places no call");
+});
+
+test("nothing unchecked reaches the engine: bad numbers and unknown extensions", async () => {
+  for (const to of ["123", "4155550100\r\nAction: Command", "${SHELL(id)}", "41555-50100"]) {
+    const res = await post(acme, "/calls/click-to-call", { from: "101", to });
+    assert.is(res.status, 400, `${to}: ${res.text}`);
+  }
+  expectError(
+    await post(acme, "/calls/click-to-call", { from: "199", to: "4155550100" }),
+    404,
+    "Extension 199 is not an active user of the org",
+  );
+  // Another org's extension is not the caller's either.
+  await seedUser(app, bravo.id, "202");
+  expectError(
+    await post(acme, "/calls/click-to-call", { from: "202", to: "4155550100" }),
+    404,
+    "Extension 202 is not an active user of the org",
+  );
+  assert.equal(originated, []);
+});
+
+test("Idempotency-Key: same key and org answers the first result and places one call", async () => {
+  const body = { from: "101", to: "4155550100" };
+  const headers = { "Idempotency-Key": "order-42" };
+  const first = await post(acme, "/calls/click-to-call", body, headers);
+  const again = await post(acme, "/calls/click-to-call", body, headers);
+  assert.is(first.status, 200, first.text);
+  assert.is(again.status, 200, again.text);
+  assert.equal(again.body, first.body);
+  assert.is(originated.length, 1, "the repeat placed no second call");
+  expectError(
+    await post(acme, "/calls/click-to-call", { ...body, to: "4155550199" }, headers),
+    409,
+    "Idempotency-Key was already used for a different request",
+  );
+  // The same key is another org's own: it places bravo's call.
+  await post(bravo, "/calls/click-to-call", { from: "202", to: "4155550100" }, headers);
+  assert.is(originated.length, 2);
+  assert.is(originated[1]!.account, bravo.id);
+  expectError(
+    await post(acme, "/calls/click-to-call", body, { "Idempotency-Key": "has space" }),
+    400,
+    "Idempotency-Key must be 1-255 printable characters",
+  );
+});
+
+test("originate-to-ai dials out first, then connects the org's AI agent; rule 6", async () => {
+  const res = await post(acme, "/calls/originate-to-ai", { to: "4155550100" });
+  assert.is(res.status, 200, res.text);
+  const prefix = `org_${acme.id}_`;
+  const [call] = originated;
+  assert.is(call!.channel, `Local/4155550100@${prefix}outbound`);
+  assert.is(call!.context, `${prefix}internal`);
+  assert.is(call!.exten, "150");
+  assert.equal(call!.variables, { CALLER_EXT: "150" });
+  assert.is(res.body.caller_id, "+918065978011");
+  // Charlie has an AI agent but no DID, so no caller ID can be had.
+  expectError(
+    await post(charlie, "/calls/originate-to-ai", { to: "4155550100" }),
+    400,
+    "no_caller_id_available",
+  );
+  expectError(
+    await post(charlie, "/calls/originate-to-ai", { to: "4155550100", caller_id: "+918065978011" }),
+    403,
+    "caller_id_not_assigned",
+  );
+  expectError(
+    await post(bravo, "/calls/originate-to-ai", { to: "4155550100" }),
+    400,
+    "The org has no active ai_agent user to connect the call to",
+  );
+  assert.is(originated.length, 1);
+  const key = { "Idempotency-Key": "ai-1" };
+  const a = await post(acme, "/calls/originate-to-ai", { to: "4155550101" }, key);
+  const b = await post(acme, "/calls/originate-to-ai", { to: "4155550101" }, key);
+  assert.equal(b.body, a.body);
+  assert.is(originated.length, 2);
+});
+
+test("transfer: the org's answered phone hands its peer over; another org's call is 404", async () => {
+  const prefix = `org_${acme.id}_`;
+  const phone = `PJSIP/${prefix}101-0000000a`;
+  liveByOrg.set(acme.id, [
+    {
+      linkedid: "1700000000.10",
+      since: new Date(0),
+      channels: [
+        { channel: `PJSIP/${prefix}trunk_carrier-00000009`, state: "Up" },
+        { channel: phone, state: "Up" },
+      ].map((c, i) => ({
+        ...c,
+        uniqueid: `1700000000.${10 + i}`,
+        linkedid: "1700000000.10",
+        callerIdNum: "",
+        callerIdName: "",
+        connectedLineNum: "",
+        accountcode: acme.id,
+        context: "",
+        exten: "",
+        orgId: acme.id,
+        since: new Date(0),
+      })),
+    },
+  ]);
+  const path = "/calls/1700000000.10/transfer";
+  expectError(await post(bravo, path, { to: "102" }), 404, "Call not found");
+  const bad = await post(acme, path, { to: "10;2" });
+  assert.is(bad.status, 400);
+  assert.match(bad.body.error, "must be an extension or a phone number");
+  expectError(
+    await post(acme, path, { to: "102", channel: "PJSIP/other-1" }),
+    404,
+    "Channel not found in this call",
+  );
+  assert.equal(transfers, []);
+  const res = await post(acme, path, { to: "102" });
+  assert.is(res.status, 200, res.text);
+  assert.equal(res.body, { success: true, channel: phone, to: "102" });
+  assert.equal(transfers, [[phone, `${prefix}internal`, "102"]]);
+});
+
+test("each operation needs its calls.* permission for ak_ keys", async () => {
+  const reader = await app.request("POST", "/api/v1/api-keys", {
+    headers: orgKey(acme),
+    body: { name: "reader", permissions: ["calls.read"] },
+  });
+  const headers = { "x-api-key": reader.body.api_key };
+  const cases: [string, unknown, string][] = [
+    ["/calls/click-to-call", { from: "101", to: "4155550100" }, "calls.click_to_call"],
+    ["/calls/originate-to-ai", { to: "4155550100" }, "calls.originate_ai"],
+    ["/calls/1700000000.10/transfer", { to: "102" }, "calls.transfer"],
+  ];
+  for (const [path, body, permission] of cases) {
+    const res = await app.request("POST", `/api/v1${path}`, { headers, body });
+    expectError(res, 403, `API key lacks permission: ${permission}`);
+  }
+  assert.equal(originated, []);
+  assert.equal(transfers, []);
+});
+
+test.run();
