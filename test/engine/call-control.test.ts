@@ -33,12 +33,18 @@ interface Context {
 const test = suite<Context>("call control");
 
 /** Polls `probe` until it answers something truthy (the engine's state, not a clock). */
-async function until<T>(what: string, probe: () => Promise<T | null | false> | T | null | false) {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | false> | T | null | false,
+  lastSeen: () => Promise<string> | string = () => "",
+) {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const value = await probe();
     if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // Say what was seen last, so a failure here tells why rather than only that.
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; ${await lastSeen()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -214,13 +220,20 @@ test("a blind transfer through the API sends the phone's peer on; another org ge
     const mark = bob.events.length;
     await alice.command("dial", `sip:102@127.0.0.1:${engine.sipPort}`);
     await answer(bob, mark);
-    const live = await until("the live call in /calls", async () => {
-      const res = await service.rig.request("GET", "/api/v1/calls", { headers: acme.headers });
-      const call = res.body.calls.find(
-        (c: { live?: boolean; status?: string }) => c.live && c.status === "Up",
-      );
-      return call && call.channels.length >= 2 ? call : null;
-    });
+    let lastAnswer = "";
+    const live = await until(
+      "the live call in /calls",
+      async () => {
+        const res = await service.rig.request("GET", "/api/v1/calls", { headers: acme.headers });
+        lastAnswer = res.text;
+        const call = res.body.calls.find(
+          (c: { live?: boolean; status?: string }) => c.live && c.status === "Up",
+        );
+        return call && call.channels.length >= 2 ? call : null;
+      },
+      async () =>
+        `last /calls answer: ${lastAnswer}; engine: ${await engine.cli("core show channels concise")}`,
+    );
     const path = `/api/v1/calls/${live.linkedid}/transfer`;
     const other = await service.rig.request("POST", path, {
       headers: bravo.headers,
