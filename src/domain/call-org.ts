@@ -77,8 +77,28 @@ export class RefreshingOrgDirectory {
     return this.directory.orgOf(evidence);
   }
 
-  /** Rule 3 against the orgs loaded so far (no reload): for synchronous callers. */
+  /**
+   * Rule 3 against the orgs loaded so far: for synchronous callers (live channels). A miss starts
+   * a reload in the background when one is due, so an org created after the last load is known
+   * to the next caller (a live-call read asks again for channels that had no org).
+   */
   orgOfKnown(evidence: CallOrgEvidence): string | null {
-    return this.directory.orgOf(evidence);
+    const found = this.directory.orgOf(evidence);
+    if (found === null) this.reloadInBackground();
+    return found;
+  }
+
+  private reloading: Promise<void> | null = null;
+
+  private reloadInBackground(): void {
+    if (this.reloading) return;
+    if (this.clock().getTime() - this.loadedAt < this.minReloadMs) return;
+    this.reloading = this.refresh()
+      .catch(() => {
+        // The next miss tries again; ingest's own reload reports store errors.
+      })
+      .finally(() => {
+        this.reloading = null;
+      });
   }
 }

@@ -78,7 +78,11 @@ export class LiveCalls implements LiveCallsView {
 
   callsOf(orgId: string): LiveCall[] {
     const calls = new Map<string, LiveCall>();
-    for (const channel of this.channels.values()) {
+    for (const [uniqueid, stored] of this.channels) {
+      // A channel of an org created after the directory was loaded had no org when its events
+      // came; ask again now (the directory refreshes on a miss), rather than hide it for good.
+      const channel = stored.orgId === null ? this.withOrg(stored, stored.since) : stored;
+      if (channel !== stored && channel.orgId !== null) this.channels.set(uniqueid, channel);
       if (channel.orgId !== orgId) continue;
       const call = calls.get(channel.linkedid);
       if (call) {

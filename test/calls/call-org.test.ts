@@ -3,6 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { OrgDirectory, RefreshingOrgDirectory } from "../../src/domain/call-org.js";
+import { LiveCalls } from "../../src/domain/live-calls.js";
 
 const A = "aaaaaaaa-0000-4000-8000-000000000001";
 const B = "bbbbbbbb-0000-4000-8000-000000000002";
@@ -60,6 +61,44 @@ test("a new org is found after a reload, and misses reload at most once per inte
   assert.is(await directory.orgOf({ ...none, accountcode: B }), B);
   assert.is(await directory.orgOf({ ...none, accountcode: "carrier" }), null);
   assert.is(loads, 2, "the miss right after a reload does not reload again");
+});
+
+test("live channels of an org created after the last load show once the directory knows it", async () => {
+  // Seen in the engine suite: the directory was loaded before the org existed, the call's
+  // channel events all came before any reload, and the org's live call never showed.
+  const known = [{ id: A, context_prefix: `org_${A}_` }];
+  let now = 0;
+  const directory = new RefreshingOrgDirectory(
+    async () => [...known],
+    () => new Date(now),
+    1000,
+  );
+  await directory.refresh();
+  const live = new LiveCalls(
+    (evidence) => directory.orgOfKnown(evidence),
+    () => new Date(now),
+  );
+  known.push({ id: B, context_prefix: "org_b_" });
+  now = 1000;
+  live.channelEvent("newchannel", {
+    uniqueid: "1.1",
+    linkedid: "1.1",
+    channel: "PJSIP/org_b_101-00000001",
+    state: "Up",
+    callerIdNum: "101",
+    callerIdName: "",
+    connectedLineNum: "",
+    accountcode: B,
+    context: "org_b_internal",
+    exten: "102",
+  });
+  // The miss above started a reload in the background; the next read asks again.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(
+    live.callsOf(B).map((call) => call.linkedid),
+    ["1.1"],
+  );
+  assert.equal(live.callsOf(A), [], "and only for its own org");
 });
 
 test.run();
