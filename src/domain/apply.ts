@@ -12,7 +12,7 @@ import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../m
 import { internationalDigits } from "../model/phone.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
-import { createDidRepository } from "../store/did-repository.js";
+import { createDidRepository, RELEASED_TO_POOL } from "../store/did-repository.js";
 import { createExtensionClaimRepository } from "../store/extension-claim-repository.js";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import { loadOrgState } from "../store/load-org-state.js";
@@ -359,17 +359,7 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
   if (didsTouched) await dids.clearDefaults(orgId, now);
   if (prune) {
     for (const did of plan.dids.extra) {
-      await dids.update(
-        did.id!,
-        {
-          org_id: null,
-          pool_status: "available",
-          is_default: 0,
-          routing_type: null,
-          routing_destination: null,
-        },
-        now,
-      );
+      await dids.update(did.id!, RELEASED_TO_POOL, now);
     }
   }
   for (const did of plan.dids.creates) {

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { Did, RoutingEnvironment } from "../model/org-state.js";
 import { validateOrg } from "../model/validate.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
-import { createDidRepository } from "../store/did-repository.js";
+import { createDidRepository, RELEASED_TO_POOL } from "../store/did-repository.js";
 import {
   createDidRequestRepository,
   type DidRequestStatus,
@@ -317,17 +317,7 @@ export async function releaseDid(deps: DomainDeps, orgId: string, id: string): P
     }
     const now = deps.clock().toISOString();
     const repo = createDidRepository(trx);
-    await repo.update(
-      id,
-      {
-        org_id: null,
-        pool_status: "available",
-        is_default: 0,
-        routing_type: null,
-        routing_destination: null,
-      },
-      now,
-    );
+    await repo.update(id, RELEASED_TO_POOL, now);
     const next = remaining
       .filter((did) => did.pool_status === "assigned")
       .sort((a, b) => (a.number < b.number ? -1 : 1))[0];

@@ -4,6 +4,15 @@ import type { Did } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import type { DidRow } from "./schema.js";
 
+/** What a number released back to the pool is: no org, available, unrouted, nobody's default. */
+export const RELEASED_TO_POOL = {
+  org_id: null,
+  pool_status: "available",
+  is_default: 0,
+  routing_type: null,
+  routing_destination: null,
+} as const;
+
 /** The OrgState DID a row describes. */
 export function didFromRow(row: DidRow): Did {
   return {

@@ -4,7 +4,7 @@ import { progressMode, runSteps } from "../../deploy/progress.js";
 import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
-import { loadValidOrgs } from "../lib/load.js";
+import { loadOrgFilesStep } from "../lib/load.js";
 
 export interface CompileCommandResult {
   out: string;
@@ -37,15 +37,13 @@ export default class Compile extends PbxCommand {
     let compiled!: Awaited<ReturnType<typeof compileToDirectory>>;
     await runSteps(
       [
-        {
-          title: `Load org files from ${(argv as string[]).join(" ")}`,
-          run: async () => {
-            orgs = await loadValidOrgs(argv as string[], process.env, (r) =>
-              this.printDiagnostics(r.diagnostics),
-            );
-            return `Loaded ${orgs.length} org(s)`;
+        loadOrgFilesStep(
+          argv as string[],
+          (r) => this.printDiagnostics(r.diagnostics),
+          (loaded) => {
+            orgs = loaded;
           },
-        },
+        ),
         {
           title: `Compile into ${flags.out}`,
           run: async () => {

@@ -14,7 +14,7 @@ import { colourEnabled, painter } from "../lib/colour.js";
 import { compileTree } from "../lib/compiled-tree.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { gatewayFlags, orgPathsArgs } from "../lib/flags.js";
-import { loadValidOrgs } from "../lib/load.js";
+import { loadOrgFilesStep } from "../lib/load.js";
 
 export interface DeployCommandResult {
   etc: string;
@@ -108,15 +108,13 @@ export default class Deploy extends PbxCommand {
     try {
       await runSteps(
         [
-          {
-            title: `Load org files from ${(argv as string[]).join(" ")}`,
-            run: async () => {
-              orgs = await loadValidOrgs(argv as string[], process.env, (r) =>
-                this.printDiagnostics(r.diagnostics),
-              );
-              return `Loaded ${orgs.length} org(s)`;
+          loadOrgFilesStep(
+            argv as string[],
+            (r) => this.printDiagnostics(r.diagnostics),
+            (loaded) => {
+              orgs = loaded;
             },
-          },
+          ),
           {
             title: "Compile",
             run: async () => {

@@ -1,4 +1,5 @@
 // Loading org files for commands that compile: every problem printed, nothing compiled on errors.
+import type { Step } from "../../deploy/progress.js";
 import { hasErrors, type LoadedOrg, type LoadResult } from "../../model/files.js";
 import type { SecretEnvironment } from "../../model/secrets.js";
 import { CommandFailure } from "./base-command.js";
@@ -28,4 +29,20 @@ export async function loadValidOrgs(
   if (result.orgs.length === 0)
     throw new CommandFailure(`no org files (*.yaml) in ${paths.join(" ")}`);
   return result.orgs;
+}
+
+/** The progress step of `compile` and `deploy` that loads the org files, as `loadValidOrgs`. */
+export function loadOrgFilesStep(
+  paths: readonly string[],
+  report: (result: LoadResult) => void,
+  loaded: (orgs: LoadedOrg[]) => void,
+): Step {
+  return {
+    title: `Load org files from ${paths.join(" ")}`,
+    run: async () => {
+      const orgs = await loadValidOrgs(paths, process.env, report);
+      loaded(orgs);
+      return `Loaded ${orgs.length} org(s)`;
+    },
+  };
 }
