@@ -1,6 +1,7 @@
 // The server's call tracking: the engine's call events (a sibling AMI connection with events on)
-// feed call-record ingest and the live-call registry. Wired here, beside the deploy engine,
-// because it joins the engine layer (events) to the domain (ingest, rule 3, live calls).
+// feed call-record ingest, the live-call registry and the phones' registration webhooks. Wired
+// here, beside the deploy engine, because it joins the engine layer (events) to the domain
+// (ingest, rule 3, live calls).
 import type { Logger } from "pino";
 import type { CallControlPort } from "../domain/call-control.js";
 import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
@@ -8,6 +9,7 @@ import { RefreshingOrgDirectory } from "../domain/call-org.js";
 import { NotFound } from "../domain/errors.js";
 import { LiveCalls } from "../domain/live-calls.js";
 import type { Clock } from "../domain/ports.js";
+import { RegistrationIngest } from "../domain/registration-ingest.js";
 import {
   AmiConnection,
   type AmiConnectionOptions,
@@ -19,6 +21,7 @@ import {
   dispatchCallEvent,
   followCallEvents,
 } from "../engine/call-event-source.js";
+import type { ContactChange } from "../engine/registration-events.js";
 import { listOrgMarkers } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
 
@@ -91,10 +94,26 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     draining ??= drain();
   };
 
+  // Registration changes are stored one after the other, in the engine's order (a contact's
+  // appearance before its Removed).
+  const registrations = new RegistrationIngest({ db: options.db, clock: options.clock, orgs });
+  let registering: Promise<void> = Promise.resolve();
+  const contact = (change: ContactChange) => {
+    registering = registering
+      .then(() => loaded)
+      .then(() => registrations.ingest(change))
+      .then(
+        () => {},
+        (error: unknown) =>
+          log?.error({ err: error, aor: change.aor }, "contact change not stored"),
+      );
+  };
+
   const reported = new Set<string>();
   const handlers: CallEventHandlers = {
     cdr: (record) => enqueue({ kind: "record", record }),
     journey: (event) => enqueue({ kind: "event", event }),
+    contact,
     channel: (event, snapshot) => live.channelEvent(event, snapshot),
     resync: (channels) => live.resync(channels),
     lost: () => live.lost(),
@@ -121,6 +140,10 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
   const idle = async () => {
     await loaded;
     while (draining) await draining;
+    for (let last: Promise<void> | null = null; last !== registering; ) {
+      last = registering;
+      await last;
+    }
   };
   const events = connection;
   const control: CallControlPort | null = events && {

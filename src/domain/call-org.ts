@@ -42,6 +42,14 @@ export class OrgDirectory {
     return null;
   }
 
+  /**
+   * The org whose context prefix an engine object's name starts with (rule 3's prefix part, for
+   * names the compiler builds as `<context_prefix><...>`: endpoints and AORs). Longest first.
+   */
+  ownerOfName(name: string): OrgMarker | null {
+    return this.prefixes.find((org) => name.startsWith(org.context_prefix)) ?? null;
+  }
+
   get size(): number {
     return this.ids.size;
   }
@@ -75,6 +83,19 @@ export class RefreshingOrgDirectory {
     if (this.clock().getTime() - this.loadedAt < this.minReloadMs) return null;
     await this.refresh();
     return this.directory.orgOf(evidence);
+  }
+
+  /**
+   * `OrgDirectory.ownerOfName`, reloading the orgs first whenever none matches. Not throttled like
+   * `orgOf`: the names come from the engine's own configuration (AORs the compiler generated, so
+   * a miss means an org newer than the last load, e.g. a phone registering within a second of
+   * its org's first deploy) and they change only when a phone registers or leaves.
+   */
+  async ownerOfName(name: string): Promise<OrgMarker | null> {
+    const found = this.directory.ownerOfName(name);
+    if (found !== null) return found;
+    await this.refresh();
+    return this.directory.ownerOfName(name);
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   journeyEventOf,
   parseCdrEvent,
 } from "./call-events.js";
+import { type ContactChange, contactChangeOf } from "./registration-events.js";
 
 export interface ListedChannelSnapshot extends ChannelSnapshot {
   upSeconds: number;
@@ -24,6 +25,8 @@ export interface CallEventHandlers {
   journey(event: JourneyEvent): void;
   /** `event` is the AMI event name in lower case (`newchannel`, `newstate`, `hangup`, ...). */
   channel(event: string, snapshot: ChannelSnapshot): void;
+  /** A phone's contact was reported present or removed (PJSIP `ContactStatus`). */
+  contact?(change: ContactChange): void;
   /** The engine's channels right after a (re)connect: replaces what was known. */
   resync(channels: ListedChannelSnapshot[]): void;
   /** The connection dropped: channel state is unknown until the next resync. */
@@ -53,9 +56,14 @@ function upSeconds(event: AmiMessage): number {
  */
 export function dispatchCallEvent(
   event: AmiMessage,
-  handlers: Pick<CallEventHandlers, "cdr" | "channel" | "journey" | "problem">,
+  handlers: Pick<CallEventHandlers, "cdr" | "channel" | "journey" | "problem" | "contact">,
 ): void {
   const name = String(event.event ?? "").toLowerCase();
+  if (name === "contactstatus") {
+    const change = contactChangeOf(event);
+    if (change) handlers.contact?.(change);
+    return;
+  }
   if (name === "cdr") {
     const parsed = parseCdrEvent(event);
     if ("record" in parsed) handlers.cdr(parsed.record);

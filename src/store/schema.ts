@@ -3,6 +3,7 @@
 import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
+import type { SipContactsTable } from "./sip-contact-repository.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -216,6 +217,7 @@ export interface Database {
   calls: CallsTable;
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  sip_contacts: SipContactsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

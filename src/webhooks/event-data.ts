@@ -41,9 +41,19 @@ const queueFields = {
   at: callFields.at,
 };
 
+const registrationFields = {
+  extension: Type.String({ description: "the user's extension" }),
+  endpoint: Type.String({
+    description: "the engine's endpoint of the phone, `<context_prefix><extension>`",
+  }),
+  contact: Type.String({ description: "SIP URI of the phone's contact that changed" }),
+  at: Type.String({ format: "date-time", description: "when the service saw the change" }),
+};
+
 /**
- * The `data` schema of every event the engine listeners emit today. `user.*` and `trunk.*`
- * (registration events) are not emitted yet, so they are not documented here.
+ * The `data` schema of every event the engine listeners emit today. `trunk.*` (outbound
+ * registration events) are not emitted: the engine's `Registry` event names no org (see
+ * docs/calls.md "Registration webhooks"), so they are not documented here.
  */
 export const ENGINE_EVENT_DATA = {
   "call.initiated": CallStep(
@@ -85,6 +95,18 @@ export const ENGINE_EVENT_DATA = {
     },
     { title: "QueueAnsweredData", additionalProperties: false },
   ),
+  "user.registered": Type.Object(registrationFields, {
+    title: "UserRegisteredData",
+    description:
+      "A phone registered on the user's extension that had no registered phone (a second phone on the same extension sends nothing).",
+    additionalProperties: false,
+  }),
+  "user.unregistered": Type.Object(registrationFields, {
+    title: "UserUnregisteredData",
+    description:
+      "The last registered phone of the user's extension unregistered or its registration expired.",
+    additionalProperties: false,
+  }),
 } satisfies Partial<Record<WebhookEvent, TSchema>>;
 
 export type EngineEvent = keyof typeof ENGINE_EVENT_DATA;

@@ -45,12 +45,12 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Boots a fresh engine and a server driving it. */
-export async function startService(): Promise<Service> {
+/** Boots a fresh engine and a server driving it (`env` added to the server's environment). */
+export async function startService(env: Record<string, string> = {}): Promise<Service> {
   const engine = await boot([]);
   let rig: Rig;
   try {
-    rig = await startRig({ env: serveEnv(engine) });
+    rig = await startRig({ env: { ...serveEnv(engine), ...env } });
   } catch (error) {
     await engine.stop();
     throw error;

@@ -20,6 +20,7 @@ import * as deployRecords from "./0501-deploy-records.js";
 import * as callRecords from "./1201-call-records.js";
 import * as orgSlugs from "./1901-org-slugs.js";
 import * as idempotencyKeys from "./2001-idempotency-keys.js";
+import * as sipContacts from "./2101-sip-contacts.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -38,4 +39,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["1201-call-records", callRecords],
   ["1901-org-slugs", orgSlugs],
   ["2001-idempotency-keys", idempotencyKeys],
+  ["2101-sip-contacts", sipContacts],
 ];
