@@ -1,5 +1,5 @@
 // Every migration, in the order it runs. To change the schema, add a new file numbered ABOVE the
-// highest one on main (today 2001) and one line at the end here; never edit a migration that has
+// highest one on main (today 2101) and one line at the end here; never edit a migration that has
 // shipped. Kysely runs migrations in name order and refuses a pending one that sorts before an
 // applied one, so a number below the highest would break every store already migrated.
 import type { Migration } from "kysely";
