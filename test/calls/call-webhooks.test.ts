@@ -1,18 +1,16 @@
 // Call and queue webhooks from the recorded engine event sequences (fixtures/calls): each org's
 // outbox gets its own call's lifecycle in order and nothing of the other org's calls (rule 3),
 // and replaying the same events writes no second delivery.
-import { Ajv } from "ajv";
-import addFormatsModule from "ajv-formats";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
 import { callWebhooksOf, engineTime } from "../../src/domain/call-webhooks.js";
 import type { JourneyEvent } from "../../src/engine/call-events.js";
-import { ENGINE_EVENT_DATA, type EngineEvent } from "../../src/webhooks/event-data.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 import { addWebhook, testContext } from "../webhooks/helpers.js";
 import { callFixtures, ORG_A, ORG_B } from "./fixture-events.js";
+import { assertDocumented, outboxRows } from "./outbox-rows.js";
 
 const fixtures = callFixtures();
 const NOW = new Date("2026-11-25T08:00:00Z");
@@ -48,33 +46,7 @@ async function replay(tracking: CallTracking, scenario: string): Promise<void> {
   await tracking.idle();
 }
 
-/** The org's queued deliveries in the order they were written: [event, data]. */
-async function outbox({ store }: Context, org: string) {
-  const rows = await store.db
-    .selectFrom("webhook_deliveries" as never)
-    .select(["event_type", "data"] as never[])
-    .where("org_id" as never, "=", org as never)
-    .orderBy("created_at" as never)
-    .orderBy("message_id" as never)
-    .execute();
-  return (rows as unknown as { event_type: string; data: string }[]).map(
-    (r) => [r.event_type, JSON.parse(r.data)] as [string, Record<string, unknown>],
-  );
-}
-
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats(ajv);
-
-/** Fails unless every row's data is what the OpenAPI document says its event sends. */
-function assertDocumented(rows: [string, Record<string, unknown>][]) {
-  for (const [type, data] of rows) {
-    const schema = ENGINE_EVENT_DATA[type as EngineEvent];
-    assert.ok(schema, `${type} has no documented data schema`);
-    const validate = ajv.compile(schema);
-    assert.ok(validate(data), `${type}: ${ajv.errorsText(validate.errors)}`);
-  }
-}
+const outbox = ({ store }: Context, org: string) => outboxRows(store.db, org);
 
 const types = (rows: [string, unknown][]) => rows.map(([type]) => type);
 

@@ -2,16 +2,14 @@
 // Asterisk 22 sent them in the engine test): each org's outbox gets its own
 // phones' changes only, a replayed event or a service restart writes no second delivery, and
 // only an AOR's first contact / last contact counts.
-import { Ajv } from "ajv";
-import addFormatsModule from "ajv-formats";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
 import type { AmiMessage } from "../../src/engine/ami-connection.js";
 import { contactChangeOf } from "../../src/engine/registration-events.js";
-import { ENGINE_EVENT_DATA, type EngineEvent } from "../../src/webhooks/event-data.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 import { addWebhook, testContext } from "../webhooks/helpers.js";
+import { assertDocumented, outboxRows } from "./outbox-rows.js";
 
 const ORG_A = "aaaaaaaa-0000-4000-8000-000000000001";
 const ORG_B = "bbbbbbbb-0000-4000-8000-000000000002";
@@ -67,22 +65,7 @@ async function feed(tracking: CallTracking, events: AmiMessage[]): Promise<void>
   await tracking.idle();
 }
 
-async function outbox({ store }: Context, org: string) {
-  const rows = await store.db
-    .selectFrom("webhook_deliveries" as never)
-    .select(["event_type", "data"] as never[])
-    .where("org_id" as never, "=", org as never)
-    .orderBy("created_at" as never)
-    .orderBy("message_id" as never)
-    .execute();
-  return (rows as unknown as { event_type: string; data: string }[]).map(
-    (r) => [r.event_type, JSON.parse(r.data)] as [string, Record<string, unknown>],
-  );
-}
-
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats(ajv);
+const outbox = ({ store }: Context, org: string) => outboxRows(store.db, org);
 
 test("Removed removes a contact; every other status says it is there", () => {
   assert.equal(contactChangeOf(contactStatus("Removed", `${PREFIX_A}101`)), {
@@ -114,10 +97,7 @@ test("a phone's register and unregister reach its own org only, documented", asy
     contact: `sip:${PREFIX_A}101-0x55b55cfa13c0@127.0.0.1:45201`,
     at: NOW.toISOString(),
   });
-  for (const [type, data] of rowsA) {
-    const validate = ajv.compile(ENGINE_EVENT_DATA[type as EngineEvent]);
-    assert.ok(validate(data), `${type}: ${ajv.errorsText(validate.errors)}`);
-  }
+  assertDocumented(rowsA);
   assert.equal(await outbox(context, ORG_B), []);
 
   await feed(context.tracking, [contactStatus("NonQualified", `${PREFIX_B}101`)]);
