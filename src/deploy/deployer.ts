@@ -4,8 +4,7 @@
 // reloads only the modules those files belong to, asks the engine whether it is healthy, and
 // records the deploy. Unchanged configuration: no write, no reload (SPEC.md §8).
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
-import { readdir, readFile, stat, unlink } from "node:fs/promises";
+import { access, readdir, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, EngineProbe, EngineTarget, ReloadOutcome } from "../engine/target.js";
@@ -13,7 +12,7 @@ import { removeFileDurable, writeFileAtomic } from "./atomic-files.js";
 import type { AppliedRevision, DeployLog, DeployRecord, FileStamp } from "./deploy-log.js";
 import { STATE_DIR } from "./deploy-log.js";
 import { probesFor } from "./engine-probes.js";
-import { keepIncludesOnDisk } from "./include-guard.js";
+import { includedPaths, keepIncludesOnDisk } from "./include-guard.js";
 import { claimEngineDir, type EngineDirOwner } from "./ownership.js";
 import { ReloadQueue, type ReloadQueueOptions } from "./reload-queue.js";
 import {
@@ -194,7 +193,7 @@ export class Deployer {
         while (next < indexes.length) {
           const index = indexes[next++]!;
           const { unit, files } = groups[index]!;
-          plans[index] = await this.prepare(unit, this.guardIncludes(unit, files), options);
+          plans[index] = await this.prepare(unit, await this.guardIncludes(unit, files), options);
         }
       };
       await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
@@ -392,13 +391,27 @@ export class Deployer {
     return contradicted;
   }
 
-  /** The top unit's include lines, less those naming a file that is not on disk. */
-  private guardIncludes(unit: DeployUnit, files: readonly CompiledFile[]): readonly CompiledFile[] {
+  /**
+   * The top unit's include lines, less those naming a file that is not on disk. The top files
+   * name every org's files, so they are looked up together, off the event loop.
+   */
+  private async guardIncludes(
+    unit: DeployUnit,
+    files: readonly CompiledFile[],
+  ): Promise<readonly CompiledFile[]> {
     if (unit.kind !== "top") return files;
+    const named = [...new Set(files.flatMap((file) => includedPaths(file.content)))];
+    const onDisk = new Set<string>();
+    await Promise.all(
+      named.map((path) =>
+        access(join(this.engineDir, path)).then(
+          () => onDisk.add(path),
+          () => {},
+        ),
+      ),
+    );
     return files.map((file) => {
-      const guarded = keepIncludesOnDisk(file.content, (path) =>
-        existsSync(join(this.engineDir, path)),
-      );
+      const guarded = keepIncludesOnDisk(file.content, (path) => onDisk.has(path));
       return guarded.dropped.length > 0 ? { path: file.path, content: guarded.content } : file;
     });
   }

@@ -35,3 +35,14 @@ export function keepIncludesOnDisk(
   });
   return { content: dropped.length > 0 ? lines.join("\n") : content, dropped };
 }
+
+/** The engine-relative paths `content`'s include lines name (to look them up all at once). */
+export function includedPaths(content: string): string[] {
+  const paths: string[] = [];
+  for (const line of content.split("\n")) {
+    const match = INCLUDE.exec(line);
+    const path = match ? includedPath(match[1]!) : null;
+    if (path !== null) paths.push(path);
+  }
+  return paths;
+}
