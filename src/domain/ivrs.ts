@@ -8,20 +8,19 @@ import type { Ivr, IvrOption, OrgState } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import { loadOrgState } from "../store/load-org-state.js";
-import { assertValidAt } from "./config-validation.js";
+import { changeOrgConfig, notifyConfigChanged } from "./config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, NotFound } from "./errors.js";
-import { IVR_NOT_FOUND, ownIvrRecord } from "./ivr-access.js";
-import { type IvrMenuOptionView, type IvrView, ivrView, menuOptionView } from "./ivr-view.js";
-import { checkedGreetingVoice, removeIvrGreeting } from "./speech.js";
 import {
-  assertBreaksNothingElse,
   claimExtension,
   collisionMessage,
   holderInState,
-  notifyConfigChanged,
   releaseExtension,
-} from "./user-queue-rules.js";
+} from "./extension-space.js";
+import { IVR_NOT_FOUND, ownIvrRecord } from "./ivr-access.js";
+import { type IvrMenuOptionView, type IvrView, ivrView, menuOptionView } from "./ivr-view.js";
+import { checkedGreetingVoice, removeIvrGreeting } from "./speech.js";
 
 export { IVR_NOT_FOUND } from "./ivr-access.js";
 export type { IvrMenuOptionView, IvrView } from "./ivr-view.js";
@@ -122,7 +121,7 @@ export async function createIvr(
     options: [],
   };
   const now = deps.clock().toISOString();
-  const created = await deps.db.transaction().execute(async (trx) => {
+  const created = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
     const holder = holderInState(state, ivr.extension);
     if (holder) throw new Conflict(collisionMessage(ivr.extension, holder));
@@ -132,7 +131,6 @@ export async function createIvr(
     await createIvrRepository(trx).insert(orgId, ivr, now);
     return ownIvrRecord(trx, orgId, id);
   });
-  notifyConfigChanged(deps, orgId);
   return ivrView(created);
 }
 
@@ -147,7 +145,7 @@ export async function updateIvr(
   patch: IvrPatch,
 ): Promise<IvrView> {
   const now = deps.clock().toISOString();
-  const updated = await deps.db.transaction().execute(async (trx) => {
+  const updated = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, index, ivr: current } = await loadOwnIvr(trx, orgId, id);
     const next: Ivr = { ...current, options: current.options.map((o) => ({ ...o })) };
     if (patch.name !== undefined) {
@@ -198,7 +196,6 @@ export async function updateIvr(
     await createIvrRepository(trx).update(orgId, id, next, now);
     return ownIvrRecord(trx, orgId, id);
   });
-  notifyConfigChanged(deps, orgId);
   return ivrView(updated);
 }
 
@@ -248,14 +245,13 @@ export async function replaceIvrMenu(
 ): Promise<IvrMenuOptionView[]> {
   const options = inputs.map(menuOption);
   const now = deps.clock().toISOString();
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const { state, index } = await loadOwnIvr(trx, orgId, id);
     const target = state.ivrs[index] as Ivr;
     target.options = options;
     assertValidAt(state, `ivrs[${index}]`);
     await createIvrRepository(trx).replaceOptions(id, options, now);
   });
-  notifyConfigChanged(deps, orgId);
   return options.map(menuOptionView);
 }
 

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
 import type { OrganizationRow } from "../store/schema.js";
+import { notifyConfigChanged } from "./config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
@@ -137,7 +138,7 @@ export async function createOrganization(
     requestStatus: null,
     requestedBy: null,
   });
-  deps.deployScheduler.scheduleDeploy(row.id);
+  notifyConfigChanged(deps, row.id);
   return { ...organizationView(row), api_key: apiKey, api_secret: apiSecret };
 }
 
@@ -191,7 +192,7 @@ async function applyUpdate(
   const updated = await findOrg(deps, org.id);
   // Recording and the call limit live in the dialplan; status decides whether the org is served.
   if (patch.settings !== undefined || patch.status !== undefined) {
-    deps.deployScheduler.scheduleDeploy(org.id);
+    notifyConfigChanged(deps, org.id);
   }
   return organizationView(updated);
 }
@@ -272,7 +273,7 @@ export async function requestRedeploy(
 ): Promise<{ success: true; scheduled: true }> {
   assertOwnOrg(principal, id);
   await findOrg(deps, id);
-  deps.deployScheduler.scheduleDeploy(id);
+  notifyConfigChanged(deps, id);
   return { success: true, scheduled: true };
 }
 
@@ -369,7 +370,7 @@ export async function approveRequest(
       ownerName: org.requested_by_email?.split("@")[0] || "Owner",
     });
   });
-  deps.deployScheduler.scheduleDeploy(id);
+  notifyConfigChanged(deps, id);
   return { organization: organizationView(await findOrg(deps, id)), provisioned };
 }
 

@@ -10,18 +10,17 @@ import { loadOrgState } from "../store/load-org-state.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
 import { createQueueRepository } from "../store/queue-repository.js";
 import { createUserRepository } from "../store/user-repository.js";
-import { assertValidAt } from "./config-validation.js";
+import { changeOrgConfig } from "./config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, NotFound } from "./errors.js";
 import {
-  assertBreaksNothingElse,
   claimExtension,
   collisionMessage,
   holderInState,
-  notifyConfigChanged,
-  ownRow,
   releaseExtension,
-} from "./user-queue-rules.js";
+} from "./extension-space.js";
+import { ownRow } from "./tenant-rows.js";
 import { generateSipPassword, sipCredential, sipUsernameOf } from "./user-sip-password.js";
 
 export const USER_NOT_FOUND = "User not found";
@@ -138,7 +137,7 @@ export async function createUser(
   input: UserInput,
 ): Promise<UserWithPassword> {
   const password = input.sip_password ?? generateSipPassword();
-  const { user, prefix } = await deps.db.transaction().execute(async (trx) => {
+  const { user, prefix } = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
     const prefix = state.org.context_prefix;
     const user = newUser(randomUUID(), input, prefix, password);
@@ -149,7 +148,6 @@ export async function createUser(
     await insertUsers(trx, orgId, [user]);
     return { user, prefix };
   });
-  notifyConfigChanged(deps, orgId);
   return { ...userView(user, prefix), sip_password: password };
 }
 
@@ -195,7 +193,7 @@ export async function createUsersBatch(
   const passwords = rows.map((r) =>
     "input" in r ? (r.input.sip_password ?? generateSipPassword()) : "",
   );
-  const { users, prefix } = await deps.db.transaction().execute(async (trx) => {
+  const { users, prefix } = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
     const prefix = state.org.context_prefix;
     const bad: Array<{ index: number; error: string }> = [];
@@ -229,7 +227,6 @@ export async function createUsersBatch(
     await insertUsers(trx, orgId, users);
     return { users: added, prefix };
   });
-  notifyConfigChanged(deps, orgId);
   return users.map(({ index, user }) => ({
     ...userView(user, prefix),
     sip_password: passwords[index] as string,
@@ -272,7 +269,7 @@ export async function updateUser(
   id: string,
   patch: UserPatch,
 ): Promise<UserView & { sip_password?: string }> {
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, index, user: current } = await loadOwnUser(trx, orgId, id);
     const prefix = before.org.context_prefix;
     const next: User = { ...current };
@@ -323,7 +320,6 @@ export async function updateUser(
     await createUserRepository(trx).update(orgId, id, next);
     return { user: next, prefix, generated };
   });
-  notifyConfigChanged(deps, orgId);
   const view = userView(result.user, result.prefix);
   return result.generated === undefined ? view : { ...view, sip_password: result.generated };
 }
@@ -334,7 +330,7 @@ export async function updateUser(
  * queue timeout still leads to it. Call records are not touched.
  */
 export async function deleteUser(deps: DomainDeps, orgId: string, id: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, user } = await loadOwnUser(trx, orgId, id);
     const after = structuredClone(before);
     after.users = after.users.filter((u) => u.id !== id);
@@ -346,7 +342,6 @@ export async function deleteUser(deps: DomainDeps, orgId: string, id: string): P
     await createUserRepository(trx).delete(orgId, id);
     await releaseExtension(trx, orgId, user.extension, { type: "user", id });
   });
-  notifyConfigChanged(deps, orgId);
 }
 
 /** Replaces the user's SIP password with a new random one, returned once. */
@@ -356,14 +351,13 @@ export async function regenerateSipPassword(
   id: string,
 ): Promise<UserWithPassword> {
   const password = generateSipPassword();
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state, user } = await loadOwnUser(trx, orgId, id);
     const prefix = state.org.context_prefix;
     const next: User = { ...user, sip: sipCredential(prefix, user.extension, password) };
     await createUserRepository(trx).update(orgId, id, next);
     return { user: next, prefix };
   });
-  notifyConfigChanged(deps, orgId);
   return { ...userView(result.user, result.prefix), sip_password: password };
 }
 

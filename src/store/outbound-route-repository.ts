@@ -57,7 +57,7 @@ export function createOutboundRouteRepository(db: Db) {
     /** The route `id` (trunk by name) and its owner, whoever owns it. */
     async findById(
       id: string,
-    ): Promise<{ orgId: string; route: OutboundRoute & { id: string } } | undefined> {
+    ): Promise<{ org_id: string; route: OutboundRoute & { id: string } } | undefined> {
       const row = await db
         .selectFrom("outbound_routes")
         .select("org_id")
@@ -65,7 +65,7 @@ export function createOutboundRouteRepository(db: Db) {
         .executeTakeFirst();
       if (!row) return undefined;
       const route = (await this.listByOrg(row.org_id)).find((r) => r.id === id);
-      return route && { orgId: row.org_id, route: { ...route, id } };
+      return route && { org_id: row.org_id, route: { ...route, id } };
     },
 
     /** Names of the org's routes that send calls through trunk `trunkId`, by position. */

@@ -54,9 +54,9 @@ export function createTrunkRepository(db: Db) {
     /** The trunk `id` and its owner, whoever owns it (callers check the owner). */
     async findById(
       id: string,
-    ): Promise<{ orgId: string; trunk: Trunk & { id: string } } | undefined> {
+    ): Promise<{ org_id: string; trunk: Trunk & { id: string } } | undefined> {
       const row = await db.selectFrom("trunks").selectAll().where("id", "=", id).executeTakeFirst();
-      return row && { orgId: row.org_id, trunk: { ...trunkFromRow(row), id: row.id } };
+      return row && { org_id: row.org_id, trunk: { ...trunkFromRow(row), id: row.id } };
     },
 
     /** Rewrites every field of trunk `id` with `trunk` (password included, as given). */
