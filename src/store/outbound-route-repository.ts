@@ -117,6 +117,13 @@ export function createOutboundRouteRepository(db: Db) {
         .execute();
     },
 
+    /** Sets the match order: `ids[0]` is tried first. */
+    async reorder(ids: readonly string[]): Promise<void> {
+      for (const [position, id] of ids.entries()) {
+        await db.updateTable("outbound_routes").set({ position }).where("id", "=", id).execute();
+      }
+    },
+
     /** Deletes route `id` with its patterns. */
     async delete(id: string): Promise<void> {
       await db.deleteFrom("outbound_route_patterns").where("route_id", "=", id).execute();

@@ -128,6 +128,12 @@ export function createQueueRepository(db: Db) {
         .execute();
     },
 
+    /** Replaces every member of the queue with `members`, in that order. */
+    async replaceMembers(queueId: string, members: readonly QueueMember[]): Promise<void> {
+      await db.deleteFrom("queue_members").where("queue_id", "=", queueId).execute();
+      for (const member of members) await this.addMember(queueId, member);
+    },
+
     /** Sets a member's penalty and ring time; true when the member exists. */
     async updateMember(queueId: string, member: QueueMember): Promise<boolean> {
       const result = await db
