@@ -2,7 +2,8 @@
 // users and IVRs. The timeout destination is a pair (type + destination) written together. Every
 // change: validate the org as it would be after it, write in one transaction, schedule the deploy.
 import { randomUUID } from "node:crypto";
-import type { OrgState, Queue, QueueMember } from "../model/org-state.js";
+import { withDefaults } from "../model/defaults.js";
+import { type OrgState, Queue, QueueMember } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createQueueRepository } from "../store/queue-repository.js";
@@ -73,11 +74,7 @@ function timeoutPair(
 }
 
 function member(input: MemberInput): QueueMember {
-  return {
-    extension: input.extension,
-    penalty: input.penalty ?? 0,
-    ring_time: input.ring_time ?? 20,
-  };
+  return withDefaults(QueueMember, input);
 }
 
 /** Queues of the org ordered by number, with their members. */
@@ -116,17 +113,17 @@ export async function createQueue(
   const pair = timeoutPair(input) ?? { type: "none" as const, destination: null };
   const created = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
-    const queue: Queue = {
+    const queue = withDefaults(Queue, {
       id: randomUUID(),
       number: input.number,
       name: input.name,
-      strategy: input.strategy ?? "ringall",
-      moh: input.moh ?? "default",
-      max_wait: input.max_wait ?? 300,
+      strategy: input.strategy,
+      moh: input.moh,
+      max_wait: input.max_wait,
       timeout_destination_type: pair.type,
       timeout_destination: pair.destination,
-      members: (input.members ?? []).map(member),
-    };
+      members: input.members?.map(member),
+    });
     const holder = holderInState(state, queue.number);
     if (holder) throw new Conflict(collisionMessage(queue.number, holder));
     state.queues.push(queue);

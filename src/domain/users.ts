@@ -3,7 +3,8 @@
 // order: validate the org as it would be after the change, write in one transaction (extension
 // claims included), then schedule the org's deploy.
 import { randomUUID } from "node:crypto";
-import type { OrgState, User } from "../model/org-state.js";
+import { withDefaults } from "../model/defaults.js";
+import { type OrgState, User } from "../model/org-state.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
@@ -20,8 +21,8 @@ import {
   holderInState,
   releaseExtension,
 } from "./extension-space.js";
+import { generateSipPassword, sipCredential, sipUsernameOf } from "./sip-credentials.js";
 import { ownRow } from "./tenant-rows.js";
-import { generateSipPassword, sipCredential, sipUsernameOf } from "./user-sip-password.js";
 
 export const USER_NOT_FOUND = "User not found";
 
@@ -102,19 +103,12 @@ export async function getUser(deps: DomainDeps, orgId: string, id: string): Prom
 
 /** A complete model user from a create input (model defaults filled in) and its password. */
 function newUser(id: string, input: UserInput, contextPrefix: string, password: string): User {
-  return {
+  const { sip_password: _password, ...fields } = input;
+  return withDefaults(User, {
+    ...fields,
     id,
-    extension: input.extension,
-    name: input.name,
-    routing_type: input.routing_type ?? "human",
-    status: input.status ?? "active",
-    ring_target: input.ring_target ?? "ext",
-    phone_number: input.phone_number ?? null,
-    ring_time: input.ring_time ?? 30,
-    outbound_did: input.outbound_did ?? null,
-    call_recording: input.call_recording ?? true,
     sip: sipCredential(contextPrefix, input.extension, password),
-  };
+  });
 }
 
 /** Inserts users already validated against `state`, claiming their extensions. */
