@@ -13,7 +13,7 @@ import {
 import { boundsOf, CODECS, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
 
 const fields = Trunk.properties;
 
@@ -43,7 +43,7 @@ const Password = Type.String({
 const editable = {
   host: Type.String({ ...fields.host, description: "carrier host name or address" }),
   port: Type.Integer({ ...boundsOf(fields.port), description: "default 5060" }),
-  transport: fields.transport,
+  transport: modelField(fields.transport),
   username: Nullable(Type.String({ pattern: "^[A-Za-z0-9._+@-]{1,64}$" })),
   password: Nullable(Password),
   registration: Type.Boolean({ description: "register to the carrier (needs a username)" }),
@@ -61,6 +61,23 @@ const TrunkName = Type.String({
   ...fields.name,
   description: "lower-case letters, digits, '_' and '-', up to 32; unique in the org",
 });
+
+const TrunkCreate = Type.Object(
+  {
+    name: TrunkName,
+    host: editable.host,
+    port: Type.Optional(editable.port),
+    transport: Type.Optional(editable.transport),
+    username: Type.Optional(editable.username),
+    password: Type.Optional(editable.password),
+    registration: Type.Optional(editable.registration),
+    codecs: Type.Optional(editable.codecs),
+    match: Type.Optional(editable.match),
+  },
+  { additionalProperties: false },
+);
+
+const TrunkUpdate = updateBodyOf(TrunkCreate);
 
 export const trunkRoutes = [
   defineRoute({
@@ -81,20 +98,7 @@ export const trunkRoutes = [
     summary: "Create a trunk; schedules a deploy",
     auth: "org",
     permission: "org.manage",
-    body: Type.Object(
-      {
-        name: TrunkName,
-        host: editable.host,
-        port: Type.Optional(editable.port),
-        transport: Type.Optional(editable.transport),
-        username: Type.Optional(editable.username),
-        password: Type.Optional(editable.password),
-        registration: Type.Optional(editable.registration),
-        codecs: Type.Optional(editable.codecs),
-        match: Type.Optional(editable.match),
-      },
-      { additionalProperties: false },
-    ),
+    body: TrunkCreate,
     responses: {
       201: { description: "The trunk", schema: TrunkSchema },
       409: { description: "A trunk of that name exists" },
@@ -121,20 +125,7 @@ export const trunkRoutes = [
     auth: "org",
     permission: "org.manage",
     params: IdParams,
-    body: Type.Object(
-      {
-        name: Type.Optional(TrunkName),
-        host: Type.Optional(editable.host),
-        port: Type.Optional(editable.port),
-        transport: Type.Optional(editable.transport),
-        username: Type.Optional(editable.username),
-        password: Type.Optional(editable.password),
-        registration: Type.Optional(editable.registration),
-        codecs: Type.Optional(editable.codecs),
-        match: Type.Optional(editable.match),
-      },
-      { additionalProperties: false },
-    ),
+    body: TrunkUpdate,
     responses: {
       200: { description: "The trunk", schema: TrunkSchema },
       409: { description: "Another trunk of the org has that name" },
