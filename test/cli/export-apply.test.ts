@@ -488,7 +488,7 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
   try {
     const file = join(dataDir, "acme.yaml");
     const data = parse(await exportText(dataDir));
-    const byExt = (list: { extension: string }[], ext: string) =>
+    const byExt = (list: { extension: string; name: string; ring_time: number }[], ext: string) =>
       list.find((x) => x.extension === ext)!;
     byExt(data.users, "1001").name = "Alicia";
     byExt(data.users, "1002").ring_time = 45;
