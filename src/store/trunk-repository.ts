@@ -22,6 +22,22 @@ export function trunkFromRow(row: TrunkRow): Trunk {
   return trunk;
 }
 
+/** The columns a trunk's fields are stored in (insert and replace alike). */
+function trunkColumns(trunk: Trunk) {
+  return {
+    name: trunk.name,
+    host: trunk.host,
+    port: trunk.port,
+    transport: trunk.transport,
+    username: trunk.username,
+    password: trunk.password ?? null,
+    password_env: trunk.password_env ?? null,
+    registration: trunk.registration ? 1 : 0,
+    codecs: JSON.stringify(trunk.codecs),
+    match_hosts: JSON.stringify(trunk.match),
+  };
+}
+
 /** Repository of trunks over a database or a transaction. */
 export function createTrunkRepository(db: Db) {
   return {
@@ -34,16 +50,7 @@ export function createTrunkRepository(db: Db) {
         .values({
           id,
           org_id: orgId,
-          name: trunk.name,
-          host: trunk.host,
-          port: trunk.port,
-          transport: trunk.transport,
-          username: trunk.username,
-          password: trunk.password ?? null,
-          password_env: trunk.password_env ?? null,
-          registration: trunk.registration ? 1 : 0,
-          codecs: JSON.stringify(trunk.codecs),
-          match_hosts: JSON.stringify(trunk.match),
+          ...trunkColumns(trunk),
           created_at: now,
           updated_at: now,
         })
@@ -64,16 +71,7 @@ export function createTrunkRepository(db: Db) {
       await db
         .updateTable("trunks")
         .set({
-          name: trunk.name,
-          host: trunk.host,
-          port: trunk.port,
-          transport: trunk.transport,
-          username: trunk.username,
-          password: trunk.password ?? null,
-          password_env: trunk.password_env ?? null,
-          registration: trunk.registration ? 1 : 0,
-          codecs: JSON.stringify(trunk.codecs),
-          match_hosts: JSON.stringify(trunk.match),
+          ...trunkColumns(trunk),
           updated_at: new Date().toISOString(),
         })
         .where("id", "=", id)
