@@ -43,7 +43,7 @@ const Password = Type.String({
 const editable = {
   host: Type.String({ ...fields.host, description: "carrier host name or address" }),
   port: Type.Integer({ ...boundsOf(fields.port), description: "default 5060" }),
-  transport: modelField(fields.transport),
+  transport: fields.transport,
   username: Nullable(Type.String({ pattern: "^[A-Za-z0-9._+@-]{1,64}$" })),
   password: Nullable(Password),
   registration: Type.Boolean({ description: "register to the carrier (needs a username)" }),
