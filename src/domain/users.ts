@@ -80,7 +80,7 @@ export function userView(user: User, contextPrefix: string): UserView {
   };
 }
 
-async function contextPrefixOf(db: Db, orgId: string): Promise<string> {
+async function storedContextPrefix(db: Db, orgId: string): Promise<string> {
   const org = await createOrganizationRepository(db).findById(orgId);
   if (!org) throw new NotFound("Organization not found");
   return org.context_prefix;
@@ -98,7 +98,7 @@ export async function getUser(deps: DomainDeps, orgId: string, id: string): Prom
   ownRow(await repo.findRowById(id), orgId, USER_NOT_FOUND);
   const user = await repo.findById(orgId, id);
   if (!user) throw new NotFound(USER_NOT_FOUND);
-  return userView(user, await contextPrefixOf(deps.db, orgId));
+  return userView(user, await storedContextPrefix(deps.db, orgId));
 }
 
 /** A complete model user from a create input (model defaults filled in) and its password. */
@@ -360,7 +360,7 @@ export async function botExtensions(
   deps: DomainDeps,
   orgId: string,
 ): Promise<{ extensions: string[] }> {
-  await contextPrefixOf(deps.db, orgId);
+  await storedContextPrefix(deps.db, orgId);
   const extensions = await createUserRepository(deps.db).listExtensions(orgId, {
     routingType: "ai_agent",
     status: "active",
