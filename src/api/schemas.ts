@@ -1,6 +1,12 @@
 // Schemas shared by several route files. Each is written once and serves both request
 // validation (ajv) and the OpenAPI document.
-import { type TSchema, Type } from "@sinclair/typebox";
+import {
+  type ObjectOptions,
+  type TObject,
+  type TPartial,
+  type TSchema,
+  Type,
+} from "@sinclair/typebox";
 
 export const ErrorBody = Type.Object(
   { error: Type.String({ description: "human-readable message" }) },
@@ -24,6 +30,31 @@ export const Success = Type.Object({ success: Type.Literal(true) });
 /** A nullable value in the form OpenAPI 3.0 understands (`nullable: true`, no `type: null`). */
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<import("@sinclair/typebox").Static<T> | null>({ ...schema, nullable: true });
+}
+
+/**
+ * A model field schema (`src/model/org-state.ts`) for a request body: the same rules, without the
+ * model's `default` (Ajv fills defaults, which a partial update must not get), and with
+ * `description` when given.
+ */
+export function modelField<T extends TSchema>(schema: T, description?: string): T {
+  const { default: _default, ...rest } = schema as T & { default?: unknown };
+  return (description === undefined ? rest : { ...rest, description }) as T;
+}
+
+/**
+ * The update body of a resource: its create body with every field optional and no defaults, so
+ * an omitted field keeps the stored value. Create and update derive from one schema.
+ */
+export function updateBodyOf<T extends TObject>(create: T, options?: ObjectOptions): TPartial<T> {
+  const partial = Type.Partial(create, { additionalProperties: false, ...options });
+  for (const key of Object.keys(partial.properties)) {
+    (partial.properties as Record<string, TSchema>)[key] = modelField(
+      (partial.properties as Record<string, TSchema>)[key]!,
+      (partial.properties as Record<string, TSchema>)[key]!.description,
+    );
+  }
+  return partial;
 }
 
 export const TokenResponse = Type.Object({

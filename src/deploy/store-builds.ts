@@ -16,6 +16,11 @@ import { isUsableDid } from "../model/refs.js";
 import type { Db } from "../store/database.js";
 import { loadGatewayState } from "../store/load-gateway-state.js";
 import { loadOrgState } from "../store/load-org-state.js";
+import {
+  createOrganizationRepository,
+  isServed,
+  type OrgHandleRow,
+} from "../store/organization-repository.js";
 import { mohFileNames } from "./moh-files.js";
 import type { OrgBuild } from "./scheduler.js";
 
@@ -49,14 +54,11 @@ export interface GatewayBuild {
   orgCount: number;
 }
 
-function handleOf(row: { id: string; context_prefix: string; status: string }): OrgHandle {
+function handleOf(row: OrgHandleRow): OrgHandle {
   return { id: row.id, contextPrefix: row.context_prefix, status: row.status };
 }
 
-/** Only active orgs are served: their files exist, and the include files list them. */
-export function isServed(status: string): boolean {
-  return status === "active";
-}
+export { isServed };
 
 /** Builds deployable file sets from the store; every call reads the store afresh. */
 export class StoreBuilds {
@@ -64,35 +66,21 @@ export class StoreBuilds {
 
   /** Every org's id, prefix and status (one query, no org is loaded). */
   async orgs(): Promise<OrgHandle[]> {
-    const rows = await this.options.db
-      .selectFrom("organizations")
-      .select(["id", "context_prefix", "status"])
-      .orderBy("context_prefix")
-      .execute();
-    return rows.map(handleOf);
+    return (await createOrganizationRepository(this.options.db).listHandles()).map(handleOf);
   }
 
   /** The org, or null when no such org exists. */
   async org(orgId: string): Promise<OrgHandle | null> {
-    const row = await this.options.db
-      .selectFrom("organizations")
-      .select(["id", "context_prefix", "status"])
-      .where("id", "=", orgId)
-      .executeTakeFirst();
+    const row = await createOrganizationRepository(this.options.db).findHandle(orgId);
     return row ? handleOf(row) : null;
   }
 
   /** The top-level include files naming every active org (one cheap query). */
   async topLevelFiles(): Promise<CompiledFile[]> {
-    const rows = await this.options.db
-      .selectFrom("organizations")
-      .select("context_prefix")
-      .where("status", "=", "active")
-      .execute();
-    return compileTopLevel(
-      rows.map((row) => row.context_prefix),
-      this.options.topLevel,
-    ).files;
+    const prefixes = await createOrganizationRepository(
+      this.options.db,
+    ).listServedContextPrefixes();
+    return compileTopLevel(prefixes, this.options.topLevel).files;
   }
 
   /** The org's own files: compiled when it is active, none otherwise. Throws CompileRefusedError. */

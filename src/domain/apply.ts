@@ -13,7 +13,6 @@ import { internationalDigits } from "../model/phone.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
 import { createDidRepository, RELEASED_TO_POOL } from "../store/did-repository.js";
-import { createExtensionClaimRepository } from "../store/extension-claim-repository.js";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
@@ -26,9 +25,10 @@ import { planOrgExtras, writeOrgExtras } from "./apply-extras.js";
 import { numberForms } from "./dids.js";
 import { BadRequest, Conflict } from "./errors.js";
 import { trunkPasswordEnv } from "./export.js";
+import { reclaimAllExtensions } from "./extension-space.js";
 import { canonical, type Matched, match } from "./matching.js";
+import { createOrganizationRecord } from "./org-creation.js";
 import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
-import { digest, encrypt, hashSecret, newToken } from "./secrets.js";
 
 export type ResourceKind =
   | "org"
@@ -170,26 +170,19 @@ export async function applyOrgState(
     if (options.dryRun) return result;
 
     if (!existingRow) {
-      const apiKey = newToken("org_");
-      await orgs.insert({
-        id: orgId,
-        name: desired.org.name,
-        slug: desired.org.slug ?? null,
-        type: "production",
-        status: desired.org.status,
-        context_prefix: desired.org.context_prefix,
-        recording_enabled: desired.org.settings.recording_enabled ? 1 : 0,
-        max_concurrent_calls: desired.org.settings.max_concurrent_calls,
-        api_key_digest: digest(apiKey),
-        api_key_encrypted: encrypt(apiKey, options.serverKey),
-        // Nobody knows this secret: an admin regenerates it to hand out credentials.
-        api_secret_hash: hashSecret(newToken("")),
-        request_status: null,
-        requested_by_email: null,
-        decided_at: null,
-        created_at: now,
-        updated_at: now,
-      });
+      // Nobody learns the org's secret: an admin regenerates it to hand out credentials.
+      await createOrganizationRecord(
+        trx,
+        {
+          id: orgId,
+          name: desired.org.name,
+          slug: desired.org.slug ?? null,
+          status: desired.org.status,
+          contextPrefix: desired.org.context_prefix,
+          settings: desired.org.settings,
+        },
+        { serverKey: options.serverKey, now },
+      );
     } else if (result.changes.some((c) => c.kind === "org")) {
       await orgs.update(orgId, {
         name: desired.org.name,
@@ -314,23 +307,12 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
   const routes = createOutboundRouteRepository(db);
   const dids = createDidRepository(db);
 
-  // Claims are rebuilt from the final state below, after every extension moved.
-  await db.deleteFrom("extension_claims").where("org_id", "=", orgId).execute();
-
   for (const trunk of plan.trunks.creates) await trunks.insert(orgId, trunk);
   for (const trunk of plan.trunks.updates) await trunks.replace(trunk.id!, trunk);
   if (prune) for (const route of plan.routes.extra) await routes.delete(route.id!);
   for (const route of plan.routes.creates) await routes.insert(orgId, route);
   for (const route of plan.routes.updates) await routes.replace(orgId, route.id!, route);
-  if (plan.reorderRoutes) {
-    for (const [position, route] of plan.routeOrder.entries()) {
-      await db
-        .updateTable("outbound_routes")
-        .set({ position })
-        .where("id", "=", route.id!)
-        .execute();
-    }
-  }
+  if (plan.reorderRoutes) await routes.reorder(plan.routeOrder.map((route) => route.id!));
   if (prune) for (const trunk of plan.trunks.extra) await trunks.delete(trunk.id!);
 
   if (prune) for (const user of plan.users.extra) await users.delete(orgId, user.id!);
@@ -342,8 +324,7 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
   for (const queue of plan.queues.updates) {
     // Members are part of the queue as a file states it: replaced as a whole.
     await queues.update(orgId, queue.id!, queue);
-    await db.deleteFrom("queue_members").where("queue_id", "=", queue.id!).execute();
-    for (const member of queue.members) await queues.addMember(queue.id!, member);
+    await queues.replaceMembers(queue.id!, queue.members);
   }
 
   if (prune) for (const ivr of plan.ivrs.extra) await ivrs.delete(orgId, ivr.id!);
@@ -374,20 +355,8 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
     if (id) await dids.update(id, { is_default: 1 }, now);
   }
 
-  const claims = createExtensionClaimRepository(db);
-  const owners: [string, "user" | "ivr" | "queue", string][] = [
-    ...plan.state.users.map((u) => [u.extension, "user", u.id!] as [string, "user", string]),
-    ...plan.state.ivrs.map((i) => [i.extension, "ivr", i.id!] as [string, "ivr", string]),
-    ...plan.state.queues.map((q) => [q.number, "queue", q.id!] as [string, "queue", string]),
-  ];
-  for (const [extension, type, id] of owners) {
-    const claim = await claims.claim(orgId, extension, { type, id });
-    if (!claim.claimed) {
-      throw new Conflict(
-        `Extension ${extension} is already used by ${claim.holder.type} '${claim.holder.name}'`,
-      );
-    }
-  }
+  // Claims are rebuilt from the final state, after every extension moved.
+  await reclaimAllExtensions(db, orgId, plan.state);
 }
 
 function didColumns(orgId: string, did: Did) {

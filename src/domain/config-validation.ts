@@ -7,27 +7,85 @@ import type { OrgState } from "../model/org-state.js";
 import { validateOrg } from "../model/validate.js";
 import { BadRequest, Conflict } from "./errors.js";
 
-/** SPEC.md §7 collision messages are 409s, everything else validateOrg reports is a 400. */
-const COLLISION = /^Extension \S+ is already (used by|assigned to) /;
-
 /** The error-severity problems validateOrg finds under `resourcePath` (e.g. `ivrs[2]`). */
 export function problemsAt(state: OrgState, resourcePath: string): Diagnostic[] {
-  return validateOrg(state).filter(
-    (d) =>
-      d.severity === "error" &&
-      (d.path === resourcePath ||
-        d.path.startsWith(`${resourcePath}.`) ||
-        d.path.startsWith(`${resourcePath}[`)),
-  );
+  return errorsOf(state).filter((d) => isAt(d.path, resourcePath));
 }
 
 /**
- * Throws the first problem at `resourcePath` as the matching domain error (Conflict for extension
- * collisions, BadRequest otherwise), with validateOrg's message, which is SPEC.md §7's wording
+ * Throws the first problem at `resourcePath` as the matching domain error (Conflict for a diagnostic
+ * of kind `conflict`, the extension collisions; BadRequest otherwise), with validateOrg's message, which is SPEC.md §7's wording
  * where the specification has one.
  */
 export function assertValidAt(state: OrgState, resourcePath: string): void {
   const [first] = problemsAt(state, resourcePath);
   if (!first) return;
-  throw COLLISION.test(first.message) ? new Conflict(first.message) : new BadRequest(first.message);
+  throw first.kind === "conflict" ? new Conflict(first.message) : new BadRequest(first.message);
+}
+
+// Problems are compared across a change by message and by path with the changed array's index
+// replaced by the element's id, since deleting users[0] shifts every later index.
+function problemKey(state: OrgState, d: Diagnostic): string {
+  const path = d.path.replace(/^(users|queues|ivrs|dids)\[(\d+)\]/, (whole, list, index) => {
+    const item = (state[list as "users"] as Array<{ id?: string }>)[Number(index)];
+    return item?.id ? `${list}#${item.id}` : whole;
+  });
+  return `${path}\u0000${d.message}`;
+}
+
+function errorsOf(state: OrgState): Diagnostic[] {
+  return validateOrg(state).filter((d) => d.severity === "error");
+}
+
+/** Whether `path` is `resourcePath` or inside it. */
+function isAt(path: string, resourcePath: string): boolean {
+  return (
+    path === resourcePath ||
+    path.startsWith(`${resourcePath}.`) ||
+    path.startsWith(`${resourcePath}[`)
+  );
+}
+
+/** `IVR 'Main'`, `queue 'Sales'`, `DID +9180...`: who a diagnostic path is about. */
+function describeOwner(state: OrgState, path: string): string {
+  const match = /^(users|queues|ivrs|dids|trunks|outbound_routes)\[(\d+)\]/.exec(path);
+  if (!match) return path;
+  const index = Number(match[2]);
+  switch (match[1]) {
+    case "users":
+      return `user '${state.users[index]?.name}'`;
+    case "queues":
+      return `queue '${state.queues[index]?.name}'`;
+    case "ivrs":
+      return `IVR '${state.ivrs[index]?.name}'`;
+    case "dids":
+      return `DID ${state.dids[index]?.number}`;
+    default:
+      return path;
+  }
+}
+
+/**
+ * Throws 400 when `after` has an error outside `ownPath` that `before` did not have: the change
+ * would break another resource (an IVR option, a DID routing or a queue timeout that names it).
+ * Problems that already existed do not block the change. `action` opens the message, e.g.
+ * `Cannot delete user 'Bob'`; the rest names the user of it and what would break:
+ * `Cannot delete user 'Bob': it is still used by IVR 'Main' (no user with extension 2001)`.
+ */
+export function assertBreaksNothingElse(
+  before: OrgState,
+  after: OrgState,
+  ownPath: string | null,
+  action: string,
+): void {
+  const known = new Set(errorsOf(before).map((d) => problemKey(before, d)));
+  const fresh = errorsOf(after).filter(
+    (d) => !known.has(problemKey(after, d)) && (ownPath === null || !isAt(d.path, ownPath)),
+  );
+  const [first] = fresh;
+  if (first) {
+    throw new BadRequest(
+      `${action}: it is still used by ${describeOwner(after, first.path)} (${first.message})`,
+    );
+  }
 }

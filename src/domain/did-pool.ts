@@ -14,6 +14,7 @@ import {
 } from "../store/did-request-repository.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import type { DidRow } from "../store/schema.js";
+import { changeOrgConfig, notifyConfigChanged } from "./config-change.js";
 import type { DomainDeps } from "./deps.js";
 import {
   assertDidValid,
@@ -139,7 +140,7 @@ export async function adminUpdateDid(
     await repo.update(id, update, deps.clock().toISOString());
     return current;
   });
-  if (row.org_id !== null) deps.deployScheduler.scheduleDeploy(row.org_id);
+  if (row.org_id !== null) notifyConfigChanged(deps, row.org_id);
   return didView(await findDid(deps, id));
 }
 
@@ -226,7 +227,7 @@ async function pendingRequest(deps: DomainDeps, id: string): Promise<DidRequestW
  */
 export async function approveDidRequest(deps: DomainDeps, id: string): Promise<DidRequestView> {
   const request = await pendingRequest(deps, id);
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, request.org_id, async (trx) => {
     const now = deps.clock().toISOString();
     if (!(await createDidRequestRepository(trx).decide(id, "approved", now))) {
       throw new Conflict("DID request is no longer pending");
@@ -254,7 +255,6 @@ export async function approveDidRequest(deps: DomainDeps, id: string): Promise<D
       now,
     );
   });
-  deps.deployScheduler.scheduleDeploy(request.org_id);
   return getRequest(deps, id);
 }
 
@@ -281,7 +281,7 @@ export async function rejectDidRequest(deps: DomainDeps, id: string): Promise<Di
  * under concurrency); then the org's configuration is regenerated.
  */
 export async function setDefaultDid(deps: DomainDeps, orgId: string, id: string): Promise<DidView> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const row = await findOwnDid(trx, orgId, id);
     if (row.pool_status !== "assigned") {
       throw new Conflict(`DID ${row.number} is not assigned to this organization`);
@@ -291,7 +291,6 @@ export async function setDefaultDid(deps: DomainDeps, orgId: string, id: string)
     await repo.clearDefaults(orgId, now, id);
     await repo.update(id, { is_default: 1 }, now);
   });
-  deps.deployScheduler.scheduleDeploy(orgId);
   return didView(await findDid(deps, id));
 }
 
@@ -303,7 +302,7 @@ export async function setDefaultDid(deps: DomainDeps, orgId: string, id: string)
  * `available` and unrouted; the org's deploy (and so the gateway) is scheduled.
  */
 export async function releaseDid(deps: DomainDeps, orgId: string, id: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const row = await findOwnDid(trx, orgId, id);
     const state = await loadOrgState(trx, orgId);
     const remaining = state.dids.filter((did) => did.id !== id);
@@ -323,5 +322,4 @@ export async function releaseDid(deps: DomainDeps, orgId: string, id: string): P
       .sort((a, b) => (a.number < b.number ? -1 : 1))[0];
     if (row.is_default === 1 && next?.id) await repo.update(next.id, { is_default: 1 }, now);
   });
-  deps.deployScheduler.scheduleDeploy(orgId);
 }

@@ -2,7 +2,8 @@
 // Numbers are kept in the form SPEC.md §2 allows (E.164 with `+`, local 11 digits starting 0, or
 // international digits); every way of writing one number counts as the same number.
 import { randomUUID } from "node:crypto";
-import type { Did, OrgState, RoutingEnvironment } from "../model/org-state.js";
+import { withDefaults } from "../model/defaults.js";
+import { Did, type OrgState, type RoutingEnvironment } from "../model/org-state.js";
 import { internationalDigits, isIndian, SENTINEL_DID, sameNumber } from "../model/phone.js";
 import { findIvr, findQueue, findUser } from "../model/refs.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
@@ -10,9 +11,11 @@ import type { Db } from "../store/database.js";
 import { createDidRepository } from "../store/did-repository.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import type { DidRow } from "../store/schema.js";
+import { changeOrgConfig } from "./config-change.js";
 import { assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
+import { BadRequest, Conflict, NotFound } from "./errors.js";
+import { ownRow } from "./tenant-rows.js";
 
 export type DidRoutingType = NonNullable<Did["routing_type"]>;
 
@@ -87,10 +90,7 @@ export function isSentinel(number: string): boolean {
 
 /** The DID row `id` of the caller's org: 404 when absent, 403 when another org's or unassigned. */
 export async function findOwnDid(db: Db, orgId: string, id: string): Promise<DidRow> {
-  const row = await createDidRepository(db).findById(id);
-  if (!row) throw new NotFound("DID not found");
-  if (row.org_id !== orgId) throw new Forbidden("Access denied");
-  return row;
+  return ownRow(await createDidRepository(db).findById(id), orgId, "DID not found");
 }
 
 /** Turns the stored-as reference of SPEC.md §2 out of what the caller wrote (UUID or number). */
@@ -155,15 +155,15 @@ export async function createDid(
   if (isSentinel(number)) throw new BadRequest(SENTINEL_MESSAGE);
   const id = randomUUID();
   try {
-    await deps.db.transaction().execute(async (trx) => {
+    await changeOrgConfig(deps, orgId, async (trx) => {
       await assertNumberFree(trx, number);
       const state = await loadOrgState(trx, orgId);
       const type = input.routing_type ?? null;
       const destination = input.routing_destination?.trim() || null;
-      const did: Did = {
+      const did = withDefaults(Did, {
         id,
         number,
-        status: input.status ?? "active",
+        status: input.status,
         pool_status: "assigned",
         is_default: input.is_default ?? !state.dids.some((d) => d.is_default),
         routing_type: type,
@@ -171,8 +171,8 @@ export async function createDid(
           type !== null && destination !== null
             ? canonicalDestination(state, type, destination)
             : destination,
-        routing_environment: input.routing_environment ?? "prod",
-      };
+        routing_environment: input.routing_environment,
+      });
       assertDidValid(state, did);
       const now = deps.clock().toISOString();
       const repo = createDidRepository(trx);
@@ -183,7 +183,6 @@ export async function createDid(
     if (isUniqueViolation(error)) throw new Conflict(`DID ${number} already exists`);
     throw error;
   }
-  deps.deployScheduler.scheduleDeploy(orgId);
   return getDid(deps, orgId, id);
 }
 
@@ -198,7 +197,7 @@ export async function routeDid(
   id: string,
   input: { routing_type: DidRoutingType | null; routing_destination?: string | null },
 ): Promise<DidView> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     await findOwnDid(trx, orgId, id);
     const state = await loadOrgState(trx, orgId);
     const current = state.dids.find((d) => d.id === id);
@@ -223,6 +222,5 @@ export async function routeDid(
       deps.clock().toISOString(),
     );
   });
-  deps.deployScheduler.scheduleDeploy(orgId);
   return getDid(deps, orgId, id);
 }

@@ -10,6 +10,7 @@ import type { OrgState, Trunk, User } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
 import { createWebhookRepository } from "../webhooks/webhook-repository.js";
 import { memberEntry, webhookEntry } from "./apply-extras.js";
 import { NotFound } from "./errors.js";
@@ -25,11 +26,7 @@ export interface ExportedOrg {
 
 /** The org named by id or slug; throws NotFound. */
 export async function findOrgId(db: Db, idOrSlug: string): Promise<string> {
-  const row = await db
-    .selectFrom("organizations")
-    .select("id")
-    .where((eb) => eb.or([eb("id", "=", idOrSlug), eb("slug", "=", idOrSlug)]))
-    .executeTakeFirst();
+  const row = await createOrganizationRepository(db).findByIdOrSlug(idOrSlug);
   if (!row) throw new NotFound(`Organization ${idOrSlug} not found`);
   return row.id;
 }

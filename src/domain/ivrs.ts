@@ -4,31 +4,34 @@
 // rule 2), so its existence is not revealed. Every change: validate the org as it would be after
 // it, write in one transaction, then schedule the org's deploy.
 import { randomUUID } from "node:crypto";
-import type { Ivr, IvrOption, OrgState } from "../model/org-state.js";
+import { defaultOf, orDefault, withDefaults } from "../model/defaults.js";
+import { Ivr, type IvrOption, type OrgState } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import { loadOrgState } from "../store/load-org-state.js";
-import { assertValidAt } from "./config-validation.js";
+import { changeOrgConfig, notifyConfigChanged } from "./config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, NotFound } from "./errors.js";
-import { IVR_NOT_FOUND, ownIvrRecord } from "./ivr-access.js";
-import { type IvrMenuOptionView, type IvrView, ivrView, menuOptionView } from "./ivr-view.js";
-import { checkedGreetingVoice, removeIvrGreeting } from "./speech.js";
 import {
-  assertBreaksNothingElse,
   claimExtension,
   collisionMessage,
   holderInState,
-  notifyConfigChanged,
   releaseExtension,
-} from "./user-queue-rules.js";
+} from "./extension-space.js";
+import { IVR_NOT_FOUND, ownIvrRecord } from "./ivr-access.js";
+import { type IvrMenuOptionView, type IvrView, ivrView, menuOptionView } from "./ivr-view.js";
+import { checkedGreetingVoice, removeIvrGreeting } from "./speech.js";
 
 export { IVR_NOT_FOUND } from "./ivr-access.js";
 export type { IvrMenuOptionView, IvrView } from "./ivr-view.js";
 
 export const NAME_AND_EXTENSION_REQUIRED = "name and extension required";
-/** SPEC.md §2 defaults, used when a field is omitted or null. */
-export const IVR_DEFAULTS = { timeout: 10, max_retries: 3 } as const;
+/** SPEC.md §2 defaults (the model's), used when a field is omitted or null. */
+export const IVR_DEFAULTS = {
+  timeout: defaultOf(Ivr, "timeout"),
+  max_retries: defaultOf(Ivr, "max_retries"),
+} as const;
 
 const EXTENSION = /^[0-9]{2,15}$/;
 
@@ -107,22 +110,21 @@ export async function createIvr(
   }
   const voice = checkedGreetingVoice(input.greeting_language, input.greeting_voice);
   const id = randomUUID();
-  const ivr: Ivr = {
+  const ivr = withDefaults(Ivr, {
     id,
     name,
     extension: checkedExtension(extension),
-    description: input.description ?? "",
-    timeout: nonNegative("timeout", input.timeout ?? IVR_DEFAULTS.timeout),
-    max_retries: nonNegative("max_retries", input.max_retries ?? IVR_DEFAULTS.max_retries),
-    status: input.status ?? "active",
+    description: input.description ?? undefined,
+    timeout: nonNegative("timeout", orDefault(Ivr, "timeout", input.timeout)),
+    max_retries: nonNegative("max_retries", orDefault(Ivr, "max_retries", input.max_retries)),
+    status: input.status ?? undefined,
     greeting_language: voice.language,
     greeting_voice: voice.voice,
     greeting_prompt: null,
-    direct_extension_dial: input.direct_extension_dial ?? false,
-    options: [],
-  };
+    direct_extension_dial: input.direct_extension_dial ?? undefined,
+  });
   const now = deps.clock().toISOString();
-  const created = await deps.db.transaction().execute(async (trx) => {
+  const created = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
     const holder = holderInState(state, ivr.extension);
     if (holder) throw new Conflict(collisionMessage(ivr.extension, holder));
@@ -132,7 +134,6 @@ export async function createIvr(
     await createIvrRepository(trx).insert(orgId, ivr, now);
     return ownIvrRecord(trx, orgId, id);
   });
-  notifyConfigChanged(deps, orgId);
   return ivrView(created);
 }
 
@@ -147,7 +148,7 @@ export async function updateIvr(
   patch: IvrPatch,
 ): Promise<IvrView> {
   const now = deps.clock().toISOString();
-  const updated = await deps.db.transaction().execute(async (trx) => {
+  const updated = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, index, ivr: current } = await loadOwnIvr(trx, orgId, id);
     const next: Ivr = { ...current, options: current.options.map((o) => ({ ...o })) };
     if (patch.name !== undefined) {
@@ -160,12 +161,17 @@ export async function updateIvr(
       if (patch.extension === null) throw new BadRequest("extension must be 2-15 digits");
       next.extension = checkedExtension(patch.extension);
     }
-    if (patch.description !== undefined) next.description = patch.description ?? "";
+    if (patch.description !== undefined) {
+      next.description = orDefault(Ivr, "description", patch.description);
+    }
     if (patch.timeout !== undefined) {
-      next.timeout = nonNegative("timeout", patch.timeout ?? IVR_DEFAULTS.timeout);
+      next.timeout = nonNegative("timeout", orDefault(Ivr, "timeout", patch.timeout));
     }
     if (patch.max_retries !== undefined) {
-      next.max_retries = nonNegative("max_retries", patch.max_retries ?? IVR_DEFAULTS.max_retries);
+      next.max_retries = nonNegative(
+        "max_retries",
+        orDefault(Ivr, "max_retries", patch.max_retries),
+      );
     }
     if (patch.status !== undefined && patch.status !== null) next.status = patch.status;
     if (patch.direct_extension_dial !== undefined && patch.direct_extension_dial !== null) {
@@ -198,7 +204,6 @@ export async function updateIvr(
     await createIvrRepository(trx).update(orgId, id, next, now);
     return ownIvrRecord(trx, orgId, id);
   });
-  notifyConfigChanged(deps, orgId);
   return ivrView(updated);
 }
 
@@ -248,14 +253,13 @@ export async function replaceIvrMenu(
 ): Promise<IvrMenuOptionView[]> {
   const options = inputs.map(menuOption);
   const now = deps.clock().toISOString();
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const { state, index } = await loadOwnIvr(trx, orgId, id);
     const target = state.ivrs[index] as Ivr;
     target.options = options;
     assertValidAt(state, `ivrs[${index}]`);
     await createIvrRepository(trx).replaceOptions(id, options, now);
   });
-  notifyConfigChanged(deps, orgId);
   return options.map(menuOptionView);
 }
 

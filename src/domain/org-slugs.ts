@@ -4,6 +4,7 @@
 // -2, -3, ... when another org holds it already.
 import { Slug } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
 import { Conflict } from "./errors.js";
 
 const SLUG = new RegExp(Slug.pattern ?? "");
@@ -27,9 +28,7 @@ async function taken(
   candidates: readonly string[],
   exceptId: string | null,
 ): Promise<Set<string>> {
-  let query = db.selectFrom("organizations").select("slug").where("slug", "in", candidates);
-  if (exceptId !== null) query = query.where("id", "!=", exceptId);
-  return new Set((await query.execute()).map((row) => row.slug!));
+  return createOrganizationRepository(db).slugsTaken(candidates, exceptId);
 }
 
 /** `base`, else the first of `base-2`, `base-3`, ... no other org holds. */

@@ -5,12 +5,14 @@ import { randomUUID } from "node:crypto";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
 import type { OrganizationRow } from "../store/schema.js";
+import { notifyConfigChanged } from "./config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
+import { type CreatedOrganization, createOrganizationRecord } from "./org-creation.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
 import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 import type { OrgPrincipal, PendingUserPrincipal } from "./principal.js";
-import { decrypt, digest, encrypt, hashSecret, newToken } from "./secrets.js";
+import { decrypt, hashSecret, newToken } from "./secrets.js";
 
 export const ORG_TYPES = ["test", "production"] as const;
 export const AWAITING_APPROVAL = "awaiting approval";
@@ -90,41 +92,27 @@ function requestView(row: OrganizationRow): OrganizationRequestView {
   };
 }
 
-/** Context prefix of an org: `org_<id>_` (SPEC.md §1). */
-export function contextPrefixOf(orgId: string): string {
-  return `org_${orgId}_`;
-}
+export { contextPrefixOf } from "./org-creation.js";
 
 async function insertOrganization(
   deps: DomainDeps,
   input: OrganizationInput,
-  state: { status: string; requestStatus: string | null; requestedBy: string | null },
-): Promise<{ row: OrganizationRow; apiKey: string; apiSecret: string }> {
-  const id = randomUUID();
-  const apiKey = newToken("org_");
-  const apiSecret = newToken("");
-  const now = deps.clock().toISOString();
+  request?: { status: string; requestedBy: string },
+): Promise<CreatedOrganization> {
   if (input.slug !== undefined) await assertSlugFree(deps.db, input.slug, null);
   const slug = input.slug ?? (await freeSlug(deps.db, slugFromName(input.name)));
-  const row = await createOrganizationRepository(deps.db).insert({
-    id,
-    name: input.name,
-    slug,
-    type: input.type ?? "production",
-    status: state.status,
-    context_prefix: contextPrefixOf(id),
-    recording_enabled: input.settings?.recording_enabled === false ? 0 : 1,
-    max_concurrent_calls: input.settings?.max_concurrent_calls ?? 0,
-    api_key_digest: digest(apiKey),
-    api_key_encrypted: encrypt(apiKey, deps.config.serverKey),
-    api_secret_hash: hashSecret(apiSecret),
-    request_status: state.requestStatus,
-    requested_by_email: state.requestedBy,
-    decided_at: null,
-    created_at: now,
-    updated_at: now,
-  });
-  return { row, apiKey, apiSecret };
+  return createOrganizationRecord(
+    deps.db,
+    {
+      name: input.name,
+      slug,
+      type: input.type,
+      status: request ? "pending" : "active",
+      settings: input.settings,
+      request,
+    },
+    { serverKey: deps.config.serverKey, now: deps.clock().toISOString() },
+  );
 }
 
 /** `POST /organizations` (admin): an active org; its key and secret are in this answer only. */
@@ -132,12 +120,8 @@ export async function createOrganization(
   deps: DomainDeps,
   input: OrganizationInput,
 ): Promise<OrganizationView & { api_key: string; api_secret: string }> {
-  const { row, apiKey, apiSecret } = await insertOrganization(deps, input, {
-    status: "active",
-    requestStatus: null,
-    requestedBy: null,
-  });
-  deps.deployScheduler.scheduleDeploy(row.id);
+  const { row, apiKey, apiSecret } = await insertOrganization(deps, input);
+  notifyConfigChanged(deps, row.id);
   return { ...organizationView(row), api_key: apiKey, api_secret: apiSecret };
 }
 
@@ -191,7 +175,7 @@ async function applyUpdate(
   const updated = await findOrg(deps, org.id);
   // Recording and the call limit live in the dialplan; status decides whether the org is served.
   if (patch.settings !== undefined || patch.status !== undefined) {
-    deps.deployScheduler.scheduleDeploy(org.id);
+    notifyConfigChanged(deps, org.id);
   }
   return organizationView(updated);
 }
@@ -272,7 +256,7 @@ export async function requestRedeploy(
 ): Promise<{ success: true; scheduled: true }> {
   assertOwnOrg(principal, id);
   await findOrg(deps, id);
-  deps.deployScheduler.scheduleDeploy(id);
+  notifyConfigChanged(deps, id);
   return { success: true, scheduled: true };
 }
 
@@ -299,7 +283,6 @@ export async function requestOrganization(
   const { row } = await deps.db.transaction().execute(async (trx) => {
     const created = await insertOrganization({ ...deps, db: trx }, input, {
       status: "pending",
-      requestStatus: "pending",
       requestedBy: email,
     });
     const now = deps.clock().toISOString();
@@ -369,7 +352,7 @@ export async function approveRequest(
       ownerName: org.requested_by_email?.split("@")[0] || "Owner",
     });
   });
-  deps.deployScheduler.scheduleDeploy(id);
+  notifyConfigChanged(deps, id);
   return { organization: organizationView(await findOrg(deps, id)), provisioned };
 }
 

@@ -2,14 +2,17 @@
 // trunks, with digit stripping, a prefix and an optional caller ID override. Routes are tried in
 // the order they were created.
 import { randomUUID } from "node:crypto";
-import type { OrgState, OutboundRoute } from "../model/org-state.js";
+import { withDefaults } from "../model/defaults.js";
+import { type OrgState, OutboundRoute } from "../model/org-state.js";
 import { findTrunk } from "../model/refs.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOutboundRouteRepository } from "../store/outbound-route-repository.js";
+import { changeOrgConfig } from "./config-change.js";
 import { assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
-import { BadRequest, Forbidden, NotFound } from "./errors.js";
+import { BadRequest } from "./errors.js";
+import { ownRow } from "./tenant-rows.js";
 
 export interface OutboundRouteView {
   id: string;
@@ -52,9 +55,7 @@ async function findOwnRoute(
   id: string,
 ): Promise<OutboundRoute & { id: string }> {
   const found = await createOutboundRouteRepository(db).findById(id);
-  if (!found) throw new NotFound("Outbound route not found");
-  if (found.orgId !== orgId) throw new Forbidden("Access denied");
-  return found.route;
+  return ownRow(found, orgId, "Outbound route not found").route;
 }
 
 function merge(state: OrgState, base: OutboundRoute, input: OutboundRouteInput): OutboundRoute {
@@ -110,21 +111,17 @@ export async function createOutboundRoute(
   input: OutboundRouteInput & { name: string; patterns: string[]; trunk: string },
 ): Promise<OutboundRouteView> {
   const id = randomUUID();
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
-    const base: OutboundRoute = {
+    const base = withDefaults(OutboundRoute, {
       name: input.name,
       patterns: input.patterns,
       trunk: input.trunk,
-      strip_digits: 0,
-      prepend_digits: "",
-      caller_id_override: null,
-    };
+    });
     const route = { ...merge(state, base, input), id };
     assertRouteValid(state, route);
     await createOutboundRouteRepository(trx).insert(orgId, route);
   });
-  deps.deployScheduler.scheduleDeploy(orgId);
   return getOutboundRoute(deps, orgId, id);
 }
 
@@ -135,14 +132,13 @@ export async function updateOutboundRoute(
   id: string,
   input: OutboundRouteInput,
 ): Promise<OutboundRouteView> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const current = await findOwnRoute(trx, orgId, id);
     const state = await loadOrgState(trx, orgId);
     const route = { ...merge(state, current, input), id };
     assertRouteValid(state, route);
     await createOutboundRouteRepository(trx).replace(orgId, id, route);
   });
-  deps.deployScheduler.scheduleDeploy(orgId);
   return getOutboundRoute(deps, orgId, id);
 }
 
@@ -152,9 +148,8 @@ export async function deleteOutboundRoute(
   orgId: string,
   id: string,
 ): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     await findOwnRoute(trx, orgId, id);
     await createOutboundRouteRepository(trx).delete(id);
   });
-  deps.deployScheduler.scheduleDeploy(orgId);
 }

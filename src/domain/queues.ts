@@ -2,22 +2,22 @@
 // users and IVRs. The timeout destination is a pair (type + destination) written together. Every
 // change: validate the org as it would be after it, write in one transaction, schedule the deploy.
 import { randomUUID } from "node:crypto";
-import type { OrgState, Queue, QueueMember } from "../model/org-state.js";
+import { withDefaults } from "../model/defaults.js";
+import { type OrgState, Queue, QueueMember } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createQueueRepository } from "../store/queue-repository.js";
-import { assertValidAt } from "./config-validation.js";
+import { changeOrgConfig } from "./config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, NotFound } from "./errors.js";
 import {
-  assertBreaksNothingElse,
   claimExtension,
   collisionMessage,
   holderInState,
-  notifyConfigChanged,
-  ownRow,
   releaseExtension,
-} from "./user-queue-rules.js";
+} from "./extension-space.js";
+import { ownRow } from "./tenant-rows.js";
 
 export const QUEUE_NOT_FOUND = "Queue not found";
 export const MEMBER_NOT_FOUND = "Queue member not found";
@@ -74,11 +74,7 @@ function timeoutPair(
 }
 
 function member(input: MemberInput): QueueMember {
-  return {
-    extension: input.extension,
-    penalty: input.penalty ?? 0,
-    ring_time: input.ring_time ?? 20,
-  };
+  return withDefaults(QueueMember, input);
 }
 
 /** Queues of the org ordered by number, with their members. */
@@ -115,19 +111,19 @@ export async function createQueue(
   input: QueueInput,
 ): Promise<QueueView> {
   const pair = timeoutPair(input) ?? { type: "none" as const, destination: null };
-  const created = await deps.db.transaction().execute(async (trx) => {
+  const created = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
-    const queue: Queue = {
+    const queue = withDefaults(Queue, {
       id: randomUUID(),
       number: input.number,
       name: input.name,
-      strategy: input.strategy ?? "ringall",
-      moh: input.moh ?? "default",
-      max_wait: input.max_wait ?? 300,
+      strategy: input.strategy,
+      moh: input.moh,
+      max_wait: input.max_wait,
       timeout_destination_type: pair.type,
       timeout_destination: pair.destination,
-      members: (input.members ?? []).map(member),
-    };
+      members: input.members?.map(member),
+    });
     const holder = holderInState(state, queue.number);
     if (holder) throw new Conflict(collisionMessage(queue.number, holder));
     state.queues.push(queue);
@@ -136,7 +132,6 @@ export async function createQueue(
     await createQueueRepository(trx).insert(orgId, queue);
     return queue;
   });
-  notifyConfigChanged(deps, orgId);
   return view(created);
 }
 
@@ -151,7 +146,7 @@ export async function updateQueue(
   patch: QueuePatch,
 ): Promise<QueueView> {
   const pair = timeoutPair(patch);
-  const updated = await deps.db.transaction().execute(async (trx) => {
+  const updated = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, index, queue: current } = await loadOwnQueue(trx, orgId, id);
     const next: Queue = { ...current, members: current.members.map((m) => ({ ...m })) };
     for (const key of ["number", "name", "strategy", "moh", "max_wait"] as const) {
@@ -182,13 +177,12 @@ export async function updateQueue(
     await createQueueRepository(trx).update(orgId, id, next);
     return next;
   });
-  notifyConfigChanged(deps, orgId);
   return view(updated);
 }
 
 /** Deletes a queue and its members; refused with 400 while a DID, IVR or queue leads to it. */
 export async function deleteQueue(deps: DomainDeps, orgId: string, id: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, queue } = await loadOwnQueue(trx, orgId, id);
     const after = structuredClone(before);
     after.queues = after.queues.filter((q) => q.id !== id);
@@ -196,7 +190,6 @@ export async function deleteQueue(deps: DomainDeps, orgId: string, id: string): 
     await createQueueRepository(trx).delete(orgId, id);
     await releaseExtension(trx, orgId, queue.number, { type: "queue", id });
   });
-  notifyConfigChanged(deps, orgId);
 }
 
 /** Adds a user to the queue: 409 when already a member, 400 when no such user. */
@@ -206,7 +199,7 @@ export async function addQueueMember(
   id: string,
   input: MemberInput,
 ): Promise<QueueView> {
-  const updated = await deps.db.transaction().execute(async (trx) => {
+  const updated = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state, index, queue } = await loadOwnQueue(trx, orgId, id);
     if (queue.members.some((m) => m.extension === input.extension)) {
       throw new Conflict(
@@ -219,7 +212,6 @@ export async function addQueueMember(
     await createQueueRepository(trx).addMember(id, added);
     return queue;
   });
-  notifyConfigChanged(deps, orgId);
   return view(updated);
 }
 
@@ -231,7 +223,7 @@ export async function updateQueueMember(
   extension: string,
   patch: { penalty?: number; ring_time?: number },
 ): Promise<QueueView> {
-  const updated = await deps.db.transaction().execute(async (trx) => {
+  const updated = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state, index, queue } = await loadOwnQueue(trx, orgId, id);
     const current = queue.members.find((m) => m.extension === extension);
     if (!current) throw new NotFound(MEMBER_NOT_FOUND);
@@ -241,7 +233,6 @@ export async function updateQueueMember(
     await createQueueRepository(trx).updateMember(id, current);
     return queue;
   });
-  notifyConfigChanged(deps, orgId);
   return view(updated);
 }
 
@@ -252,10 +243,9 @@ export async function removeQueueMember(
   id: string,
   extension: string,
 ): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     await loadOwnQueue(trx, orgId, id);
     const removed = await createQueueRepository(trx).removeMember(id, extension);
     if (!removed) throw new NotFound(MEMBER_NOT_FOUND);
   });
-  notifyConfigChanged(deps, orgId);
 }

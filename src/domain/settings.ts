@@ -3,6 +3,7 @@
 import type { OrgInfo } from "../model/org-state.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
 import type { OrganizationUpdate } from "../store/schema.js";
+import { notifyConfigChanged } from "./config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { NotFound } from "./errors.js";
 
@@ -33,6 +34,6 @@ export async function updateSettings(
   }
   await getSettings(deps, orgId);
   await createOrganizationRepository(deps.db).update(orgId, update);
-  deps.deployScheduler.scheduleDeploy(orgId);
+  notifyConfigChanged(deps, orgId);
   return getSettings(deps, orgId);
 }

@@ -19,11 +19,11 @@ import {
   type VoiceCatalogue,
   writeGreeting,
 } from "../tts/index.js";
+import { changeOrgConfig } from "./config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, NotFound, TooManyRequests } from "./errors.js";
 import { ownIvrRecord } from "./ivr-access.js";
 import { openSizedFile, type SizedFile } from "./open-file.js";
-import { notifyConfigChanged } from "./user-queue-rules.js";
 
 /** 404 of `GET /ivrs/{id}/greeting-audio` for an own IVR whose greeting was never generated. */
 export const GREETING_NOT_GENERATED = "Greeting not generated yet";
@@ -143,7 +143,7 @@ export async function generateIvrGreeting(
   const now = deps.clock().toISOString();
   // The file is written inside the transaction that re-checks the IVR, so a greeting is never
   // left behind for an IVR deleted meanwhile (the delete removes the file after its commit).
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     await ownIvrRecord(trx, orgId, id);
     await writeGreeting(deps.config.soundsDir, id, audio.wav);
     await createIvrRepository(trx).setGreeting(orgId, id, {
@@ -153,7 +153,6 @@ export async function generateIvrGreeting(
       updated_at: now,
     });
   });
-  notifyConfigChanged(deps, orgId);
   return {
     success: true,
     greeting_prompt: prompt,

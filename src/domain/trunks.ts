@@ -3,15 +3,18 @@
 // stored as a one-way digest the way user SIP passwords are. It is write-only over the API: no
 // answer ever contains it, only `has_password`.
 import { randomUUID } from "node:crypto";
-import type { OrgState, Trunk } from "../model/org-state.js";
+import { withDefaults } from "../model/defaults.js";
+import { type OrgState, Trunk } from "../model/org-state.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOutboundRouteRepository } from "../store/outbound-route-repository.js";
 import { createTrunkRepository } from "../store/trunk-repository.js";
+import { changeOrgConfig } from "./config-change.js";
 import { assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
+import { BadRequest, Conflict } from "./errors.js";
+import { ownRow } from "./tenant-rows.js";
 
 export interface TrunkView {
   id: string;
@@ -58,10 +61,7 @@ export interface TrunkInput {
 
 /** Trunk `id` of the caller's org: 404 when absent, 403 when another org's. */
 async function findOwnTrunk(db: Db, orgId: string, id: string): Promise<Trunk & { id: string }> {
-  const found = await createTrunkRepository(db).findById(id);
-  if (!found) throw new NotFound("Trunk not found");
-  if (found.orgId !== orgId) throw new Forbidden("Access denied");
-  return found.trunk;
+  return ownRow(await createTrunkRepository(db).findById(id), orgId, "Trunk not found").trunk;
 }
 
 function merge(base: Trunk, input: TrunkInput): Trunk {
@@ -101,15 +101,12 @@ async function saveTrunk(
   orgId: string,
   write: (db: Db) => Promise<Trunk & { id: string }>,
 ): Promise<TrunkView> {
-  let saved: Trunk & { id: string };
   try {
-    saved = await deps.db.transaction().execute(write);
+    return trunkView(await changeOrgConfig(deps, orgId, write));
   } catch (error) {
     if (isUniqueViolation(error)) throw new Conflict("Trunk name already exists");
     throw error;
   }
-  deps.deployScheduler.scheduleDeploy(orgId);
-  return trunkView(saved);
 }
 
 /** `GET /trunks`: the org's trunks by name. */
@@ -131,16 +128,7 @@ export async function createTrunk(
 ): Promise<TrunkView> {
   return saveTrunk(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
-    const base: Trunk = {
-      name: input.name,
-      host: input.host,
-      port: 5060,
-      transport: "udp",
-      username: null,
-      registration: false,
-      codecs: ["ulaw", "alaw"],
-      match: [],
-    };
+    const base = withDefaults(Trunk, { name: input.name, host: input.host });
     const trunk = { ...merge(base, input), id: randomUUID() };
     assertTrunkValid(state, trunk);
     return createTrunkRepository(trx).insert(orgId, trunk);
@@ -166,7 +154,7 @@ export async function updateTrunk(
 
 /** `DELETE /trunks/{id}`: 409 naming the outbound route that still sends calls through it. */
 export async function deleteTrunk(deps: DomainDeps, orgId: string, id: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const trunk = await findOwnTrunk(trx, orgId, id);
     const [route] = await createOutboundRouteRepository(trx).namesUsingTrunk(id);
     if (route !== undefined) {
@@ -174,5 +162,4 @@ export async function deleteTrunk(deps: DomainDeps, orgId: string, id: string): 
     }
     await createTrunkRepository(trx).delete(id);
   });
-  deps.deployScheduler.scheduleDeploy(orgId);
 }

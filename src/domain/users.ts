@@ -3,26 +3,26 @@
 // order: validate the org as it would be after the change, write in one transaction (extension
 // claims included), then schedule the org's deploy.
 import { randomUUID } from "node:crypto";
-import type { OrgState, User } from "../model/org-state.js";
+import { withDefaults } from "../model/defaults.js";
+import { type OrgState, User } from "../model/org-state.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
 import { createQueueRepository } from "../store/queue-repository.js";
 import { createUserRepository } from "../store/user-repository.js";
-import { assertValidAt } from "./config-validation.js";
+import { changeOrgConfig } from "./config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, NotFound } from "./errors.js";
 import {
-  assertBreaksNothingElse,
   claimExtension,
   collisionMessage,
   holderInState,
-  notifyConfigChanged,
-  ownRow,
   releaseExtension,
-} from "./user-queue-rules.js";
-import { generateSipPassword, sipCredential, sipUsernameOf } from "./user-sip-password.js";
+} from "./extension-space.js";
+import { generateSipPassword, sipCredential, sipUsernameOf } from "./sip-credentials.js";
+import { ownRow } from "./tenant-rows.js";
 
 export const USER_NOT_FOUND = "User not found";
 
@@ -80,7 +80,7 @@ export function userView(user: User, contextPrefix: string): UserView {
   };
 }
 
-async function contextPrefixOf(db: Db, orgId: string): Promise<string> {
+async function storedContextPrefix(db: Db, orgId: string): Promise<string> {
   const org = await createOrganizationRepository(db).findById(orgId);
   if (!org) throw new NotFound("Organization not found");
   return org.context_prefix;
@@ -98,24 +98,17 @@ export async function getUser(deps: DomainDeps, orgId: string, id: string): Prom
   ownRow(await repo.findRowById(id), orgId, USER_NOT_FOUND);
   const user = await repo.findById(orgId, id);
   if (!user) throw new NotFound(USER_NOT_FOUND);
-  return userView(user, await contextPrefixOf(deps.db, orgId));
+  return userView(user, await storedContextPrefix(deps.db, orgId));
 }
 
 /** A complete model user from a create input (model defaults filled in) and its password. */
 function newUser(id: string, input: UserInput, contextPrefix: string, password: string): User {
-  return {
+  const { sip_password: _password, ...fields } = input;
+  return withDefaults(User, {
+    ...fields,
     id,
-    extension: input.extension,
-    name: input.name,
-    routing_type: input.routing_type ?? "human",
-    status: input.status ?? "active",
-    ring_target: input.ring_target ?? "ext",
-    phone_number: input.phone_number ?? null,
-    ring_time: input.ring_time ?? 30,
-    outbound_did: input.outbound_did ?? null,
-    call_recording: input.call_recording ?? true,
     sip: sipCredential(contextPrefix, input.extension, password),
-  };
+  });
 }
 
 /** Inserts users already validated against `state`, claiming their extensions. */
@@ -138,7 +131,7 @@ export async function createUser(
   input: UserInput,
 ): Promise<UserWithPassword> {
   const password = input.sip_password ?? generateSipPassword();
-  const { user, prefix } = await deps.db.transaction().execute(async (trx) => {
+  const { user, prefix } = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
     const prefix = state.org.context_prefix;
     const user = newUser(randomUUID(), input, prefix, password);
@@ -149,7 +142,6 @@ export async function createUser(
     await insertUsers(trx, orgId, [user]);
     return { user, prefix };
   });
-  notifyConfigChanged(deps, orgId);
   return { ...userView(user, prefix), sip_password: password };
 }
 
@@ -195,7 +187,7 @@ export async function createUsersBatch(
   const passwords = rows.map((r) =>
     "input" in r ? (r.input.sip_password ?? generateSipPassword()) : "",
   );
-  const { users, prefix } = await deps.db.transaction().execute(async (trx) => {
+  const { users, prefix } = await changeOrgConfig(deps, orgId, async (trx) => {
     const state = await loadOrgState(trx, orgId);
     const prefix = state.org.context_prefix;
     const bad: Array<{ index: number; error: string }> = [];
@@ -229,7 +221,6 @@ export async function createUsersBatch(
     await insertUsers(trx, orgId, users);
     return { users: added, prefix };
   });
-  notifyConfigChanged(deps, orgId);
   return users.map(({ index, user }) => ({
     ...userView(user, prefix),
     sip_password: passwords[index] as string,
@@ -272,7 +263,7 @@ export async function updateUser(
   id: string,
   patch: UserPatch,
 ): Promise<UserView & { sip_password?: string }> {
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, index, user: current } = await loadOwnUser(trx, orgId, id);
     const prefix = before.org.context_prefix;
     const next: User = { ...current };
@@ -323,7 +314,6 @@ export async function updateUser(
     await createUserRepository(trx).update(orgId, id, next);
     return { user: next, prefix, generated };
   });
-  notifyConfigChanged(deps, orgId);
   const view = userView(result.user, result.prefix);
   return result.generated === undefined ? view : { ...view, sip_password: result.generated };
 }
@@ -334,7 +324,7 @@ export async function updateUser(
  * queue timeout still leads to it. Call records are not touched.
  */
 export async function deleteUser(deps: DomainDeps, orgId: string, id: string): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  await changeOrgConfig(deps, orgId, async (trx) => {
     const { state: before, user } = await loadOwnUser(trx, orgId, id);
     const after = structuredClone(before);
     after.users = after.users.filter((u) => u.id !== id);
@@ -346,7 +336,6 @@ export async function deleteUser(deps: DomainDeps, orgId: string, id: string): P
     await createUserRepository(trx).delete(orgId, id);
     await releaseExtension(trx, orgId, user.extension, { type: "user", id });
   });
-  notifyConfigChanged(deps, orgId);
 }
 
 /** Replaces the user's SIP password with a new random one, returned once. */
@@ -356,14 +345,13 @@ export async function regenerateSipPassword(
   id: string,
 ): Promise<UserWithPassword> {
   const password = generateSipPassword();
-  const result = await deps.db.transaction().execute(async (trx) => {
+  const result = await changeOrgConfig(deps, orgId, async (trx) => {
     const { state, user } = await loadOwnUser(trx, orgId, id);
     const prefix = state.org.context_prefix;
     const next: User = { ...user, sip: sipCredential(prefix, user.extension, password) };
     await createUserRepository(trx).update(orgId, id, next);
     return { user: next, prefix };
   });
-  notifyConfigChanged(deps, orgId);
   return { ...userView(result.user, result.prefix), sip_password: password };
 }
 
@@ -372,7 +360,7 @@ export async function botExtensions(
   deps: DomainDeps,
   orgId: string,
 ): Promise<{ extensions: string[] }> {
-  await contextPrefixOf(deps.db, orgId);
+  await storedContextPrefix(deps.db, orgId);
   const extensions = await createUserRepository(deps.db).listExtensions(orgId, {
     routingType: "ai_agent",
     status: "active",

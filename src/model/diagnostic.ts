@@ -9,4 +9,9 @@ export interface Diagnostic {
   message: string;
   /** What would be accepted, in words (the CLI shows it after the message; the API's §7 message stays exact). */
   hint?: string;
+  /**
+   * `conflict`: the data clashes with something the org already has (SPEC.md §7's extension
+   * collisions), which the API answers with 409 instead of 400. Absent: a plain invalid value.
+   */
+  kind?: "conflict";
 }

@@ -30,7 +30,7 @@ export function validateOrg(state: OrgState): Diagnostic[] {
   const report: Report = (path, message, severity = "error", hint) => {
     diagnostics.push(hint ? { severity, path, message, hint } : { severity, path, message });
   };
-  checkExtensionsUnique(state, report);
+  checkExtensionsUnique(state, diagnostics);
   checkUsers(state, report);
   checkQueues(state, report);
   state.ivrs.forEach((ivr, i) => {
@@ -62,23 +62,48 @@ function isEmpty(value: string | null | undefined): boolean {
   return value === null || value === undefined || value.trim() === "";
 }
 
+/** Who can hold an extension of the org's one extension space. */
+export type ExtensionHolderType = "user" | "queue" | "ivr";
+
+/** SPEC.md §7: what a 409 says about the holder of an extension (one wording, YAML and API). */
+export function extensionCollisionMessage(
+  extension: string,
+  holder: { type: ExtensionHolderType; name: string },
+): string {
+  switch (holder.type) {
+    case "ivr":
+      return `Extension ${extension} is already used by IVR '${holder.name}'`;
+    case "queue":
+      return `Extension ${extension} is already used by queue '${holder.name}'`;
+    case "user":
+      return `Extension ${extension} is already assigned to user '${holder.name}'`;
+  }
+}
+
 // SPEC.md §7: one extension space per org across users, queue numbers and IVRs. In a file the
 // first claimant (users, then queues, then IVRs, each in file order) keeps it.
-function checkExtensionsUnique(state: OrgState, report: Report): void {
-  const claims = new Map<string, string>();
-  const claim = (extension: string, path: string, owner: string) => {
+function checkExtensionsUnique(state: OrgState, diagnostics: Diagnostic[]): void {
+  const claims = new Map<string, { type: ExtensionHolderType; name: string }>();
+  const claim = (
+    extension: string,
+    path: string,
+    holder: { type: ExtensionHolderType; name: string },
+  ) => {
     const previous = claims.get(extension);
-    if (previous !== undefined) report(path, `Extension ${extension} ${previous}`);
-    else claims.set(extension, owner);
+    if (previous === undefined) claims.set(extension, holder);
+    else {
+      const message = extensionCollisionMessage(extension, previous);
+      diagnostics.push({ severity: "error", path, message, kind: "conflict" });
+    }
   };
   state.users.forEach((u, i) => {
-    claim(u.extension, `users[${i}].extension`, `is already assigned to user '${u.name}'`);
+    claim(u.extension, `users[${i}].extension`, { type: "user", name: u.name });
   });
   state.queues.forEach((q, i) => {
-    claim(q.number, `queues[${i}].number`, `is already used by queue '${q.name}'`);
+    claim(q.number, `queues[${i}].number`, { type: "queue", name: q.name });
   });
   state.ivrs.forEach((v, i) => {
-    claim(v.extension, `ivrs[${i}].extension`, `is already used by IVR '${v.name}'`);
+    claim(v.extension, `ivrs[${i}].extension`, { type: "ivr", name: v.name });
   });
 }
 

@@ -74,7 +74,12 @@ export function createExtensionClaimRepository(db: Db) {
       .execute();
   }
 
-  return { holderOf, claim, release };
+  /** Frees every number of the org (apply rebuilds the claims from the final state). */
+  async function releaseAll(orgId: string): Promise<void> {
+    await db.deleteFrom("extension_claims").where("org_id", "=", orgId).execute();
+  }
+
+  return { holderOf, claim, release, releaseAll };
 }
 
 export type ExtensionClaimRepository = ReturnType<typeof createExtensionClaimRepository>;

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Ivr, IvrOption } from "../model/org-state.js";
 import type { Db } from "./database.js";
+import { deleteOwnedWithChildren } from "./owned-rows.js";
 import type { IvrOptionRow, IvrRow } from "./schema.js";
 
 /** An IVR as stored: its row (with timestamps) and its option rows in order. */
@@ -185,18 +186,7 @@ export function createIvrRepository(db: Db) {
 
     /** Deletes IVR `id` of the org and its options; true when the IVR existed. */
     async delete(orgId: string, id: string): Promise<boolean> {
-      const owned = await db
-        .selectFrom("ivrs")
-        .select("id")
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      if (!owned) return false;
-      // Explicit rather than relying on ON DELETE CASCADE, which SQLite only honours with the
-      // foreign_keys pragma on.
-      await db.deleteFrom("ivr_options").where("ivr_id", "=", id).execute();
-      await db.deleteFrom("ivrs").where("id", "=", id).execute();
-      return true;
+      return deleteOwnedWithChildren(db, "ivrs", orgId, id);
     },
 
     /** IVRs of the org ordered by extension, options in their stored order. */

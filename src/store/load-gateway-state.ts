@@ -2,6 +2,7 @@
 // orgs by context prefix and numbers ascending, so the gateway file is deterministic.
 import type { GatewayOrg, GatewayState } from "../model/org-state.js";
 import type { Db } from "./database.js";
+import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
 /** The GatewayState of the store for one deployment `environment`. */
 export async function loadGatewayState(
@@ -17,7 +18,7 @@ export async function loadGatewayState(
       "dids.number",
       "dids.routing_environment",
     ])
-    .where("organizations.status", "=", "active")
+    .where("organizations.status", "=", SERVED_ORG_STATUS)
     .where("dids.pool_status", "=", "assigned")
     .where("dids.status", "=", "active")
     .orderBy("organizations.context_prefix")

@@ -1,6 +1,22 @@
-// Organizations: rows in, rows out. Credentials arrive already hashed/encrypted.
+// Organizations: rows in, rows out. Credentials arrive already hashed/encrypted. The "served
+// org" rule (only an active org has config in the engine) lives here, once.
 import type { Db } from "./database.js";
 import type { NewOrganizationRow, OrganizationRow, OrganizationUpdate } from "./schema.js";
+
+/** The status of an org that is served: its files exist and the include files list it. */
+export const SERVED_ORG_STATUS = "active";
+
+/** Only active orgs are served; suspended, inactive and pending orgs compile to no files. */
+export function isServed(status: string): boolean {
+  return status === SERVED_ORG_STATUS;
+}
+
+/** An org as the deploy side knows it: id, context prefix and status. */
+export interface OrgHandleRow {
+  id: string;
+  context_prefix: string;
+  status: string;
+}
 
 /** Repository of organizations over a database or a transaction. */
 export function createOrganizationRepository(db: Db) {
@@ -38,6 +54,50 @@ export function createOrganizationRepository(db: Db) {
         .orderBy("created_at")
         .orderBy("id")
         .execute();
+    },
+
+    /** The org whose id or slug is `idOrSlug`. */
+    async findByIdOrSlug(idOrSlug: string): Promise<OrganizationRow | undefined> {
+      return db
+        .selectFrom("organizations")
+        .selectAll()
+        .where((eb) => eb.or([eb("id", "=", idOrSlug), eb("slug", "=", idOrSlug)]))
+        .executeTakeFirst();
+    },
+
+    /** Which of `slugs` an org other than `exceptId` holds. */
+    async slugsTaken(slugs: readonly string[], exceptId: string | null): Promise<Set<string>> {
+      let query = db.selectFrom("organizations").select("slug").where("slug", "in", slugs);
+      if (exceptId !== null) query = query.where("id", "!=", exceptId);
+      return new Set((await query.execute()).map((row) => row.slug!));
+    },
+
+    /** Every org's id, prefix and status by context prefix (no org is loaded). */
+    async listHandles(): Promise<OrgHandleRow[]> {
+      return db
+        .selectFrom("organizations")
+        .select(["id", "context_prefix", "status"])
+        .orderBy("context_prefix")
+        .execute();
+    },
+
+    /** One org's id, prefix and status. */
+    async findHandle(id: string): Promise<OrgHandleRow | undefined> {
+      return db
+        .selectFrom("organizations")
+        .select(["id", "context_prefix", "status"])
+        .where("id", "=", id)
+        .executeTakeFirst();
+    },
+
+    /** Context prefixes of the served orgs (what the top-level include files list). */
+    async listServedContextPrefixes(): Promise<string[]> {
+      const rows = await db
+        .selectFrom("organizations")
+        .select("context_prefix")
+        .where("status", "=", SERVED_ORG_STATUS)
+        .execute();
+      return rows.map((row) => row.context_prefix);
     },
 
     async update(id: string, patch: OrganizationUpdate): Promise<void> {

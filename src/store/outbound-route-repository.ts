@@ -5,19 +5,39 @@ import type { Db } from "./database.js";
 
 /** Repository of outbound routes over a database or a transaction. */
 export function createOutboundRouteRepository(db: Db) {
+  /** The org's trunk named `name` (routes name their trunk as in OrgState); throws when absent. */
+  async function trunkOf(orgId: string, name: string): Promise<{ id: string }> {
+    const trunk = await db
+      .selectFrom("trunks")
+      .select("id")
+      .where("org_id", "=", orgId)
+      .where("name", "=", name)
+      .executeTakeFirst();
+    if (!trunk) throw new Error(`trunk '${name}' does not exist in org ${orgId}`);
+    return trunk;
+  }
+
+  async function insertPatterns(routeId: string, patterns: readonly string[]): Promise<void> {
+    await db
+      .insertInto("outbound_route_patterns")
+      .values(
+        patterns.map((pattern, position) => ({
+          id: randomUUID(),
+          route_id: routeId,
+          pattern,
+          position,
+        })),
+      )
+      .execute();
+  }
+
   return {
     /**
      * Inserts a route after the org's existing ones; its trunk is named as in OrgState and must
      * exist in the same org (else throws).
      */
     async insert(orgId: string, route: OutboundRoute): Promise<OutboundRoute & { id: string }> {
-      const trunk = await db
-        .selectFrom("trunks")
-        .select("id")
-        .where("org_id", "=", orgId)
-        .where("name", "=", route.trunk)
-        .executeTakeFirst();
-      if (!trunk) throw new Error(`trunk '${route.trunk}' does not exist in org ${orgId}`);
+      const trunk = await trunkOf(orgId, route.trunk);
       const last = await db
         .selectFrom("outbound_routes")
         .select((eb) => eb.fn.max("position").as("position"))
@@ -40,24 +60,14 @@ export function createOutboundRouteRepository(db: Db) {
           updated_at: now,
         })
         .execute();
-      await db
-        .insertInto("outbound_route_patterns")
-        .values(
-          route.patterns.map((pattern, position) => ({
-            id: randomUUID(),
-            route_id: id,
-            pattern,
-            position,
-          })),
-        )
-        .execute();
+      await insertPatterns(id, route.patterns);
       return { ...route, id };
     },
 
     /** The route `id` (trunk by name) and its owner, whoever owns it. */
     async findById(
       id: string,
-    ): Promise<{ orgId: string; route: OutboundRoute & { id: string } } | undefined> {
+    ): Promise<{ org_id: string; route: OutboundRoute & { id: string } } | undefined> {
       const row = await db
         .selectFrom("outbound_routes")
         .select("org_id")
@@ -65,7 +75,7 @@ export function createOutboundRouteRepository(db: Db) {
         .executeTakeFirst();
       if (!row) return undefined;
       const route = (await this.listByOrg(row.org_id)).find((r) => r.id === id);
-      return route && { orgId: row.org_id, route: { ...route, id } };
+      return route && { org_id: row.org_id, route: { ...route, id } };
     },
 
     /** Names of the org's routes that send calls through trunk `trunkId`, by position. */
@@ -84,13 +94,7 @@ export function createOutboundRouteRepository(db: Db) {
      * exist in the same org (else throws). Patterns are replaced as a whole.
      */
     async replace(orgId: string, id: string, route: OutboundRoute): Promise<void> {
-      const trunk = await db
-        .selectFrom("trunks")
-        .select("id")
-        .where("org_id", "=", orgId)
-        .where("name", "=", route.trunk)
-        .executeTakeFirst();
-      if (!trunk) throw new Error(`trunk '${route.trunk}' does not exist in org ${orgId}`);
+      const trunk = await trunkOf(orgId, route.trunk);
       await db
         .updateTable("outbound_routes")
         .set({
@@ -104,17 +108,14 @@ export function createOutboundRouteRepository(db: Db) {
         .where("id", "=", id)
         .execute();
       await db.deleteFrom("outbound_route_patterns").where("route_id", "=", id).execute();
-      await db
-        .insertInto("outbound_route_patterns")
-        .values(
-          route.patterns.map((pattern, position) => ({
-            id: randomUUID(),
-            route_id: id,
-            pattern,
-            position,
-          })),
-        )
-        .execute();
+      await insertPatterns(id, route.patterns);
+    },
+
+    /** Sets the match order: `ids[0]` is tried first. */
+    async reorder(ids: readonly string[]): Promise<void> {
+      for (const [position, id] of ids.entries()) {
+        await db.updateTable("outbound_routes").set({ position }).where("id", "=", id).execute();
+      }
     },
 
     /** Deletes route `id` with its patterns. */

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queue, QueueMember } from "../model/org-state.js";
 import type { Db } from "./database.js";
+import { deleteOwnedWithChildren } from "./owned-rows.js";
 import type { QueueMemberRow, QueueRow } from "./schema.js";
 
 /** The OrgState queue described by a row and its member rows (already in order). */
@@ -92,18 +93,7 @@ export function createQueueRepository(db: Db) {
 
     /** Deletes queue `id` of the org and its members; true when the queue existed. */
     async delete(orgId: string, id: string): Promise<boolean> {
-      const owned = await db
-        .selectFrom("queues")
-        .select("id")
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      if (!owned) return false;
-      // Explicit rather than relying on ON DELETE CASCADE, which SQLite only honours with the
-      // foreign_keys pragma on.
-      await db.deleteFrom("queue_members").where("queue_id", "=", id).execute();
-      await db.deleteFrom("queues").where("id", "=", id).execute();
-      return true;
+      return deleteOwnedWithChildren(db, "queues", orgId, id);
     },
 
     /** Appends a member after the queue's current last one. */
@@ -126,6 +116,12 @@ export function createQueueRepository(db: Db) {
           position,
         })
         .execute();
+    },
+
+    /** Replaces every member of the queue with `members`, in that order. */
+    async replaceMembers(queueId: string, members: readonly QueueMember[]): Promise<void> {
+      await db.deleteFrom("queue_members").where("queue_id", "=", queueId).execute();
+      for (const member of members) await this.addMember(queueId, member);
     },
 
     /** Sets a member's penalty and ring time; true when the member exists. */

@@ -22,6 +22,22 @@ export function trunkFromRow(row: TrunkRow): Trunk {
   return trunk;
 }
 
+/** The columns a trunk's fields are stored in (insert and replace alike). */
+function trunkColumns(trunk: Trunk) {
+  return {
+    name: trunk.name,
+    host: trunk.host,
+    port: trunk.port,
+    transport: trunk.transport,
+    username: trunk.username,
+    password: trunk.password ?? null,
+    password_env: trunk.password_env ?? null,
+    registration: trunk.registration ? 1 : 0,
+    codecs: JSON.stringify(trunk.codecs),
+    match_hosts: JSON.stringify(trunk.match),
+  };
+}
+
 /** Repository of trunks over a database or a transaction. */
 export function createTrunkRepository(db: Db) {
   return {
@@ -34,16 +50,7 @@ export function createTrunkRepository(db: Db) {
         .values({
           id,
           org_id: orgId,
-          name: trunk.name,
-          host: trunk.host,
-          port: trunk.port,
-          transport: trunk.transport,
-          username: trunk.username,
-          password: trunk.password ?? null,
-          password_env: trunk.password_env ?? null,
-          registration: trunk.registration ? 1 : 0,
-          codecs: JSON.stringify(trunk.codecs),
-          match_hosts: JSON.stringify(trunk.match),
+          ...trunkColumns(trunk),
           created_at: now,
           updated_at: now,
         })
@@ -54,9 +61,9 @@ export function createTrunkRepository(db: Db) {
     /** The trunk `id` and its owner, whoever owns it (callers check the owner). */
     async findById(
       id: string,
-    ): Promise<{ orgId: string; trunk: Trunk & { id: string } } | undefined> {
+    ): Promise<{ org_id: string; trunk: Trunk & { id: string } } | undefined> {
       const row = await db.selectFrom("trunks").selectAll().where("id", "=", id).executeTakeFirst();
-      return row && { orgId: row.org_id, trunk: { ...trunkFromRow(row), id: row.id } };
+      return row && { org_id: row.org_id, trunk: { ...trunkFromRow(row), id: row.id } };
     },
 
     /** Rewrites every field of trunk `id` with `trunk` (password included, as given). */
@@ -64,16 +71,7 @@ export function createTrunkRepository(db: Db) {
       await db
         .updateTable("trunks")
         .set({
-          name: trunk.name,
-          host: trunk.host,
-          port: trunk.port,
-          transport: trunk.transport,
-          username: trunk.username,
-          password: trunk.password ?? null,
-          password_env: trunk.password_env ?? null,
-          registration: trunk.registration ? 1 : 0,
-          codecs: JSON.stringify(trunk.codecs),
-          match_hosts: JSON.stringify(trunk.match),
+          ...trunkColumns(trunk),
           updated_at: new Date().toISOString(),
         })
         .where("id", "=", id)

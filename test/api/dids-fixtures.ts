@@ -1,7 +1,13 @@
 // Seeds for the DID, trunk and media tests: org credentials as headers, pool numbers added by the
-// admin, and users, queues and IVRs written straight to the store (their own routes are tested
-// elsewhere; here they are only routing targets).
+// admin, and users, queues and IVRs created through their use cases (extension claims and
+// validation included, so a seeded org is one production can reach); here they are only routing
+// targets.
 import * as assert from "uvu/assert";
+import type { DomainDeps } from "../../src/domain/deps.js";
+import { createIvr } from "../../src/domain/ivrs.js";
+import { noDeploys } from "../../src/domain/ports.js";
+import { createQueue } from "../../src/domain/queues.js";
+import { createUser } from "../../src/domain/users.js";
 import type { Ivr, Queue, User } from "../../src/model/org-state.js";
 import { createIvrRepository } from "../../src/store/ivr-repository.js";
 import { createQueueRepository } from "../../src/store/queue-repository.js";
@@ -43,49 +49,49 @@ export async function assignFromPool(app: TestApp, org: TestOrg, didId: string) 
   return approved.body as { id: string; status: string };
 }
 
-export async function seedUser(app: TestApp, orgId: string, extension: string, name = "Ann") {
-  const user: User = {
-    extension,
-    name,
-    routing_type: "human",
-    status: "active",
-    ring_target: "ext",
-    phone_number: null,
-    ring_time: 30,
-    outbound_did: null,
-    call_recording: true,
-    sip: { md5_cred: "0123456789abcdef0123456789abcdef" },
-  };
-  return createUserRepository(app.db).insert(orgId, user);
+/**
+ * Deps for seeding through the real use cases (claims, validation and all), without recording
+ * a deploy: the tests count the deploys of the requests they make.
+ */
+function seedDeps(app: TestApp): DomainDeps {
+  return { ...app.pbx.deps, deployScheduler: noDeploys };
 }
 
-export async function seedQueue(app: TestApp, orgId: string, number: string, name = "Sales") {
-  const queue: Queue = {
-    number,
-    name,
-    strategy: "ringall",
-    moh: "default",
-    max_wait: 300,
-    timeout_destination_type: "none",
-    timeout_destination: null,
-    members: [],
-  };
-  return createQueueRepository(app.db).insert(orgId, queue);
+/** A user created by the users use case; the stored model user. */
+export async function seedUser(
+  app: TestApp,
+  orgId: string,
+  extension: string,
+  name = "Ann",
+): Promise<User & { id: string }> {
+  const { id } = await createUser(seedDeps(app), orgId, { extension, name });
+  const user = await createUserRepository(app.db).findById(orgId, id);
+  assert.ok(user, "the seeded user is stored");
+  return { ...user, id };
 }
 
-export async function seedIvr(app: TestApp, orgId: string, extension: string, name = "Main") {
-  const ivr: Ivr = {
-    name,
-    extension,
-    description: "",
-    timeout: 10,
-    max_retries: 3,
-    status: "active",
-    greeting_language: "en-IN",
-    greeting_voice: "en-IN-Wavenet-D",
-    greeting_prompt: null,
-    direct_extension_dial: false,
-    options: [],
-  };
-  return createIvrRepository(app.db).insert(orgId, ivr);
+/** A queue created by the queues use case; the stored model queue. */
+export async function seedQueue(
+  app: TestApp,
+  orgId: string,
+  number: string,
+  name = "Sales",
+): Promise<Queue & { id: string }> {
+  const { id } = await createQueue(seedDeps(app), orgId, { number, name });
+  const queue = (await createQueueRepository(app.db).listByOrg(orgId)).find((q) => q.id === id);
+  assert.ok(queue, "the seeded queue is stored");
+  return { ...queue, id };
+}
+
+/** An IVR created by the IVRs use case; the stored model IVR. */
+export async function seedIvr(
+  app: TestApp,
+  orgId: string,
+  extension: string,
+  name = "Main",
+): Promise<Ivr & { id: string }> {
+  const { id } = await createIvr(seedDeps(app), orgId, { extension, name });
+  const ivr = (await createIvrRepository(app.db).listByOrg(orgId)).find((i) => i.id === id);
+  assert.ok(ivr, "the seeded IVR is stored");
+  return { ...ivr, id };
 }

@@ -87,6 +87,7 @@ test("updates are partial; an omitted password is kept, null removes it", async 
   assert.is(state.trunks.find((t) => t.id === id)?.password, "pw-one");
   const cleared = await call(acme, "PUT", `/trunks/${id}`, { password: null });
   assert.is(cleared.body.has_password, false);
+  assert.is(cleared.body.transport, "tcp", "an omitted transport is kept, not reset to udp");
   state = await loadOrgState(app.db, acme.id);
   assert.is(state.trunks.find((t) => t.id === id)?.password, undefined);
 });

@@ -482,3 +482,140 @@ test("export writes webhooks (no secret) and platform users with roles; apply re
 });
 
 test.run();
+
+test("apply updates every kind of resource of an existing org, rebuilds claims, and --prune removes them", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    const file = join(dataDir, "acme.yaml");
+    const data = parse(await exportText(dataDir));
+    const byExt = (list: { extension: string; name: string; ring_time: number }[], ext: string) =>
+      list.find((x) => x.extension === ext)!;
+    byExt(data.users, "1001").name = "Alicia";
+    byExt(data.users, "1002").ring_time = 45;
+    data.queues[0].members = [{ extension: "1003", penalty: 2, ring_time: 15 }];
+    data.ivrs[0].timeout = 7;
+    data.ivrs[0].options = [
+      { digit: "2", action_type: "extension", action_destination: "1002", description: "Bob" },
+    ];
+    data.trunks[0].host = "sip2.example.net";
+    // A new route placed first: the stored route moves to position 1.
+    data.outbound_routes[0].patterns = ["_0XX."];
+    data.outbound_routes.unshift({ name: "Emergency", patterns: ["112"], trunk: "carrier" });
+    data.dids[0].routing_type = "ivr";
+    data.dids[0].routing_destination = data.ivrs[0].id;
+    writeFileSync(file, stringify(data));
+
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const out = await apply(dataDir, [file, "--no-deploy"]);
+      assert.is(out.code, 0, out.stdout + out.stderr + String(out.error));
+      const changes = out.result!.orgs[0]!.changes.map(
+        (c: { kind: string; action: string; key: string }) => `${c.action} ${c.kind} ${c.key}`,
+      );
+      assert.equal(changes.sort(), [
+        "create outbound_route Emergency",
+        "update did +918065978001",
+        "update ivr 3000",
+        "update outbound_route India",
+        "update queue 2000",
+        "update trunk carrier",
+        "update user 1001",
+        "update user 1002",
+      ]);
+    });
+
+    let store = await openDataStore({}, dataDir, { create: false });
+    let db = store.db;
+    const users = await createUserRepository(db).listByOrg(ORG);
+    assert.equal(
+      users.map((u) => [u.extension, u.name, u.ring_time]),
+      [
+        ["1001", "Alicia", 30],
+        ["1002", "Bob", 45],
+        ["1003", "Carol", 30],
+      ],
+    );
+    const [queue] = await createQueueRepository(db).listByOrg(ORG);
+    assert.equal(queue!.members, [{ extension: "1003", penalty: 2, ring_time: 15 }]);
+    const [ivr] = await createIvrRepository(db).listByOrg(ORG);
+    assert.is(ivr!.timeout, 7);
+    assert.equal(
+      ivr!.options.map((o) => [o.digit, o.action_type, o.action_destination]),
+      [["2", "extension", "1002"]],
+    );
+    const [trunk] = await createTrunkRepository(db).listByOrg(ORG);
+    assert.is(trunk!.host, "sip2.example.net");
+    assert.is(trunk!.password, "s3cret-in-store", "the stored password is kept");
+    const routes = await createOutboundRouteRepository(db).listByOrg(ORG);
+    assert.equal(
+      routes.map((r) => [r.name, r.patterns]),
+      [
+        ["Emergency", ["112"]],
+        ["India", ["_0XX."]],
+      ],
+      "routes in the file's order",
+    );
+    const [did] = await createDidRepository(db).listByOrg(ORG);
+    assert.equal([did!.routing_type, did!.routing_destination], ["ivr", ivr!.id]);
+    const claims = await db
+      .selectFrom("extension_claims")
+      .select(["extension", "owner_type"])
+      .where("org_id", "=", ORG)
+      .orderBy("extension")
+      .execute();
+    assert.equal(
+      claims.map((c) => `${c.extension} ${c.owner_type}`),
+      ["1001 user", "1002 user", "1003 user", "2000 queue", "3000 ivr"],
+      "every extension of the final state is claimed once",
+    );
+    await db.destroy();
+
+    // The file keeps only the users: --prune removes the queue, IVR, routes, trunk; the DID
+    // goes back to the pool.
+    const slim = parse(await exportText(dataDir));
+    slim.queues = [];
+    slim.ivrs = [];
+    slim.outbound_routes = [];
+    slim.trunks = [];
+    slim.dids = [];
+    writeFileSync(file, stringify(slim));
+    const out = await apply(dataDir, [file, "--prune", "--no-deploy"]);
+    assert.is(out.code, 0, out.stdout + out.stderr + String(out.error));
+    const removed = out.result!.orgs[0]!.changes.map(
+      (c: { kind: string; action: string; key: string }) => `${c.action} ${c.kind} ${c.key}`,
+    );
+    assert.equal(removed.sort(), [
+      "delete ivr 3000",
+      "delete outbound_route Emergency",
+      "delete outbound_route India",
+      "delete queue 2000",
+      "delete trunk carrier",
+      "release did +918065978001",
+    ]);
+    store = await openDataStore({}, dataDir, { create: false });
+    db = store.db;
+    assert.equal(await createQueueRepository(db).listByOrg(ORG), []);
+    assert.equal(await createIvrRepository(db).listByOrg(ORG), []);
+    assert.equal(await createOutboundRouteRepository(db).listByOrg(ORG), []);
+    assert.equal(await createTrunkRepository(db).listByOrg(ORG), []);
+    assert.equal(await createDidRepository(db).listByOrg(ORG), []);
+    const pool = await createDidRepository(db).listUnassigned();
+    assert.equal(
+      pool.map((d) => [d.number, d.pool_status]),
+      [["+918065978001", "available"]],
+    );
+    const left = await db
+      .selectFrom("extension_claims")
+      .select("extension")
+      .where("org_id", "=", ORG)
+      .orderBy("extension")
+      .execute();
+    assert.equal(
+      left.map((c) => c.extension),
+      ["1001", "1002", "1003"],
+      "removed resources release their extensions",
+    );
+    await db.destroy();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -4,26 +4,21 @@
 import { Type } from "@sinclair/typebox";
 import { releaseDid } from "../../domain/did-pool.js";
 import { createDid, getDid, listDids, routeDid } from "../../domain/dids.js";
-import {
-  DID_ROUTING_TYPES,
-  ONE_LINE,
-  POOL_STATUSES,
-  ROUTING_ENVIRONMENTS,
-} from "../../model/org-state.js";
+import { DID_ROUTING_TYPES, Did, ONE_LINE, POOL_STATUSES } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
 
 export const RoutingType = Type.Union(DID_ROUTING_TYPES.map((t) => Type.Literal(t)));
 const RoutingTypeOrNull = Type.Union([
   ...DID_ROUTING_TYPES.map((t) => Type.Literal(t)),
   Type.Null(),
 ]);
-export const RoutingEnvironment = Type.Union(
-  ROUTING_ENVIRONMENTS.map((e) => Type.Literal(e)),
-  { description: "which deployment receives inbound calls for the number; default prod" },
+export const RoutingEnvironment = modelField(
+  Did.properties.routing_environment,
+  "which deployment receives inbound calls for the number; default prod",
 );
-export const DidStatus = Type.Union([Type.Literal("active"), Type.Literal("inactive")]);
+export const DidStatus = modelField(Did.properties.status);
 export const DidNumberInput = Type.String({
   minLength: 1,
   maxLength: 32,

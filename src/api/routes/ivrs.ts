@@ -29,7 +29,7 @@ import { abortWhenClientLeaves } from "../client-gone.js";
 import { rangedFileReply } from "../file-reply.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { ErrorBody, Nullable, Success, UuidString } from "../schemas.js";
+import { ErrorBody, modelField, Nullable, Success, UuidString, updateBodyOf } from "../schemas.js";
 
 const TAG = "IVR" as const;
 
@@ -56,23 +56,24 @@ const ivrFields = {
         "2-15 digits, required on create; unique in the org across IVRs, users and queue numbers",
     }),
   ),
-  description: optionalNullable(Type.String({ maxLength: 500, pattern: ONE_LINE })),
+  description: optionalNullable(modelField(IvrModel.properties.description)),
   timeout: optionalNullable(
-    Type.Integer({
-      ...boundsOf(IvrModel.properties.timeout),
-      description: `seconds to wait for a digit; ${IVR_DEFAULTS.timeout} when omitted or null; 0 is kept`,
-    }),
+    modelField(
+      IvrModel.properties.timeout,
+      `seconds to wait for a digit; ${IVR_DEFAULTS.timeout} when omitted or null; 0 is kept`,
+    ),
   ),
   max_retries: optionalNullable(
-    Type.Integer({
-      ...boundsOf(IvrModel.properties.max_retries),
-      description: `${IVR_DEFAULTS.max_retries} when omitted or null; 0 is kept`,
-    }),
+    modelField(
+      IvrModel.properties.max_retries,
+      `${IVR_DEFAULTS.max_retries} when omitted or null; 0 is kept`,
+    ),
   ),
   status: Type.Optional(
-    Type.Union([Type.Literal("active"), Type.Literal("inactive")], {
-      description: "only active IVRs are written to the dialplan; default active",
-    }),
+    modelField(
+      IvrModel.properties.status,
+      "only active IVRs are written to the dialplan; default active",
+    ),
   ),
   greeting_language: optionalNullable(
     Type.String({
@@ -89,15 +90,15 @@ const ivrFields = {
     }),
   ),
   direct_extension_dial: optionalNullable(
-    Type.Boolean({
-      description: "when on, dialling a 4-digit internal extension during the menu reaches it",
-    }),
+    modelField(
+      IvrModel.properties.direct_extension_dial,
+      "when on, dialling a 4-digit internal extension during the menu reaches it",
+    ),
   ),
 };
 
 const IvrCreate = Type.Object(ivrFields, { additionalProperties: false, title: "IvrCreate" });
-const IvrUpdate = Type.Object(ivrFields, {
-  additionalProperties: false,
+const IvrUpdate = updateBodyOf(IvrCreate, {
   title: "IvrUpdate",
   description: "Partial: an omitted field keeps its value; null timeout/max_retries reset them",
 });

@@ -17,7 +17,7 @@ import {
 import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings, Slug } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
 import { DeployResult } from "./config.js";
 
 const OrgName = Type.String({
@@ -31,15 +31,13 @@ const OrgStatus = Type.Union(ORG_STATUSES.map((s) => Type.Literal(s)));
 const SettingsPatch = Type.Object(
   {
     recording_enabled: Type.Optional(
-      Type.Boolean({
-        description: "org-wide switch; false records no call whatever the user flags say",
-      }),
+      modelField(
+        OrgSettings.properties.recording_enabled,
+        "org-wide switch; false records no call whatever the user flags say",
+      ),
     ),
     max_concurrent_calls: Type.Optional(
-      Type.Integer({
-        ...boundsOf(OrgSettings.properties.max_concurrent_calls),
-        description: "0 = no limit",
-      }),
+      modelField(OrgSettings.properties.max_concurrent_calls, "0 = no limit"),
     ),
   },
   { additionalProperties: false },

@@ -12,7 +12,7 @@ import {
 import { boundsOf, OutboundRoute } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
 
 const fields = OutboundRoute.properties;
 
@@ -44,11 +44,25 @@ const editable = {
     description: "a trunk of the org, by name or id",
   }),
   strip_digits: Type.Integer({ ...boundsOf(fields.strip_digits), description: "default 0" }),
-  prepend_digits: Type.String({ pattern: "^[0-9*#+]{0,20}$", description: "default empty" }),
+  prepend_digits: modelField(fields.prepend_digits, "default empty"),
   caller_id_override: Nullable(
     Type.String({ pattern: "^\\+?[0-9]{7,15}$", description: "caller ID sent on this route" }),
   ),
 };
+
+const RouteCreate = Type.Object(
+  {
+    name: editable.name,
+    patterns: editable.patterns,
+    trunk: editable.trunk,
+    strip_digits: Type.Optional(editable.strip_digits),
+    prepend_digits: Type.Optional(editable.prepend_digits),
+    caller_id_override: Type.Optional(editable.caller_id_override),
+  },
+  { additionalProperties: false },
+);
+
+const RouteUpdate = updateBodyOf(RouteCreate);
 
 export const outboundRouteRoutes = [
   defineRoute({
@@ -69,17 +83,7 @@ export const outboundRouteRoutes = [
     summary: "Create an outbound route through one of the org's trunks; schedules a deploy",
     auth: "org",
     permission: "org.manage",
-    body: Type.Object(
-      {
-        name: editable.name,
-        patterns: editable.patterns,
-        trunk: editable.trunk,
-        strip_digits: Type.Optional(editable.strip_digits),
-        prepend_digits: Type.Optional(editable.prepend_digits),
-        caller_id_override: Type.Optional(editable.caller_id_override),
-      },
-      { additionalProperties: false },
-    ),
+    body: RouteCreate,
     responses: { 201: { description: "The route", schema: RouteSchema } },
     handler: ({ deps, body, principal }) =>
       createOutboundRoute(deps, orgCaller(principal).orgId, body),
@@ -105,17 +109,7 @@ export const outboundRouteRoutes = [
     auth: "org",
     permission: "org.manage",
     params: IdParams,
-    body: Type.Object(
-      {
-        name: Type.Optional(editable.name),
-        patterns: Type.Optional(editable.patterns),
-        trunk: Type.Optional(editable.trunk),
-        strip_digits: Type.Optional(editable.strip_digits),
-        prepend_digits: Type.Optional(editable.prepend_digits),
-        caller_id_override: Type.Optional(editable.caller_id_override),
-      },
-      { additionalProperties: false },
-    ),
+    body: RouteUpdate,
     responses: { 200: { description: "The route", schema: RouteSchema } },
     handler: ({ deps, params, body, principal }) =>
       updateOutboundRoute(deps, orgCaller(principal).orgId, params.id, body),

@@ -1,6 +1,6 @@
 // Call queues of an org and their members (`/queues`, SPEC.md §4.3). Field schemas come from the
 // model's `Queue`, so requests obey the same character rules as an org file.
-import { type TSchema, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import {
   addQueueMember,
   createQueue,
@@ -14,16 +14,10 @@ import {
 import { QueueMember as MemberModel, Queue as QueueModel } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { ErrorBody, IdParams, UuidString } from "../schemas.js";
+import { ErrorBody, IdParams, modelField, UuidString, updateBodyOf } from "../schemas.js";
 
 const F = QueueModel.properties;
 const M = MemberModel.properties;
-
-/** The model's field schema without its default, for partial updates and responses. */
-function noDefault<T extends TSchema>(schema: T): T {
-  const { default: _default, ...rest } = schema as T & { default?: unknown };
-  return rest as T;
-}
 
 const TIMEOUT_DOC =
   "With `timeout_destination`, written together: `none` (clears the destination; may come alone), `user` (a user's extension), `queue` (another queue's number), `phone` (7-15 digits). One without the other is a 400.";
@@ -31,8 +25,8 @@ const TIMEOUT_DOC =
 const MemberBody = Type.Object(
   {
     extension: M.extension,
-    penalty: Type.Optional(noDefault(M.penalty)),
-    ring_time: Type.Optional(noDefault(M.ring_time)),
+    penalty: Type.Optional(modelField(M.penalty)),
+    ring_time: Type.Optional(modelField(M.ring_time)),
   },
   { additionalProperties: false, title: "QueueMemberCreate" },
 );
@@ -41,44 +35,28 @@ const QueueCreate = Type.Object(
   {
     number: F.number,
     name: F.name,
-    strategy: Type.Optional(noDefault(F.strategy)),
-    moh: Type.Optional(noDefault(F.moh)),
-    max_wait: Type.Optional(noDefault(F.max_wait)),
+    strategy: Type.Optional(modelField(F.strategy)),
+    moh: Type.Optional(modelField(F.moh)),
+    max_wait: Type.Optional(modelField(F.max_wait)),
     timeout_destination_type: Type.Optional(
       Type.Unsafe<"none" | "user" | "queue" | "phone">({
-        ...noDefault(F.timeout_destination_type),
+        ...modelField(F.timeout_destination_type),
         description: TIMEOUT_DOC,
       }),
     ),
-    timeout_destination: Type.Optional(noDefault(F.timeout_destination)),
+    timeout_destination: Type.Optional(modelField(F.timeout_destination)),
     members: Type.Optional(Type.Array(MemberBody)),
   },
   { additionalProperties: false, title: "QueueCreate" },
 );
 
-const QueueUpdate = Type.Object(
-  {
-    number: Type.Optional(F.number),
-    name: Type.Optional(F.name),
-    strategy: Type.Optional(noDefault(F.strategy)),
-    moh: Type.Optional(noDefault(F.moh)),
-    max_wait: Type.Optional(noDefault(F.max_wait)),
-    timeout_destination_type: Type.Optional(
-      Type.Unsafe<"none" | "user" | "queue" | "phone">({
-        ...noDefault(F.timeout_destination_type),
-        description: TIMEOUT_DOC,
-      }),
-    ),
-    timeout_destination: Type.Optional(noDefault(F.timeout_destination)),
-  },
-  { additionalProperties: false, title: "QueueUpdate" },
-);
+const QueueUpdate = updateBodyOf(Type.Omit(QueueCreate, ["members"]), { title: "QueueUpdate" });
 
 const MemberResponse = Type.Object(
   {
     extension: M.extension,
-    penalty: noDefault(M.penalty),
-    ring_time: noDefault(M.ring_time),
+    penalty: modelField(M.penalty),
+    ring_time: modelField(M.ring_time),
   },
   { title: "QueueMember" },
 );
@@ -88,11 +66,11 @@ const QueueResponse = Type.Object(
     id: UuidString,
     number: F.number,
     name: F.name,
-    strategy: noDefault(F.strategy),
-    moh: noDefault(F.moh),
-    max_wait: noDefault(F.max_wait),
-    timeout_destination_type: noDefault(F.timeout_destination_type),
-    timeout_destination: noDefault(F.timeout_destination),
+    strategy: modelField(F.strategy),
+    moh: modelField(F.moh),
+    max_wait: modelField(F.max_wait),
+    timeout_destination_type: modelField(F.timeout_destination_type),
+    timeout_destination: modelField(F.timeout_destination),
     members: Type.Array(MemberResponse),
   },
   { title: "Queue" },
@@ -100,13 +78,9 @@ const QueueResponse = Type.Object(
 
 const MemberParams = Type.Object({ id: UuidString, extension: M.extension });
 
-const MemberChange = Type.Object(
-  {
-    penalty: Type.Optional(noDefault(M.penalty)),
-    ring_time: Type.Optional(noDefault(M.ring_time)),
-  },
-  { additionalProperties: false, title: "QueueMemberChange" },
-);
+const MemberChange = updateBodyOf(Type.Omit(MemberBody, ["extension"]), {
+  title: "QueueMemberChange",
+});
 
 const SAME_AS_BODY_FORM =
   "Same as the body form `/queues/{id}/members` of SPEC.md §4.3. 404 when the extension is not a member.";

@@ -3,19 +3,21 @@
 // user JWT with the owner or admin role).
 import { Type } from "@sinclair/typebox";
 import { getSettings, updateSettings } from "../../domain/settings.js";
-import { boundsOf, OrgSettings } from "../../model/org-state.js";
+import { OrgSettings } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
+import { modelField } from "../schemas.js";
 
 const SettingsSchema = Type.Object(
   {
-    recording_enabled: Type.Boolean({
-      description: "org-wide switch; false records no call whatever the user flags say",
-    }),
-    max_concurrent_calls: Type.Integer({
-      ...boundsOf(OrgSettings.properties.max_concurrent_calls),
-      description: "calls over the limit hear a busy prompt; 0 = no limit",
-    }),
+    recording_enabled: modelField(
+      OrgSettings.properties.recording_enabled,
+      "org-wide switch; false records no call whatever the user flags say",
+    ),
+    max_concurrent_calls: modelField(
+      OrgSettings.properties.max_concurrent_calls,
+      "calls over the limit hear a busy prompt; 0 = no limit",
+    ),
   },
   { title: "OrgSettings" },
 );

@@ -13,7 +13,7 @@ import {
 import { boundsOf, CODECS, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
 
 const fields = Trunk.properties;
 
@@ -62,6 +62,23 @@ const TrunkName = Type.String({
   description: "lower-case letters, digits, '_' and '-', up to 32; unique in the org",
 });
 
+const TrunkCreate = Type.Object(
+  {
+    name: TrunkName,
+    host: editable.host,
+    port: Type.Optional(editable.port),
+    transport: Type.Optional(editable.transport),
+    username: Type.Optional(editable.username),
+    password: Type.Optional(editable.password),
+    registration: Type.Optional(editable.registration),
+    codecs: Type.Optional(editable.codecs),
+    match: Type.Optional(editable.match),
+  },
+  { additionalProperties: false },
+);
+
+const TrunkUpdate = updateBodyOf(TrunkCreate);
+
 export const trunkRoutes = [
   defineRoute({
     method: "get",
@@ -81,20 +98,7 @@ export const trunkRoutes = [
     summary: "Create a trunk; schedules a deploy",
     auth: "org",
     permission: "org.manage",
-    body: Type.Object(
-      {
-        name: TrunkName,
-        host: editable.host,
-        port: Type.Optional(editable.port),
-        transport: Type.Optional(editable.transport),
-        username: Type.Optional(editable.username),
-        password: Type.Optional(editable.password),
-        registration: Type.Optional(editable.registration),
-        codecs: Type.Optional(editable.codecs),
-        match: Type.Optional(editable.match),
-      },
-      { additionalProperties: false },
-    ),
+    body: TrunkCreate,
     responses: {
       201: { description: "The trunk", schema: TrunkSchema },
       409: { description: "A trunk of that name exists" },
@@ -121,20 +125,7 @@ export const trunkRoutes = [
     auth: "org",
     permission: "org.manage",
     params: IdParams,
-    body: Type.Object(
-      {
-        name: Type.Optional(TrunkName),
-        host: Type.Optional(editable.host),
-        port: Type.Optional(editable.port),
-        transport: Type.Optional(editable.transport),
-        username: Type.Optional(editable.username),
-        password: Type.Optional(editable.password),
-        registration: Type.Optional(editable.registration),
-        codecs: Type.Optional(editable.codecs),
-        match: Type.Optional(editable.match),
-      },
-      { additionalProperties: false },
-    ),
+    body: TrunkUpdate,
     responses: {
       200: { description: "The trunk", schema: TrunkSchema },
       409: { description: "Another trunk of the org has that name" },

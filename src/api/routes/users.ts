@@ -1,6 +1,6 @@
 // SIP users (extensions) of an org (`/users`, SPEC.md §4.3). Field schemas come from the model's
 // `User`, so requests obey the same character rules as an org file.
-import { type TSchema, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import {
   BatchRejected,
   type BatchRow,
@@ -17,16 +17,10 @@ import {
 import { PRINTABLE_ASCII, User as UserModel } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { ErrorBody, IdParams, UuidString } from "../schemas.js";
+import { ErrorBody, IdParams, modelField, UuidString, updateBodyOf } from "../schemas.js";
 import { compileValidator, describeValidationErrors } from "../validation.js";
 
 const F = UserModel.properties;
-
-/** The model's field schema without its default, for partial updates and responses. */
-function noDefault<T extends TSchema>(schema: T): T {
-  const { default: _default, ...rest } = schema as T & { default?: unknown };
-  return rest as T;
-}
 
 const SipPassword = Type.String({
   minLength: 8,
@@ -56,40 +50,26 @@ const UserCreate = Type.Object(
   { additionalProperties: false, title: "UserCreate" },
 );
 
-const UserUpdate = Type.Object(
-  {
-    extension: Type.Optional(
-      Type.Unsafe<string>({
-        ...noDefault(F.extension),
-        description:
-          "a new extension changes the SIP username, so the user gets a new SIP password: `sip_password` if given, else a generated one returned once in the answer",
-      }),
-    ),
-    name: Type.Optional(F.name),
-    routing_type: Type.Optional(noDefault(F.routing_type)),
-    status: Type.Optional(noDefault(F.status)),
-    ring_target: Type.Optional(noDefault(F.ring_target)),
-    phone_number: Type.Optional(noDefault(F.phone_number)),
-    ring_time: Type.Optional(noDefault(F.ring_time)),
-    outbound_did: Type.Optional(noDefault(F.outbound_did)),
-    call_recording: Type.Optional(noDefault(F.call_recording)),
-    sip_password: Type.Optional(SipPassword),
-  },
-  { additionalProperties: false, title: "UserUpdate" },
+const UserUpdate = updateBodyOf(UserCreate, { title: "UserUpdate" });
+UserUpdate.properties.extension = Type.Optional(
+  modelField(
+    F.extension,
+    "a new extension changes the SIP username, so the user gets a new SIP password: `sip_password` if given, else a generated one returned once in the answer",
+  ),
 );
 
 const UserResponse = Type.Object(
   {
     id: UuidString,
-    extension: noDefault(F.extension),
+    extension: modelField(F.extension),
     name: F.name,
-    routing_type: noDefault(F.routing_type),
-    status: noDefault(F.status),
-    ring_target: noDefault(F.ring_target),
-    phone_number: noDefault(F.phone_number),
-    ring_time: noDefault(F.ring_time),
-    outbound_did: noDefault(F.outbound_did),
-    call_recording: noDefault(F.call_recording),
+    routing_type: modelField(F.routing_type),
+    status: modelField(F.status),
+    ring_target: modelField(F.ring_target),
+    phone_number: modelField(F.phone_number),
+    ring_time: modelField(F.ring_time),
+    outbound_did: modelField(F.outbound_did),
+    call_recording: modelField(F.call_recording),
     sip_username: Type.String({ description: "SIP auth username: `<context_prefix><extension>`" }),
   },
   { title: "User" },

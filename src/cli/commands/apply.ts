@@ -1,16 +1,15 @@
 import { Args, Flags } from "@oclif/core";
-import { createServerEngine } from "../../deploy/store-engine.js";
 import type { Change } from "../../domain/apply.js";
+import { type AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
 import {
   type ApplyFailure,
   applyOrgFiles,
-  deployAppliedOrgs,
   type FileApplyResult,
   NoStoreError,
   openDataStore,
   orgFilesChangedSince,
 } from "../../domain/gitops.js";
-import { ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
+import { ENGINE_KINDS, EngineConfigError, type EngineKind } from "../../engine/index.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { loadValidOrgs } from "../lib/load.js";
@@ -20,7 +19,7 @@ export interface ApplyCommandResult {
   dryRun: boolean;
   files: string[];
   orgs: (FileApplyResult & {
-    deploy?: { result: string; revision: string; reloads: string[]; error?: string };
+    deploy?: AppliedOrgDeploy;
   })[];
   failures: ApplyFailure[];
   gateway: { result: string; reloads: string[] } | null;
@@ -137,49 +136,30 @@ export default class Apply extends PbxCommand {
   private async deploy(
     outcome: ApplyCommandResult,
     store: Awaited<ReturnType<typeof openDataStore>>,
-    engineKind: string,
+    engineKind: EngineKind,
   ): Promise<void> {
-    let engine: ReturnType<typeof createServerEngine>;
+    let deployed: Awaited<ReturnType<typeof deployAppliedToEngine>>;
     try {
-      engine = createServerEngine({
-        env: { ...process.env, PBX_ENGINE: engineKind },
-        dataDir: store.dataDir,
-        db: store.db,
-      });
+      deployed = await deployAppliedToEngine(store, process.env, engineKind, outcome.orgs);
     } catch (error) {
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
       throw error;
     }
-    try {
-      const deployed = await deployAppliedOrgs(engine.deploys, outcome.orgs);
-      for (const entry of deployed.orgs) {
-        const org = outcome.orgs.find((o) => o.orgId === entry.orgId)!;
-        org.deploy = entry.record
-          ? {
-              result: entry.record.result,
-              revision: entry.record.revision,
-              reloads: entry.record.reloads.map((r) => `${r.command} (${r.status})`),
-              ...(entry.record.error ? { error: entry.record.error } : {}),
-            }
-          : { result: "failed", revision: "", reloads: [], error: entry.error ?? "not deployed" };
-        if (!this.jsonEnabled() && org.deploy.result !== "unchanged") {
-          const d = org.deploy;
-          this.log(
-            `deployed ${org.name}: ${d.result} ${d.revision.slice(0, 12)}` +
-              (d.reloads.length > 0 ? `, reloads: ${d.reloads.join(", ")}` : "") +
-              (d.error ? `, error: ${d.error}` : ""),
-          );
-        }
+    for (const entry of deployed.orgs) {
+      const org = outcome.orgs.find((o) => o.orgId === entry.orgId)!;
+      org.deploy = entry.deploy;
+      const d = entry.deploy;
+      if (!this.jsonEnabled() && d.result !== "unchanged") {
+        this.log(
+          `deployed ${org.name}: ${d.result} ${d.revision.slice(0, 12)}` +
+            (d.reloads.length > 0 ? `, reloads: ${d.reloads.join(", ")}` : "") +
+            (d.error ? `, error: ${d.error}` : ""),
+        );
       }
-      if (deployed.gateway) {
-        outcome.gateway = {
-          result: deployed.gateway.result,
-          reloads: deployed.gateway.reloads.map((r) => `${r.command} (${r.status})`),
-        };
-        if (!this.jsonEnabled()) this.log(`gateway: ${deployed.gateway.result}`);
-      }
-    } finally {
-      await engine.close({ flush: true });
+    }
+    if (deployed.gateway) {
+      outcome.gateway = deployed.gateway;
+      if (!this.jsonEnabled()) this.log(`gateway: ${deployed.gateway.result}`);
     }
   }
 

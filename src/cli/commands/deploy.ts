@@ -1,13 +1,18 @@
-import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
 import type { CompiledFile } from "../../compiler/types.js";
-import { FileDeployLog } from "../../deploy/deploy-log.js";
-import { Deployer } from "../../deploy/deployer.js";
-import { foreignOwnerReason } from "../../deploy/ownership.js";
 import { progressMode, runSteps } from "../../deploy/progress.js";
+import {
+  type DeployRecordSummary,
+  fileChanges,
+  summarizeRecord,
+} from "../../deploy/record-summary.js";
 import { deployTree, type TreeDeployResult } from "../../deploy/tree.js";
-import { createEngineTarget, ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
-import { resolveGitopsEngineDir } from "../../engine/paths.js";
+import {
+  EngineDirOwnedError,
+  gitopsEngineDir,
+  openFilesDeployer,
+} from "../../domain/engine-deploys.js";
+import { ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
 import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { colourEnabled, painter } from "../lib/colour.js";
@@ -21,16 +26,7 @@ export interface DeployCommandResult {
   engine: string;
   orgs: number;
   units: number;
-  changed: {
-    unit: string;
-    result: string;
-    revision: string;
-    filesWritten: string[];
-    filesRemoved: string[];
-    reloads: string[];
-    health?: string;
-    error?: string;
-  }[];
+  changed: DeployRecordSummary[];
   reloads: { command: string; status: string }[];
   failed: number;
   durationMs: number;
@@ -80,28 +76,26 @@ export default class Deploy extends PbxCommand {
 
   async run(): Promise<DeployCommandResult> {
     const { argv, flags } = await this.parse(Deploy);
-    const etc = resolve(flags.etc ?? resolveGitopsEngineDir(process.env));
-    const foreign = await foreignOwnerReason(etc, { kind: "files" });
-    if (foreign && !flags.force) {
-      throw new CommandFailure(
-        `${foreign}; deploying YAML here would overwrite its files. Deploy into another ` +
-          "directory (--etc) or pass --force to overwrite anyway.",
-      );
-    }
-    let target: ReturnType<typeof createEngineTarget>;
+    const etc = gitopsEngineDir(process.env, flags.etc);
+    let opened: Awaited<ReturnType<typeof openFilesDeployer>>;
     try {
-      target = createEngineTarget(process.env, flags.engine, { actionTimeoutMs: 15_000 });
+      opened = await openFilesDeployer({
+        engineDir: etc,
+        engineKind: flags.engine,
+        env: process.env,
+        force: flags.force,
+      });
     } catch (error) {
+      if (error instanceof EngineDirOwnedError) {
+        throw new CommandFailure(
+          `${error.reason}; deploying YAML here would overwrite its files. Deploy into another ` +
+            "directory (--etc) or pass --force to overwrite anyway.",
+        );
+      }
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
       throw error;
     }
-    const deployer = new Deployer({
-      engineDir: etc,
-      target,
-      log: new FileDeployLog(etc),
-      // A forced deploy leaves the owner's record alone: the directory is still its.
-      ...(foreign ? {} : { owner: { kind: "files" as const } }),
-    });
+    const { deployer, target } = opened;
     let orgs: LoadedOrg[] = [];
     let files: CompiledFile[] = [];
     let result: TreeDeployResult | undefined;
@@ -160,10 +154,7 @@ export default class Deploy extends PbxCommand {
     }
     const paint = painter(colourEnabled());
     for (const unit of result.changed) {
-      const files = [
-        ...unit.filesWritten.map((f) => `+${f}`),
-        ...unit.filesRemoved.map((f) => `-${f}`),
-      ];
+      const files = fileChanges(unit);
       const shown = paint(unit.result === "failed" ? "red" : "green", unit.result);
       this.log(`${unit.unit}: ${shown} ${unit.revision.slice(0, 12)}`);
       if (files.length > 0) this.log(`  files: ${files.join(" ")}`);
@@ -189,16 +180,7 @@ function summarize(
     engine,
     orgs,
     units: result.records.length,
-    changed: result.changed.map((record) => ({
-      unit: record.unit,
-      result: record.result,
-      revision: record.revision,
-      filesWritten: record.filesWritten,
-      filesRemoved: record.filesRemoved,
-      reloads: record.reloads.map((outcome) => `${outcome.command} (${outcome.status})`),
-      ...(record.health ? { health: record.health.status } : {}),
-      ...(record.error ? { error: record.error } : {}),
-    })),
+    changed: result.changed.map(summarizeRecord),
     reloads: result.reloads,
     failed: result.failed.length,
     durationMs: result.durationMs,

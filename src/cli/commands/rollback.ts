@@ -1,25 +1,14 @@
-import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
-import { type DeployLog, FileDeployLog } from "../../deploy/deploy-log.js";
-import { Deployer, NoPreviousVersionError } from "../../deploy/deployer.js";
-import { foreignOwnerReason, readOwner } from "../../deploy/ownership.js";
-import { StoreDeployLog } from "../../deploy/store-deploy-log.js";
-import { InvalidDeployPathError, orgUnit } from "../../deploy/units.js";
-import { type DataStore, NoStoreError, openDataStore } from "../../domain/gitops.js";
-import { createEngineTarget, ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
-import { resolveGitopsEngineDir } from "../../engine/paths.js";
+import { NoPreviousVersionError } from "../../deploy/deployer.js";
+import { type DeployRecordSummary, fileChanges } from "../../deploy/record-summary.js";
+import { InvalidDeployPathError } from "../../deploy/units.js";
+import { EngineDirOwnedError, gitopsEngineDir, rollbackOrg } from "../../domain/engine-deploys.js";
+import { NoStoreError } from "../../domain/gitops.js";
+import { ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 
-export interface RollbackCommandResult {
-  unit: string;
-  result: string;
-  revision: string;
-  filesWritten: string[];
-  filesRemoved: string[];
-  reloads: string[];
-  error?: string;
-}
+export type RollbackCommandResult = Omit<DeployRecordSummary, "health">;
 
 export default class Rollback extends PbxCommand {
   static override summary = "Restore an org's last good files and reload the engine.";
@@ -56,63 +45,37 @@ export default class Rollback extends PbxCommand {
 
   async run(): Promise<RollbackCommandResult> {
     const { flags } = await this.parse(Rollback);
-    const etc = resolve(flags.etc ?? resolveGitopsEngineDir(process.env));
-    const owner = await readOwner(etc);
-    if (owner?.kind !== "store" && !flags.force) {
-      const foreign = await foreignOwnerReason(etc, { kind: "files" });
-      if (foreign) throw new CommandFailure(`${foreign}; pass --force to roll back anyway.`);
-    }
-    let store: DataStore | null = null;
-    if (owner?.kind === "store") {
-      store = await openDataStore(process.env, owner.dataDir, { create: false }).catch(
-        (error: unknown) => {
-          if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-          throw error;
-        },
-      );
-    }
-    const log: DeployLog = store ? new StoreDeployLog(store.db) : new FileDeployLog(etc);
-    let target: ReturnType<typeof createEngineTarget>;
+    let summary: DeployRecordSummary;
     try {
-      target = createEngineTarget(process.env, flags.engine);
+      summary = await rollbackOrg({
+        engineDir: gitopsEngineDir(process.env, flags.etc),
+        contextPrefix: flags.org,
+        engineKind: flags.engine,
+        env: process.env,
+        force: flags.force,
+      });
     } catch (error) {
-      await store?.db.destroy();
-      if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
-      throw error;
-    }
-    try {
-      const deployer = new Deployer({ engineDir: etc, target, log });
-      const record = await deployer.rollback(orgUnit(flags.org));
-      const result: RollbackCommandResult = {
-        unit: record.unit,
-        result: record.result,
-        revision: record.revision,
-        filesWritten: record.filesWritten,
-        filesRemoved: record.filesRemoved,
-        reloads: record.reloads.map((outcome) => `${outcome.command} (${outcome.status})`),
-        ...(record.error ? { error: record.error } : {}),
-      };
-      if (!this.jsonEnabled()) {
-        this.log(
-          `${record.unit}: rolled back to ${record.revision.slice(0, 12)} (${record.result})`,
-        );
-        const files = [
-          ...record.filesWritten.map((f) => `+${f}`),
-          ...record.filesRemoved.map((f) => `-${f}`),
-        ];
-        if (files.length > 0) this.log(`  files: ${files.join(" ")}`);
-        if (result.reloads.length > 0) this.log(`  reloads: ${result.reloads.join(", ")}`);
-        if (record.error) this.log(`  error: ${record.error}`);
+      if (error instanceof EngineDirOwnedError) {
+        throw new CommandFailure(`${error.reason}; pass --force to roll back anyway.`);
       }
-      return this.finish(result, record.result === "failed" ? ExitCode.error : ExitCode.ok);
-    } catch (error) {
-      if (error instanceof NoPreviousVersionError || error instanceof InvalidDeployPathError) {
+      if (
+        error instanceof NoStoreError ||
+        error instanceof EngineConfigError ||
+        error instanceof NoPreviousVersionError ||
+        error instanceof InvalidDeployPathError
+      ) {
         throw new CommandFailure(error.message);
       }
       throw error;
-    } finally {
-      await target.close();
-      await store?.db.destroy();
     }
+    const { health: _health, ...result } = summary;
+    if (!this.jsonEnabled()) {
+      this.log(`${result.unit}: rolled back to ${result.revision.slice(0, 12)} (${result.result})`);
+      const files = fileChanges(result);
+      if (files.length > 0) this.log(`  files: ${files.join(" ")}`);
+      if (result.reloads.length > 0) this.log(`  reloads: ${result.reloads.join(", ")}`);
+      if (result.error) this.log(`  error: ${result.error}`);
+    }
+    return this.finish(result, result.result === "failed" ? ExitCode.error : ExitCode.ok);
   }
 }

@@ -1,5 +1,7 @@
-// SIP passwords of users: generated strong and random when the caller gives none, shown once,
-// stored only as the MD5 digest PJSIP authenticates with (`password_digest=md5:<hash>`).
+// SIP credentials of users, the one place they are made: the auth username, a generated password
+// (strong and random when the caller gives none, shown once) and the stored credential, only the
+// MD5 digest PJSIP authenticates with (`password_digest=md5:<hash>`, `sipDigest` of the model,
+// which also resolves `password_env` in org files). Users, org provisioning and apply use these.
 import { randomBytes } from "node:crypto";
 import type { User } from "../model/org-state.js";
 import { sipDigest } from "../model/secrets.js";
