@@ -51,7 +51,7 @@ test("50 edits to one org inside 2 s cause exactly one dialplan reload", async (
     const scheduler = new OrgDeployScheduler({
       deployer: r.deployer,
       buildOrg: org.build,
-      clock,
+      timers: clock,
     });
     for (let i = 0; i < 50; i++) {
       if (i > 0) clock.advance(40); // 50 edits within 2000 ms (the last at 1960 ms)
@@ -84,7 +84,7 @@ test("a burst longer than 5 s deploys 5 s after its first edit", async () => {
       },
     },
     buildOrg: async () => ({ contextPrefix: "org_acme_", files: orgFiles("org_acme_") }),
-    clock,
+    timers: clock,
   });
   for (let i = 0; i < 30; i++) {
     scheduler.scheduleDeploy("acme");
@@ -110,7 +110,7 @@ test("deploys of different orgs are independent; a failing build is reported, no
       if (orgId === "broken") throw new Error("compile failed");
       return { contextPrefix: `org_${orgId}_`, files: orgFiles(`org_${orgId}_`) };
     },
-    clock,
+    timers: clock,
     onError: (orgId, error) => errors.push(`${orgId}: ${error.message}`),
   });
   assert.not.throws(() => scheduler.scheduleDeploy("broken"));
@@ -130,7 +130,7 @@ test("a DID change regenerates the gateway after the org's deploy", async () => 
     const scheduler = new OrgDeployScheduler({
       deployer: r.deployer,
       buildOrg: org.build,
-      clock,
+      timers: clock,
       regenerateGateway: async () => {
         gatewayRuns++;
       },
@@ -166,7 +166,7 @@ test("stop() flushes pending deploys, then refuses new ones", async () => {
       },
     },
     buildOrg: async (orgId) => ({ contextPrefix: `org_${orgId}_`, files: [] }),
-    clock,
+    timers: clock,
     onError: (_orgId, error) => errors.push(error.message),
   });
   scheduler.scheduleDeploy("acme");
@@ -197,7 +197,7 @@ test("a failed deploy is retried with backoff until the engine takes it, then no
       },
     },
     buildOrg: org.build,
-    clock,
+    timers: clock,
     retryDelaysMs: [1000, 2000, 5000],
   });
   const settle = async () => {
@@ -246,7 +246,7 @@ test("a new edit replaces a pending retry (one deploy, not two)", async () => {
       },
     },
     buildOrg: org.build,
-    clock,
+    timers: clock,
     retryDelaysMs: [1000],
   });
   scheduler.scheduleDeploy("o");

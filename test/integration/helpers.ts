@@ -74,7 +74,7 @@ export async function startRig(
       logger,
       env: { ...options.env },
       engineOptions: {
-        clock,
+        timers: clock,
         reloadQueueOptions: { retryInitialMs: 1, retryMaxMs: 2, maxAttempts: 3 },
         ...(ami
           ? {
