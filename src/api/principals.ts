@@ -19,12 +19,6 @@ export function orgCaller(principal: Principal | null): OrgPrincipal {
   return principal;
 }
 
-/** The admin caller of an `admin` route. */
-export function adminCaller(principal: Principal | null): AdminPrincipal {
-  if (principal?.kind !== "admin") throw wrongKind("admin", principal);
-  return principal;
-}
-
 /** The signed-in person of a `pending-user` route. */
 export function pendingCaller(principal: Principal | null): PendingUserPrincipal {
   if (principal?.kind !== "pending-user") throw wrongKind("pending-user", principal);
