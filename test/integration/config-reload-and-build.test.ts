@@ -2,19 +2,10 @@
 // answered 409 on an explicit deploy, logged and not written on a background one.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { insertUser, type Rig, sipUser, startRig } from "./helpers.js";
-
-async function withRig(run: (rig: Rig) => Promise<void>): Promise<void> {
-  const rig = await startRig({ ami: true });
-  try {
-    await run(rig);
-  } finally {
-    await rig.close();
-  }
-}
+import { insertUser, sipUser, withRig } from "./helpers.js";
 
 test("POST /config/reload reloads the org's modules; a refused reload answers 502 naming it", () =>
-  withRig(async (rig) => {
+  withRig({ ami: true }, async (rig) => {
     const org = await rig.createOrg();
     await insertUser(rig.db, org.id, sipUser(org.prefix, "100"));
     const headers = { "x-api-key": org.api_key };
@@ -42,7 +33,7 @@ test("POST /config/reload reloads the org's modules; a refused reload answers 50
   }));
 
 test("a build the compiler refuses: 409 on deploy, logged on a background deploy, nothing written", () =>
-  withRig(async (rig) => {
+  withRig({ ami: true }, async (rig) => {
     const org = await rig.createOrg();
     const headers = { "x-api-key": org.api_key };
     await rig.advance(1000);

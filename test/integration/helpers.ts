@@ -203,3 +203,16 @@ export async function insertDid(db: Db, orgId: string, number: string): Promise<
   };
   await createDidRepository(db).insert(orgId, did);
 }
+
+/** Runs `run` on a fresh rig and closes it, whatever happens. */
+export async function withRig(
+  options: Parameters<typeof startRig>[0],
+  run: (rig: Rig) => Promise<void>,
+): Promise<void> {
+  const rig = await startRig(options);
+  try {
+    await run(rig);
+  } finally {
+    await rig.close();
+  }
+}
