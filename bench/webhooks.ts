@@ -14,13 +14,13 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { emitEvent } from "../src/domain/webhook-events.js";
+import { createWebhook } from "../src/domain/webhooks.js";
 import { openSqlite } from "../src/store/database.js";
+import { up } from "../src/store/migrations/0701-webhooks.js";
 import { createDispatcher } from "../src/webhooks/dispatcher.js";
 import { createNodeHttpClient } from "../src/webhooks/http-client.js";
-import { up } from "../src/webhooks/migration.js";
-import { emitEvent } from "../src/webhooks/outbox.js";
 import { plainSecrets } from "../src/webhooks/secrets.js";
-import { createWebhook } from "../src/webhooks/use-cases.js";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -48,6 +48,8 @@ export interface Config {
   greetingMaxChars: number | null;
   /** Host of the trunk auto-provisioned when an org request is approved. */
   defaultTrunkHost: string;
+  /** PBX_WEBHOOK_ALLOW_PRIVATE=1 (or `true`): webhook targets on private ranges are allowed. */
+  webhookAllowPrivate: boolean;
 }
 
 export interface ConfigOverrides {
@@ -64,6 +66,12 @@ const FILES = {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+/** `1` or `true` (any case): a switch that is on. */
+function isOn(value: string | undefined): boolean {
+  const text = nonEmpty(value)?.toLowerCase();
+  return text === "1" || text === "true";
 }
 
 function parsePort(value: string | number | undefined, fallback: number): number {
@@ -155,5 +163,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     bodyLimit: nonEmpty(env.PBX_BODY_LIMIT) ?? "1mb",
     defaultTrunkHost: nonEmpty(env.PBX_DEFAULT_TRUNK_HOST) ?? "127.0.0.1",
     greetingMaxChars: parseCharacterCap(env.PBX_GREETING_MAX_CHARS),
+    webhookAllowPrivate: isOn(env.PBX_WEBHOOK_ALLOW_PRIVATE),
   };
 }

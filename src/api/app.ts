@@ -4,16 +4,12 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import Koa from "koa";
 import { type Logger, pino } from "pino";
+import { type Clock, systemClock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { CallControlPort } from "../domain/call-control.js";
 import type { ConfigDeploys } from "../domain/config-deploy.js";
 import { type LiveCallsView, noLiveCalls } from "../domain/live-calls.js";
-import {
-  type Clock,
-  type DeployScheduler,
-  type EngineHealthProbe,
-  systemClock,
-} from "../domain/ports.js";
+import type { DeployScheduler, EngineHealthProbe } from "../domain/ports.js";
 import { createTokenService } from "../domain/tokens.js";
 import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
 import { type Db, storeIsHealthy } from "../store/database.js";

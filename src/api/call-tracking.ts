@@ -3,12 +3,12 @@
 // here, beside the deploy engine, because it joins the engine layer (events) to the domain
 // (ingest, rule 3, live calls).
 import type { Logger } from "pino";
+import type { Clock } from "../clock.js";
 import type { CallControlPort } from "../domain/call-control.js";
 import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
 import { RefreshingOrgDirectory } from "../domain/call-org.js";
 import { NotFound } from "../domain/errors.js";
 import { LiveCalls } from "../domain/live-calls.js";
-import type { Clock } from "../domain/ports.js";
 import { RegistrationIngest } from "../domain/registration-ingest.js";
 import {
   AmiConnection,

@@ -1,11 +1,6 @@
 // Narrowing helpers for handlers: the route's auth kinds already guarantee the kind, these make
 // it a type (and fail loudly if a route's declaration and its handler disagree).
-import type {
-  AdminPrincipal,
-  OrgPrincipal,
-  PendingUserPrincipal,
-  Principal,
-} from "../domain/principal.js";
+import type { OrgPrincipal, PendingUserPrincipal, Principal } from "../domain/principal.js";
 
 function wrongKind(expected: string, principal: Principal | null): Error {
   return new Error(
@@ -16,12 +11,6 @@ function wrongKind(expected: string, principal: Principal | null): Error {
 /** The org caller of an `org` route. */
 export function orgCaller(principal: Principal | null): OrgPrincipal {
   if (principal?.kind !== "org") throw wrongKind("org", principal);
-  return principal;
-}
-
-/** The admin caller of an `admin` route. */
-export function adminCaller(principal: Principal | null): AdminPrincipal {
-  if (principal?.kind !== "admin") throw wrongKind("admin", principal);
   return principal;
 }
 

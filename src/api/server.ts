@@ -2,6 +2,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import { systemClock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { StartupSummary } from "../deploy/store-deploys.js";
 import {
@@ -9,15 +10,10 @@ import {
   type ServerEngine,
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
-import {
-  type DeployScheduler,
-  type EngineHealthProbe,
-  noDeploys,
-  systemClock,
-} from "../domain/ports.js";
+import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
+import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
 import { type Db, openStore } from "../store/database.js";
-import { startWebhookService, type WebhookService } from "../webhooks/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
 
@@ -96,8 +92,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     webhooks = await startWebhookService({
       db,
       serverKey: options.config.serverKey,
+      allowPrivate: options.config.webhookAllowPrivate,
       logger: options.logger,
-      ...(options.env ? { env: options.env } : {}),
     });
   } catch (error) {
     server.close();

@@ -3,8 +3,8 @@
 // same interface for the server.
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../atomic-files.js";
 import type { EngineHealth, ReloadOutcome } from "../engine/target.js";
-import { writeFileAtomic } from "./atomic-files.js";
 
 export type DeployResultKind = "ok" | "unchanged" | "failed";
 

@@ -6,9 +6,9 @@
 import { randomUUID } from "node:crypto";
 import { access, readdir, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { removeFileDurable, writeFileAtomic } from "../atomic-files.js";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, EngineProbe, EngineTarget, ReloadOutcome } from "../engine/target.js";
-import { removeFileDurable, writeFileAtomic } from "./atomic-files.js";
 import type { AppliedRevision, DeployLog, DeployRecord, FileStamp } from "./deploy-log.js";
 import { STATE_DIR } from "./deploy-log.js";
 import { probesFor } from "./engine-probes.js";

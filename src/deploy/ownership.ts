@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { writeFileAtomic } from "./atomic-files.js";
+import { writeFileAtomic } from "../atomic-files.js";
 import { STATE_DIR } from "./deploy-log.js";
 
 /** `store`: a server's store in `dataDir`; `files`: `pbxctl deploy` of org YAML files. */

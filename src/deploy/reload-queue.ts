@@ -4,6 +4,7 @@
 // waiting in the queue is shared: two orgs whose dialplans changed get one `dialplan reload`
 // after both files are written.
 
+import { systemTimers, type Timers } from "../clock.js";
 import { EngineBusyError, type EngineTarget, type ReloadOutcome } from "../engine/target.js";
 import type { ReloadCommand } from "./reloads.js";
 
@@ -13,7 +14,8 @@ export interface ReloadQueueOptions {
   /** First wait after a refusal; doubles each time up to `retryMaxMs`. */
   retryInitialMs?: number;
   retryMaxMs?: number;
-  sleep?: (ms: number) => Promise<void>;
+  /** The waits between retries (src/clock.ts). */
+  timers?: Timers;
 }
 
 interface Job {
@@ -30,7 +32,7 @@ export class ReloadQueue {
   private readonly maxAttempts: number;
   private readonly retryInitialMs: number;
   private readonly retryMaxMs: number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly timers: Timers;
   /** Number of reload commands sent to the engine (retries included). */
   sent = 0;
 
@@ -41,7 +43,7 @@ export class ReloadQueue {
     this.maxAttempts = options.maxAttempts ?? 8;
     this.retryInitialMs = options.retryInitialMs ?? 200;
     this.retryMaxMs = options.retryMaxMs ?? 5000;
-    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.timers = options.timers ?? systemTimers;
   }
 
   /**
@@ -125,7 +127,7 @@ export class ReloadQueue {
       } catch (error) {
         lastError = (error as Error).message;
         if (!(error instanceof EngineBusyError) || attempt === this.maxAttempts) break;
-        await this.sleep(delay);
+        await new Promise<void>((resolve) => this.timers.setTimer(delay, resolve));
         delay = Math.min(delay * 2, this.retryMaxMs);
       }
     }

@@ -6,8 +6,9 @@
 // the caller, whose request has already been answered; it is retried with backoff (1 s, 2 s,
 // 5 s, ... up to a minute) until the engine takes it, so an engine that is down, restarting or
 // refusing a reload catches up by itself.
+
+import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import type { CompiledFile } from "../compiler/types.js";
-import { type Clock, systemClock, type TimerHandle } from "./clock.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { DeployOptions } from "./deployer.js";
 import { orgUnit, splitIntoUnits, type UnitFiles, unitId } from "./units.js";
@@ -34,7 +35,7 @@ export interface DeploySchedulerOptions {
   buildOrg: OrgBuilder;
   /** Regenerates and deploys the gateway; called after an org's DIDs changed. */
   regenerateGateway?: () => Promise<unknown>;
-  clock?: Clock;
+  timers?: Timers;
   /** Quiet time after the last edit (default 800 ms). */
   debounceMs?: number;
   /** Longest wait after the first edit of a burst (default 5000 ms). */
@@ -61,7 +62,7 @@ export class OrgDeployScheduler {
   private readonly running = new Map<string, Promise<void>>();
   private readonly lastPrefix = new Map<string, string>();
   private readonly lastDids = new Map<string, string>();
-  private readonly clock: Clock;
+  private readonly timers: Timers;
   private readonly debounceMs: number;
   private readonly maxDelayMs: number;
   private readonly retries = new Map<string, TimerHandle>();
@@ -71,7 +72,7 @@ export class OrgDeployScheduler {
   private stopped = false;
 
   constructor(private readonly options: DeploySchedulerOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
     this.debounceMs = options.debounceMs ?? 800;
     this.maxDelayMs = options.maxDelayMs ?? 5000;
   }
@@ -83,12 +84,15 @@ export class OrgDeployScheduler {
       return;
     }
     this.cancelRetry(orgId);
-    const now = this.clock.now();
+    const now = this.timers.now();
     const existing = this.pending.get(orgId);
     existing?.timer.cancel();
     const firstAt = existing?.firstAt ?? now;
     const delay = Math.max(0, Math.min(this.debounceMs, firstAt + this.maxDelayMs - now));
-    this.pending.set(orgId, { firstAt, timer: this.clock.setTimer(delay, () => this.fire(orgId)) });
+    this.pending.set(orgId, {
+      firstAt,
+      timer: this.timers.setTimer(delay, () => this.fire(orgId)),
+    });
   }
 
   /** Deploys `orgId` now (cancelling a pending one) and resolves with the unit records. */
@@ -210,7 +214,7 @@ export class OrgDeployScheduler {
     this.cancelRetry(orgId);
     this.retries.set(
       orgId,
-      this.clock.setTimer(delay, () => {
+      this.timers.setTimer(delay, () => {
         this.retries.delete(orgId);
         if (this.stopped) return;
         void this.enqueue(orgId, async () => {

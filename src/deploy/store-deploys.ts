@@ -3,9 +3,9 @@
 // gateway regeneration, reloads, the desired-vs-applied status of an org, and the start-up
 // deploy that makes the engine directory a complete, loadable set.
 import { randomUUID } from "node:crypto";
+import type { Timers } from "../clock.js";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, ReloadOutcome } from "../engine/target.js";
-import type { Clock } from "./clock.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { Deployer } from "./deployer.js";
 import { reloadsFor } from "./reloads.js";
@@ -17,7 +17,7 @@ import { orgUnit, type UnitFiles, unitId } from "./units.js";
 export interface StoreDeploysOptions {
   builds: StoreBuilds;
   deployer: Deployer;
-  clock?: Clock;
+  timers?: Timers;
   debounceMs?: number;
   maxDelayMs?: number;
   /** Told about every failure of background work (the request that caused it has succeeded). */
@@ -92,7 +92,7 @@ export class StoreDeploys {
       deployer: options.deployer,
       buildOrg: (orgId) => this.buildOrg(orgId, "schedule"),
       regenerateGateway: () => this.regenerateGateway("schedule"),
-      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.timers ? { timers: options.timers } : {}),
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
       ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
       ...(options.onError ? { onError: options.onError } : {}),

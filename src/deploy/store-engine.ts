@@ -4,6 +4,7 @@
 // `startServer` and the integration tests wire the same thing.
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import type { Timers } from "../clock.js";
 import {
   createEngineTarget,
   EngineConfigError,
@@ -15,7 +16,6 @@ import {
 import type { GatewayOptions } from "../model/gateway.js";
 import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
-import type { Clock } from "./clock.js";
 import { Deployer } from "./deployer.js";
 import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
@@ -32,7 +32,7 @@ export interface ServerEngineOptions {
   logger?: Logger;
   /** Default: built from `env` (PBX_ENGINE, PBX_AMI_*). */
   target?: EngineTarget;
-  clock?: Clock;
+  timers?: Timers;
   debounceMs?: number;
   maxDelayMs?: number;
   reloadQueueOptions?: ReloadQueueOptions;
@@ -86,7 +86,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   const deploys = new StoreDeploys({
     builds: new StoreBuilds({ db: options.db, gateway, soundsDir: paths.soundsDir }),
     deployer,
-    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.timers ? { timers: options.timers } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
     onError: (orgId, error) =>

@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { isTempFile } from "./atomic-files.js";
+import { isTempFile } from "../atomic-files.js";
 import { type DeployUnit, TOP_LEVEL_FILES, unitRoot } from "./units.js";
 
 export interface UnitListing {

@@ -7,14 +7,14 @@ import { randomUUID } from "node:crypto";
 import type { OrgExtras, OrgMember, OrgWebhook } from "../model/org-extras.js";
 import type { Db } from "../store/database.js";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
-import { parseWebhookEvents } from "../webhooks/events.js";
-import { RETRY_COUNT, TIMEOUT_MS } from "../webhooks/settings.js";
-import type { WebhookRow } from "../webhooks/tables.js";
-import { checkWebhookUrl, type UrlPolicy } from "../webhooks/url-guard.js";
-import { createWebhookRepository, newWebhookRow } from "../webhooks/webhook-repository.js";
+import type { WebhookRow } from "../store/schema.js";
+import { createWebhookRepository, newWebhookRow } from "../store/webhook-repository.js";
+import { RETRY_COUNT, TIMEOUT_MS } from "../webhooks/policy.js";
+import type { UrlPolicy } from "../webhooks/url-guard.js";
 import type { Change } from "./apply.js";
 import { BadRequest } from "./errors.js";
 import { type Matched, match } from "./matching.js";
+import { checkWebhookUrl, parseWebhookEvents } from "./webhook-rules.js";
 
 export interface ExtrasPlan {
   webhooks: Matched<OrgWebhook> | null;

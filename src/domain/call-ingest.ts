@@ -3,6 +3,8 @@
 // event (reconnect, restart) is recognised by (uniqueid, sequence) and changes nothing. The call
 // and queue webhooks a new journey event means are written to the outbox in that same
 // transaction, so a replayed event, refused as a duplicate, never emits twice.
+
+import type { Clock } from "../clock.js";
 import type { CdrRecord, JourneyEvent } from "../engine/call-events.js";
 import {
   callStepsOf,
@@ -12,10 +14,9 @@ import {
 } from "../store/call-record-repository.js";
 import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
-import { emitEvent } from "../webhooks/outbox.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
 import { callWebhooksOf } from "./call-webhooks.js";
-import type { Clock } from "./ports.js";
+import { emitEvent } from "./webhook-events.js";
 
 export type IngestResult =
   | { stored: true; orgId: string | null; linkedid: string }

@@ -3,7 +3,7 @@
 // equals the org id, or its peeraccount equals the org id, or its channel contains the org's
 // context prefix. No other clause exists here: a past defect matched every org's AI-outbound
 // calls through a wider one.
-import type { Clock } from "./ports.js";
+import type { Clock } from "../clock.js";
 
 export interface OrgMarker {
   id: string;

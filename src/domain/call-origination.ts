@@ -5,6 +5,7 @@
 // resolved here only to refuse early (rules 1 and 6) and to hand a checked rule 1 caller_id to
 // the route; rules 2-5 are the dialplan's, which the compiler printed from the same function.
 import { randomUUID } from "node:crypto";
+import type { Clock } from "../clock.js";
 import { orgNames } from "../compiler/names.js";
 import {
   type CallerIdSource,
@@ -18,7 +19,6 @@ import { loadOrgState } from "../store/load-org-state.js";
 import type { CallControlPort } from "./call-control.js";
 import { BadRequest, Forbidden, NotFound, Unavailable } from "./errors.js";
 import { runIdempotent } from "./idempotency.js";
-import type { Clock } from "./ports.js";
 
 export interface OriginationDeps {
   db: Db;

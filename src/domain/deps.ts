@@ -1,9 +1,11 @@
 // Everything a use case may need, built once by the app and passed down.
+
+import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Db } from "../store/database.js";
 import type { SpeechEngine } from "../tts/engine.js";
 import type { ConfigDeploys } from "./config-deploy.js";
-import type { Clock, DeployScheduler } from "./ports.js";
+import type { DeployScheduler } from "./ports.js";
 import type { TokenService } from "./tokens.js";
 
 export interface DomainDeps {

@@ -11,7 +11,7 @@ import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOrgUserRepository } from "../store/org-user-repository.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
-import { createWebhookRepository } from "../webhooks/webhook-repository.js";
+import { createWebhookRepository } from "../store/webhook-repository.js";
 import { memberEntry, webhookEntry } from "./apply-extras.js";
 import { NotFound } from "./errors.js";
 

@@ -3,6 +3,7 @@
 // in the store before the engine is asked, so concurrent repeats cannot both originate; a request
 // that fails before anything was placed gives its key back, so the client may retry it.
 import { createHash } from "node:crypto";
+import type { Clock } from "../clock.js";
 import type { Db } from "../store/database.js";
 import {
   claimIdempotencyKey,
@@ -11,7 +12,6 @@ import {
   storeIdempotentAnswer,
 } from "../store/idempotency-key-repository.js";
 import { BadRequest, Conflict } from "./errors.js";
-import type { Clock } from "./ports.js";
 
 /** Printable ASCII without spaces, as in the IETF draft's examples; up to 255 characters. */
 const KEY = /^[\x21-\x7e]{1,255}$/;

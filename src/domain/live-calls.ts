@@ -2,9 +2,10 @@
 // `CoreShowChannels` list after every (re)connect, each channel with its org by SPEC.md §1
 // rule 3 (re-derived on every change: an inbound channel gets its org's accountcode only once
 // the DID's dialplan runs). Kept in memory: a restart rebuilds it from the engine.
+
+import type { Clock } from "../clock.js";
 import type { ChannelSnapshot } from "../engine/call-events.js";
 import type { CallOrgEvidence } from "./call-org.js";
-import type { Clock } from "./ports.js";
 
 export interface LiveChannel extends ChannelSnapshot {
   orgId: string | null;

@@ -5,17 +5,18 @@
 // File names are either chosen by the server or held to `^[a-z0-9_-]{1,64}$`, and the directory
 // comes from the org id of the credential, so nothing in a request can name a path outside it.
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import wavefilePackage from "wavefile";
+import { writeFileAtomic } from "../atomic-files.js";
 import { wavNamesIn } from "../deploy/moh-files.js";
 import { MEDIA_FILE_NAME } from "../model/org-state.js";
-import { resample, TELEPHONY_SAMPLE_RATE } from "../tts/resample.js";
-import { encodeWav, parseWav } from "../tts/wav.js";
+import { TtsInputError } from "../tts/errors.js";
+import { TELEPHONY_SAMPLE_RATE } from "../tts/resample.js";
+import { toTelephonyWav } from "../tts/telephony-wav.js";
+import { parseWav } from "../tts/wav.js";
+import { notifyConfigChanged } from "./config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, NotFound } from "./errors.js";
-
-const { WaveFile } = wavefilePackage;
 
 export type MediaKind = "greeting" | "moh";
 
@@ -54,88 +55,6 @@ function checkedName(name: string): string {
     );
   }
   return name;
-}
-
-const DECODABLE_FORMATS: Record<number, string> = {
-  1: "PCM",
-  3: "IEEE float",
-  6: "A-law",
-  7: "mu-law",
-  65534: "extensible",
-};
-
-/** Samples of `bytes` as one 16-bit channel (channels averaged) at the file's own rate. */
-function decodeMono16(bytes: Uint8Array): { pcm: Int16Array; sampleRate: number } {
-  let info: ReturnType<typeof parseWav>;
-  try {
-    info = parseWav(bytes);
-  } catch (error) {
-    throw new BadRequest(`Upload a WAV file: ${(error as Error).message}`);
-  }
-  if (info.sampleRate < 1000 || info.sampleRate > 192000 || info.channels < 1) {
-    throw new BadRequest(`Unsupported WAV: ${info.channels} channels at ${info.sampleRate} Hz`);
-  }
-  if (info.audioFormat === 1 && info.bitsPerSample === 16 && info.channels === 1) {
-    return { pcm: info.pcm, sampleRate: info.sampleRate };
-  }
-  if (DECODABLE_FORMATS[info.audioFormat] === undefined) {
-    throw new BadRequest(
-      `Unsupported WAV encoding (format ${info.audioFormat}): use PCM, IEEE float, A-law or mu-law`,
-    );
-  }
-  // Other encodings and multi-channel files: wavefile decodes them to 16-bit samples.
-  try {
-    const wav = new WaveFile(bytes);
-    if (info.audioFormat === 7) wav.fromMuLaw();
-    else if (info.audioFormat === 6) wav.fromALaw();
-    else if (info.bitsPerSample !== 16) wav.toBitDepth("16");
-    const samples = wav.getSamples(false, Int16Array) as unknown as Int16Array | Int16Array[];
-    return { pcm: mixDown(samples), sampleRate: info.sampleRate };
-  } catch (error) {
-    if (error instanceof BadRequest) throw error;
-    throw new BadRequest(`Could not decode the WAV file: ${(error as Error).message}`);
-  }
-}
-
-function mixDown(samples: Int16Array | Int16Array[]): Int16Array {
-  if (!Array.isArray(samples)) return samples;
-  const [first] = samples;
-  if (!first) return new Int16Array(0);
-  if (samples.length === 1) return first;
-  const mono = new Int16Array(first.length);
-  for (let i = 0; i < mono.length; i++) {
-    let sum = 0;
-    for (const channel of samples) sum += channel[i] ?? 0;
-    mono[i] = Math.round(sum / samples.length);
-  }
-  return mono;
-}
-
-/** Any supported WAV as an 8 kHz, 16-bit, mono PCM WAV (Asterisk's native slin). */
-export function toTelephonyWav(bytes: Uint8Array): Uint8Array {
-  const audio = decodeMono16(bytes);
-  if (audio.pcm.length === 0) throw new BadRequest("The WAV file holds no audio");
-  const converted = resample(audio, TELEPHONY_SAMPLE_RATE);
-  return encodeWav(converted.pcm, TELEPHONY_SAMPLE_RATE);
-}
-
-async function writeAtomically(directory: string, file: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(directory, { recursive: true });
-  const temporary = join(directory, `.${file}.${randomBytes(6).toString("hex")}.tmp`);
-  try {
-    const handle = await open(temporary, "wx", 0o644);
-    try {
-      await handle.writeFile(bytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    // A call playing the old file keeps it open; the rename never shows a half-written one.
-    await rename(temporary, join(directory, file));
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
 }
 
 async function describe(
@@ -179,9 +98,16 @@ export async function uploadMedia(
     input.name === undefined
       ? `${KINDS[kind].prefix}_${randomBytes(6).toString("hex")}`
       : checkedName(input.name);
-  const wav = toTelephonyWav(input.audio);
+  let wav: Uint8Array;
+  try {
+    wav = toTelephonyWav(input.audio);
+  } catch (error) {
+    if (error instanceof TtsInputError) throw new BadRequest(error.message);
+    throw error;
+  }
   const directory = mediaDir(deps.config.soundsDir, kind, orgId);
-  await writeAtomically(directory, `${name}.wav`, wav);
+  // A call playing the old file keeps it open; the rename never shows a half-written one.
+  await writeFileAtomic(join(directory, `${name}.wav`), wav);
   notifyChanged(deps, kind, orgId);
   return describe(directory, kind, orgId, name);
 }
@@ -239,5 +165,5 @@ export async function deleteMedia(
  * them is a configuration change: deploy the org. Greetings are played by name and need none.
  */
 function notifyChanged(deps: DomainDeps, kind: MediaKind, orgId: string): void {
-  if (kind === "moh") deps.deployScheduler.scheduleDeploy(orgId);
+  if (kind === "moh") notifyConfigChanged(deps, orgId);
 }

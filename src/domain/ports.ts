@@ -11,8 +11,3 @@ export type EngineHealthProbe = () => string | Promise<string>;
 
 /** A scheduler that does nothing: for commands and tests that never deploy. */
 export const noDeploys: DeployScheduler = { scheduleDeploy() {} };
-
-/** The time source of the domain (JWT issue/expiry, timestamps); injected so tests need no sleep. */
-export type Clock = () => Date;
-
-export const systemClock: Clock = () => new Date();

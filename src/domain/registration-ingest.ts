@@ -9,6 +9,8 @@
 // one is removed. A replayed event, a refresh or reachability change of a known contact, or a
 // service restart changes nothing and emits nothing; a second phone registering on the same
 // extension emits nothing either.
+
+import type { Clock } from "../clock.js";
 import type { ContactChange } from "../engine/registration-events.js";
 import type { Db } from "../store/database.js";
 import {
@@ -16,9 +18,8 @@ import {
   countSipContacts,
   removeSipContact,
 } from "../store/sip-contact-repository.js";
-import { emitEvent } from "../webhooks/outbox.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
-import type { Clock } from "./ports.js";
+import { emitEvent } from "./webhook-events.js";
 
 export type RegistrationResult =
   | { emitted: "user.registered" | "user.unregistered" | null; orgId: string }

@@ -175,9 +175,6 @@ export function channelSnapshotOf(event: AmiMessage): ChannelSnapshot | null {
   };
 }
 
-/** Events that end a channel; any other event with a snapshot says the channel is up. */
-export const CHANNEL_GONE_EVENT = "hangup";
-
 /** Events a call's journey shows, and the fields of each worth keeping beside the channel. */
 const JOURNEY_DETAIL: Readonly<Record<string, readonly string[]>> = {
   newchannel: [],

@@ -198,6 +198,60 @@ export interface OutboundRoutePatternsTable {
 }
 
 /** Every table of the store. Later migrations add their tables here too. */
+export type DeliveryStatus = "pending" | "in_flight" | "delivered" | "failed" | "cancelled";
+
+export type DeactivatedReason = "gone" | "too_many_failures";
+
+/** A webhook of an org (migration 0701), with the delivery-health fields the dispatcher keeps. */
+export interface WebhooksTable {
+  id: string;
+  org_id: string;
+  url: string;
+  /** JSON array of event types. */
+  events: string;
+  /** Sealed (src/domain/webhook-service.ts); null when the webhook signs nothing. */
+  secret: string | null;
+  active: number;
+  retry_count: number;
+  timeout_ms: number;
+  last_delivery: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  /** Failed attempts since the last success. */
+  failure_count: number;
+  /** Deliveries that ended `failed` since the last success. */
+  failed_deliveries_in_row: number;
+  deactivated_reason: DeactivatedReason | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The outbox (migration 0701): one row per (event, webhook). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  org_id: string;
+  webhook_id: string;
+  event_id: string;
+  message_id: string;
+  event_type: string;
+  /** JSON of the event's `data`. */
+  data: string;
+  status: DeliveryStatus;
+  /** Attempts made so far. */
+  attempt: number;
+  /** When the next attempt is due (pending rows only). */
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  /** HTTP status of the last attempt; null when it got no answer. */
+  last_status: number | null;
+  last_latency_ms: number | null;
+  last_error: string | null;
+  replay_of: string | null;
+  claim_token: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -218,6 +272,8 @@ export interface Database {
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   sip_contacts: SipContactsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
@@ -234,3 +290,5 @@ export type DidRow = Selectable<DidsTable>;
 export type DidRequestRow = Selectable<DidRequestsTable>;
 export type TrunkRow = Selectable<TrunksTable>;
 export type OutboundRouteRow = Selectable<OutboundRoutesTable>;
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;

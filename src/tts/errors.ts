@@ -50,6 +50,11 @@ export class UnknownVoiceError extends TtsInputError {
   }
 }
 
+/** Uploaded audio that is not a WAV file this module can decode. */
+export class UnsupportedAudioError extends TtsInputError {
+  override name = "UnsupportedAudioError";
+}
+
 /** A greeting id that cannot safely become a file name. */
 export class InvalidGreetingIdError extends TtsInputError {
   override name = "InvalidGreetingIdError";

@@ -1,9 +1,9 @@
 // IVR greeting files: `<sounds>/greetings/greeting_ivr_<id>.wav`, which the dialplan plays as
 // `Background(greetings/greeting_ivr_<id>)`. Written atomically so that a call never plays a
 // half-written file, even while the greeting is being regenerated.
-import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, rm, unlink } from "node:fs/promises";
+import { unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../atomic-files.js";
 import { InvalidGreetingIdError } from "./errors.js";
 
 /** Sub-directory of the sounds directory that holds generated greetings. */
@@ -24,8 +24,8 @@ export function greetingPath(soundsDir: string, ivrId: string): string {
 }
 
 /**
- * Replaces the greeting of `ivrId` with `wav` atomically (temporary file in the same directory,
- * fsync, rename, directory fsync); creates `greetings/` if needed. Returns the file's path.
+ * Replaces the greeting of `ivrId` with `wav` atomically and durably (src/atomic-files.ts);
+ * creates `greetings/` if needed. Returns the file's path.
  */
 export async function writeGreeting(
   soundsDir: string,
@@ -33,26 +33,7 @@ export async function writeGreeting(
   wav: Uint8Array,
 ): Promise<string> {
   const target = greetingPath(soundsDir, ivrId);
-  const directory = join(soundsDir, GREETINGS_DIR);
-  await mkdir(directory, { recursive: true });
-  const temporary = join(
-    directory,
-    `.${greetingPrompt(ivrId)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
-  );
-  try {
-    const file = await open(temporary, "wx", 0o644);
-    try {
-      await file.writeFile(wav);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temporary, target);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
-  await syncDirectory(directory);
+  await writeFileAtomic(target, wav);
   return target;
 }
 
@@ -64,20 +45,5 @@ export async function removeGreeting(soundsDir: string, ivrId: string): Promise<
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw error;
-  }
-}
-
-// Makes the rename itself durable. Some platforms cannot open directories; the rename is still
-// atomic there, only not yet durable, so that failure is ignored.
-async function syncDirectory(directory: string): Promise<void> {
-  try {
-    const handle = await open(directory, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // best effort, see above
   }
 }

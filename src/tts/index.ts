@@ -1,52 +1,15 @@
-// Public surface of the speech layer (what `src/api` and `src/cli` import).
-export { DEFAULT_CHUNK_CHARS, splitIntoChunks } from "./chunk-text.js";
+// Public surface of the speech layer (what `src/api`, `src/domain` and `src/cli` import). Only
+// what a caller uses is listed; modules inside the layer import each other directly.
 export type { PcmAudio, SpeechEngine } from "./engine.js";
+export { TtsError, TtsInputError } from "./errors.js";
+export { greetingPath, greetingPrompt, removeGreeting, writeGreeting } from "./greetings.js";
+export { TELEPHONY_SAMPLE_RATE } from "./resample.js";
+export { createSpeechEngine, type EngineName, engineNameFromEnv } from "./select-engine.js";
+export { greetingWav, PREVIEW_MAX_CHARS, previewWav, type SpeechRequest } from "./synthesize.js";
 export {
-  InvalidGreetingIdError,
-  PreviewTextTooLongError,
-  TextRequiredError,
-  TtsEngineError,
-  TtsError,
-  TtsInputError,
-  UnknownLanguageError,
-  UnknownVoiceError,
-} from "./errors.js";
-export { EspeakEngine } from "./espeak-engine.js";
-export { GoogleEngine, type GoogleTtsClient } from "./google-engine.js";
-export {
-  GREETINGS_DIR,
-  greetingPath,
-  greetingPrompt,
-  removeGreeting,
-  writeGreeting,
-} from "./greetings.js";
-export { resample, TELEPHONY_SAMPLE_RATE } from "./resample.js";
-export {
-  createSpeechEngine,
-  ENGINE_NAMES,
-  type EngineName,
-  type EngineOptions,
-  engineNameFromEnv,
-} from "./select-engine.js";
-export {
-  greetingWav,
-  PREVIEW_MAX_CHARS,
-  previewWav,
-  type SpeechRequest,
-  type SynthesizeOptions,
-  synthesizeLong,
-  synthesizeWav,
-} from "./synthesize.js";
-export {
-  DEFAULT_LANGUAGE,
-  type LanguageGroup,
   resolveVoice,
   VOICE_CATALOGUE,
-  type Voice,
   type VoiceCatalogue,
   VoiceCatalogueSchema,
-  type VoiceGender,
-  VoiceSchema,
 } from "./voices.js";
-export { encodeWav, type ParsedWav, parseWav } from "./wav.js";
-export { type WorkerEngineOptions, WorkerSpeechEngine } from "./worker-engine.js";
+export { parseWav } from "./wav.js";

@@ -1,19 +1,19 @@
 // One delivery attempt: build the signed request, POST it, and record what happened on the
 // delivery row and on the webhook's health fields (in one transaction).
 import { performance } from "node:perf_hooks";
-import { createDeliveryRepository } from "./delivery-repository.js";
-import type { WebhookHttpClient } from "./http-client.js";
-import { nextRetryDelayMs } from "./retry.js";
-import type { SecretSealer } from "./secrets.js";
-import { DEACTIVATE_AFTER_FAILED_DELIVERIES, ERROR_TEXT_MAX } from "./settings.js";
+import type { Db } from "../store/database.js";
 import type {
-  AnyDb,
   DeactivatedReason,
   DeliveryRow,
   DeliveryStatus,
   WebhookRow,
-} from "./tables.js";
-import { createWebhookRepository } from "./webhook-repository.js";
+} from "../store/schema.js";
+import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
+import { createWebhookRepository } from "../store/webhook-repository.js";
+import type { WebhookHttpClient } from "./http-client.js";
+import { DEACTIVATE_AFTER_FAILED_DELIVERIES, ERROR_TEXT_MAX } from "./policy.js";
+import { nextRetryDelayMs } from "./retry.js";
+import type { SecretSealer } from "./secrets.js";
 import { buildWireRequest } from "./wire.js";
 
 export interface AttemptOutcome {
@@ -139,7 +139,7 @@ export type Deactivation = { webhookId: string; reason: DeactivatedReason };
  * of failed deliveries reaching `deactivateAfter`. Returns the deactivations.
  */
 export async function recordAttempts(
-  db: AnyDb,
+  db: Db,
   attempts: readonly FinishedAttempt[],
   finishedAt: Date,
   options: RecordOptions,

@@ -8,30 +8,23 @@
 // commits (every attempt that finishes while a commit runs goes into the next one). A slot is
 // freed only once its attempt is recorded, so a crash never loses more than what is in flight.
 import { randomUUID } from "node:crypto";
-import { type Clock, systemClock } from "../domain/ports.js";
-import { decide, type FinishedAttempt, recordAttempts, sendAttempt } from "./attempt.js";
-import { createDeliveryRepository } from "./delivery-repository.js";
+import { type Clock, systemClock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import type { Db } from "../store/database.js";
+import type { DeliveryRow, WebhookRow } from "../store/schema.js";
+import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
+import { createWebhookRepository } from "../store/webhook-repository.js";
+import {
+  type Deactivation,
+  decide,
+  type FinishedAttempt,
+  type RecordOptions,
+  recordAttempts,
+  sendAttempt,
+} from "./attempt.js";
 import type { WebhookHttpClient } from "./http-client.js";
-import { outboxSignal } from "./outbox.js";
+import { outboxSignal } from "./outbox-signal.js";
+import { DEACTIVATE_AFTER_FAILED_DELIVERIES } from "./policy.js";
 import { plainSecrets, type SecretSealer } from "./secrets.js";
-import { DEACTIVATE_AFTER_FAILED_DELIVERIES } from "./settings.js";
-import type { AnyDb, DeliveryRow, WebhookRow } from "./tables.js";
-import { createWebhookRepository } from "./webhook-repository.js";
-
-/** The timer functions the dispatcher uses (globals by default). */
-export interface Timers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const systemTimers: Timers = {
-  setTimeout: (callback, ms) => {
-    const handle = setTimeout(callback, ms);
-    handle.unref?.();
-    return handle;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export interface DispatcherLogger {
   info(object: object, message: string): void;
@@ -40,10 +33,12 @@ export interface DispatcherLogger {
 
 export interface DispatcherOptions {
   /** The database itself (not a transaction): attempts are recorded in their own transactions. */
-  db: AnyDb;
+  db: Db;
   http: WebhookHttpClient;
   secrets?: SecretSealer;
+  /** Wall time: due dates of rows. */
   clock?: Clock;
+  /** The waits between looks at the outbox (only `setTimer` is used). */
   timers?: Timers;
   /** Attempts in flight at once (default 16). */
   concurrency?: number;
@@ -65,195 +60,244 @@ export interface WebhookDispatcher {
   wake(): void;
 }
 
-interface QueuedRecord {
-  attempt: FinishedAttempt;
-  done: () => void;
-}
+/**
+ * Group commit of finished attempts: every attempt that finishes while a commit runs goes into
+ * the next one. `add` resolves once the attempt is recorded (or its commit failed and was logged).
+ */
+class AttemptRecorder {
+  private readonly waiting: { attempt: FinishedAttempt; done: () => void }[] = [];
+  /** A commit is running; attempts that finish now wait for the next one. */
+  private committing = false;
 
-/** A dispatcher over `options.db`; nothing runs until `start()` or `runDue()`. */
-export function createDispatcher(options: DispatcherOptions): WebhookDispatcher {
-  const { db, http } = options;
-  const secrets = options.secrets ?? plainSecrets;
-  const clock = options.clock ?? systemClock;
-  const timers = options.timers ?? systemTimers;
-  const concurrency = Math.max(1, options.concurrency ?? 16);
-  // Claim again only when this many or fewer are in flight, so claims come in batches.
-  const lowWater = Math.floor(concurrency / 2);
-  const pollIntervalMs = options.pollIntervalMs ?? 1000;
-  const recordOptions = {
-    retries: true,
-    deactivateAfter: options.deactivateAfter ?? DEACTIVATE_AFTER_FAILED_DELIVERIES,
-  };
-  const deliveries = createDeliveryRepository(db);
-  const webhooks = createWebhookRepository(db);
+  constructor(
+    private readonly commit: (attempts: FinishedAttempt[]) => Promise<void>,
+    private readonly onFailure: (error: unknown, count: number) => void,
+  ) {}
 
-  let inFlight = 0;
-  const settled = new Set<Promise<void>>();
-  let running = false;
-  let pumping = false;
-  let pumpAgain = false;
-  let timer: unknown = null;
-  let timerAt = Number.POSITIVE_INFINITY;
-  /** Earliest retry this dispatcher scheduled (rows written by others are found by polling). */
-  let nextRetryAt = Number.POSITIVE_INFINITY;
+  get busy(): boolean {
+    return this.committing;
+  }
 
-  const queue: QueuedRecord[] = [];
-  let flushing = false;
+  add(attempt: FinishedAttempt): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push({ attempt, done: resolve });
+      void this.drain();
+    });
+  }
 
-  async function flush(): Promise<void> {
-    if (flushing) return;
-    flushing = true;
+  private async drain(): Promise<void> {
+    if (this.committing) return;
+    this.committing = true;
     try {
-      while (queue.length > 0) {
-        const batch = queue.splice(0);
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0);
         try {
-          const deactivations = await recordAttempts(
-            db,
-            batch.map((b) => b.attempt),
-            clock(),
-            recordOptions,
-          );
-          for (const d of deactivations) {
-            options.logger?.info(
-              { webhook_id: d.webhookId, reason: d.reason },
-              "webhook deactivated",
-            );
-          }
-          for (const { attempt } of batch) {
-            if (attempt.decision.nextAttemptAt !== null) {
-              nextRetryAt = Math.min(nextRetryAt, Date.parse(attempt.decision.nextAttemptAt));
-            }
-          }
+          await this.commit(batch.map((b) => b.attempt));
         } catch (error) {
           // A store failure: these rows stay in flight and are retried after the next restart.
-          options.logger?.error({ err: error, count: batch.length }, "recording attempts failed");
+          this.onFailure(error, batch.length);
         }
         for (const { done } of batch) done();
       }
     } finally {
-      flushing = false;
+      this.committing = false;
+    }
+  }
+}
+
+/** The outbox dispatcher; build it with `createDispatcher`. */
+class OutboxDispatcher implements WebhookDispatcher {
+  private readonly db: Db;
+  private readonly http: WebhookHttpClient;
+  private readonly secrets: SecretSealer;
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private readonly concurrency: number;
+  /** Claim again only when this many or fewer are in flight, so claims come in batches. */
+  private readonly lowWater: number;
+  private readonly pollIntervalMs: number;
+  private readonly recordOptions: RecordOptions;
+  private readonly logger: DispatcherLogger | undefined;
+  private readonly deliveries: ReturnType<typeof createDeliveryRepository>;
+  private readonly webhooks: ReturnType<typeof createWebhookRepository>;
+  private readonly recorder: AttemptRecorder;
+
+  /** Between start() and stop(). */
+  private running = false;
+  /** Attempts started and not yet recorded. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** A claim loop is running. */
+  private claiming = false;
+  /** Something asked for a claim loop while one ran: it loops once more. */
+  private claimAgain = false;
+  /** The timer of the next look at the outbox, and when it fires (ms of the wall clock). */
+  private nextLook: { handle: TimerHandle; at: number } | null = null;
+  /** Earliest retry this dispatcher scheduled (rows written by others are found by polling). */
+  private nextRetryAt = Number.POSITIVE_INFINITY;
+  /** `wake` bound once, so stop() can unsubscribe it. */
+  readonly wake = (): void => {
+    if (this.running) void this.pump();
+  };
+
+  constructor(options: DispatcherOptions) {
+    this.db = options.db;
+    this.http = options.http;
+    this.secrets = options.secrets ?? plainSecrets;
+    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
+    this.concurrency = Math.max(1, options.concurrency ?? 16);
+    this.lowWater = Math.floor(this.concurrency / 2);
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.recordOptions = {
+      retries: true,
+      deactivateAfter: options.deactivateAfter ?? DEACTIVATE_AFTER_FAILED_DELIVERIES,
+    };
+    this.logger = options.logger;
+    this.deliveries = createDeliveryRepository(this.db);
+    this.webhooks = createWebhookRepository(this.db);
+    this.recorder = new AttemptRecorder(
+      (attempts) => this.commit(attempts),
+      (error, count) => this.logger?.error({ err: error, count }, "recording attempts failed"),
+    );
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    const now = this.clock().toISOString();
+    const released = await this.deliveries.releaseInFlight(now);
+    if (released > 0) {
+      this.logger?.info({ released }, "webhook deliveries left in flight are due again");
+    }
+    const due = await this.deliveries.nextDueAt();
+    if (due !== undefined) this.nextRetryAt = Date.parse(due);
+    this.running = true;
+    outboxSignal.on("emitted", this.wake);
+    void this.pump();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    outboxSignal.off("emitted", this.wake);
+    this.cancelNextLook();
+    while (this.inFlight.size > 0 || this.claiming || this.recorder.busy) {
+      await Promise.allSettled([...this.inFlight]);
+      if (this.claiming || this.recorder.busy) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
   }
 
-  function record(attempt: FinishedAttempt): Promise<void> {
-    return new Promise((resolve) => {
-      queue.push({ attempt, done: resolve });
-      void flush();
-    });
+  async runDue(): Promise<number> {
+    let count = 0;
+    for (;;) {
+      const started = await this.claimAndStart(this.concurrency);
+      if (started.length === 0) return count;
+      count += started.length;
+      await Promise.all(started);
+    }
   }
 
-  async function deliver(row: DeliveryRow, webhook: WebhookRow | undefined): Promise<void> {
+  /** Records a batch of attempts, logs deactivations and notes the earliest retry. */
+  private async commit(attempts: FinishedAttempt[]): Promise<void> {
+    const deactivations: Deactivation[] = await recordAttempts(
+      this.db,
+      attempts,
+      this.clock(),
+      this.recordOptions,
+    );
+    for (const d of deactivations) {
+      this.logger?.info({ webhook_id: d.webhookId, reason: d.reason }, "webhook deactivated");
+    }
+    for (const attempt of attempts) {
+      if (attempt.decision.nextAttemptAt !== null) {
+        this.nextRetryAt = Math.min(this.nextRetryAt, Date.parse(attempt.decision.nextAttemptAt));
+      }
+    }
+  }
+
+  private async deliver(row: DeliveryRow, webhook: WebhookRow | undefined): Promise<void> {
     try {
       if (webhook?.active !== 1) {
-        await deliveries.setStatus(row.id, "cancelled", clock().toISOString());
+        await this.deliveries.setStatus(row.id, "cancelled", this.clock().toISOString());
         return;
       }
-      const outcome = await sendAttempt(http, secrets, webhook, row, clock());
-      const decision = decide(webhook, outcome, clock(), recordOptions);
-      await record({ webhook, row, outcome, decision });
+      const outcome = await sendAttempt(this.http, this.secrets, webhook, row, this.clock());
+      const decision = decide(webhook, outcome, this.clock(), this.recordOptions);
+      await this.recorder.add({ webhook, row, outcome, decision });
     } catch (error) {
-      options.logger?.error({ err: error, delivery_id: row.id }, "webhook delivery failed");
+      this.logger?.error({ err: error, delivery_id: row.id }, "webhook delivery failed");
     }
   }
 
   /** Claims up to `limit` due rows and starts them; resolves with their completion promises. */
-  async function claimAndStart(limit: number): Promise<Promise<void>[]> {
-    const rows = await deliveries.claimDue(clock().toISOString(), limit, randomUUID());
+  private async claimAndStart(limit: number): Promise<Promise<void>[]> {
+    const rows = await this.deliveries.claimDue(this.clock().toISOString(), limit, randomUUID());
     if (rows.length === 0) return [];
-    const hooks = await webhooks.findManyByIds([...new Set(rows.map((r) => r.webhook_id))]);
-    return rows.map((row) => deliver(row, hooks.get(row.webhook_id)));
+    const hooks = await this.webhooks.findManyByIds([...new Set(rows.map((r) => r.webhook_id))]);
+    return rows.map((row) => this.deliver(row, hooks.get(row.webhook_id)));
   }
 
-  function track(promise: Promise<void>): void {
-    inFlight++;
-    settled.add(promise);
-    promise.finally(() => {
-      inFlight--;
-      settled.delete(promise);
-      if (running && inFlight <= lowWater) void pump();
+  private track(attempt: Promise<void>): void {
+    this.inFlight.add(attempt);
+    attempt.finally(() => {
+      this.inFlight.delete(attempt);
+      if (this.running && this.inFlight.size <= this.lowWater) void this.pump();
     });
   }
 
-  function scheduleNextLook(): void {
-    if (!running) return;
-    const now = clock().getTime();
-    const at = Math.min(now + pollIntervalMs, Math.max(now, nextRetryAt));
-    if (timer !== null && timerAt <= at) return;
-    if (timer !== null) timers.clearTimeout(timer);
-    timerAt = at;
-    timer = timers.setTimeout(() => {
-      timer = null;
-      timerAt = Number.POSITIVE_INFINITY;
-      if (nextRetryAt <= clock().getTime()) nextRetryAt = Number.POSITIVE_INFINITY;
-      void pump();
-    }, at - now);
+  private cancelNextLook(): void {
+    this.nextLook?.handle.cancel();
+    this.nextLook = null;
   }
 
-  async function pump(): Promise<void> {
-    if (!running) return;
-    if (pumping) {
-      pumpAgain = true;
+  /** Looks again at the next retry this dispatcher knows of, or after the poll interval. */
+  private scheduleNextLook(): void {
+    if (!this.running) return;
+    const now = this.clock().getTime();
+    const at = Math.min(now + this.pollIntervalMs, Math.max(now, this.nextRetryAt));
+    if (this.nextLook !== null && this.nextLook.at <= at) return;
+    this.cancelNextLook();
+    const handle = this.timers.setTimer(
+      at - now,
+      () => {
+        this.nextLook = null;
+        if (this.nextRetryAt <= this.clock().getTime()) {
+          this.nextRetryAt = Number.POSITIVE_INFINITY;
+        }
+        void this.pump();
+      },
+      { background: true },
+    );
+    this.nextLook = { handle, at };
+  }
+
+  /** Claims while there is room, then schedules the next look. One loop at a time. */
+  private async pump(): Promise<void> {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.claimAgain = true;
       return;
     }
-    pumping = true;
+    this.claiming = true;
     try {
       do {
-        pumpAgain = false;
-        while (running && inFlight <= lowWater) {
-          const started = await claimAndStart(concurrency - inFlight);
+        this.claimAgain = false;
+        while (this.running && this.inFlight.size <= this.lowWater) {
+          const started = await this.claimAndStart(this.concurrency - this.inFlight.size);
           if (started.length === 0) break;
-          for (const promise of started) track(promise);
+          for (const attempt of started) this.track(attempt);
         }
-      } while (pumpAgain && running && inFlight <= lowWater);
+      } while (this.claimAgain && this.running && this.inFlight.size <= this.lowWater);
     } catch (error) {
-      options.logger?.error({ err: error }, "webhook outbox poll failed");
+      this.logger?.error({ err: error }, "webhook outbox poll failed");
     } finally {
-      pumping = false;
-      scheduleNextLook();
+      this.claiming = false;
+      this.scheduleNextLook();
     }
   }
+}
 
-  const wake = () => {
-    if (running) void pump();
-  };
-
-  return {
-    async start() {
-      if (running) return;
-      const now = clock().toISOString();
-      const released = await deliveries.releaseInFlight(now);
-      if (released > 0) {
-        options.logger?.info({ released }, "webhook deliveries left in flight are due again");
-      }
-      const due = await deliveries.nextDueAt();
-      if (due !== undefined) nextRetryAt = Date.parse(due);
-      running = true;
-      outboxSignal.on("emitted", wake);
-      void pump();
-    },
-
-    async stop() {
-      running = false;
-      outboxSignal.off("emitted", wake);
-      if (timer !== null) timers.clearTimeout(timer);
-      timer = null;
-      timerAt = Number.POSITIVE_INFINITY;
-      while (settled.size > 0 || pumping || flushing) {
-        await Promise.allSettled([...settled]);
-        if (pumping || flushing) await new Promise((resolve) => setImmediate(resolve));
-      }
-    },
-
-    async runDue() {
-      let count = 0;
-      for (;;) {
-        const started = await claimAndStart(concurrency);
-        if (started.length === 0) return count;
-        count += started.length;
-        await Promise.all(started);
-      }
-    },
-
-    wake,
-  };
+/** A dispatcher over `options.db`; nothing runs until `start()` or `runDue()`. */
+export function createDispatcher(options: DispatcherOptions): WebhookDispatcher {
+  return new OutboxDispatcher(options);
 }

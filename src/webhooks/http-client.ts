@@ -5,7 +5,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from "
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { ERROR_TEXT_MAX } from "./settings.js";
+import { ERROR_TEXT_MAX } from "./policy.js";
 import { isNonPublicAddress, PRIVATE_TARGET_MESSAGE } from "./url-guard.js";
 
 export interface WebhookHttpResponse {

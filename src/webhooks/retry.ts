@@ -1,6 +1,6 @@
 // When to try again after a failed attempt: the schedule of SPEC.md §6 (1, 5, 15, 60, 300 s) up
 // to the webhook's retry_count, never sooner than a 429/503 answer's Retry-After asks.
-import { MAX_RETRY_AFTER_SECONDS, scheduledRetryDelayMs } from "./settings.js";
+import { MAX_RETRY_AFTER_SECONDS, scheduledRetryDelayMs } from "./policy.js";
 
 /** Milliseconds a `Retry-After` value (delta-seconds or HTTP date) asks for, capped; null if invalid. */
 export function parseRetryAfter(value: string | null, now: Date): number | null {

@@ -7,7 +7,6 @@
 //   `whsec_<base64>` secret, so `new Webhook(secret)` verifies with the secret as given; any other
 //   secret is keyed with its UTF-8 bytes, which a receiver passes as
 //   `new Webhook("whsec_" + Buffer.from(secret).toString("base64"))`.
-import { decrypt, encrypt } from "../domain/secrets.js";
 
 /** Seals secrets at rest and opens them for signing. */
 export interface SecretSealer {
@@ -17,11 +16,6 @@ export interface SecretSealer {
 
 /** Stores secrets as given (tests, benches). */
 export const plainSecrets: SecretSealer = { seal: (s) => s, open: (s) => s };
-
-/** AES-256-GCM under the server key (the same sealing as the org keys). */
-export function sealWithKey(key: Buffer): SecretSealer {
-  return { seal: (plain) => encrypt(plain, key), open: (stored) => decrypt(stored, key) };
-}
 
 const STANDARD_PREFIX = "whsec_";
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;

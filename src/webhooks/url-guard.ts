@@ -1,12 +1,11 @@
 // Which URLs a webhook may target. Only http(s); and unless PBX_WEBHOOK_ALLOW_PRIVATE=1, never
 // an address on a loopback, link-local, private, unique-local or otherwise non-public range
 // (SSRF guard). Saving a webhook checks what it can without the network (an IP literal, a
-// `localhost` name); a host name is resolved when each connection is made (http-client.ts), where
+// `localhost` name: src/domain/webhook-rules.ts); a host name is resolved when each connection is
+// made (http-client.ts), where
 // every address it resolves to is checked, so saving works offline and DNS rebinding does not
 // slip by.
 import { BlockList, isIP } from "node:net";
-import { BadRequest } from "../domain/errors.js";
-import { URL_MAX_LENGTH } from "./settings.js";
 
 const nonPublic = new BlockList();
 for (const [network, prefix] of [
@@ -54,34 +53,3 @@ export interface UrlPolicy {
 export const PRIVATE_TARGET_MESSAGE =
   "url must not point to a loopback, link-local or private address " +
   "(the server allows them with PBX_WEBHOOK_ALLOW_PRIVATE=1)";
-
-/** RFC 6761: `localhost` and every name under it are loopback, whatever a resolver says. */
-function isLocalhostName(host: string): boolean {
-  const name = host.toLowerCase().replace(/\.$/, "");
-  return name === "localhost" || name.endsWith(".localhost");
-}
-
-/** `raw` as a normalized http(s) URL a webhook may target, or a BadRequest saying why not. */
-export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<string> {
-  if (raw.length > URL_MAX_LENGTH) {
-    throw new BadRequest(`url must be at most ${URL_MAX_LENGTH} characters`);
-  }
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new BadRequest("url must be an absolute http or https URL");
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new BadRequest("url must be an absolute http or https URL");
-  }
-  if (url.hostname === "") throw new BadRequest("url must name a host");
-  if (!policy.allowPrivate) {
-    const host = url.hostname.replace(/^\[|\]$/g, "");
-    const loopbackName = isLocalhostName(host);
-    if (loopbackName || (isIP(host) && isNonPublicAddress(host))) {
-      throw new BadRequest(PRIVATE_TARGET_MESSAGE);
-    }
-  }
-  return url.toString();
-}

@@ -115,7 +115,7 @@ test("another org's resources: every {id} route answers 403/404, no list shows t
       patterns: ["_9X."],
       trunk: trunkId,
     }),
-    "/webhooks": await withPrivateTargets(() =>
+    "/webhooks": await withPrivateTargets(app, () =>
       made("/webhooks", { url: "http://127.0.0.1:9/acme", events: ["call.ended"] }),
     ),
   };
@@ -161,14 +161,13 @@ test("another org's resources: every {id} route answers 403/404, no list shows t
 });
 
 /** Runs `action` with loopback webhook URLs allowed (no name lookups in tests). */
-async function withPrivateTargets<T>(action: () => Promise<T>): Promise<T> {
-  const previous = process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
-  process.env.PBX_WEBHOOK_ALLOW_PRIVATE = "1";
+async function withPrivateTargets<T>(app: TestApp, action: () => Promise<T>): Promise<T> {
+  const config = app.pbx.deps.config;
+  config.webhookAllowPrivate = true;
   try {
     return await action();
   } finally {
-    if (previous === undefined) delete process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
-    else process.env.PBX_WEBHOOK_ALLOW_PRIVATE = previous;
+    config.webhookAllowPrivate = false;
   }
 }
 

@@ -20,7 +20,7 @@ import { createOutboundRouteRepository } from "../../src/store/outbound-route-re
 import { createQueueRepository } from "../../src/store/queue-repository.js";
 import { createTrunkRepository } from "../../src/store/trunk-repository.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
-import { createWebhookRepository } from "../../src/webhooks/webhook-repository.js";
+import { createWebhookRepository } from "../../src/store/webhook-repository.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
 

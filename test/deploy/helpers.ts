@@ -2,14 +2,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Clock, TimerHandle } from "../../src/deploy/clock.js";
+import type { TimerHandle, Timers } from "../../src/clock.js";
 import { FileDeployLog } from "../../src/deploy/deploy-log.js";
 import { Deployer } from "../../src/deploy/deployer.js";
 import { type AmiTarget, createAmiTarget } from "../../src/engine/ami-target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 
 /** A clock that only moves when told to; timers run in due order during advance(). */
-export class FakeClock implements Clock {
+export class FakeClock implements Timers {
   private time = 0;
   private timers: { due: number; seq: number; callback: () => void; cancelled: boolean }[] = [];
   private seq = 0;

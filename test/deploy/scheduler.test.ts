@@ -32,12 +32,104 @@ function editableOrg(prefix: string) {
   };
 }
 
-test("the scheduler implements the domain's DeployScheduler port", () => {
-  const port: DeployScheduler = new OrgDeployScheduler({
-    deployer: { deployUnits: async () => [] as DeployRecord[] },
-    buildOrg: async () => null,
+/** A scheduler over a recording fake deployer; `failing` orgs' deploys come back failed. */
+function recordingScheduler(clock: FakeClock, options: { failing?: Set<string> } = {}) {
+  const deployed: string[] = [];
+  const port = new OrgDeployScheduler({
+    deployer: {
+      deployUnits: async (groups) => {
+        for (const { unit } of groups) deployed.push(unit.kind === "org" ? unit.prefix : unit.kind);
+        return groups.map((g) => ({
+          ...fakeRecord(g.unit),
+          result: g.unit.kind === "org" && options.failing?.has(g.unit.prefix) ? "failed" : "ok",
+        })) as DeployRecord[];
+      },
+    },
+    buildOrg: async (orgId) => ({ contextPrefix: orgId, files: orgFiles(orgId) }),
+    timers: clock,
+    retryDelaysMs: [1000, 4000],
   });
-  assert.type(port.scheduleDeploy, "function");
+  return { scheduler: port, deployed };
+}
+
+test("through the domain's DeployScheduler port: debounced, one deploy per org per burst", async () => {
+  const clock = new FakeClock();
+  const { scheduler, deployed } = recordingScheduler(clock);
+  const port: DeployScheduler = scheduler;
+  port.scheduleDeploy("org_a_");
+  clock.advance(500);
+  port.scheduleDeploy("org_b_");
+  port.scheduleDeploy("org_a_"); // restarts a's quiet time
+  assert.equal(scheduler.pendingOrgs.sort(), ["org_a_", "org_b_"]);
+  clock.advance(799);
+  await scheduler.idle();
+  assert.equal(deployed, [], "nothing before 800 ms of quiet");
+  clock.advance(1);
+  await scheduler.idle();
+  assert.equal(deployed.sort(), ["org_a_", "org_b_"], "each org once, bursts coalesced");
+  assert.equal(scheduler.pendingOrgs, []);
+  assert.is(clock.pendingTimers, 0);
+});
+
+test("deployNow cancels the pending debounce, so a burst then an explicit deploy is one deploy", async () => {
+  const clock = new FakeClock();
+  const { scheduler, deployed } = recordingScheduler(clock);
+  scheduler.scheduleDeploy("org_a_");
+  scheduler.scheduleDeploy("org_a_");
+  const records = await scheduler.deployNow("org_a_");
+  assert.equal(
+    records.map((r) => r.unit),
+    ["org:org_a_"],
+  );
+  clock.advance(10_000);
+  await scheduler.idle();
+  assert.equal(deployed, ["org_a_"]);
+});
+
+test("a failing org backs off on the injected clock (1 s, then 4 s repeating) and counts failures", async () => {
+  const clock = new FakeClock();
+  const failing = new Set(["org_bad_"]);
+  const { scheduler, deployed } = recordingScheduler(clock, { failing });
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await scheduler.idle();
+  };
+  scheduler.scheduleDeploy("org_bad_");
+  clock.advance(800);
+  await settle();
+  assert.is(scheduler.failureCount("org_bad_"), 1);
+  clock.advance(999);
+  await settle();
+  assert.is(deployed.length, 1, "no retry before the first backoff");
+  clock.advance(1);
+  await settle();
+  assert.is(deployed.length, 2);
+  assert.is(scheduler.failureCount("org_bad_"), 2);
+  clock.advance(3999);
+  await settle();
+  assert.is(deployed.length, 2, "the second backoff is longer");
+  clock.advance(1);
+  await settle();
+  assert.is(deployed.length, 3);
+  clock.advance(4000);
+  await settle();
+  assert.is(deployed.length, 4, "the last delay repeats");
+  failing.clear();
+  clock.advance(4000);
+  await settle();
+  assert.is(scheduler.failureCount("org_bad_"), 0, "a success resets the count");
+  assert.equal(scheduler.pendingOrgs, []);
+  await scheduler.stop({ flush: false });
+});
+
+test("stop({ flush: false }) drops pending deploys and cancels their timers", async () => {
+  const clock = new FakeClock();
+  const { scheduler, deployed } = recordingScheduler(clock);
+  scheduler.scheduleDeploy("org_a_");
+  await scheduler.stop({ flush: false });
+  clock.advance(10_000);
+  await scheduler.idle();
+  assert.equal(deployed, []);
+  assert.is(clock.pendingTimers, 0);
 });
 
 test("50 edits to one org inside 2 s cause exactly one dialplan reload", async () => {
@@ -51,7 +143,7 @@ test("50 edits to one org inside 2 s cause exactly one dialplan reload", async (
     const scheduler = new OrgDeployScheduler({
       deployer: r.deployer,
       buildOrg: org.build,
-      clock,
+      timers: clock,
     });
     for (let i = 0; i < 50; i++) {
       if (i > 0) clock.advance(40); // 50 edits within 2000 ms (the last at 1960 ms)
@@ -84,7 +176,7 @@ test("a burst longer than 5 s deploys 5 s after its first edit", async () => {
       },
     },
     buildOrg: async () => ({ contextPrefix: "org_acme_", files: orgFiles("org_acme_") }),
-    clock,
+    timers: clock,
   });
   for (let i = 0; i < 30; i++) {
     scheduler.scheduleDeploy("acme");
@@ -110,7 +202,7 @@ test("deploys of different orgs are independent; a failing build is reported, no
       if (orgId === "broken") throw new Error("compile failed");
       return { contextPrefix: `org_${orgId}_`, files: orgFiles(`org_${orgId}_`) };
     },
-    clock,
+    timers: clock,
     onError: (orgId, error) => errors.push(`${orgId}: ${error.message}`),
   });
   assert.not.throws(() => scheduler.scheduleDeploy("broken"));
@@ -130,7 +222,7 @@ test("a DID change regenerates the gateway after the org's deploy", async () => 
     const scheduler = new OrgDeployScheduler({
       deployer: r.deployer,
       buildOrg: org.build,
-      clock,
+      timers: clock,
       regenerateGateway: async () => {
         gatewayRuns++;
       },
@@ -166,7 +258,7 @@ test("stop() flushes pending deploys, then refuses new ones", async () => {
       },
     },
     buildOrg: async (orgId) => ({ contextPrefix: `org_${orgId}_`, files: [] }),
-    clock,
+    timers: clock,
     onError: (_orgId, error) => errors.push(error.message),
   });
   scheduler.scheduleDeploy("acme");
@@ -177,8 +269,6 @@ test("stop() flushes pending deploys, then refuses new ones", async () => {
   assert.is(errors.length, 1);
   assert.equal(scheduler.pendingOrgs, []);
 });
-
-test.run();
 
 test("a failed deploy is retried with backoff until the engine takes it, then no more", async () => {
   const clock = new FakeClock();
@@ -197,7 +287,7 @@ test("a failed deploy is retried with backoff until the engine takes it, then no
       },
     },
     buildOrg: org.build,
-    clock,
+    timers: clock,
     retryDelaysMs: [1000, 2000, 5000],
   });
   const settle = async () => {
@@ -246,7 +336,7 @@ test("a new edit replaces a pending retry (one deploy, not two)", async () => {
       },
     },
     buildOrg: org.build,
-    clock,
+    timers: clock,
     retryDelaysMs: [1000],
   });
   scheduler.scheduleDeploy("o");
@@ -259,3 +349,5 @@ test("a new edit replaces a pending retry (one deploy, not two)", async () => {
   await scheduler.idle();
   assert.is(attempts, 2);
 });
+
+test.run();

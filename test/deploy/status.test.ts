@@ -40,7 +40,7 @@ test("a deleted org's files are removed by the scheduler; deployNow runs at once
   try {
     const scheduler = new OrgDeployScheduler({
       deployer: r.deployer,
-      clock: new FakeClock(),
+      timers: new FakeClock(),
       buildOrg: async (): Promise<OrgBuild | null> =>
         exists ? { contextPrefix: "org_acme_", files: orgFiles("org_acme_") } : null,
     });

@@ -12,15 +12,12 @@ const EVENTS = ["user.registered", "user.unregistered"];
 interface Context {
   service: Service;
   receivers: Receiver[];
-  previousAllow: string | undefined;
 }
 
 const test = suite<Context>("registration webhooks from a real engine");
 
 test.before(async (context) => {
   // The receivers listen on loopback: the API and the dispatcher must both allow it.
-  context.previousAllow = process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
-  process.env.PBX_WEBHOOK_ALLOW_PRIVATE = "1";
   context.receivers = [];
   context.service = await startService({ PBX_WEBHOOK_ALLOW_PRIVATE: "1" });
 });
@@ -28,8 +25,6 @@ test.before(async (context) => {
 test.after(async (context) => {
   await context.service?.stop();
   for (const receiver of context.receivers) await receiver.close();
-  if (context.previousAllow === undefined) delete process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
-  else process.env.PBX_WEBHOOK_ALLOW_PRIVATE = context.previousAllow;
 });
 
 test("a phone's registration reaches its org's receiver only", async (context) => {

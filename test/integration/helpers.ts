@@ -74,7 +74,7 @@ export async function startRig(
       logger,
       env: { ...options.env },
       engineOptions: {
-        clock,
+        timers: clock,
         reloadQueueOptions: { retryInitialMs: 1, retryMaxMs: 2, maxAttempts: 3 },
         ...(ami
           ? {
@@ -202,4 +202,17 @@ export async function insertDid(db: Db, orgId: string, number: string): Promise<
     routing_environment: "prod",
   };
   await createDidRepository(db).insert(orgId, did);
+}
+
+/** Runs `run` on a fresh rig and closes it, whatever happens. */
+export async function withRig(
+  options: Parameters<typeof startRig>[0],
+  run: (rig: Rig) => Promise<void>,
+): Promise<void> {
+  const rig = await startRig(options);
+  try {
+    await run(rig);
+  } finally {
+    await rig.close();
+  }
 }

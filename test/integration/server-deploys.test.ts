@@ -4,21 +4,9 @@ import * as assert from "uvu/assert";
 import { StoreDeployLog } from "../../src/deploy/store-deploy-log.js";
 import { storeUnitStatuses } from "../../src/deploy/store-status.js";
 import { encodeWav } from "../../src/tts/wav.js";
-import { insertDid, insertUser, type Rig, sipUser, startRig } from "./helpers.js";
+import { insertDid, insertUser, sipUser, withRig } from "./helpers.js";
 
 const TOP = ["extensions.conf", "musiconhold.conf", "pjsip.conf", "queues.conf", "voicemail.conf"];
-
-async function withRig(
-  options: Parameters<typeof startRig>[0],
-  run: (rig: Rig) => Promise<void>,
-): Promise<void> {
-  const rig = await startRig(options);
-  try {
-    await run(rig);
-  } finally {
-    await rig.close();
-  }
-}
 
 test("a fresh data dir gets a complete engine directory and /health reports the engine", () =>
   withRig({}, async (rig) => {

@@ -4,9 +4,9 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createDeliveryRepository } from "../../src/webhooks/delivery-repository.js";
-import { emitEvent } from "../../src/webhooks/outbox.js";
-import { getWebhook, listDeliveries, updateWebhook } from "../../src/webhooks/use-cases.js";
+import { emitEvent } from "../../src/domain/webhook-events.js";
+import { getWebhook, listDeliveries, updateWebhook } from "../../src/domain/webhooks.js";
+import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import {
   addWebhook,
   freshWebhookDb,

@@ -4,10 +4,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createDeliveryRepository } from "../../src/webhooks/delivery-repository.js";
-import { createDispatcher, type Timers } from "../../src/webhooks/dispatcher.js";
+import type { Timers } from "../../src/clock.js";
+import { emitEvent } from "../../src/domain/webhook-events.js";
+import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
+import { createDispatcher } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient } from "../../src/webhooks/http-client.js";
-import { emitEvent } from "../../src/webhooks/outbox.js";
 import {
   addWebhook,
   freshWebhookDb,
@@ -23,13 +24,11 @@ function fakeTimers() {
   let nextId = 1;
   const timers: Timers & { pending: typeof pending; fire(): void } = {
     pending,
-    setTimeout(callback, ms) {
+    now: () => 0,
+    setTimer(ms, callback) {
       const id = nextId++;
       pending.set(id, { callback, ms });
-      return id;
-    },
-    clearTimeout(handle) {
-      pending.delete(handle as number);
+      return { cancel: () => pending.delete(id) };
     },
     fire() {
       const all = [...pending.values()];

@@ -7,33 +7,34 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
-import { createDispatcher, type DispatcherOptions } from "../../src/webhooks/dispatcher.js";
-import { createNodeHttpClient, type NodeHttpClient } from "../../src/webhooks/http-client.js";
-import { up } from "../../src/webhooks/migration.js";
-import { plainSecrets } from "../../src/webhooks/secrets.js";
-import type { AnyDb } from "../../src/webhooks/tables.js";
 import {
   createWebhook,
   type WebhookContext,
   type WebhookInput,
-} from "../../src/webhooks/use-cases.js";
+} from "../../src/domain/webhooks.js";
+import type { Db } from "../../src/store/database.js";
+import { up } from "../../src/store/migrations/0701-webhooks.js";
+import type { Database } from "../../src/store/schema.js";
+import { createDispatcher, type DispatcherOptions } from "../../src/webhooks/dispatcher.js";
+import { createNodeHttpClient, type NodeHttpClient } from "../../src/webhooks/http-client.js";
+import { plainSecrets } from "../../src/webhooks/secrets.js";
 
 export const ORG = "11111111-1111-4111-8111-111111111111";
 export const OTHER_ORG = "22222222-2222-4222-8222-222222222222";
 
 /** Opens (and creates) the SQLite file `file` with the webhook tables' migration applied once. */
-export async function openWebhookDb(file: string, migrate = true): Promise<AnyDb> {
+export async function openWebhookDb(file: string, migrate = true): Promise<Db> {
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("busy_timeout = 5000");
-  // biome-ignore lint/suspicious/noExplicitAny: a bare test database
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) });
+  // Only the webhook tables exist: the store's type, used on those tables alone.
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   if (migrate) await up(db);
   return db;
 }
 
 export interface TestDb {
-  db: AnyDb;
+  db: Db;
   file: string;
   dir: string;
   close(): Promise<void>;
@@ -160,7 +161,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
 }
 
 /** Use-case context over `db` with the SSRF guard off (targets are on loopback). */
-export function testContext(db: AnyDb, clock: () => Date, http?: NodeHttpClient): WebhookContext {
+export function testContext(db: Db, clock: () => Date, http?: NodeHttpClient): WebhookContext {
   return {
     db,
     clock,
@@ -171,11 +172,7 @@ export function testContext(db: AnyDb, clock: () => Date, http?: NodeHttpClient)
 }
 
 /** A dispatcher over `db` with a loopback-allowed client and the given clock. */
-export function testDispatcher(
-  db: AnyDb,
-  clock: () => Date,
-  extra: Partial<DispatcherOptions> = {},
-) {
+export function testDispatcher(db: Db, clock: () => Date, extra: Partial<DispatcherOptions> = {}) {
   const http = createNodeHttpClient({ allowPrivate: true });
   const dispatcher = createDispatcher({ db, http, clock, ...extra });
   return { dispatcher, http };

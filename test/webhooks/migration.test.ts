@@ -1,7 +1,7 @@
 // The migration of the webhook tables: part of the store's migrations, and down/up round-trips.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { down, up } from "../../src/webhooks/migration.js";
+import { down, up } from "../../src/store/migrations/0701-webhooks.js";
 import { freshStore } from "../store/helpers.js";
 
 test("the store's migrations create both tables, down removes them, up again works", async () => {

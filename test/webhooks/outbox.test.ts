@@ -3,11 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DomainError } from "../../src/domain/errors.js";
-import { createDeliveryRepository } from "../../src/webhooks/delivery-repository.js";
-import { createDispatcher } from "../../src/webhooks/dispatcher.js";
-import { createNodeHttpClient } from "../../src/webhooks/http-client.js";
-import { emitEvent } from "../../src/webhooks/outbox.js";
-import { simulateCallEvent } from "../../src/webhooks/simulate-call.js";
+import { emitEvent, simulateCallEvent } from "../../src/domain/webhook-events.js";
 import {
   deleteWebhook,
   getWebhook,
@@ -16,7 +12,10 @@ import {
   replayDelivery,
   testWebhook,
   updateWebhook,
-} from "../../src/webhooks/use-cases.js";
+} from "../../src/domain/webhooks.js";
+import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
+import { createDispatcher } from "../../src/webhooks/dispatcher.js";
+import { createNodeHttpClient } from "../../src/webhooks/http-client.js";
 import {
   addWebhook,
   freshWebhookDb,

@@ -5,10 +5,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { buildOpenApiDocument } from "../../src/api/openapi.js";
 import { allRoutes } from "../../src/api/routes/index.js";
+import { sealWithKey } from "../../src/domain/webhook-service.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { createNodeHttpClient } from "../../src/webhooks/http-client.js";
-import { sealWithKey } from "../../src/webhooks/secrets.js";
 import { PRIVATE_TARGET_MESSAGE } from "../../src/webhooks/url-guard.js";
 import { expectError, startTestApp } from "../api/helpers.js";
 import { startReceiver } from "./helpers.js";
@@ -26,9 +26,7 @@ async function setup() {
 
 test("CRUD, masking, org scope, SSRF guard and validation messages", async () => {
   const t = await setup();
-  const previous = process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
   try {
-    delete process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
     expectError(
       await t.app.request("POST", "/api/v1/webhooks", {
         headers: t.acme,
@@ -64,7 +62,7 @@ test("CRUD, masking, org scope, SSRF guard and validation messages", async () =>
     });
     assert.is(offline.status, 201, offline.text);
     await t.app.request("DELETE", `/api/v1/webhooks/${offline.body.id}`, { headers: t.acme });
-    process.env.PBX_WEBHOOK_ALLOW_PRIVATE = "1";
+    t.app.pbx.deps.config.webhookAllowPrivate = true;
     expectError(
       await t.app.request("POST", "/api/v1/webhooks", {
         headers: t.acme,
@@ -149,8 +147,6 @@ test("CRUD, masking, org scope, SSRF guard and validation messages", async () =>
       "Webhook not found",
     );
   } finally {
-    if (previous === undefined) delete process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
-    else process.env.PBX_WEBHOOK_ALLOW_PRIVATE = previous;
     await t.receiver.close();
     await t.app.close();
   }
@@ -158,8 +154,7 @@ test("CRUD, masking, org scope, SSRF guard and validation messages", async () =>
 
 test("test delivery, deliveries list, replay and the simulated call through the outbox", async () => {
   const t = await setup();
-  const previous = process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
-  process.env.PBX_WEBHOOK_ALLOW_PRIVATE = "1";
+  t.app.pbx.deps.config.webhookAllowPrivate = true;
   const http = createNodeHttpClient({ allowPrivate: true });
   try {
     const created = await t.app.request("POST", "/api/v1/webhooks", {
@@ -229,8 +224,6 @@ test("test delivery, deliveries list, replay and the simulated call through the 
     assert.is(t.receiver.requests.length, 6);
   } finally {
     http.close();
-    if (previous === undefined) delete process.env.PBX_WEBHOOK_ALLOW_PRIVATE;
-    else process.env.PBX_WEBHOOK_ALLOW_PRIVATE = previous;
     await t.receiver.close();
     await t.app.close();
   }

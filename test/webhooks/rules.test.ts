@@ -2,14 +2,11 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DomainError } from "../../src/domain/errors.js";
-import { parseWebhookEvents, WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
+import { checkWebhookUrl, parseWebhookEvents } from "../../src/domain/webhook-rules.js";
+import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { nextRetryDelayMs, parseRetryAfter } from "../../src/webhooks/retry.js";
 import { maskSecret, standardWebhooksKey } from "../../src/webhooks/secrets.js";
-import {
-  checkWebhookUrl,
-  isNonPublicAddress,
-  PRIVATE_TARGET_MESSAGE,
-} from "../../src/webhooks/url-guard.js";
+import { isNonPublicAddress, PRIVATE_TARGET_MESSAGE } from "../../src/webhooks/url-guard.js";
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
   try {

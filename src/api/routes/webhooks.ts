@@ -1,15 +1,8 @@
 // Webhooks (`/webhooks`, SPEC.md §4.6) and the simulated call of `POST /test/call-event`. Thin:
-// the rules live in src/webhooks/use-cases.ts.
+// the rules live in src/domain/webhooks.ts.
 import { Type } from "@sinclair/typebox";
-import {
-  deliveryBodySchema,
-  ENGINE_EVENT_DATA,
-  type EngineEvent,
-} from "../../webhooks/event-data.js";
-import { WEBHOOK_EVENTS } from "../../webhooks/events.js";
-import { webhookContext } from "../../webhooks/service.js";
-import { RETRY_COUNT, SECRET_LENGTH, TIMEOUT_MS } from "../../webhooks/settings.js";
-import { SIMULATED_CALL_EVENTS, simulateCallEvent } from "../../webhooks/simulate-call.js";
+import { SIMULATED_CALL_EVENTS, simulateCallEvent } from "../../domain/webhook-events.js";
+import { webhookContext } from "../../domain/webhook-service.js";
 import {
   createWebhook,
   deleteWebhook,
@@ -19,7 +12,14 @@ import {
   replayDelivery,
   testWebhook,
   updateWebhook,
-} from "../../webhooks/use-cases.js";
+} from "../../domain/webhooks.js";
+import {
+  deliveryBodySchema,
+  ENGINE_EVENT_DATA,
+  type EngineEvent,
+} from "../../webhooks/event-data.js";
+import { WEBHOOK_EVENTS } from "../../webhooks/events.js";
+import { RETRY_COUNT, SECRET_LENGTH, TIMEOUT_MS } from "../../webhooks/policy.js";
 import type { AppDeps } from "../deps.js";
 import { DEFAULT_PAGE_SIZE, PageOf, PageQuery } from "../pagination.js";
 import { orgCaller } from "../principals.js";
@@ -27,7 +27,12 @@ import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
 
 const context = (deps: AppDeps) =>
-  webhookContext({ db: deps.db, clock: deps.clock, serverKey: deps.config.serverKey });
+  webhookContext({
+    db: deps.db,
+    clock: deps.clock,
+    serverKey: deps.config.serverKey,
+    allowPrivate: deps.config.webhookAllowPrivate,
+  });
 
 // A plain string (not an enum) so that `ivr.*` gets its own message from the use case.
 const EventType = Type.String({

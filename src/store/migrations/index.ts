@@ -3,8 +3,6 @@
 // shipped. Kysely runs migrations in name order and refuses a pending one that sorts before an
 // applied one, so a number below the highest would break every store already migrated.
 import type { Migration } from "kysely";
-// The webhook module owns its tables (src/webhooks); its migration still runs in this one order.
-import * as webhooks from "../../webhooks/migration.js";
 import * as organizations from "./0001-organizations.js";
 import * as apiKeys from "./0002-api-keys.js";
 import * as orgUsers from "./0003-org-users.js";
@@ -17,6 +15,7 @@ import * as outboundRoutes from "./0009-outbound-routes.js";
 import * as dids from "./0010-dids.js";
 import * as didInvariants from "./0301-did-invariants.js";
 import * as deployRecords from "./0501-deploy-records.js";
+import * as webhooks from "./0701-webhooks.js";
 import * as callRecords from "./1201-call-records.js";
 import * as orgSlugs from "./1901-org-slugs.js";
 import * as idempotencyKeys from "./2001-idempotency-keys.js";

@@ -1,6 +1,7 @@
 // Webhooks of an org, with the delivery-health fields the dispatcher maintains.
 import { sql } from "kysely";
-import { type AnyDb, type DeactivatedReason, type WebhookRow, webhookTables } from "./tables.js";
+import type { Db } from "./database.js";
+import type { DeactivatedReason, WebhookRow } from "./schema.js";
 
 export type WebhookPatch = Partial<
   Pick<WebhookRow, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
@@ -28,8 +29,7 @@ export function newWebhookRow(webhook: NewWebhook, now: string): WebhookRow {
 }
 
 /** Repository of webhooks over a database or a transaction. */
-export function createWebhookRepository(anyDb: AnyDb) {
-  const db = webhookTables(anyDb);
+export function createWebhookRepository(db: Db) {
   return {
     async insert(row: WebhookRow): Promise<WebhookRow> {
       await db.insertInto("webhooks").values(row).execute();
@@ -121,6 +121,15 @@ export function createWebhookRepository(anyDb: AnyDb) {
             ? run.failedDeliveries
             : sql<number>`failed_deliveries_in_row + ${run.failedDeliveries}`,
         })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    /** Starts the failed-delivery run again (a webhook turned back on). */
+    async resetFailedDeliveries(id: string): Promise<void> {
+      await db
+        .updateTable("webhooks")
+        .set({ failed_deliveries_in_row: 0 })
         .where("id", "=", id)
         .execute();
     },

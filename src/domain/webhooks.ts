@@ -1,22 +1,28 @@
-// The webhook use cases behind the routes: org-scoped (another org's webhook is 404
-// `Webhook not found`), validating, and writing through the repositories. No Koa here.
+// The webhook use cases behind the /webhooks routes: org-scoped (another org's webhook is 404
+// `Webhook not found`), validating (webhook-rules.ts), and writing through the repositories.
 import { randomUUID } from "node:crypto";
-import { BadRequest, Conflict, NotFound } from "../domain/errors.js";
-import type { Clock } from "../domain/ports.js";
-import { decide, recordAttempts, sendAttempt } from "./attempt.js";
-import { createDeliveryRepository } from "./delivery-repository.js";
-import { parseWebhookEvents, TEST_EVENT } from "./events.js";
-import type { WebhookHttpClient } from "./http-client.js";
-import { eventMicros, newDeliveryRow, outboxSignal } from "./outbox.js";
-import { maskSecret, type SecretSealer } from "./secrets.js";
-import { RETRY_COUNT, SECRET_LENGTH, TIMEOUT_MS } from "./settings.js";
-import type { AnyDb, DeliveryRow, WebhookRow } from "./tables.js";
-import { checkWebhookUrl, type UrlPolicy } from "./url-guard.js";
-import { createWebhookRepository, newWebhookRow, type WebhookPatch } from "./webhook-repository.js";
+import type { Clock } from "../clock.js";
+import type { Db } from "../store/database.js";
+import type { DeliveryRow, WebhookRow } from "../store/schema.js";
+import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
+import {
+  createWebhookRepository,
+  newWebhookRow,
+  type WebhookPatch,
+} from "../store/webhook-repository.js";
+import { decide, recordAttempts, sendAttempt } from "../webhooks/attempt.js";
+import { TEST_EVENT } from "../webhooks/events.js";
+import type { WebhookHttpClient } from "../webhooks/http-client.js";
+import { RETRY_COUNT, TIMEOUT_MS } from "../webhooks/policy.js";
+import { maskSecret, type SecretSealer } from "../webhooks/secrets.js";
+import type { UrlPolicy } from "../webhooks/url-guard.js";
+import { BadRequest, Conflict, NotFound } from "./errors.js";
+import { eventMicros, newDeliveryRow, queueDeliveries } from "./webhook-events.js";
+import { checkInteger, checkSecret, checkWebhookUrl, parseWebhookEvents } from "./webhook-rules.js";
 
-/** What the use cases need; the API builds it from its own dependencies. */
+/** What the use cases need; the API builds it from its own dependencies (webhook-service.ts). */
 export interface WebhookContext {
-  db: AnyDb;
+  db: Db;
   clock: Clock;
   secrets: SecretSealer;
   /** Used by the test delivery (the dispatcher has its own). */
@@ -127,25 +133,6 @@ export function deliveryView(row: DeliveryRow): DeliveryView {
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
-}
-
-function checkInteger(name: string, value: number, bounds: { min: number; max: number }): number {
-  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) {
-    throw new BadRequest(`${name} must be an integer from ${bounds.min} to ${bounds.max}`);
-  }
-  return value;
-}
-
-function checkSecret(secret: string): string {
-  if (secret.length < SECRET_LENGTH.min || secret.length > SECRET_LENGTH.max) {
-    throw new BadRequest(
-      `secret must be ${SECRET_LENGTH.min} to ${SECRET_LENGTH.max} characters long`,
-    );
-  }
-  if (/[^\x21-\x7e]/.test(secret)) {
-    throw new BadRequest("secret must be printable ASCII without spaces");
-  }
-  return secret;
 }
 
 async function requireWebhook(ctx: WebhookContext, orgId: string, id: string): Promise<WebhookRow> {
@@ -272,11 +259,7 @@ export async function updateWebhook(
       patch.active = 1;
       patch.deactivated_reason = null;
       await webhooks.update(orgId, id, patch, now);
-      await trx
-        .updateTable("webhooks")
-        .set({ failed_deliveries_in_row: 0 })
-        .where("id", "=", id)
-        .execute();
+      await webhooks.resetFailedDeliveries(id);
       return;
     }
     if (input.active === false && current.active === 1) {
@@ -393,7 +376,6 @@ export async function replayDelivery(
     },
     now,
   );
-  await createDeliveryRepository(ctx.db).insertMany([row]);
-  outboxSignal.emit("emitted");
+  await queueDeliveries(ctx.db, [row]);
   return deliveryView(row);
 }

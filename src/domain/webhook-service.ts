@@ -1,13 +1,22 @@
-// Wiring for the server: the dispatcher that runs beside the API, and the context the webhook
-// routes pass to the use cases. Both seal secrets with the server key and read
-// PBX_WEBHOOK_ALLOW_PRIVATE from the environment.
-import type { Clock } from "../domain/ports.js";
-import { createDispatcher, type DispatcherLogger, type WebhookDispatcher } from "./dispatcher.js";
-import { createNodeHttpClient, type NodeHttpClient } from "./http-client.js";
-import { sealWithKey } from "./secrets.js";
-import { allowPrivateTargets } from "./settings.js";
-import type { AnyDb } from "./tables.js";
-import type { WebhookContext } from "./use-cases.js";
+// Wiring of the webhooks for the server: the dispatcher that runs beside the API, and the context
+// the webhook routes pass to the use cases. Both seal secrets with the server key; whether private
+// targets are allowed comes from the configuration (PBX_WEBHOOK_ALLOW_PRIVATE, src/config.ts).
+import type { Clock } from "../clock.js";
+import type { Db } from "../store/database.js";
+import {
+  createDispatcher,
+  type DispatcherLogger,
+  type WebhookDispatcher,
+} from "../webhooks/dispatcher.js";
+import { createNodeHttpClient, type NodeHttpClient } from "../webhooks/http-client.js";
+import type { SecretSealer } from "../webhooks/secrets.js";
+import { decrypt, encrypt } from "./secrets.js";
+import type { WebhookContext } from "./webhooks.js";
+
+/** AES-256-GCM under the server key (the same sealing as the org keys). */
+export function sealWithKey(key: Buffer): SecretSealer {
+  return { seal: (plain) => encrypt(plain, key), open: (stored) => decrypt(stored, key) };
+}
 
 export interface WebhookService {
   dispatcher: WebhookDispatcher;
@@ -17,13 +26,13 @@ export interface WebhookService {
 
 /** Starts delivering the outbox of `db`; call `stop()` before closing the store. */
 export async function startWebhookService(options: {
-  db: AnyDb;
+  db: Db;
   serverKey: Buffer;
+  allowPrivate: boolean;
   logger?: DispatcherLogger;
-  env?: NodeJS.ProcessEnv;
   concurrency?: number;
 }): Promise<WebhookService> {
-  const http = createNodeHttpClient({ allowPrivate: allowPrivateTargets(options.env) });
+  const http = createNodeHttpClient({ allowPrivate: options.allowPrivate });
   const dispatcher = createDispatcher({
     db: options.db,
     http,
@@ -45,12 +54,12 @@ const httpClients = new Map<boolean, NodeHttpClient>();
 
 /** The use-case context for a request of the API (one shared HTTP client per guard setting). */
 export function webhookContext(options: {
-  db: AnyDb;
+  db: Db;
   clock: Clock;
   serverKey: Buffer;
-  env?: NodeJS.ProcessEnv;
+  allowPrivate: boolean;
 }): WebhookContext {
-  const allowPrivate = allowPrivateTargets(options.env);
+  const { allowPrivate } = options;
   let http = httpClients.get(allowPrivate);
   if (!http) {
     http = createNodeHttpClient({ allowPrivate });

@@ -1,4 +1,4 @@
-// Delivery controls, their defaults and bounds (SPEC.md leaves them open; these are ours and
+// Delivery policy: the controls of a webhook, their defaults and bounds (SPEC.md leaves them open; these are ours and
 // docs/webhooks.md repeats them), the retry schedule of SPEC.md §6/§8 and the deactivation rule.
 
 /** Retries after a failed attempt (so attempts = retry_count + 1). */
@@ -33,10 +33,4 @@ export const ERROR_TEXT_MAX = 500;
 export function scheduledRetryDelayMs(retry: number): number {
   const index = Math.min(Math.max(retry, 1), RETRY_SCHEDULE_SECONDS.length) - 1;
   return (RETRY_SCHEDULE_SECONDS[index] ?? 300) * 1000;
-}
-
-/** True when `PBX_WEBHOOK_ALLOW_PRIVATE=1` (or `true`): targets on private ranges are allowed. */
-export function allowPrivateTargets(env: NodeJS.ProcessEnv = process.env): boolean {
-  const value = env.PBX_WEBHOOK_ALLOW_PRIVATE?.trim().toLowerCase();
-  return value === "1" || value === "true";
 }

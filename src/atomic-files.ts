@@ -1,7 +1,9 @@
-// Durable file replacement: a crash at any instant leaves each file either wholly old or wholly
-// new. Write a temp file in the same directory, fsync it, rename it over the target (atomic on
-// POSIX within one file system), then fsync the directory so the rename itself survives a power
-// loss.
+// Durable file replacement, the one way any layer writes a file others read (the deployer's
+// config tree and records, IVR greetings, uploaded media): a crash at any instant leaves each
+// file either wholly old or wholly new, and a reader (Asterisk playing a greeting) never sees a
+// half-written one. Write a temp file in the same directory, fsync it, rename it over the target
+// (atomic on POSIX within one file system), then fsync the directory so the rename itself
+// survives a power loss. Like src/config.ts, it sits beside the layers for any of them.
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, rename, rmdir, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -10,7 +12,7 @@ import { basename, dirname, join } from "node:path";
 export const TEMP_MARK = ".pbxctl-";
 
 /** Replaces `file` with `content` atomically and durably, creating directories as needed. */
-export async function writeFileAtomic(file: string, content: string | Buffer): Promise<void> {
+export async function writeFileAtomic(file: string, content: string | Uint8Array): Promise<void> {
   const dir = dirname(file);
   await mkdir(dir, { recursive: true });
   const temp = join(dir, `${TEMP_MARK}${basename(file)}.${randomBytes(6).toString("hex")}.tmp`);

@@ -1,6 +1,7 @@
 // The outbox: one row per (event, webhook). The dispatcher claims due rows, records every
 // attempt on its row, and a restart makes rows left in flight due again.
-import { type AnyDb, type DeliveryRow, type DeliveryStatus, webhookTables } from "./tables.js";
+import type { Db } from "./database.js";
+import type { DeliveryRow, DeliveryStatus } from "./schema.js";
 
 export type AttemptRecord = Pick<
   DeliveryRow,
@@ -14,8 +15,7 @@ export type AttemptRecord = Pick<
 >;
 
 /** Repository of deliveries over a database or a transaction. */
-export function createDeliveryRepository(anyDb: AnyDb) {
-  const db = webhookTables(anyDb);
+export function createDeliveryRepository(db: Db) {
   return {
     async insertMany(rows: readonly DeliveryRow[]): Promise<void> {
       if (rows.length === 0) return;

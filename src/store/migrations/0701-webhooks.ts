@@ -1,6 +1,5 @@
 // The webhooks table and the deliveries table (the outbox). Portable SQL: varchar/integer/text
 // only, ISO-8601 UTC strings for instants (they sort as text), no SQLite-only features.
-// The lead registers this module in the store's migration list; it never changes once shipped.
 import type { Kysely } from "kysely";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on today's table types
@@ -8,8 +7,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable("webhooks")
     .addColumn("id", "varchar(36)", (c) => c.primaryKey())
-    // No foreign key to organizations: the webhook module stands on its own (the org's deletion
-    // should delete its webhooks; see docs/webhooks.md).
+    // No foreign key to organizations (as shipped; the org's deletion should delete its
+    // webhooks; see docs/webhooks.md).
     .addColumn("org_id", "varchar(36)", (c) => c.notNull())
     .addColumn("url", "varchar(2048)", (c) => c.notNull())
     .addColumn("events", "text", (c) => c.notNull())

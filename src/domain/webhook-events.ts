@@ -1,0 +1,167 @@
+// Emitting webhook events into the outbox: one delivery row per matching active webhook of the
+// org, in the caller's transaction, so the event is stored exactly when the change that caused it
+// is. Nothing is sent here; the dispatcher (src/webhooks/dispatcher.ts) delivers the rows. Also
+// the simulated call of `POST /test/call-event`, emitted through the same outbox.
+import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
+import type { Db } from "../store/database.js";
+import type { DeliveryRow, WebhookRow } from "../store/schema.js";
+import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
+import { createWebhookRepository } from "../store/webhook-repository.js";
+import { CALL_LIFECYCLE, type WebhookEvent } from "../webhooks/events.js";
+import { outboxSignal } from "../webhooks/outbox-signal.js";
+import { BadRequest } from "./errors.js";
+import { parseWebhookEvent } from "./webhook-rules.js";
+
+let lastEventMicros = 0;
+
+/**
+ * Unix time in microseconds of an event happening at `at`, strictly increasing within this
+ * process, so `<webhookId>_<micros>` never repeats even for events in the same millisecond.
+ */
+export function eventMicros(at: Date): number {
+  const candidate = at.getTime() * 1000;
+  lastEventMicros = candidate > lastEventMicros ? candidate : lastEventMicros + 1;
+  return lastEventMicros;
+}
+
+/** A new pending row, due at `now`, for `webhook`. */
+export function newDeliveryRow(
+  webhook: Pick<WebhookRow, "id" | "org_id">,
+  event: { eventId: string; type: string; data: string; micros: number; replayOf?: string },
+  now: Date,
+): DeliveryRow {
+  const at = now.toISOString();
+  return {
+    id: randomUUID(),
+    org_id: webhook.org_id,
+    webhook_id: webhook.id,
+    event_id: event.eventId,
+    message_id: `${webhook.id}_${event.micros}`,
+    event_type: event.type,
+    data: event.data,
+    status: "pending",
+    attempt: 0,
+    next_attempt_at: at,
+    last_attempt_at: null,
+    last_status: null,
+    last_latency_ms: null,
+    last_error: null,
+    replay_of: event.replayOf ?? null,
+    claim_token: null,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+export interface EmittedEvent {
+  event_id: string;
+  event: string;
+  /** Delivery rows written (one per matching active webhook). */
+  deliveries: number;
+}
+
+/** Whether `webhook` subscribes to `type` (SPEC.md §6 rule 1: matched in application code). */
+export function subscribesTo(webhook: Pick<WebhookRow, "events">, type: string): boolean {
+  return (JSON.parse(webhook.events) as string[]).includes(type);
+}
+
+/**
+ * Writes one pending delivery per active webhook of `orgId` subscribed to `type`, through `trx`
+ * when given (the caller's transaction) or `db`. Refuses unknown types and `ivr.*`.
+ */
+export async function emitEvent(
+  db: Db,
+  orgId: string,
+  type: string,
+  data: Record<string, unknown>,
+  trx?: Db,
+  clock: Clock = systemClock,
+): Promise<EmittedEvent> {
+  const eventType = parseWebhookEvent(type);
+  const handle = trx ?? db;
+  const webhooks = (await createWebhookRepository(handle).listActiveByOrg(orgId)).filter((w) =>
+    subscribesTo(w, eventType),
+  );
+  const eventId = randomUUID();
+  const now = clock();
+  const micros = eventMicros(now);
+  const json = JSON.stringify(data);
+  const rows = webhooks.map((w) =>
+    newDeliveryRow(w, { eventId, type: eventType, data: json, micros }, now),
+  );
+  await queueDeliveries(handle, rows);
+  return { event_id: eventId, event: eventType, deliveries: rows.length };
+}
+
+/** Writes pending delivery rows and wakes the dispatchers of this process. */
+export async function queueDeliveries(db: Db, rows: readonly DeliveryRow[]): Promise<void> {
+  await createDeliveryRepository(db).insertMany(rows);
+  if (rows.length > 0) outboxSignal.emit("emitted");
+}
+
+export const SIMULATED_CALL_EVENTS = [...CALL_LIFECYCLE, "call.failed"] as const;
+
+export interface SimulatedCall {
+  /** One of the call.* events; the whole lifecycle when omitted. */
+  event?: string;
+  call_id?: string;
+  from?: string;
+  to?: string;
+}
+
+export interface SimulatedCallResult {
+  call_id: string;
+  events: EmittedEvent[];
+}
+
+/** The event's `data` in the shape real engine events have (event-data.ts), marked simulated. */
+function eventData(type: WebhookEvent, call: Required<Omit<SimulatedCall, "event">>, at: string) {
+  const base = {
+    call_id: call.call_id,
+    uniqueid: call.call_id,
+    channel: "",
+    from: call.from,
+    to: call.to,
+    at,
+    simulated: true,
+  };
+  switch (type) {
+    case "call.ended":
+      return { ...base, answered: true, hangup_cause: 16, hangup_cause_text: "Normal Clearing" };
+    case "call.failed":
+      return { ...base, answered: false, hangup_cause: 17, hangup_cause_text: "User busy" };
+    default:
+      return base;
+  }
+}
+
+/** Emits the call lifecycle (or the one named call event) for `orgId`, in one transaction. */
+export async function simulateCallEvent(
+  ctx: { db: Db; clock: Clock },
+  orgId: string,
+  body: SimulatedCall,
+): Promise<SimulatedCallResult> {
+  let types: readonly WebhookEvent[] = CALL_LIFECYCLE;
+  if (body.event !== undefined) {
+    const type = parseWebhookEvent(body.event);
+    if (!(SIMULATED_CALL_EVENTS as readonly string[]).includes(type)) {
+      throw new BadRequest(`event must be one of: ${SIMULATED_CALL_EVENTS.join(", ")}`);
+    }
+    types = [type];
+  }
+  const call = {
+    call_id: body.call_id ?? `sim-${randomUUID()}`,
+    from: body.from ?? "+15550100",
+    to: body.to ?? "100",
+  };
+  const at = ctx.clock().toISOString();
+  const events = await ctx.db.transaction().execute(async (trx) => {
+    const emitted: EmittedEvent[] = [];
+    for (const type of types) {
+      emitted.push(await emitEvent(ctx.db, orgId, type, eventData(type, call, at), trx, ctx.clock));
+    }
+    return emitted;
+  });
+  return { call_id: call.call_id, events };
+}
