@@ -2,6 +2,7 @@
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
+import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 
@@ -218,6 +219,8 @@ export interface Database {
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   sip_contacts: SipContactsTable;
+  crm_records: CrmRecordsTable;
+  crm_fields: CrmFieldsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

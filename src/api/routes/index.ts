@@ -6,6 +6,7 @@ import { authRoutes } from "./auth.js";
 import { callFlowRoutes } from "./call-flow.js";
 import { callRoutes } from "./calls.js";
 import { configRoutes } from "./config.js";
+import { crmRoutes } from "./crm.js";
 import { didPoolRoutes } from "./did-pool.js";
 import { didRoutes } from "./dids.js";
 import { ivrRoutes } from "./ivrs.js";
@@ -40,5 +41,6 @@ export const allRoutes: readonly RouteDefinition[] = [
     webhookRoutes,
     callRoutes,
     callFlowRoutes,
+    crmRoutes,
   ].flat(),
 ];
