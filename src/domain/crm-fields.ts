@@ -164,6 +164,7 @@ export function mergeCustomValues(
   const merged: Record<string, CustomValueType> = { ...current };
   const byName = new Map(fields.map((f) => [f.name, f]));
   const problems: string[] = [];
+  const badValues = new Set<string>();
   for (const [name, value] of Object.entries(changes ?? {})) {
     const field = byName.get(name);
     if (!field) {
@@ -175,11 +176,13 @@ export function mergeCustomValues(
       continue;
     }
     const problem = valueProblem(field, value);
-    if (problem) problems.push(problem);
-    else merged[name] = value;
+    if (problem) {
+      problems.push(problem);
+      badValues.add(name);
+    } else merged[name] = value;
   }
   for (const field of fields) {
-    if (field.required && merged[field.name] === undefined) {
+    if (field.required && merged[field.name] === undefined && !badValues.has(field.name)) {
       problems.push(`custom_fields.${field.name} is required`);
     }
   }
