@@ -12,7 +12,8 @@ export const WG_ENDPOINT = "^([A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\]):[0
 /** A WireGuard key: 32 bytes in standard base64 (44 characters, one `=`). */
 export const WG_KEY = /^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw480]=$/;
 
-const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
+const IPV4 =
+  /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 /** Whether `value` is an IPv4 address in dotted decimal (no leading zeros). */
 export function isIpv4(value: string): boolean {
@@ -94,7 +95,8 @@ export interface WgQuickConfig {
 }
 
 function checked(value: string, ok: boolean, what: string): string {
-  if (!ok) throw new Error(`refusing to print ${what} ${JSON.stringify(value)} into a wg-quick file`);
+  if (!ok)
+    throw new Error(`refusing to print ${what} ${JSON.stringify(value)} into a wg-quick file`);
   return value;
 }
 
@@ -109,7 +111,9 @@ export function renderWgQuick(config: WgQuickConfig): string {
   const lines = config.comments.map((line) => `# ${checked(line, commentOk(line), "comment")}`);
   lines.push("[Interface]");
   lines.push(`PrivateKey = ${checked(config.privateKey, WG_KEY.test(config.privateKey), "key")}`);
-  lines.push(`Address = ${config.addresses.map((a) => checked(a, cidrOk(a), "address")).join(", ")}`);
+  lines.push(
+    `Address = ${config.addresses.map((a) => checked(a, cidrOk(a), "address")).join(", ")}`,
+  );
   if (config.listenPort !== undefined) {
     const port = config.listenPort;
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`bad port ${port}`);
@@ -118,9 +122,7 @@ export function renderWgQuick(config: WgQuickConfig): string {
   const { peer } = config;
   lines.push("", "[Peer]");
   lines.push(`PublicKey = ${checked(peer.publicKey, WG_KEY.test(peer.publicKey), "key")}`);
-  lines.push(
-    `PresharedKey = ${checked(peer.presharedKey, WG_KEY.test(peer.presharedKey), "key")}`,
-  );
+  lines.push(`PresharedKey = ${checked(peer.presharedKey, WG_KEY.test(peer.presharedKey), "key")}`);
   lines.push(
     `AllowedIPs = ${peer.allowedIps.map((a) => checked(a, cidrOk(a), "allowed IP range")).join(", ")}`,
   );
@@ -154,7 +156,7 @@ export function parseWgDump(
 ): { publicKey: string; listenPort: number; peers: WgPeerStatus[] } | undefined {
   const lines = text.split("\n").filter((line) => line.trim() !== "");
   const head = lines[0]?.split("\t");
-  if (!head || head.length !== 4) return undefined;
+  if (head?.length !== 4) return undefined;
   const peers: WgPeerStatus[] = [];
   for (const line of lines.slice(1)) {
     const f = line.split("\t");

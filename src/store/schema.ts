@@ -3,6 +3,7 @@
 import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
+import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 
@@ -221,6 +222,7 @@ export interface Database {
   sip_contacts: SipContactsTable;
   crm_records: CrmRecordsTable;
   crm_fields: CrmFieldsTable;
+  customer_tunnels: CustomerTunnelsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

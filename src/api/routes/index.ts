@@ -7,6 +7,7 @@ import { callFlowRoutes } from "./call-flow.js";
 import { callRoutes } from "./calls.js";
 import { configRoutes } from "./config.js";
 import { crmRoutes } from "./crm.js";
+import { customerTunnelRoutes } from "./customer-tunnels.js";
 import { didPoolRoutes } from "./did-pool.js";
 import { didRoutes } from "./dids.js";
 import { ivrRoutes } from "./ivrs.js";
@@ -42,5 +43,6 @@ export const allRoutes: readonly RouteDefinition[] = [
     callRoutes,
     callFlowRoutes,
     crmRoutes,
+    customerTunnelRoutes,
   ].flat(),
 ];
