@@ -176,10 +176,12 @@ function apply(row: CustomerTunnelRow, input: TunnelInput): CustomerTunnelRow {
 function conflictOf(error: unknown, row: CustomerTunnelRow): never {
   if (isUniqueViolation(error)) {
     const text = String((error as Error).message);
+    if (text.includes("customer_tunnels.interface")) {
+      throw new Conflict(`Interface ${row.interface} is already used by another tunnel`);
+    }
     if (text.includes("listen_port")) {
       throw new Conflict(`Listen port ${row.listen_port} is already used by another tunnel`);
     }
-    throw new Conflict(`Interface ${row.interface} is already used by another tunnel`);
   }
   throw error;
 }
@@ -269,12 +271,12 @@ export async function createTunnel(
     };
     const created = apply(base, input);
     checkTunnel(created);
+    await clearOtherStaging(trx, created);
     try {
       await insertCustomerTunnel(trx, created);
     } catch (error) {
       conflictOf(error, created);
     }
-    await clearOtherStaging(trx, created);
     return created;
   });
   deps.deployScheduler.scheduleDeploy(row.org_id);
@@ -291,12 +293,12 @@ export async function updateTunnel(
     const current = await visibleTunnel(trx, { kind: "admin" }, id);
     const next = { ...apply(current, input), updated_at: deps.clock().toISOString() };
     checkTunnel(next);
+    await clearOtherStaging(trx, next);
     try {
       await updateCustomerTunnel(trx, next);
     } catch (error) {
       conflictOf(error, next);
     }
-    await clearOtherStaging(trx, next);
     return next;
   });
   deps.deployScheduler.scheduleDeploy(row.org_id);

@@ -166,6 +166,7 @@ export const customerTunnelRoutes = [
     ),
     responses: {
       201: { description: "The tunnel", schema: Tunnel },
+      404: { description: "No such organization" },
       409: { description: "Interface name or listen port taken" },
     },
     handler: async ({ deps, body }) => reply(201, await createTunnel(deps, body)),
