@@ -29,7 +29,7 @@ import { emitEvent } from "../webhooks/outbox.js";
 import { callHistory } from "./calls.js";
 import { fieldView, mergeCustomValues } from "./crm-fields.js";
 import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict } from "./errors.js";
+import { BadRequest, Conflict, NotFound } from "./errors.js";
 import type { LiveCallsView } from "./live-calls.js";
 import { ownRow } from "./user-queue-rules.js";
 
@@ -87,7 +87,8 @@ export function normalisePhone(value: string): string {
 
 async function ownRecord(db: Db, orgId: string, kind: CrmKind, id: string): Promise<CrmRecordRow> {
   const row = ownRow(await findCrmRecord(db, id), orgId, NOT_FOUND[kind]);
-  if (row.kind !== kind) throw new BadRequest(`${id} is a ${row.kind}, not a ${kind}`);
+  // A lead's id on the clients path (or the other way round) names no record there.
+  if (row.kind !== kind) throw new NotFound(NOT_FOUND[kind]);
   return row;
 }
 

@@ -117,10 +117,11 @@ test("leads: create, normalise, validate, update, delete, and another org's lead
     assert.equal(lookup.body, { leads: [], clients: [] });
 
     // A lead's id on the clients path is not a client.
-    const wrongKind = await app.request("GET", `/api/v1/crm/clients/${lead.id}`, {
-      headers: acme,
-    });
-    assert.is(wrongKind.status, 400);
+    expectError(
+      await app.request("GET", `/api/v1/crm/clients/${lead.id}`, { headers: acme }),
+      404,
+      "Client not found",
+    );
     expectError(
       await app.request("GET", "/api/v1/crm/leads/00000000-0000-4000-8000-000000000000", {
         headers: acme,

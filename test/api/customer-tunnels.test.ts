@@ -89,6 +89,22 @@ test("admin creates; keys are X25519 pairs; each end's file holds only its own p
     assert.is(field(customer.text, "Peer", "Endpoint"), "pbx.example.com:51820");
     assert.is(field(customer.text, "Peer", "PersistentKeepalive"), "25");
 
+    // The file holds a private key: no `ak_` key may fetch it, whatever its permissions.
+    const key = await app.request("POST", "/api/v1/api-keys", {
+      headers: orgKey(acme),
+      body: { name: "all", permissions: ["calls.read", "crm.read", "crm.write", "crm.customize"] },
+    });
+    expectError(
+      await app.request("GET", `/api/v1/customer-tunnels/${tunnel.id}/config`, {
+        headers: { "x-api-key": key.body.api_key },
+      }),
+      403,
+      "API key lacks permission: org.manage",
+    );
+    const listedByKey = await app.request("GET", "/api/v1/customer-tunnels", {
+      headers: { "x-api-key": key.body.api_key },
+    });
+    assert.is(listedByKey.body.total, 1);
     expectError(
       await app.request("GET", `/api/v1/customer-tunnels/${tunnel.id}/config?side=gateway`, {
         headers: orgKey(acme),

@@ -261,8 +261,10 @@ export const customerTunnelRoutes = [
     path: "/customer-tunnels/{id}/config",
     tag: "Customer Tunnels",
     summary: "Download the customer end's wg-quick file (with its private key)",
-    description: "The gateway end (`side=gateway`) is for admins only: 403 here.",
+    description:
+      "Holds a private key, so it needs `org.manage` (org key, org JWT, internal key, owner or admin role; never an `ak_` key). The gateway end (`side=gateway`) is for admins only: 403 here.",
     auth: "org",
+    permission: "org.manage",
     params: IdParams,
     query: SideQuery("`customer` (default); `gateway` is refused (403)"),
     responses: { 200: ConfigFile },
