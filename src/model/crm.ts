@@ -1,7 +1,6 @@
 // CRM records of an org (`/crm/*`): leads, clients and the org's custom field definitions. One
 // definition of each shape, used by the API's schemas and by the `crm.*` webhook event data.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { ONE_LINE } from "./org-state.js";
 
 /** A lead's life (issue 16): `won` is also what converting it to a client sets. */
 export const LEAD_STATUSES = ["new", "contacted", "qualified", "won", "lost"] as const;
@@ -90,6 +89,3 @@ export type CrmLeadView = Static<typeof CrmLead>;
 export type CrmClientView = Static<typeof CrmClient>;
 export type CrmFieldView = Static<typeof CrmField>;
 export type CustomValueType = Static<typeof CustomValue>;
-
-/** One-line free text of a record (name, company, owner). */
-export const CRM_TEXT = ONE_LINE;
