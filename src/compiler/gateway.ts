@@ -4,6 +4,7 @@
 import { compareAscii } from "../model/caller-id.js";
 import type { GatewayState } from "../model/org-state.js";
 import { didAliases, internationalDigits, SENTINEL_DID, sameNumber } from "../model/phone.js";
+import { isIpv4, isIpv6 } from "../model/wireguard.js";
 import { PROMPTS } from "./dialplan.js";
 import { assertToken } from "./escape.js";
 import { GATEWAY_CONTEXT, orgNames } from "./names.js";
@@ -17,7 +18,17 @@ export function buildGateway(state: GatewayState, diagnostics: Diagnostic[]): Di
   const orgs = state.orgs
     .map((org, index) => ({ org, index }))
     .sort((a, b) => compareAscii(a.org.context_prefix, b.org.context_prefix));
-  for (const { org, index } of orgs) {
+  for (const { org: listed, index } of orgs) {
+    let org = listed;
+    if (org.staging_tunnel && !isTunnelHost(org.staging_tunnel.host, org.staging_tunnel.port)) {
+      diagnostics.push({
+        severity: "error",
+        path: `orgs[${index}].staging_tunnel`,
+        message: `staging tunnel ${org.staging_tunnel.host}:${org.staging_tunnel.port} is not an IP address and port`,
+      });
+      const { staging_tunnel: _dropped, ...rest } = org;
+      org = rest;
+    }
     const incoming = orgNames(org.context_prefix).incoming;
     const dids = org.dids
       .map((did, didIndex) => ({ did, didIndex }))
@@ -51,14 +62,21 @@ export function buildGateway(state: GatewayState, diagnostics: Diagnostic[]): Di
           // oss is informational only on this deployment: the call is served here.
           extensions.push(entry(alias, [`Goto(${incoming},\${EXTEN},1)`], comment));
         } else if (state.environment === "prod" && did.routing_environment === "staging") {
+          const endpoint = assertToken(state.staging_endpoint, "endpoint");
+          // The org's own staging tunnel, when it has one: the same endpoint's settings, sent to
+          // the address at the customer's end of the tunnel.
+          const tunnel = org.staging_tunnel;
+          const target = tunnel
+            ? `${endpoint}/sip:\${EXTEN}@${tunnel.host}:${tunnel.port}`
+            : `\${EXTEN}@${endpoint}`;
           extensions.push(
             entry(
               alias,
-              [
-                `Dial(PJSIP/\${EXTEN}@${assertToken(state.staging_endpoint, "endpoint")},120)`,
-                "Hangup()",
-              ],
-              comment.map((line) => `${line}: handed to the staging deployment`),
+              [`Dial(PJSIP/${target},120)`, "Hangup()"],
+              comment.map(
+                (line) =>
+                  `${line}: handed to the staging deployment${tunnel ? ` over the org's tunnel to ${tunnel.host}` : ""}`,
+              ),
             ),
           );
         }
@@ -86,6 +104,13 @@ export function buildGateway(state: GatewayState, diagnostics: Diagnostic[]): Di
       },
     ],
   };
+}
+
+/** A SIP URI host that is an address (`10.99.0.2`, `[fd00::2]`) and a port: nothing else. */
+function isTunnelHost(host: string, port: number): boolean {
+  const address = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  const ok = address === host ? isIpv4(address) : isIpv6(address);
+  return ok && Number.isInteger(port) && port >= 1 && port <= 65535;
 }
 
 function entry(alias: string, apps: string[], comments: string[]): DialplanExtension {

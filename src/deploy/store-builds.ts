@@ -13,6 +13,7 @@ import {
 import type { GatewayOptions } from "../model/gateway.js";
 import type { OrgState } from "../model/org-state.js";
 import { isUsableDid } from "../model/refs.js";
+import { stagingTunnelOf } from "../store/customer-tunnel-repository.js";
 import type { Db } from "../store/database.js";
 import { loadGatewayState } from "../store/load-gateway-state.js";
 import { loadOrgState } from "../store/load-org-state.js";
@@ -103,11 +104,21 @@ export class StoreBuilds {
     if (!handle) return null;
     const [{ state, files }, top] = await Promise.all([this.orgFiles(orgId), this.topLevelFiles()]);
     const served = isServed(state.org.status);
+    // Where the org's staging DIDs go is part of what the gateway routes: a staging tunnel
+    // marked, moved or removed regenerates it like a DID change does.
+    const tunnel = await stagingTunnelOf(this.options.db, orgId);
     return {
       contextPrefix: state.org.context_prefix,
       files: [...files, ...top],
       dids: served
-        ? state.dids.filter(isUsableDid).map((did) => `${did.number}@${did.routing_environment}`)
+        ? [
+            ...state.dids
+              .filter(isUsableDid)
+              .map((did) => `${did.number}@${did.routing_environment}`),
+            ...(tunnel
+              ? [`staging-tunnel@${tunnel.customer_address}:${tunnel.staging_sip_port}`]
+              : []),
+          ]
         : [],
     };
   }

@@ -1,6 +1,12 @@
 // The inbound gateway's view of all orgs: which DIDs this deployment dispatches to which org.
 import { compareAscii } from "./caller-id.js";
-import type { GatewayOrg, GatewayState, OrgState, RoutingEnvironment } from "./org-state.js";
+import type {
+  GatewayOrg,
+  GatewayState,
+  OrgState,
+  RoutingEnvironment,
+  StagingTunnel,
+} from "./org-state.js";
 import { internationalDigits } from "./phone.js";
 import { isUsableDid } from "./refs.js";
 
@@ -8,6 +14,8 @@ import { isUsableDid } from "./refs.js";
 export interface GatewayOptions {
   environment: RoutingEnvironment;
   staging_endpoint: string;
+  /** Orgs whose staging DIDs go over their own customer tunnel, by org id. */
+  staging_tunnels?: Readonly<Record<string, StagingTunnel>>;
 }
 
 /** What the gateway needs of one org: its usable DIDs, or null when it routes nothing there. */
@@ -34,7 +42,12 @@ export function gatewayStateOf(
   return {
     environment: options.environment,
     staging_endpoint: options.staging_endpoint,
-    orgs: [...gatewayOrgs].sort((a, b) => compareAscii(a.context_prefix, b.context_prefix)),
+    orgs: [...gatewayOrgs]
+      .map((org) => {
+        const tunnel = options.staging_tunnels?.[org.org_id];
+        return tunnel ? { ...org, staging_tunnel: tunnel } : org;
+      })
+      .sort((a, b) => compareAscii(a.context_prefix, b.context_prefix)),
   };
 }
 

@@ -345,11 +345,27 @@ export const GatewayDid = Type.Object(
   { additionalProperties: false },
 );
 
+/** A SIP URI host of a tunnel address: an IPv4 address or an `[IPv6]` address. */
+export const TUNNEL_HOST = "^([0-9.]{7,15}|\\[[0-9A-Fa-f:.]{2,45}\\])$";
+
+/** The org's staging tunnel (`/customer-tunnels`): where its staging DIDs are dialled. */
+export const StagingTunnel = Type.Object(
+  {
+    host: Type.String({
+      pattern: TUNNEL_HOST,
+      description: "the customer side's tunnel address, as a SIP URI host",
+    }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 5060 }),
+  },
+  { additionalProperties: false },
+);
+
 export const GatewayOrg = Type.Object(
   {
     org_id: Uuid,
     context_prefix: ContextPrefix,
     dids: Type.Array(GatewayDid, { default: [] }),
+    staging_tunnel: Type.Optional(StagingTunnel),
   },
   { additionalProperties: false },
 );
@@ -372,6 +388,7 @@ export const GatewayStateSchema = Type.Object(
 
 export type GatewayState = Static<typeof GatewayStateSchema>;
 export type GatewayOrg = Static<typeof GatewayOrg>;
+export type StagingTunnel = Static<typeof StagingTunnel>;
 
 /** Realm of every generated PJSIP auth section; part of each user's md5_cred. */
 export const SIP_REALM = "pbxctl";

@@ -2,6 +2,7 @@
 // turns ajv's errors into messages a person editing a YAML file can act on.
 import { type TSchema, Type } from "@sinclair/typebox";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { CRM_TAG, CUSTOM_FIELD_NAME, EMAIL } from "./crm.js";
 import type { Diagnostic } from "./diagnostic.js";
 import { formatPath, type PathSegment, pointerSegments } from "./diagnostic-path.js";
 import { OrgExtrasProperties } from "./org-extras.js";
@@ -24,8 +25,10 @@ import {
   PRINTABLE_ASCII,
   Slug,
   TrunkName,
+  TUNNEL_HOST,
   Uuid,
 } from "./org-state.js";
+import { WG_CIDR, WG_ENDPOINT, WG_INTERFACE } from "./wireguard.js";
 
 /**
  * What an org file may hold: OrgState, except that `org.context_prefix` may be left out (it
@@ -89,6 +92,15 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   ["^[0-9]{3,20}$", "must be 3-20 digits"],
   ["^[A-Za-z0-9_.-]{1,150}$", "must be an engine call id: 1-150 letters, digits, . _ or -"],
   ["^\\+?[0-9]{2,15}$", "must be an extension or a phone number: optional +, then 2-15 digits"],
+  // CRM (`/crm/*`).
+  [EMAIL, "must be an e-mail address (name@domain.tld, no spaces)"],
+  [CRM_TAG, "must be 1-40 letters, digits, _ . : or -"],
+  [CUSTOM_FIELD_NAME, "must be 1-40 lowercase letters, digits or _, starting with a letter"],
+  // Customer tunnels (`/customer-tunnels/*`).
+  [WG_CIDR, "must be an address with a prefix length (10.99.0.1/30, fd00::1/64)"],
+  [WG_ENDPOINT, "must be host:port (vpn.example.com:51820, [2001:db8::1]:51820)"],
+  [WG_INTERFACE, "must be an interface name: 1-15 letters, digits or _ = + . -"],
+  [TUNNEL_HOST, "must be an IPv4 address or an [IPv6] address"],
   // Call-flow questions (`pbxctl simulate`, flow files, `POST /simulate`).
   ["^\\+?[0-9]{3,20}$", "must be a number: optional +, then 3-20 digits"],
   ["^[0-9*#]{0,15}$", "must be at most 15 keys: digits, * or #"],

@@ -21,6 +21,8 @@ export interface CallFilters {
   extension?: string;
   /** Digits found in the call's source or destination. */
   number?: string;
+  /** A leg of the call has one of these exact numbers as source or destination (CRM contact). */
+  numbers?: readonly string[];
   /** Calls left out (those still live, listed apart). */
   excludeLinkedIds?: readonly string[];
 }
@@ -117,6 +119,16 @@ function callsOf(db: Db, orgId: string, filters: CallFilters) {
         .select("linkedid")
         .where("org_id", "=", orgId)
         .where(column, "=", filters.extension!);
+    query = query.where("calls.linkedid", "in", legsWith("src").union(legsWith("dst")));
+  }
+  if (filters.numbers) {
+    const numbers = filters.numbers.length > 0 ? [...filters.numbers] : [""];
+    const legsWith = (column: "src" | "dst") =>
+      db
+        .selectFrom("call_records")
+        .select("linkedid")
+        .where("org_id", "=", orgId)
+        .where(column, "in", numbers);
     query = query.where("calls.linkedid", "in", legsWith("src").union(legsWith("dst")));
   }
   if (filters.excludeLinkedIds && filters.excludeLinkedIds.length > 0) {

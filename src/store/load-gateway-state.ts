@@ -1,6 +1,8 @@
 // Builds the inbound dispatcher's input: every assigned DID of every active org, grouped by org,
 // orgs by context prefix and numbers ascending, so the gateway file is deterministic.
 import type { GatewayOrg, GatewayState } from "../model/org-state.js";
+import { uriHost } from "../model/wireguard.js";
+import { stagingTunnels } from "./customer-tunnel-repository.js";
 import type { Db } from "./database.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
@@ -36,6 +38,17 @@ export async function loadGatewayState(
       routing_environment:
         row.routing_environment as GatewayOrg["dids"][number]["routing_environment"],
     });
+  }
+  // An org's staging tunnel (`/customer-tunnels`) names where its staging DIDs are dialled.
+  const tunnels = new Map(
+    (await stagingTunnels(db)).map((t) => [
+      t.org_id,
+      { host: uriHost(t.customer_address), port: t.staging_sip_port },
+    ]),
+  );
+  for (const org of orgs) {
+    const tunnel = tunnels.get(org.org_id);
+    if (tunnel) org.staging_tunnel = tunnel;
   }
   return { ...options, orgs };
 }

@@ -2,6 +2,8 @@
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
+import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
+import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 
@@ -274,6 +276,9 @@ export interface Database {
   sip_contacts: SipContactsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  crm_records: CrmRecordsTable;
+  crm_fields: CrmFieldsTable;
+  customer_tunnels: CustomerTunnelsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

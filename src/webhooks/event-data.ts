@@ -2,6 +2,7 @@
 // per event, which the OpenAPI document publishes (callbacks of `POST /webhooks`) and the tests
 // check real deliveries against.
 import { type TSchema, Type } from "@sinclair/typebox";
+import { CrmClient, CrmLead, LEAD_STATUSES } from "../model/crm.js";
 import type { WebhookEvent } from "./events.js";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -50,8 +51,60 @@ const registrationFields = {
   at: Type.String({ format: "date-time", description: "when the service saw the change" }),
 };
 
+const changes = Type.Array(Type.String(), {
+  description:
+    "the fields whose value changed: name, phone, email, company, status, owner, tags, notes, custom_fields, client_id / lead_id",
+});
+const LeadStatus = Type.Union(LEAD_STATUSES.map((s) => Type.Literal(s)));
+
+/** What the CRM operations (`/crm/*`, docs/crm.md) emit, in the transaction of the change. */
+const CRM_EVENT_DATA = {
+  "crm.lead.created": Type.Object(
+    { lead: CrmLead },
+    {
+      title: "CrmLeadCreatedData",
+      description: "A lead was created.",
+      additionalProperties: false,
+    },
+  ),
+  "crm.lead.updated": Type.Object(
+    { lead: CrmLead, changes },
+    {
+      title: "CrmLeadUpdatedData",
+      description:
+        "A lead changed (a write that changes nothing sends nothing); `lead` is after the change.",
+      additionalProperties: false,
+    },
+  ),
+  "crm.lead.status_changed": Type.Object(
+    { lead: CrmLead, from: LeadStatus, to: LeadStatus },
+    {
+      title: "CrmLeadStatusChangedData",
+      description:
+        "A lead's status changed (by an update or by conversion to a client, which sets `won`); sent after its crm.lead.updated.",
+      additionalProperties: false,
+    },
+  ),
+  "crm.client.created": Type.Object(
+    { client: CrmClient },
+    {
+      title: "CrmClientCreatedData",
+      description: "A client was created, directly or by converting a lead (`client.lead_id`).",
+      additionalProperties: false,
+    },
+  ),
+  "crm.client.updated": Type.Object(
+    { client: CrmClient, changes },
+    {
+      title: "CrmClientUpdatedData",
+      description: "A client changed; `client` is after the change.",
+      additionalProperties: false,
+    },
+  ),
+} satisfies Partial<Record<WebhookEvent, TSchema>>;
+
 /**
- * The `data` schema of every event the engine listeners emit today. `trunk.*` (outbound
+ * The `data` schema of every event the engine listeners emit today, and of the CRM events. `trunk.*` (outbound
  * registration events) are not emitted: the engine's `Registry` event names no org (see
  * docs/calls.md "Registration webhooks"), so they are not documented here.
  */
@@ -107,6 +160,7 @@ export const ENGINE_EVENT_DATA = {
       "The last registered phone of the user's extension unregistered or its registration expired.",
     additionalProperties: false,
   }),
+  ...CRM_EVENT_DATA,
 } satisfies Partial<Record<WebhookEvent, TSchema>>;
 
 export type EngineEvent = keyof typeof ENGINE_EVENT_DATA;

@@ -15,7 +15,8 @@ import { Ajv } from "ajv";
 import { createTwoFilesPatch } from "diff";
 import { parse, parseAllDocuments } from "yaml";
 import { type CompileResult, compileAll } from "../../src/compiler/index.js";
-import { type GatewayState, type OrgState, OrgStateSchema } from "../../src/model/org-state.js";
+import type { GatewayOptions } from "../../src/model/gateway.js";
+import { type OrgState, OrgStateSchema } from "../../src/model/org-state.js";
 
 export const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 export const UPDATE = process.env.UPDATE_GOLDEN === "1";
@@ -30,7 +31,7 @@ export function listCases(): string[] {
 }
 
 /** Reads a case's orgs, filled with the schema's defaults. */
-export function loadCase(name: string): { orgs: OrgState[]; gateway: Omit<GatewayState, "orgs"> } {
+export function loadCase(name: string): { orgs: OrgState[]; gateway: GatewayOptions } {
   const dir = join(FIXTURES, name);
   const orgs = parseAllDocuments(readFileSync(join(dir, "input.yaml"), "utf8")).map(
     (doc, index) => {
@@ -48,6 +49,7 @@ export function loadCase(name: string): { orgs: OrgState[]; gateway: Omit<Gatewa
     gateway: {
       environment: options.environment ?? "prod",
       staging_endpoint: options.staging_endpoint ?? "staging-tunnel",
+      ...(options.staging_tunnels ? { staging_tunnels: options.staging_tunnels } : {}),
     },
   };
 }

@@ -138,7 +138,8 @@ function checkLinkage(files: CompiledFile[]): string[] {
     for (const m of app.matchAll(/Local\/([^@]+)@([^/]+)\/n/g)) needExten(where, m[2]!, m[1]!);
     const dial = /^Dial\(PJSIP\/([^,)]+)/.exec(app);
     if (dial) {
-      const target = dial[1]!;
+      // PJSIP/[user@]endpoint[/uri]: the endpoint is between the `@` and the `/`.
+      const target = dial[1]!.split("/")[0]!;
       const endpoint = target.includes("@") ? target.slice(target.indexOf("@") + 1) : target;
       if (
         !endpoint.includes("${") &&

@@ -54,7 +54,7 @@ const filterFields = {
   ),
 };
 
-const pageFields = {
+export const pageFields = {
   limit: Type.Optional(
     Type.Integer({
       minimum: 1,
@@ -65,13 +65,13 @@ const pageFields = {
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
 };
 
-const Pagination = Type.Object({
+export const Pagination = Type.Object({
   total: Type.Integer(),
   limit: Type.Integer(),
   offset: Type.Integer(),
 });
 
-const Call = Type.Object(
+export const Call = Type.Object(
   {
     linkedid: Type.String({ description: "the call: every leg of it shares this id" }),
     uniqueid: Type.String({ description: "the first leg's channel id" }),

@@ -6,6 +6,8 @@ import { authRoutes } from "./auth.js";
 import { callFlowRoutes } from "./call-flow.js";
 import { callRoutes } from "./calls.js";
 import { configRoutes } from "./config.js";
+import { crmRoutes } from "./crm.js";
+import { customerTunnelRoutes } from "./customer-tunnels.js";
 import { didPoolRoutes } from "./did-pool.js";
 import { didRoutes } from "./dids.js";
 import { ivrRoutes } from "./ivrs.js";
@@ -40,5 +42,7 @@ export const allRoutes: readonly RouteDefinition[] = [
     webhookRoutes,
     callRoutes,
     callFlowRoutes,
+    crmRoutes,
+    customerTunnelRoutes,
   ].flat(),
 ];

@@ -13,7 +13,7 @@ import {
 import { boundsOf, CODECS, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
+import { IdParams, Nullable, UuidString, updateBodyOf } from "../schemas.js";
 
 const fields = Trunk.properties;
 

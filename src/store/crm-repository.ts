@@ -1,0 +1,190 @@
+// CRM rows (migration 2501): leads and clients in `crm_records` (by `kind`), custom field
+// definitions in `crm_fields`. Every read takes the org id first and filters on it.
+import { sql } from "kysely";
+import type { Db } from "./database.js";
+
+export type CrmKind = "lead" | "client";
+
+export interface CrmRecordsTable {
+  id: string;
+  org_id: string;
+  kind: CrmKind;
+  name: string;
+  phone: string | null;
+  email: string | null;
+  company: string | null;
+  status: string | null;
+  owner: string | null;
+  /** JSON array of strings. */
+  tags: string;
+  notes: string;
+  /** JSON object of custom values by field name. */
+  custom: string;
+  linked_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CrmFieldsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  label: string;
+  type: string;
+  /** JSON array of strings. */
+  options: string;
+  required: number;
+  created_at: string;
+}
+
+export type CrmRecordRow = CrmRecordsTable;
+export type CrmFieldRow = CrmFieldsTable;
+
+export interface CrmFilters {
+  /** Text found in the name, e-mail or company, or digits found in the phone. */
+  q?: string;
+  status?: string;
+  owner?: string;
+  tag?: string;
+}
+
+// LIKE with the user's `%`, `_` and `\` taken literally.
+function likeOf(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function recordsOf(db: Db, orgId: string, kind: CrmKind, filters: CrmFilters) {
+  let query = db
+    .selectFrom("crm_records")
+    .where("crm_records.org_id", "=", orgId)
+    .where("crm_records.kind", "=", kind);
+  if (filters.status) query = query.where("status", "=", filters.status);
+  if (filters.owner) query = query.where("owner", "=", filters.owner);
+  if (filters.tag) {
+    const tag = filters.tag;
+    query = query.where(
+      sql<boolean>`exists (select 1 from json_each(crm_records.tags) where json_each.value = ${tag})`,
+    );
+  }
+  if (filters.q) {
+    const like = likeOf(filters.q);
+    const digits = filters.q.replace(/[^0-9]/g, "");
+    query = query.where((eb) =>
+      eb.or([
+        eb(sql`name`, "like", sql`${like} escape '\\'`),
+        eb(sql`email`, "like", sql`${like} escape '\\'`),
+        eb(sql`company`, "like", sql`${like} escape '\\'`),
+        ...(digits.length > 0 ? [eb("phone", "like", `%${digits}%`)] : []),
+      ]),
+    );
+  }
+  return query;
+}
+
+/** One page of an org's leads or clients, oldest first, and how many match in all. */
+export async function listCrmRecords(
+  db: Db,
+  orgId: string,
+  kind: CrmKind,
+  filters: CrmFilters,
+  page: { limit: number; offset: number },
+): Promise<{ rows: CrmRecordRow[]; total: number }> {
+  const rows = await recordsOf(db, orgId, kind, filters)
+    .selectAll()
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  const counted = await recordsOf(db, orgId, kind, filters)
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return { rows, total: Number(counted.n) };
+}
+
+/** The row with this id, of any org (the caller checks the org). */
+export async function findCrmRecord(db: Db, id: string): Promise<CrmRecordRow | undefined> {
+  return db.selectFrom("crm_records").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** The org's leads and clients with this E.164 phone, oldest first (index org_id, phone). */
+export async function crmRecordsByPhone(
+  db: Db,
+  orgId: string,
+  phone: string,
+): Promise<CrmRecordRow[]> {
+  return db
+    .selectFrom("crm_records")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("phone", "=", phone)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
+export async function insertCrmRecord(db: Db, row: CrmRecordRow): Promise<void> {
+  await db.insertInto("crm_records").values(row).execute();
+}
+
+/** Replaces every editable column of the row `id` of `orgId`. */
+export async function replaceCrmRecord(db: Db, row: CrmRecordRow): Promise<void> {
+  const { id, org_id, kind: _kind, created_at: _created, ...columns } = row;
+  await db
+    .updateTable("crm_records")
+    .set(columns)
+    .where("id", "=", id)
+    .where("org_id", "=", org_id)
+    .execute();
+}
+
+export async function deleteCrmRecord(db: Db, orgId: string, id: string): Promise<void> {
+  await db.deleteFrom("crm_records").where("id", "=", id).where("org_id", "=", orgId).execute();
+}
+
+/** The org's custom field definitions in creation order. */
+export async function listCrmFields(db: Db, orgId: string): Promise<CrmFieldRow[]> {
+  return db
+    .selectFrom("crm_fields")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .orderBy("created_at")
+    .orderBy("name")
+    .execute();
+}
+
+export async function findCrmField(db: Db, id: string): Promise<CrmFieldRow | undefined> {
+  return db.selectFrom("crm_fields").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function insertCrmField(db: Db, row: CrmFieldRow): Promise<void> {
+  await db.insertInto("crm_fields").values(row).execute();
+}
+
+export async function updateCrmField(
+  db: Db,
+  orgId: string,
+  id: string,
+  columns: Partial<Pick<CrmFieldRow, "label" | "options" | "required">>,
+): Promise<void> {
+  await db
+    .updateTable("crm_fields")
+    .set(columns)
+    .where("id", "=", id)
+    .where("org_id", "=", orgId)
+    .execute();
+}
+
+/** Deletes a field definition and its value from every record of the org. */
+export async function deleteCrmField(db: Db, orgId: string, field: CrmFieldRow): Promise<void> {
+  await db
+    .deleteFrom("crm_fields")
+    .where("id", "=", field.id)
+    .where("org_id", "=", orgId)
+    .execute();
+  await db
+    .updateTable("crm_records")
+    .set({ custom: sql<string>`json_remove(custom, ${`$.${field.name}`})` })
+    .where("org_id", "=", orgId)
+    .execute();
+}
