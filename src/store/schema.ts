@@ -2,6 +2,12 @@
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
+import type {
+  AuditLogTable,
+  AuditPurgeGateTable,
+  ConsentRecordsTable,
+  RetentionPoliciesTable,
+} from "./compliance-tables.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 
@@ -218,6 +224,10 @@ export interface Database {
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   sip_contacts: SipContactsTable;
+  audit_log: AuditLogTable;
+  audit_purge_gate: AuditPurgeGateTable;
+  retention_policies: RetentionPoliciesTable;
+  consent_records: ConsentRecordsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -5,6 +5,7 @@ import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes } from "./auth.js";
 import { callFlowRoutes } from "./call-flow.js";
 import { callRoutes } from "./calls.js";
+import { complianceRoutes } from "./compliance.js";
 import { configRoutes } from "./config.js";
 import { didPoolRoutes } from "./did-pool.js";
 import { didRoutes } from "./dids.js";
@@ -40,5 +41,6 @@ export const allRoutes: readonly RouteDefinition[] = [
     webhookRoutes,
     callRoutes,
     callFlowRoutes,
+    complianceRoutes,
   ].flat(),
 ];
