@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { sql } from "kysely";
 import { API_KEY_PERMISSIONS } from "../../src/domain/permissions.js";
 import { insertCallRecord } from "../../src/store/call-record-repository.js";
 import { bearer, expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";
@@ -242,18 +243,9 @@ test("filters, pagination and the deploy revision a change led to", async () => 
     await app.db.selectFrom("organizations").select("context_prefix").where("id", "=", acme.id).executeTakeFirstOrThrow()
   ).context_prefix;
   const at = new Date(app.clock.now.getTime() + 1000).toISOString();
-  await app.db
-    .insertInto("deploy_records")
-    .values({
-      id: "11111111-1111-4111-8111-111111111111",
-      unit: `org:${prefix}`,
-      revision: "rev-after-queues",
-      result: "ok",
-      trigger: "schedule",
-      started_at: at,
-      record: "{}",
-    })
-    .execute();
+  await sql`INSERT INTO deploy_records (id, unit, revision, result, trigger, started_at, record)
+    VALUES ('11111111-1111-4111-8111-111111111111', ${`org:${prefix}`}, 'rev-after-queues', 'ok',
+      'schedule', ${at}, '{}')`.execute(app.db);
   const again = await audit(acme, "?resource_type=queues&action=create&limit=1&offset=2");
   assert.is(rowsOf(again)[0].deploy_revision, "rev-after-queues");
   // A change that asks for no deploy (an ak_ key) names none.
