@@ -18,7 +18,11 @@ import type { AppDeps } from "./deps.js";
 import { Reply, type RouteDefinition } from "./registry.js";
 
 /** Writes that change nothing (a preview, a simulation, a token): never audited. */
-export const NOT_AUDITED = new Set(["POST /tts/preview", "POST /simulate", "POST /auth/admin-token"]);
+export const NOT_AUDITED = new Set([
+  "POST /tts/preview",
+  "POST /simulate",
+  "POST /auth/admin-token",
+]);
 
 const PARAM = /^\{([A-Za-z0-9_]+)\}$/;
 const shape = (path: string) => path.replace(/\{[A-Za-z0-9_]+\}/g, "{}");
@@ -63,7 +67,12 @@ export function pathParts(path: string, getPaths: ReadonlySet<string> = new Set(
   };
 }
 
-const VERBS: Record<string, string> = { post: "create", put: "update", patch: "update", delete: "delete" };
+const VERBS: Record<string, string> = {
+  post: "create",
+  put: "update",
+  patch: "update",
+  delete: "delete",
+};
 
 /** The audit action of a route: create/update/delete, or the path's own verb. */
 export function actionOf(
@@ -106,9 +115,7 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
   const readers = new Map<string, RouteDefinition>();
   // Paths with a GET route, `admin` segments dropped as pathParts drops them.
   const getPaths = new Set(
-    routes
-      .filter((r) => r.method === "get")
-      .map((r) => r.path.replace(/\/admin(?=\/|$)/g, "")),
+    routes.filter((r) => r.method === "get").map((r) => r.path.replace(/\/admin(?=\/|$)/g, "")),
   );
   for (const route of routes) {
     if (route.method === "get" && !route.list && !route.authKinds.includes("public")) {
@@ -131,7 +138,9 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     const candidates: string[] = [];
     if (idParam !== null) {
       candidates.push(shape(route.path));
-      candidates.push(shape(route.path.slice(0, route.path.indexOf(`{${idParam}}`) + idParam.length + 2)));
+      candidates.push(
+        shape(route.path.slice(0, route.path.indexOf(`{${idParam}}`) + idParam.length + 2)),
+      );
     } else if (route.method === "post") {
       candidates.push(`${shape(route.path)}/{}`);
     } else {
@@ -176,14 +185,14 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     const paramValues = [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map(
       (m) => params[m[1]!] ?? "",
     );
-    const before = parts.idParam !== null || route.method !== "post"
-      ? await read(reader, paramValues, principal, ctx)
-      : null;
+    const before =
+      parts.idParam !== null || route.method !== "post"
+        ? await read(reader, paramValues, principal, ctx)
+        : null;
     const requestScope: RequestScope = { deployedOrgs: new Set() };
     const result = await scope.run(requestScope, () => handler(handlerDeps));
 
-    const resourceId =
-      parts.idParam !== null ? (params[parts.idParam] ?? null) : createdId(result);
+    const resourceId = parts.idParam !== null ? (params[parts.idParam] ?? null) : createdId(result);
     const action = actionOf(route, getPaths);
     let after: unknown = null;
     if (action !== "delete") {

@@ -279,7 +279,8 @@ function recordContext(plan: Plan): DialplanContext {
 function consentContext(plan: Plan): DialplanContext {
   const aliases = new Set<string>();
   for (const number of plan.consentRefused) {
-    if (!isE164(number)) throw new Error(`refusing to emit consent number ${JSON.stringify(number)}`);
+    if (!isE164(number))
+      throw new Error(`refusing to emit consent number ${JSON.stringify(number)}`);
     for (const alias of didAliases(number)) aliases.add(assertToken(alias, "number"));
   }
   return context(

@@ -53,9 +53,11 @@ export function actorOf(principal: Principal): Actor {
 export const REDACTED = "[redacted]";
 
 // Field names that hold credentials anywhere in a resource (org secrets and keys, SIP and trunk
-// passwords, webhook secrets, tokens). `password_env` names a variable, not a secret, but is
+// passwords and their MD5 digests,
+// webhook secrets, tokens). `password_env` names a variable, not a secret, but is
 // redacted too: over-redacting loses nothing an auditor needs.
-const SECRET_FIELD = /secret|password|token|api_key|apikey|private_key|authorization|digest/i;
+const SECRET_FIELD =
+  /secret|password|token|api_key|apikey|private_key|authorization|digest|md5|cred/i;
 
 /** `value` as JSON-safe data with every secret field replaced by `[redacted]`. */
 export function redact(value: unknown): unknown {
@@ -219,7 +221,12 @@ export const CSV_COLUMNS = [
  * export never runs it as a formula (OWASP CSV injection).
  */
 export function csvField(value: unknown): string {
-  let text = value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+  let text =
+    value === null || value === undefined
+      ? ""
+      : typeof value === "string"
+        ? value
+        : JSON.stringify(value);
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

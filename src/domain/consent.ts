@@ -68,7 +68,12 @@ export async function getConsentRecord(db: Db, orgId: string, id: string): Promi
 export async function createConsentRecord(
   deps: ConsentDeps,
   orgId: string,
-  input: { phone: string; recording_consent: RecordingConsent; source: string; recorded_at?: string },
+  input: {
+    phone: string;
+    recording_consent: RecordingConsent;
+    source: string;
+    recorded_at?: string;
+  },
   now: Date,
 ): Promise<ConsentView> {
   const row: ConsentRecordRow = {

@@ -75,7 +75,10 @@ export async function countAudit(db: Db, orgId: string, filter: AuditFilter): Pr
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: one filter for the select and the count builders
-function applyFilter<Q extends { where: (...args: any[]) => any }>(query: Q, filter: AuditFilter): Q {
+function applyFilter<Q extends { where: (...args: any[]) => any }>(
+  query: Q,
+  filter: AuditFilter,
+): Q {
   let q = query;
   if (filter.actorKind !== undefined) q = q.where("a.actor_kind", "=", filter.actorKind);
   if (filter.actorId !== undefined) q = q.where("a.actor_id", "=", filter.actorId);

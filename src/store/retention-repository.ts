@@ -3,7 +3,10 @@ import { sql } from "kysely";
 import type { Db } from "./database.js";
 
 /** The org's stored policies, by kind (a kind never set is absent). */
-export async function retentionPolicies(db: Db, orgId: string): Promise<Map<string, number | null>> {
+export async function retentionPolicies(
+  db: Db,
+  orgId: string,
+): Promise<Map<string, number | null>> {
   const rows = await db
     .selectFrom("retention_policies")
     .select(["kind", "days"])
@@ -73,11 +76,7 @@ export async function purgeCallRecordsBefore(
       .where("org_id", "=", orgId)
       .where("calldate", "<", iso)
       .executeTakeFirst();
-    await trx
-      .deleteFrom("calls")
-      .where("org_id", "=", orgId)
-      .where("calldate", "<", iso)
-      .execute();
+    await trx.deleteFrom("calls").where("org_id", "=", orgId).where("calldate", "<", iso).execute();
     await trx
       .deleteFrom("call_events")
       .where("org_id", "=", orgId)

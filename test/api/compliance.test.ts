@@ -144,7 +144,9 @@ test("secrets never reach the log: an ak_ key's creation and an admin's secret r
   assert.is(adminRecord.action, "regenerate-secret");
   assert.not.ok(JSON.stringify(adminRecord).includes(regenerated.body.api_secret));
   // The admin's new secret does not change Bravo's key; the admin's record is Bravo's only.
-  assert.not.ok(rowsOf(await audit(acme)).some((r) => r.actor.kind === "admin" && r.resource_id === bravo.id));
+  assert.not.ok(
+    rowsOf(await audit(acme)).some((r) => r.actor.kind === "admin" && r.resource_id === bravo.id),
+  );
 });
 
 test("RBAC: org key, owner and admin read and write; member roles and ak_ keys are refused", async () => {
@@ -188,11 +190,7 @@ test("RBAC: org key, owner and admin read and write; member roles and ak_ keys a
     403,
     "API key lacks permission: compliance.read",
   );
-  expectError(
-    await app.request("GET", "/api/v1/compliance/audit"),
-    401,
-    "Authentication required",
-  );
+  expectError(await app.request("GET", "/api/v1/compliance/audit"), 401, "Authentication required");
   // The platform user's change names them.
   await app.request("PUT", "/api/v1/compliance/retention", {
     headers: owner.headers,
@@ -240,7 +238,11 @@ test("filters, pagination and the deploy revision a change led to", async () => 
   const last = rowsOf(rest)[0];
   assert.is(last.deploy_revision, null);
   const prefix = (
-    await app.db.selectFrom("organizations").select("context_prefix").where("id", "=", acme.id).executeTakeFirstOrThrow()
+    await app.db
+      .selectFrom("organizations")
+      .select("context_prefix")
+      .where("id", "=", acme.id)
+      .executeTakeFirstOrThrow()
   ).context_prefix;
   const at = new Date(app.clock.now.getTime() + 1000).toISOString();
   await sql`INSERT INTO deploy_records (id, unit, revision, result, trigger, started_at, record)
@@ -322,7 +324,10 @@ test("consent records: create, duplicate, get, list, delete; another org sees no
   const refused = await app.request("GET", "/api/v1/compliance/consent?recording_consent=refused", {
     headers: key(acme),
   });
-  assert.equal(rowsOf(refused).map((r) => r.phone), ["+15551234567"]);
+  assert.equal(
+    rowsOf(refused).map((r) => r.phone),
+    ["+15551234567"],
+  );
   expectError(
     await app.request("GET", `/api/v1/compliance/consent/${id}`, { headers: key(bravo) }),
     404,
@@ -333,20 +338,34 @@ test("consent records: create, duplicate, get, list, delete; another org sees no
     404,
     "Consent record not found",
   );
-  assert.equal(rowsOf(await app.request("GET", "/api/v1/compliance/consent", { headers: key(bravo) })), []);
+  assert.equal(
+    rowsOf(await app.request("GET", "/api/v1/compliance/consent", { headers: key(bravo) })),
+    [],
+  );
 
   // The export carries the awkward source intact, in NDJSON and in CSV.
-  const ndjson = await app.request("GET", "/api/v1/compliance/audit/export?resource_type=compliance/consent&action=create", {
-    headers: key(acme),
-  });
+  const ndjson = await app.request(
+    "GET",
+    "/api/v1/compliance/audit/export?resource_type=compliance/consent&action=create",
+    {
+      headers: key(acme),
+    },
+  );
   assert.is(ndjson.status, 200, ndjson.text);
   assert.match(ndjson.headers.get("content-type")!, /^application\/x-ndjson/);
-  const lines = ndjson.text.trim().split("\n").map((line) => JSON.parse(line));
+  const lines = ndjson.text
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
   assert.is(lines.length, 2);
   assert.is(lines[0].after.source, 'web, "form"\u00e9');
-  const csv = await app.request("GET", "/api/v1/compliance/audit/export?format=csv&resource_type=compliance/consent&action=create", {
-    headers: key(acme),
-  });
+  const csv = await app.request(
+    "GET",
+    "/api/v1/compliance/audit/export?format=csv&resource_type=compliance/consent&action=create",
+    {
+      headers: key(acme),
+    },
+  );
   assert.match(csv.headers.get("content-type")!, /^text\/csv/);
   const rows = parseCsv(csv.text);
   assert.is(rows.length, 3);
@@ -355,7 +374,9 @@ test("consent records: create, duplicate, get, list, delete; another org sees no
   assert.is(after.source, 'web, "form"\u00e9');
   assert.is(rows[1]![header.indexOf("action")], "create");
 
-  const removed = await app.request("DELETE", `/api/v1/compliance/consent/${id}`, { headers: key(acme) });
+  const removed = await app.request("DELETE", `/api/v1/compliance/consent/${id}`, {
+    headers: key(acme),
+  });
   assert.is(removed.status, 204);
   const record = await lastRecord(acme);
   assert.is(record.action, "delete");
@@ -372,7 +393,10 @@ test("retention: defaults, bounds, and a purge of exactly what is too old, in on
   const policy = await app.request("GET", "/api/v1/compliance/retention", { headers: key(bravo) });
   assert.equal(policy.body, { call_records: null, recordings: null, tickets: null, audit: null });
   for (const body of [{ call_records: 0 }, { audit: 36501 }, { emails: 3 }, {}]) {
-    const res = await app.request("PUT", "/api/v1/compliance/retention", { headers: key(bravo), body });
+    const res = await app.request("PUT", "/api/v1/compliance/retention", {
+      headers: key(bravo),
+      body,
+    });
     assert.is(res.status, 400, JSON.stringify(body));
   }
 
@@ -454,7 +478,10 @@ test("retention: defaults, bounds, and a purge of exactly what is too old, in on
   assert.equal(readdirSync(join(recordings, acme.id)), ["u2.wav"]);
   assert.is(readdirSync(join(recordings, bravo.id)).length, 2, "Bravo's files untouched");
   const remaining = rowsOf(await audit(acme, "?limit=500"));
-  assert.equal(remaining.map((r) => r.action), ["purge", "purge"]);
+  assert.equal(
+    remaining.map((r) => r.action),
+    ["purge", "purge"],
+  );
   assert.is((await audit(bravo)).body.total, bravoAudit, "Bravo's audit log untouched");
 });
 

@@ -66,13 +66,17 @@ async function place(engine: AsteriskInstance, number: string): Promise<void> {
   await channelsIdle(engine, 30_000);
 }
 
-test("the compiled consent context holds the refused number and its aliases", async ({ engine }) => {
+test("the compiled consent context holds the refused number and its aliases", async ({
+  engine,
+}) => {
   const shown = await engine.cli(`dialplan show ${PREFIX}consent_refused`);
   assert.match(shown, "'+15551234567' =>");
   assert.match(shown, "'15551234567' =>");
 });
 
-test("a refused caller is not recorded; the same call from another number is", async ({ engine }) => {
+test("a refused caller is not recorded; the same call from another number is", async ({
+  engine,
+}) => {
   await place(engine, REFUSED);
   assert.equal(recordings(engine), [], "no recording of the refused number");
   await place(engine, WILLING);

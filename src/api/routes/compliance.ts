@@ -12,12 +12,7 @@ import {
   getConsentRecord,
   listConsentRecords,
 } from "../../domain/consent.js";
-import {
-  getRetention,
-  purgeOrg,
-  RETENTION_DAYS,
-  setRetention,
-} from "../../domain/retention.js";
+import { getRetention, purgeOrg, RETENTION_DAYS, setRetention } from "../../domain/retention.js";
 import { E164_PATTERN, RECORDING_CONSENT } from "../../model/consent.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { PageOf } from "../pagination.js";
@@ -71,9 +66,7 @@ const AuditRecord = Type.Object(
     created_at: Type.String({ format: "date-time" }),
     actor: Type.Object({
       kind: Type.String({ description: ACTOR_KINDS.join(" | ") }),
-      id: Nullable(
-        Type.String({ description: "platform user id, ak_ key id, admin user name" }),
-      ),
+      id: Nullable(Type.String({ description: "platform user id, ak_ key id, admin user name" })),
     }),
     request_id: Type.String({ description: "the X-Request-Id of the change (a run id for cli)" }),
     resource_type: Type.String(),
@@ -299,10 +292,7 @@ export const complianceRoutes = [
       409: { description: "The number already has a record" },
     },
     handler: async ({ deps, principal, body }) =>
-      reply(
-        201,
-        await createConsentRecord(deps, orgCaller(principal).orgId, body, deps.clock()),
-      ),
+      reply(201, await createConsentRecord(deps, orgCaller(principal).orgId, body, deps.clock())),
   }),
 
   defineRoute({
