@@ -12,8 +12,19 @@ import {
 import type { Db } from "../store/database.js";
 import type { Principal } from "./principal.js";
 
-/** Who made a change. `cli` is `pbxctl apply` (an operator with the store). */
-export type ActorKind = "user" | "org_key" | "org_jwt" | "api_key" | "admin" | "internal" | "cli";
+/**
+ * Who made a change. `cli` is `pbxctl apply` / `compliance purge` (an operator with the store);
+ * `system` is the server's own scheduled work (the daily retention purge).
+ */
+export type ActorKind =
+  | "user"
+  | "org_key"
+  | "org_jwt"
+  | "api_key"
+  | "admin"
+  | "internal"
+  | "cli"
+  | "system";
 
 export const ACTOR_KINDS: readonly ActorKind[] = [
   "user",
@@ -23,6 +34,7 @@ export const ACTOR_KINDS: readonly ActorKind[] = [
   "admin",
   "internal",
   "cli",
+  "system",
 ];
 
 export interface Actor {

@@ -1,9 +1,10 @@
 // The daily retention purge of the server process (issue 16): every org with a policy is purged
 // once a day. The clock is injected and `tick()` is public, so tests run a day in one call
 // instead of waiting; the timer only asks `tick()` every hour whether a day has passed.
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock } from "./ports.js";
-import { type PurgeContext, type PurgeReport, purgeAll } from "./retention.js";
+import { auditPurge, type PurgeContext, type PurgeReport, purgeAll } from "./retention.js";
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -29,7 +30,16 @@ export function startRetentionScheduler(options: {
     if (lastRun !== null && now.getTime() - lastRun < DAY_MS) return null;
     lastRun = now.getTime();
     const reports = await purgeAll(options.context, now, false);
+    const runId = randomUUID();
     for (const report of reports) {
+      await auditPurge(
+        options.context.db,
+        now,
+        report,
+        { kind: "system", id: null },
+        "scheduled retention purge",
+        runId,
+      );
       const deleted = Object.fromEntries(
         Object.entries(report.kinds).map(([kind, k]) => [kind, k.deleted]),
       );

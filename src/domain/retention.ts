@@ -5,6 +5,7 @@
 import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { purgeAuditBefore } from "../store/audit-log-repository.js";
+import { type Actor, recordAudit } from "./audit-log.js";
 import type { Db } from "../store/database.js";
 import {
   orgsWithRetention,
@@ -110,6 +111,29 @@ export async function purgeAll(
     reports.push(await purgeOrg(context, orgId, now, dryRun));
   }
   return reports;
+}
+
+/** The audit record of a purge that ran outside the API (the API's own is written by its router). */
+export async function auditPurge(
+  db: Db,
+  now: Date,
+  report: PurgeReport,
+  actor: Actor,
+  operation: string,
+  runId: string,
+): Promise<void> {
+  await recordAudit(db, now, {
+    orgId: report.org_id,
+    actor,
+    requestId: runId,
+    resourceType: "compliance/retention",
+    resourceId: null,
+    action: "purge",
+    operation,
+    before: null,
+    after: report,
+    schedulesDeploy: false,
+  });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
