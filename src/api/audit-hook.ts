@@ -129,8 +129,15 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
       inner.scheduleDeploy(orgId);
     },
   };
-  /** The deps handlers receive: the same, with the scheduler that notes deploys per request. */
-  const handlerDeps: AppDeps = { ...deps, deployScheduler };
+  /**
+   * The deps handlers receive: the same object seen through a proxy that swaps in the scheduler
+   * noting deploys per request (a proxy, not a copy: deps set after the router is built, such as
+   * a test's configDeploys, stay visible).
+   */
+  const handlerDeps: AppDeps = new Proxy(deps, {
+    get: (target, property, receiver) =>
+      property === "deployScheduler" ? deployScheduler : Reflect.get(target, property, receiver),
+  });
 
   /** The GET route showing this resource, and how to fill its parameters. */
   function readerOf(route: RouteDefinition): RouteDefinition | null {

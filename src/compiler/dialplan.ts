@@ -16,6 +16,7 @@ import {
   type ResolvedCallerId,
   resolveUserCallerId,
 } from "../model/caller-id.js";
+import { isE164 } from "../model/consent.js";
 import {
   type Ivr,
   type IvrOption,
@@ -32,7 +33,6 @@ import {
   SENTINEL_DID,
 } from "../model/phone.js";
 import { findUser, isUsableDid } from "../model/refs.js";
-import { isE164 } from "../model/consent.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
 import { orgMohClass, queueMohClass } from "./musiconhold.js";
 import { CDR_VARIABLES, type OrgNames, orgNames } from "./names.js";

@@ -5,7 +5,6 @@
 import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { purgeAuditBefore } from "../store/audit-log-repository.js";
-import { type Actor, recordAudit } from "./audit-log.js";
 import type { Db } from "../store/database.js";
 import {
   orgsWithRetention,
@@ -13,6 +12,7 @@ import {
   retentionPolicies,
   saveRetentionPolicies,
 } from "../store/retention-repository.js";
+import { type Actor, recordAudit } from "./audit-log.js";
 
 export const RETENTION_KINDS = ["call_records", "recordings", "tickets", "audit"] as const;
 export type RetentionKind = (typeof RETENTION_KINDS)[number];

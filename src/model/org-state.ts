@@ -6,7 +6,7 @@
 // newline opens a new directive, `[` a section and `;` a comment. Free text (names, descriptions)
 // may hold anything printable; the compiler escapes it for the exact place it lands. Numbers,
 // extensions and identifiers are held to their character set instead of being escaped.
-import { E164_PATTERN } from "./consent.js";
+
 import {
   type SchemaOptions,
   type Static,
@@ -15,6 +15,7 @@ import {
   type TUnion,
   Type,
 } from "@sinclair/typebox";
+import { E164_PATTERN } from "./consent.js";
 
 /** Printable text on one line: no control characters (newline, CR, NUL, DEL, ...). */
 export const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";

@@ -2,8 +2,8 @@
 // turns ajv's errors into messages a person editing a YAML file can act on.
 import { type TSchema, Type } from "@sinclair/typebox";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import type { Diagnostic } from "./diagnostic.js";
 import { E164_PATTERN } from "./consent.js";
+import type { Diagnostic } from "./diagnostic.js";
 import { formatPath, type PathSegment, pointerSegments } from "./diagnostic-path.js";
 import { OrgExtrasProperties } from "./org-extras.js";
 import {

@@ -4,9 +4,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { sql } from "kysely";
 import { API_KEY_PERMISSIONS } from "../../src/domain/permissions.js";
 import { insertCallRecord } from "../../src/store/call-record-repository.js";
 import { bearer, expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";

@@ -5,8 +5,8 @@ import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { csvField, recordAudit, redact } from "../../src/domain/audit-log.js";
-import { startRetentionScheduler } from "../../src/domain/retention-scheduler.js";
 import { setRetention } from "../../src/domain/retention.js";
+import { startRetentionScheduler } from "../../src/domain/retention-scheduler.js";
 import { purgeAuditBefore } from "../../src/store/audit-log-repository.js";
 import { freshStore, insertOrg } from "./helpers.js";
 
@@ -119,7 +119,11 @@ test("the daily scheduler purges once per day on its clock, each org by its own 
     assert.is(await scheduler.tick(), null, "not a day yet");
     now = new Date("2026-01-16T00:00:00Z");
     const later = await scheduler.tick();
-    assert.is(later![0]!.kinds.audit.deleted, 1, "the 01-10 record; the first purge's own is newer");
+    assert.is(
+      later![0]!.kinds.audit.deleted,
+      1,
+      "the 01-10 record; the first purge's own is newer",
+    );
     const purges = await store.db
       .selectFrom("audit_log")
       .select(["actor_kind", "action"])
