@@ -42,15 +42,13 @@ test("purges what each org keeps too long, --dry-run counts, --org limits it to 
     }
     await seed.db.destroy();
 
-    const dry = await runCommand<CompliancePurgeResult>(CompliancePurge, [
-      "--dry-run",
-      "--data-dir",
-      dataDir,
-      "--json",
-    ]);
+    const dry = await runCommand(CompliancePurge, ["--dry-run", "--data-dir", dataDir, "--json"]);
     assert.is(dry.code, 0, dry.stderr + String(dry.error));
     assert.equal(
-      dry.result!.reports.map((r) => [r.org_id, r.kinds.recordings.deleted]),
+      (dry.result as CompliancePurgeResult).reports.map((r) => [
+        r.org_id,
+        r.kinds.recordings.deleted,
+      ]),
       [
         [A, 1],
         [B, 1],
@@ -58,12 +56,7 @@ test("purges what each org keeps too long, --dry-run counts, --org limits it to 
     );
     assert.is(readdirSync(join(recordings, A)).length, 2, "a dry run deletes nothing");
 
-    const one = await runCommand<CompliancePurgeResult>(CompliancePurge, [
-      "--org",
-      "org-a",
-      "--data-dir",
-      dataDir,
-    ]);
+    const one = await runCommand(CompliancePurge, ["--org", "org-a", "--data-dir", dataDir]);
     assert.is(one.code, 0, one.stderr + String(one.error));
     assert.match(one.stdout, `${A}: deleted recordings=1`);
     assert.equal(readdirSync(join(recordings, A)), ["new.wav"]);
