@@ -118,7 +118,10 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     routes.filter((r) => r.method === "get").map((r) => r.path.replace(/\/admin(?=\/|$)/g, "")),
   );
   for (const route of routes) {
-    if (route.method === "get" && !route.list && !route.authKinds.includes("public")) {
+    // JSON readers only: a file route (greeting audio) would open a file nobody reads.
+    const ok = route.responses[200];
+    const json = ok !== undefined && !ok.contentType && !ok.contentTypes;
+    if (route.method === "get" && json && !route.list && !route.authKinds.includes("public")) {
       readers.set(shape(route.path), route);
     }
   }

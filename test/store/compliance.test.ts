@@ -4,7 +4,7 @@
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { csvField, recordAudit, redact } from "../../src/domain/audit-log.js";
+import { actorOf, csvField, recordAudit, redact } from "../../src/domain/audit-log.js";
 import { setRetention } from "../../src/domain/retention.js";
 import { startRetentionScheduler } from "../../src/domain/retention-scheduler.js";
 import { purgeAuditBefore } from "../../src/store/audit-log-repository.js";
@@ -137,6 +137,23 @@ test("the daily scheduler purges once per day on its clock, each org by its own 
   } finally {
     await store.close();
   }
+});
+
+test("the actor of each credential", () => {
+  const org = { kind: "org" as const, orgId: A, permissions: "all" as const };
+  assert.equal(actorOf({ ...org, via: "api_key", apiKeyId: "k1", permissions: new Set() }), {
+    kind: "api_key",
+    id: "k1",
+  });
+  assert.equal(actorOf({ ...org, via: "user_jwt", userId: "u1", role: "owner" }), {
+    kind: "user",
+    id: "u1",
+  });
+  assert.equal(actorOf({ ...org, via: "org_key" }), { kind: "org_key", id: null });
+  assert.equal(actorOf({ ...org, via: "org_jwt" }), { kind: "org_jwt", id: null });
+  assert.equal(actorOf({ ...org, via: "internal" }), { kind: "internal", id: null });
+  assert.equal(actorOf({ kind: "internal" }), { kind: "internal", id: null });
+  assert.equal(actorOf({ kind: "admin", username: "root" }), { kind: "admin", id: "root" });
 });
 
 test("redaction and CSV fields", () => {
