@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { sql } from "kysely";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { StoreBuilds } from "../../src/deploy/store-builds.js";
 import { API_KEY_PERMISSIONS } from "../../src/domain/permissions.js";
 import { insertCallRecord } from "../../src/store/call-record-repository.js";
 import { bearer, expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";
@@ -387,6 +388,37 @@ test("consent records: create, duplicate, get, list, delete; another org sees no
     404,
     "Consent record not found",
   );
+});
+
+test("a refused number reaches the org's compiled dialplan; deleting it takes it out", async () => {
+  const builds = new StoreBuilds({
+    db: app.db,
+    gateway: { environment: "prod", staging_endpoint: "staging-tunnel" },
+  });
+  const user = await app.request("POST", "/api/v1/users", {
+    headers: key(bravo),
+    body: { extension: "3001", name: "Rita" },
+  });
+  assert.is(user.status, 201, user.text);
+  const dialplan = async () =>
+    (await builds.orgFiles(bravo.id)).files.find((f) => f.path.endsWith("/extensions.conf"))!
+      .content;
+  assert.not.match(await dialplan(), "consent_refused");
+  const refused = await app.request("POST", "/api/v1/compliance/consent", {
+    headers: key(bravo),
+    body: { phone: "+15557654321", recording_consent: "refused", source: "ivr" },
+  });
+  assert.is(refused.status, 201, refused.text);
+  const text = await dialplan();
+  assert.match(text, "exten => +15557654321,1,Hangup()");
+  assert.match(text, "DIALPLAN_EXISTS(");
+  const deploys = app.deploys.length;
+  const removed = await app.request("DELETE", `/api/v1/compliance/consent/${refused.body.id}`, {
+    headers: key(bravo),
+  });
+  assert.is(removed.status, 204);
+  assert.equal(app.deploys.slice(deploys), [bravo.id], "the deletion schedules a deploy");
+  assert.not.match(await dialplan(), "consent_refused");
 });
 
 test("retention: defaults, bounds, and a purge of exactly what is too old, in one org only", async () => {
