@@ -1,13 +1,17 @@
 // Recording consent in a real Asterisk 22 (issue 16): the org records calls, and a call from a
 // number that refused recording leaves no recording file, while the same call from any other
-// number is recorded. The org's dialplan is compiled with the refused number as the server
+// number is recorded; a call the org's route dials out to a refused number starts no recording. The org's dialplan is compiled with the refused number as the server
 // compiles it (OrgState.recording_consent_refused), so the engine runs the very record step and
 // consent context the golden fixture 20-consent-refused shows.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
+import {
+  type AsteriskInstance,
+  freeLoopbackPort,
+} from "../../src/engine/testing/asterisk-instance.js";
+import { FakeCarrier } from "./carrier.js";
 import { boot, compileYaml, until } from "./helpers.js";
 import { channelsIdle } from "./trace.js";
 
@@ -16,10 +20,12 @@ const PREFIX = `org_${ORG}_`;
 const REFUSED = "+15551234567";
 const WILLING = "+15550001111";
 
-const ORG_YAML = `
+const orgYaml = (carrierPort: number) => `
 org: { id: ${ORG}, name: Consent, context_prefix: ${PREFIX}, settings: { recording_enabled: true } }
 users:
   - { extension: "101", name: Alice, sip: { md5_cred: 5f4dcc3b5aa765d61d8327deb882cf99 } }
+trunks: [ { name: carrier, host: 127.0.0.1, port: ${carrierPort} } ]
+outbound_routes: [ { name: All, patterns: ["_X."], trunk: carrier } ]
 recording_consent_refused: ["${REFUSED}"]
 `;
 
@@ -31,6 +37,15 @@ const TEST_DIALPLAN = [
   ` same => n,Gosub(${PREFIX}record,s,1)`,
   " same => n,Dial(Local/talk@pbxtest-consent-talker,10)",
   " same => n,Hangup()",
+  "[pbxtest-consent-out]",
+  "; as org 101's phone dialling out; at hangup, logs whether the record step started recording",
+  "exten => _X.,1,Set(PBXTEST_NUM=${EXTEN})",
+  " same => n,Set(CHANNEL(hangup_handler_push)=pbxtest-consent-hh,s,1)",
+  " same => n,Set(CALLER_EXT=101)",
+  ` same => n,Goto(${PREFIX}outbound,\${EXTEN},1)`,
+  "[pbxtest-consent-hh]",
+  "exten => s,1,Log(NOTICE,pbxtest-consent ${PBXTEST_NUM} recording=${RECORDING}.)",
+  " same => n,Return()",
   "[pbxtest-consent-talker]",
   "exten => talk,1,Answer()",
   " same => n,Playback(vm-goodbye)",
@@ -39,10 +54,15 @@ const TEST_DIALPLAN = [
   "",
 ].join("\n");
 
-const test = suite<{ engine: AsteriskInstance }>("recording consent in a real engine");
+const test = suite<{ engine: AsteriskInstance; carrier: FakeCarrier }>(
+  "recording consent in a real engine",
+);
 
 test.before(async (context) => {
-  context.engine = await boot(compileYaml(ORG_YAML), {
+  const carrierPort = await freeLoopbackPort();
+  context.carrier = new FakeCarrier();
+  await context.carrier.listen(carrierPort);
+  context.engine = await boot(compileYaml(orgYaml(carrierPort)), {
     etcFiles: { "extensions_test.conf": TEST_DIALPLAN },
     extensionsAppend: '#include "extensions_test.conf"',
   });
@@ -50,6 +70,7 @@ test.before(async (context) => {
 
 test.after(async (context) => {
   await context.engine?.stop();
+  await context.carrier?.close();
 });
 
 function recordings(engine: AsteriskInstance): string[] {
@@ -85,6 +106,32 @@ test("a refused caller is not recorded; the same call from another number is", a
     return found.length > 0 ? found : null;
   });
   assert.is(files.length, 1, files.join(", "));
+});
+
+test("a call dialled out to a refused number is not recorded; to another number it is", async ({
+  engine,
+  carrier,
+}) => {
+  for (const [number, recording] of [
+    [REFUSED, ""],
+    [WILLING, "1"],
+  ] as const) {
+    await channelsIdle(engine);
+    const since = engine.log().length;
+    const invites = carrier.invites.length;
+    await engine.cli(
+      `channel originate Local/${number.slice(1)}@pbxtest-consent-out application Wait 3`,
+    );
+    const line = await engine.waitForLog(
+      new RegExp(`pbxtest-consent ${number.slice(1)} recording=[0-9]*\\.`),
+      {
+        since,
+        timeoutMs: 20_000,
+      },
+    );
+    assert.match(line, `recording=${recording}.`, `${number}: ${line}`);
+    assert.ok(carrier.invites.length > invites, "the call reached the carrier");
+  }
 });
 
 test.run();
