@@ -5,6 +5,7 @@
 import {
   type AuditFilter,
   type AuditRowWithDeploy,
+  type AuditScope,
   appendAuditRecord,
   auditPage,
   countAudit,
@@ -142,6 +143,7 @@ export async function recordAudit(db: Db, now: Date, entry: AuditEntry): Promise
 /** An audit record as the API shows it. */
 export interface AuditRecordView {
   id: number;
+  org_id: string | null;
   created_at: string;
   actor: { kind: string; id: string | null };
   request_id: string;
@@ -159,6 +161,7 @@ export interface AuditRecordView {
 function view(row: AuditRowWithDeploy): AuditRecordView {
   return {
     id: row.id,
+    org_id: row.org_id,
     created_at: row.created_at,
     actor: { kind: row.actor_kind, id: row.actor_id },
     request_id: row.request_id,
@@ -174,12 +177,12 @@ function view(row: AuditRowWithDeploy): AuditRecordView {
   };
 }
 
-export type { AuditFilter };
+export type { AuditFilter, AuditScope };
 
 /** One page of the org's records (oldest first) and the total matching `filter`. */
 export async function listAudit(
   db: Db,
-  orgId: string,
+  orgId: AuditScope,
   filter: AuditFilter,
   page: { limit: number; offset: number },
 ): Promise<{ rows: AuditRecordView[]; total: number }> {
@@ -212,6 +215,7 @@ export async function* auditRecords(
 
 export const CSV_COLUMNS = [
   "id",
+  "org_id",
   "created_at",
   "actor_kind",
   "actor_id",
@@ -247,6 +251,7 @@ export function csvField(value: unknown): string {
 export function csvLine(record: AuditRecordView): string {
   const values: Record<(typeof CSV_COLUMNS)[number], unknown> = {
     id: String(record.id),
+    org_id: record.org_id,
     created_at: record.created_at,
     actor_kind: record.actor.kind,
     actor_id: record.actor.id,

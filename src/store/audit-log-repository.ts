@@ -38,7 +38,7 @@ export type AuditRowWithDeploy = AuditLogRow & { deploy_revision: string | null 
  */
 export async function auditPage(
   db: Db,
-  orgId: string,
+  orgId: AuditScope,
   filter: AuditFilter,
   page: { afterId?: number; limit?: number; offset?: number },
 ): Promise<AuditRowWithDeploy[]> {
@@ -51,9 +51,8 @@ export async function auditPage(
         WHERE a.schedules_deploy = 1 AND d.unit = 'org:' || o.context_prefix
           AND d.started_at >= a.created_at AND d.result IN ('ok', 'unchanged')
         ORDER BY d.started_at LIMIT 1)`.as("deploy_revision"),
-    )
-    .where("a.org_id", "=", orgId);
-  query = applyFilter(query, filter);
+    );
+  query = applyFilter(scoped(query, orgId), filter);
   if (page.afterId !== undefined) query = query.where("a.id", ">", page.afterId);
   query = query.orderBy("a.created_at").orderBy("a.id");
   if (page.limit !== undefined) query = query.limit(page.limit);
@@ -62,16 +61,25 @@ export async function auditPage(
 }
 
 /** How many of the org's records match `filter`. */
-export async function countAudit(db: Db, orgId: string, filter: AuditFilter): Promise<number> {
+export async function countAudit(db: Db, orgId: AuditScope, filter: AuditFilter): Promise<number> {
   const query = applyFilter(
-    db
-      .selectFrom("audit_log as a")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("a.org_id", "=", orgId),
+    scoped(
+      db.selectFrom("audit_log as a").select((eb) => eb.fn.countAll<number>().as("n")),
+      orgId,
+    ),
     filter,
   );
   const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** One org's records, the records of no org (`null`), or every record (`"*"`, the admin's view). */
+export type AuditScope = string | null | "*";
+
+// biome-ignore lint/suspicious/noExplicitAny: one scope for the select and the count builders
+function scoped<Q extends { where: (...args: any[]) => any }>(query: Q, orgId: AuditScope): Q {
+  if (orgId === "*") return query;
+  return orgId === null ? query.where("a.org_id", "is", null) : query.where("a.org_id", "=", orgId);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: one filter for the select and the count builders

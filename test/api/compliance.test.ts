@@ -150,6 +150,37 @@ test("secrets never reach the log: an ak_ key's creation and an admin's secret r
   );
 });
 
+test("the admin's view: every org's records and those of no org; org credentials are refused", async () => {
+  const admin = bearer(await app.adminToken());
+  const pooled = await app.request("POST", "/api/v1/did-pool/admin", {
+    headers: admin,
+    body: { number: "+918065978077" },
+  });
+  assert.is(pooled.status, 201, pooled.text);
+  const noOrg = await app.request("GET", "/api/v1/admin/audit?no_org=true", { headers: admin });
+  assert.is(noOrg.status, 200, noOrg.text);
+  const pool = rowsOf(noOrg).find((r) => r.operation === "POST /did-pool/admin");
+  assert.ok(pool, JSON.stringify(rowsOf(noOrg)));
+  assert.is(pool.org_id, null);
+  assert.equal(pool.actor, { kind: "admin", id: "admin" });
+  assert.is(pool.after.number, "+918065978077");
+  // No org lists it.
+  assert.not.ok(rowsOf(await audit(acme, "?limit=500")).some((r) => r.id === pool.id));
+  const all = await app.request("GET", "/api/v1/admin/audit?limit=500", { headers: admin });
+  const orgs = new Set(rowsOf(all).map((r) => r.org_id));
+  assert.ok(orgs.has(acme.id) && orgs.has(bravo.id) && orgs.has(null), [...orgs].join(", "));
+  const one = await app.request("GET", `/api/v1/admin/audit?org_id=${bravo.id.toUpperCase()}`, {
+    headers: admin,
+  });
+  assert.ok(rowsOf(one).length > 0);
+  assert.ok(rowsOf(one).every((r) => r.org_id === bravo.id));
+  expectError(
+    await app.request("GET", "/api/v1/admin/audit", { headers: key(acme) }),
+    403,
+    "Admin access required",
+  );
+});
+
 test("RBAC: org key, owner and admin read and write; member roles and ak_ keys are refused", async () => {
   const owner = await userOf(acme, "owner", "olga");
   const admin = await userOf(acme, "admin", "adam");

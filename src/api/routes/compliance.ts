@@ -63,6 +63,7 @@ const Json = Type.Unknown({ description: "JSON, secrets redacted" });
 const AuditRecord = Type.Object(
   {
     id: Type.Integer(),
+    org_id: Nullable(UuidString),
     created_at: Type.String({ format: "date-time" }),
     actor: Type.Object({
       kind: Type.String({ description: ACTOR_KINDS.join(" | ") }),
@@ -158,6 +159,40 @@ export const complianceRoutes = [
         offset: q.offset ?? 0,
       });
       // Already one page: paginate() answers it as is, with the total.
+      return new PageOf(rows, total);
+    },
+  }),
+
+  defineRoute({
+    method: "get",
+    path: "/admin/audit",
+    tag: TAG,
+    summary: "The audit log of every org (admin), oldest first, filtered",
+    description:
+      "The admin's view of the same records: every org's, and those of actions on no single org (the DID pool's administration), which no org lists. `org_id` narrows it to one org; `no_org=true` to the records of no org.",
+    auth: "admin",
+    query: Type.Object(
+      {
+        ...AuditQuery,
+        org_id: Type.Optional(UuidString),
+        no_org: Type.Optional(Type.Boolean({ description: "only the records of no org" })),
+      },
+      { additionalProperties: false },
+    ),
+    list: "envelope",
+    responses: { 200: { description: "Audit records", schema: Type.Array(AuditRecord) } },
+    handler: async ({ deps, query }) => {
+      const q = query as AuditQueryValue & {
+        org_id?: string;
+        no_org?: boolean;
+        limit?: number;
+        offset?: number;
+      };
+      const scope = q.no_org ? null : (q.org_id?.toLowerCase() ?? "*");
+      const { rows, total } = await listAudit(deps.db, scope, filterOf(q), {
+        limit: q.limit ?? 100,
+        offset: q.offset ?? 0,
+      });
       return new PageOf(rows, total);
     },
   }),
