@@ -169,9 +169,12 @@ function operation(route: RouteDefinition): Json {
     responses[status] = spec.schema
       ? {
           description: spec.description,
-          content: {
-            [spec.contentType ?? "application/json"]: { schema: toOpenApiSchema(spec.schema) },
-          },
+          content: Object.fromEntries(
+            (spec.contentTypes ?? [spec.contentType ?? "application/json"]).map((type) => [
+              type,
+              { schema: toOpenApiSchema(spec.schema!) },
+            ]),
+          ),
         }
       : { description: spec.description };
   }

@@ -25,6 +25,8 @@ export interface ResponseSpec {
   schema?: TSchema;
   /** Defaults to application/json when a schema is given. */
   contentType?: string;
+  /** Several media types of the same schema (an export in a format the query picks). */
+  contentTypes?: readonly string[];
 }
 
 export interface RouteRequest<P, Q, B> {

@@ -3,6 +3,7 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { BadRequest } from "../domain/errors.js";
+import { createAuditHook } from "./audit-hook.js";
 import { authorizeRoute } from "./authorize.js";
 import type { AppDeps } from "./deps.js";
 import { PageOf, paginate, TOTAL_HEADER } from "./pagination.js";
@@ -46,7 +47,11 @@ function lowerCaseUuids(params: Record<string, string>): Record<string, string> 
   );
 }
 
-function makeHandler(route: RouteDefinition, deps: AppDeps) {
+function makeHandler(
+  route: RouteDefinition,
+  deps: AppDeps,
+  audit: ReturnType<typeof createAuditHook>,
+) {
   const validate = {
     params: route.params && compileValidator(route.params, "params"),
     query: route.query && compileValidator(route.query, "query"),
@@ -77,7 +82,10 @@ function makeHandler(route: RouteDefinition, deps: AppDeps) {
         );
       }
     }
-    let result = await route.handler({ params, query, body, principal, deps, ctx });
+    // Mutations append their audit record (audit-hook.ts); handlers see the audit's deps.
+    let result = await audit.around(route, { params, principal, ctx }, (handlerDeps) =>
+      route.handler({ params, query, body, principal, deps: handlerDeps, ctx }),
+    );
     if (route.list && (Array.isArray(result) || result instanceof PageOf)) {
       const page = paginate(result, query as { limit?: number; offset?: number }, route.list);
       ctx.set(TOTAL_HEADER, String(page.total));
@@ -101,11 +109,12 @@ export function buildRouter(routes: readonly RouteDefinition[], deps: AppDeps): 
     specificityKey(a) < specificityKey(b) ? -1 : specificityKey(a) > specificityKey(b) ? 1 : 0,
   );
   const seen = new Set<string>();
+  const audit = createAuditHook(routes, deps);
   for (const route of ordered) {
     const key = `${route.method.toUpperCase()} ${route.path}`;
     if (seen.has(key)) throw new Error(`route defined twice: ${key}`);
     seen.add(key);
-    router[route.method](koaPath(route.path), makeHandler(route, deps));
+    router[route.method](koaPath(route.path), makeHandler(route, deps, audit));
   }
   return router;
 }

@@ -11,6 +11,7 @@ import {
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
+import { startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
 import { type Db, openStore } from "../store/database.js";
@@ -100,6 +101,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await calls.stop();
     throw error;
   }
+  // Retention (issue 16): every org with a policy is purged daily by this process.
+  const retention = startRetentionScheduler({
+    context: { db, recordingsDir: options.config.recordingsDir },
+    clock: systemClock,
+    logger: options.logger,
+  });
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(":") ? `[${address}]` : address;
   const ready = engine
@@ -127,6 +134,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       } finally {
         await calls.stop();
         await webhooks.stop();
+        await retention.stop();
         await pbx.deps.speechEngine?.close?.();
         await db.destroy();
       }

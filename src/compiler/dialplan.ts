@@ -16,6 +16,7 @@ import {
   type ResolvedCallerId,
   resolveUserCallerId,
 } from "../model/caller-id.js";
+import { isE164 } from "../model/consent.js";
 import {
   type Ivr,
   type IvrOption,
@@ -104,6 +105,8 @@ interface Plan {
   limit: number;
   /** The org's own music-on-hold class, null while it has no files. */
   mohClass: string | null;
+  /** Numbers that refused recording (E.164), while the org records anything. */
+  consentRefused: readonly string[];
 }
 
 function error(plan: Plan, path: string, message: string): void {
@@ -236,13 +239,27 @@ function callerContext(plan: Plan): DialplanContext {
   });
 }
 
+/** The lookup that skips recording when `expression` is a number that refused it. */
+function consentCheck(plan: Plan, expression: string): DialplanStep {
+  return step(
+    `GotoIf($[\${DIALPLAN_EXISTS(${plan.names.consentRefused},${runtimeDigits(expression)},1)} = 1]?done)`,
+  );
+}
+
 function recordContext(plan: Plan): DialplanContext {
   const { names } = plan;
+  // Consent (issue 16) outranks the recording switch: the caller's number, and on outbound
+  // calls the number dialled (CONSENT_PEER, set by the route), are looked up first.
+  const consent =
+    plan.consentRefused.length > 0
+      ? [consentCheck(plan, "${CALLERID(num)}"), consentCheck(plan, "${CONSENT_PEER}")]
+      : [];
   return context(
     names.record,
     [
       extension("s", [
         step('GotoIf($["${RECORDING}" = "1"]?done)'),
+        ...consent,
         step("Set(__RECORDING=1)"),
         // The file name reaches the call record through cdr_manager's mapping of this variable.
         step(`Set(CDR(${CDR_VARIABLES.recording})=${plan.orgId}/\${UNIQUEID}.wav)`),
@@ -251,6 +268,25 @@ function recordContext(plan: Plan): DialplanContext {
       ]),
     ],
     { comments: ["records a call once, whichever leg asks first"] },
+  );
+}
+
+/**
+ * Every way a refused number may show as a caller or a dialled number (E.164, international
+ * digits, the local form of Indian numbers), one extension each: the record step only asks
+ * whether the extension exists. Numbers are the schema's E.164 digits, checked again here.
+ */
+function consentContext(plan: Plan): DialplanContext {
+  const aliases = new Set<string>();
+  for (const number of plan.consentRefused) {
+    if (!isE164(number))
+      throw new Error(`refusing to emit consent number ${JSON.stringify(number)}`);
+    for (const alias of didAliases(number)) aliases.add(assertToken(alias, "number"));
+  }
+  return context(
+    plan.names.consentRefused,
+    [...aliases].sort(compareAscii).map((alias) => extension(alias, [step("Hangup()")])),
+    { comments: ["numbers that refused recording: looked up by the record step, never dialled"] },
   );
 }
 
@@ -515,6 +551,8 @@ function routeSteps(plan: Plan, route: OutboundRoute, trunkEndpoint: string): Di
     ...limitSteps(plan),
     // Call history tells outbound calls apart by this record variable (cdr_manager maps it).
     step(`Set(CDR(${CDR_VARIABLES.direction})=outbound)`),
+    // The number dialled, for the consent check of the record step.
+    ...(plan.consentRefused.length > 0 ? [step(`Set(CONSENT_PEER=${dialled})`)] : []),
     step(`Gosub(${names.caller},\${IF($["\${CALLER_EXT}" = ""]?s:\${CALLER_EXT})},1)`),
     // Rule 1 first: a call the API placed with a checked caller_id carries it in this variable.
     step(
@@ -596,9 +634,14 @@ export function buildDialplan(state: OrgState, diagnostics: Diagnostic[]): Dialp
     recording: state.org.settings.recording_enabled,
     limit: state.org.settings.max_concurrent_calls,
     mohClass: orgMohClass(state),
+    consentRefused: [],
   };
+  if (plan.activeUsers.some((user) => userRecords(plan, user))) {
+    plan.consentRefused = [...(state.recording_consent_refused ?? [])].sort(compareAscii);
+  }
   const contexts = [internalContext(plan), dialContext(plan), callerContext(plan)];
   if (plan.activeUsers.some((user) => userRecords(plan, user))) contexts.push(recordContext(plan));
+  if (plan.consentRefused.length > 0) contexts.push(consentContext(plan));
   if (plan.limit > 0) contexts.push(limitContext(plan));
   contexts.push(
     ...ivrContexts(plan),

@@ -20,6 +20,8 @@ export function orgNames(prefix: string) {
     caller: `${prefix}caller`,
     /** Starts recording once per call. */
     record: `${prefix}record`,
+    /** One extension per alias of a number that refused recording (only looked up, never run). */
+    consentRefused: `${prefix}consent_refused`,
     /** voicemail.conf context of the org's mailboxes. */
     voicemail: `${prefix}vm`,
     /** musiconhold.conf class of the org's own hold music (only while it has files). */

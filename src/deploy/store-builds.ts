@@ -13,6 +13,7 @@ import {
 import type { GatewayOptions } from "../model/gateway.js";
 import type { OrgState } from "../model/org-state.js";
 import { isUsableDid } from "../model/refs.js";
+import { refusedNumbers } from "../store/consent-repository.js";
 import { stagingTunnelOf } from "../store/customer-tunnel-repository.js";
 import type { Db } from "../store/database.js";
 import { loadGatewayState } from "../store/load-gateway-state.js";
@@ -91,6 +92,9 @@ export class StoreBuilds {
     if (this.options.soundsDir !== undefined) {
       state.music_on_hold = await mohFileNames(this.options.soundsDir, orgId);
     }
+    // Recording consent (issue 16) is store data, not configuration: added here like the music.
+    const refused = await refusedNumbers(this.options.db, orgId);
+    if (refused.length > 0) state.recording_consent_refused = refused;
     return { state, files: refuseOnErrors(`org ${orgId}`, compileOrg(state)) };
   }
 

@@ -28,6 +28,9 @@ export const ROLE_ONLY_PERMISSIONS = [
   "org_users.manage",
   "config.deploy",
   "dids.set_default",
+  // Compliance (audit log, retention, consent): owner and admin roles, org-wide credentials.
+  "compliance.read",
+  "compliance.write",
 ] as const;
 
 export type ApiKeyPermission = (typeof API_KEY_PERMISSIONS)[number];

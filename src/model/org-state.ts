@@ -6,6 +6,7 @@
 // newline opens a new directive, `[` a section and `;` a comment. Free text (names, descriptions)
 // may hold anything printable; the compiler escapes it for the exact place it lands. Numbers,
 // extensions and identifiers are held to their character set instead of being escaped.
+
 import {
   type SchemaOptions,
   type Static,
@@ -14,6 +15,7 @@ import {
   type TUnion,
   Type,
 } from "@sinclair/typebox";
+import { E164_PATTERN } from "./consent.js";
 
 /** Printable text on one line: no control characters (newline, CR, NUL, DEL, ...). */
 export const ONE_LINE = "^[^\\u0000-\\u001f\\u007f]*$";
@@ -318,6 +320,13 @@ export const OrgStateSchema = Type.Object(
         uniqueItems: true,
         description:
           "the org's music-on-hold files (names without .wav) in <sounds>/moh/<org id>/; with any, the org gets its own class for its queues and holds. The server lists the uploaded files itself",
+      }),
+    ),
+    recording_consent_refused: Type.Optional(
+      Type.Array(Type.String({ pattern: E164_PATTERN }), {
+        uniqueItems: true,
+        description:
+          "numbers (E.164) whose owner refused recording: a call from or to one is never recorded, whatever the recording switch says. The server fills it from /compliance/consent",
       }),
     ),
   },

@@ -2,6 +2,7 @@
 // turns ajv's errors into messages a person editing a YAML file can act on.
 import { type TSchema, Type } from "@sinclair/typebox";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { E164_PATTERN } from "./consent.js";
 import { CRM_TAG, CUSTOM_FIELD_NAME, EMAIL } from "./crm.js";
 import type { Diagnostic } from "./diagnostic.js";
 import { formatPath, type PathSegment, pointerSegments } from "./diagnostic-path.js";
@@ -62,6 +63,7 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
     "must be a file name without .wav: lowercase letters, digits, _ and -, at most 64",
   ],
   [PhoneNumber.pattern, "must be a phone number: optional +, then 7-15 digits"],
+  [E164_PATTERN, "must be an E.164 number: +, then 7-15 digits, not starting with 0"],
   [Did.properties.number.pattern, "must be a number: optional +, then 6-15 digits"],
   [Hex32.pattern, "must be 32 lowercase hex digits (an MD5 digest)"],
   [

@@ -2,6 +2,12 @@
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
+import type {
+  AuditLogTable,
+  AuditPurgeGateTable,
+  ConsentRecordsTable,
+  RetentionPoliciesTable,
+} from "./compliance-tables.js";
 import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
@@ -279,6 +285,10 @@ export interface Database {
   crm_records: CrmRecordsTable;
   crm_fields: CrmFieldsTable;
   customer_tunnels: CustomerTunnelsTable;
+  audit_log: AuditLogTable;
+  audit_purge_gate: AuditPurgeGateTable;
+  retention_policies: RetentionPoliciesTable;
+  consent_records: ConsentRecordsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

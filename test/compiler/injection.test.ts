@@ -101,6 +101,7 @@ function baseOrg(): Record<string, unknown> {
       },
     ],
     music_on_hold: ["hold-music"],
+    recording_consent_refused: ["+15551234567"],
   };
 }
 
@@ -138,7 +139,7 @@ function withValue(path: string[], value: string): Record<string, unknown> {
 
 /** `${NAME` and `$[` forms the compiler itself writes; anything else came from data. */
 const OWN_VARIABLES =
-  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|PBX_REQUEST_CID|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\()/;
+  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|PBX_REQUEST_CID|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\(|DIALPLAN_EXISTS\(|CONSENT_PEER)/;
 const PJSIP_KEY = /^[a-z_]+=/;
 
 /** Problems with one compiled file, judged line by line against what the compiler may write. */

@@ -5,6 +5,7 @@ import { apiKeyRoutes } from "./api-keys.js";
 import { authRoutes } from "./auth.js";
 import { callFlowRoutes } from "./call-flow.js";
 import { callRoutes } from "./calls.js";
+import { complianceRoutes } from "./compliance.js";
 import { configRoutes } from "./config.js";
 import { crmRoutes } from "./crm.js";
 import { customerTunnelRoutes } from "./customer-tunnels.js";
@@ -44,5 +45,6 @@ export const allRoutes: readonly RouteDefinition[] = [
     callFlowRoutes,
     crmRoutes,
     customerTunnelRoutes,
+    complianceRoutes,
   ].flat(),
 ];

@@ -1,5 +1,6 @@
 import { Args, Flags } from "@oclif/core";
 import type { Change } from "../../domain/apply.js";
+import { auditApplied, snapshotOrgs } from "../../domain/apply-audit.js";
 import { type AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
 import {
   type ApplyFailure,
@@ -110,11 +111,19 @@ export default class Apply extends PbxCommand {
 
     const store = await openDataStore(process.env, flags["data-dir"], { create: true });
     try {
+      // The audit log (issue 16) gets each changed org's state before and after the apply.
+      const before = dryRun
+        ? new Map()
+        : await snapshotOrgs(
+            store.db,
+            orgs.map((o) => o.state.org.id),
+          );
       const { results, failures } = await applyOrgFiles(store.db, orgs, {
         prune: flags.prune,
         dryRun,
         serverKey: store.serverKey,
       });
+      if (!dryRun) await auditApplied(store.db, new Date(), results, before, flags.deploy);
       const outcome: ApplyCommandResult = { dryRun, files, orgs: results, failures, gateway: null };
       if (!this.jsonEnabled()) this.printPlan(outcome);
 

@@ -22,6 +22,7 @@ import * as idempotencyKeys from "./2001-idempotency-keys.js";
 import * as sipContacts from "./2101-sip-contacts.js";
 import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
+import * as compliance from "./2601-compliance.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -43,4 +44,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2101-sip-contacts", sipContacts],
   ["2501-crm", crm],
   ["2502-customer-tunnels", customerTunnels],
+  ["2601-compliance", compliance],
 ];

@@ -1,0 +1,245 @@
+// The audit log's one hook into the API (issue 16): every successful mutation route (POST, PUT,
+// PATCH, DELETE, except the few below that change nothing) appends one audit record, without any
+// resource module knowing. What the record says is derived from the route declaration:
+// - resource and id: the path's first static segment(s) and first parameter (`/users/{id}`), or
+//   the `id` of the created row in the answer (`POST /users`);
+// - action: create / update / delete by method, or the path's verb (`/ivrs/{id}/publish`);
+// - before / after: read through the resource's own GET route at the same path (`GET /users/{id}`
+//   for `PUT /users/{id}`), called before and after the handler with the same principal, so the
+//   record shows the resource as the API shows it; else the mutation's answer; secrets redacted;
+// - whether the change scheduled a deploy of the org: the deploy scheduler handed to handlers
+//   notes, per request (AsyncLocalStorage), which orgs it was asked to deploy.
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Context } from "koa";
+import { actorOf, recordAudit } from "../domain/audit-log.js";
+import type { DeployScheduler } from "../domain/ports.js";
+import type { Principal } from "../domain/principal.js";
+import type { AppDeps } from "./deps.js";
+import { Reply, type RouteDefinition } from "./registry.js";
+
+/** Writes that change nothing (a preview, a simulation, a token): never audited. */
+export const NOT_AUDITED = new Set([
+  "POST /tts/preview",
+  "POST /simulate",
+  "POST /auth/admin-token",
+]);
+
+const PARAM = /^\{([A-Za-z0-9_]+)\}$/;
+const shape = (path: string) => path.replace(/\{[A-Za-z0-9_]+\}/g, "{}");
+
+interface PathParts {
+  resourceType: string;
+  /** Name of the parameter naming the resource, if the path has one. */
+  idParam: string | null;
+  /** Static segments after the resource (`publish`, `members`), joined with `.`. */
+  suffix: string;
+}
+
+/**
+ * What a route's path says about the resource it changes. Without a parameter, the resource is
+ * the longest leading path that has a GET route of its own (`/compliance/consent`, `/settings`)
+ * and the rest is the verb (`/compliance/retention/purge`); else the first segment.
+ */
+export function pathParts(path: string, getPaths: ReadonlySet<string> = new Set()): PathParts {
+  const segments = path.split("/").filter((s) => s !== "" && s !== "admin");
+  const first = segments.findIndex((s) => PARAM.test(s));
+  if (first === -1) {
+    let split = 1;
+    for (let n = segments.length; n > 1; n--) {
+      if (getPaths.has(`/${segments.slice(0, n).join("/")}`)) {
+        split = n;
+        break;
+      }
+    }
+    return {
+      resourceType: segments.slice(0, split).join("/") || "service",
+      idParam: null,
+      suffix: segments.slice(split).join("."),
+    };
+  }
+  return {
+    resourceType: segments.slice(0, first).join("/") || "service",
+    idParam: PARAM.exec(segments[first]!)![1]!,
+    suffix: segments
+      .slice(first + 1)
+      .filter((s) => !PARAM.test(s))
+      .join("."),
+  };
+}
+
+const VERBS: Record<string, string> = {
+  post: "create",
+  put: "update",
+  patch: "update",
+  delete: "delete",
+};
+
+/** The audit action of a route: create/update/delete, or the path's own verb. */
+export function actionOf(
+  route: Pick<RouteDefinition, "method" | "path">,
+  getPaths: ReadonlySet<string> = new Set(),
+): string {
+  const { suffix } = pathParts(route.path, getPaths);
+  const verb = VERBS[route.method] ?? route.method;
+  if (suffix === "") return verb;
+  return route.method === "post" ? suffix : `${suffix}.${verb}`;
+}
+
+function isAudited(route: RouteDefinition): boolean {
+  if (route.method === "get" || route.authKinds.includes("public")) return false;
+  return !NOT_AUDITED.has(`${route.method.toUpperCase()} ${route.path}`);
+}
+
+/** A JSON body worth storing: plain data, not a file or stream. */
+function dataOf(result: unknown): unknown {
+  const value = result instanceof Reply ? result.body : result;
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "object") return null;
+  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return null;
+  if (typeof (value as { pipe?: unknown }).pipe === "function") return null;
+  return value;
+}
+
+function createdId(result: unknown): string | null {
+  const id = (dataOf(result) as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? String(id) : null;
+}
+
+interface RequestScope {
+  deployedOrgs: Set<string>;
+}
+
+/** Builds the hook over every route (the GET routes are the readers of before/after). */
+export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDeps) {
+  const scope = new AsyncLocalStorage<RequestScope>();
+  const readers = new Map<string, RouteDefinition>();
+  // Paths with a GET route, `admin` segments dropped as pathParts drops them.
+  const getPaths = new Set(
+    routes.filter((r) => r.method === "get").map((r) => r.path.replace(/\/admin(?=\/|$)/g, "")),
+  );
+  for (const route of routes) {
+    // JSON readers only: a file route (greeting audio) would open a file nobody reads.
+    const ok = route.responses[200];
+    const json = ok !== undefined && !ok.contentType && !ok.contentTypes;
+    if (route.method === "get" && json && !route.list && !route.authKinds.includes("public")) {
+      readers.set(shape(route.path), route);
+    }
+  }
+  const inner = deps.deployScheduler;
+  const deployScheduler: DeployScheduler = {
+    scheduleDeploy(orgId) {
+      scope.getStore()?.deployedOrgs.add(orgId);
+      inner.scheduleDeploy(orgId);
+    },
+  };
+  /**
+   * The deps handlers receive: the same object seen through a proxy that swaps in the scheduler
+   * noting deploys per request (a proxy, not a copy: deps set after the router is built, such as
+   * a test's configDeploys, stay visible).
+   */
+  const handlerDeps: AppDeps = new Proxy(deps, {
+    get: (target, property, receiver) =>
+      property === "deployScheduler" ? deployScheduler : Reflect.get(target, property, receiver),
+  });
+
+  /** The GET route showing this resource, and how to fill its parameters. */
+  function readerOf(route: RouteDefinition): RouteDefinition | null {
+    const { idParam } = pathParts(route.path, getPaths);
+    const candidates: string[] = [];
+    if (idParam !== null) {
+      candidates.push(shape(route.path));
+      candidates.push(
+        shape(route.path.slice(0, route.path.indexOf(`{${idParam}}`) + idParam.length + 2)),
+      );
+    } else if (route.method === "post") {
+      candidates.push(`${shape(route.path)}/{}`);
+    } else {
+      candidates.push(shape(route.path));
+    }
+    for (const candidate of candidates) {
+      const reader = readers.get(candidate);
+      if (reader) return reader;
+    }
+    return null;
+  }
+
+  async function read(
+    reader: RouteDefinition | null,
+    values: string[],
+    principal: Principal | null,
+    ctx: Context,
+  ): Promise<unknown> {
+    if (!reader) return null;
+    const names = [...reader.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]!);
+    if (names.length > values.length) return null;
+    const params = Object.fromEntries(names.map((name, i) => [name, values[i]!]));
+    try {
+      return dataOf(
+        await reader.handler({ params, query: {}, body: undefined, principal, deps, ctx }),
+      );
+    } catch {
+      return null; // gone, or not readable by this principal: nothing to show
+    }
+  }
+
+  /** Runs `handler` and, when it succeeds on an audited route, appends its audit record. */
+  async function around<T>(
+    route: RouteDefinition,
+    request: { params: Record<string, string>; principal: Principal | null; ctx: Context },
+    handler: (deps: AppDeps) => Promise<T> | T,
+  ): Promise<T> {
+    const { principal, params, ctx } = request;
+    if (!isAudited(route) || principal === null) return handler(handlerDeps);
+    const parts = pathParts(route.path, getPaths);
+    const reader = readerOf(route);
+    const paramValues = [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map(
+      (m) => params[m[1]!] ?? "",
+    );
+    const before =
+      parts.idParam !== null || route.method !== "post"
+        ? await read(reader, paramValues, principal, ctx)
+        : null;
+    const requestScope: RequestScope = { deployedOrgs: new Set() };
+    const result = await scope.run(requestScope, () => handler(handlerDeps));
+
+    const resourceId = parts.idParam !== null ? (params[parts.idParam] ?? null) : createdId(result);
+    const action = actionOf(route, getPaths);
+    let after: unknown = null;
+    if (action !== "delete") {
+      const values = parts.idParam !== null ? paramValues : resourceId !== null ? [resourceId] : [];
+      after = (reader ? await read(reader, values, principal, ctx) : null) ?? dataOf(result);
+    }
+    const orgId = orgOf(principal, parts.resourceType, resourceId, params, result);
+    await recordAudit(deps.db, deps.clock(), {
+      orgId,
+      actor: actorOf(principal),
+      requestId: String(ctx.state.requestId ?? ""),
+      resourceType: parts.resourceType,
+      resourceId,
+      action,
+      operation: `${route.method.toUpperCase()} ${route.path}`,
+      before,
+      after,
+      schedulesDeploy: orgId !== null && requestScope.deployedOrgs.has(orgId),
+    });
+    return result;
+  }
+
+  return { around, deps: handlerDeps };
+}
+
+/** The org a change belongs to: the caller's, or for admin and service calls the org it names. */
+function orgOf(
+  principal: Principal,
+  resourceType: string,
+  resourceId: string | null,
+  params: Record<string, string>,
+  result: unknown,
+): string | null {
+  if (principal.kind === "org") return principal.orgId;
+  if (resourceType === "organizations" && resourceId !== null) return resourceId;
+  if (params.orgId) return params.orgId;
+  const body = dataOf(result) as { org_id?: unknown; organization_id?: unknown } | null;
+  const named = body?.org_id ?? body?.organization_id;
+  return typeof named === "string" ? named : null;
+}
