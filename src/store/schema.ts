@@ -4,6 +4,7 @@ import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
+import type { TicketTables } from "./ticket-tables.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -198,7 +199,7 @@ export interface OutboundRoutePatternsTable {
 }
 
 /** Every table of the store. Later migrations add their tables here too. */
-export interface Database {
+export interface Database extends TicketTables {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   org_users: OrgUsersTable;
