@@ -20,8 +20,8 @@ import { type Db, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { startWebhookService, type WebhookService } from "../webhooks/service.js";
 import { createApp, type PbxApp } from "./app.js";
-import { EVENTS_PATH } from "./intake-app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
+import { EVENTS_PATH } from "./intake-app.js";
 
 export interface RunningServer {
   url: string;

@@ -268,7 +268,7 @@ export function workflowBody(ticket: TicketView): string {
 async function queueTicketOpened(trx: Db, ticket: TicketView, at: string): Promise<void> {
   const messages = createTicketMessageRepository(trx);
   const config = await messages.config(ticket.org_id);
-  if (!config || config.enabled !== 1) return;
+  if (config?.enabled !== 1) return;
   await messages.enqueue({
     id: randomUUID(),
     org_id: ticket.org_id,

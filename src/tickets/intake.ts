@@ -4,8 +4,9 @@
 // a bot-dropped ticket (§8), and the repeat caller, whose open ticket becomes `urgent` instead of
 // a new one. Calls accepted but not classified when the process stopped are classified on the
 // next start.
-import { openTicketForCall } from "../domain/tickets.js";
+
 import type { Clock } from "../domain/ports.js";
+import { openTicketForCall } from "../domain/tickets.js";
 import type { Db } from "../store/database.js";
 import { createTicketIntakeRepository } from "../store/ticket-intake-repository.js";
 import { createTicketRepository } from "../store/ticket-repository.js";
@@ -60,7 +61,10 @@ export function createTicketIntake(options: IntakeOptions): TicketIntake {
     });
   }
 
-  async function decide(orgId: string, call: IntakeCall): Promise<{ outcome: string; ticketId: string | null }> {
+  async function decide(
+    orgId: string,
+    call: IntakeCall,
+  ): Promise<{ outcome: string; ticketId: string | null }> {
     const classification = classifyCall(call, await bots.of(orgId));
     if (classification.kind === "skip") return { outcome: classification.reason, ticketId: null };
     if (classification.kind === "bot_candidate") {
@@ -86,11 +90,17 @@ export function createTicketIntake(options: IntakeOptions): TicketIntake {
     try {
       const { outcome, ticketId } = await decide(orgId, call);
       await intake.decide(orgId, call.linkedid, outcome, ticketId, clock().toISOString());
-      logger.info({ org_id: orgId, linkedid: call.linkedid, outcome, ticket_id: ticketId }, "auto-ticket intake");
+      logger.info(
+        { org_id: orgId, linkedid: call.linkedid, outcome, ticket_id: ticketId },
+        "auto-ticket intake",
+      );
     } catch (error) {
       if (error instanceof Cancelled) return;
       // Left pending: the next start classifies it again.
-      logger.error({ err: error, org_id: orgId, linkedid: call.linkedid }, "auto-ticket intake failed");
+      logger.error(
+        { err: error, org_id: orgId, linkedid: call.linkedid },
+        "auto-ticket intake failed",
+      );
     }
   }
 
@@ -102,7 +112,12 @@ export function createTicketIntake(options: IntakeOptions): TicketIntake {
 
   return {
     async receive(orgId, call) {
-      const accepted = await intake.accept(orgId, call.linkedid, JSON.stringify(call), clock().toISOString());
+      const accepted = await intake.accept(
+        orgId,
+        call.linkedid,
+        JSON.stringify(call),
+        clock().toISOString(),
+      );
       if (accepted && !stopped) inBackground(orgId, call);
       return { accepted };
     },

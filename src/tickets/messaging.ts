@@ -6,6 +6,7 @@
 // Clock and timers are injected; `runDue()` sends what is due now (tests, and every look).
 import type { Clock } from "../domain/ports.js";
 import { decrypt } from "../domain/secrets.js";
+import { providerMessagesUrl } from "../domain/ticket-messaging.js";
 import type { Db } from "../store/database.js";
 import { createTicketMessageRepository } from "../store/ticket-message-repository.js";
 import type { TicketMessageRow } from "../store/ticket-tables.js";
@@ -32,11 +33,6 @@ export const fetchMessagePost: MessagePost = async (url, body, headers) => {
   await res.arrayBuffer();
   return res.status;
 };
-
-/** The provider's messages URL for a base URL and a phone number id. */
-export function providerMessagesUrl(baseUrl: string, phoneNumberId: string): string {
-  return `${baseUrl.replace(/\/+$/, "")}/${encodeURIComponent(phoneNumberId)}/messages`;
-}
 
 export interface MessageDispatcher {
   runDue(): Promise<number>;

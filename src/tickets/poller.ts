@@ -22,7 +22,11 @@ const BATCH = 500;
 const RETRY_MS = [30_000, 60_000, 300_000, 900_000];
 
 /** POSTs one JSON body; resolves with the HTTP status, rejects when there is no answer. */
-export type IntakePost = (url: string, body: string, headers: Record<string, string>) => Promise<number>;
+export type IntakePost = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+) => Promise<number>;
 
 /** `fetch` with a timeout. */
 export const fetchPost: IntakePost = async (url, body, headers) => {
@@ -153,7 +157,10 @@ export function createCallRecordPoller(options: PollerOptions): CallRecordPoller
       const delay = RETRY_MS[Math.min(attempts - 1, RETRY_MS.length - 1)]!;
       const next = new Date(clock().getTime() + delay).toISOString();
       await poller.markFailed(due.org_id, due.linkedid, attempts, problem, next);
-      logger.error({ org_id: due.org_id, linkedid: due.linkedid, error: problem }, "auto-ticket POST failed");
+      logger.error(
+        { org_id: due.org_id, linkedid: due.linkedid, error: problem },
+        "auto-ticket POST failed",
+      );
     }
     return { sent, failed };
   }

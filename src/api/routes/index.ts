@@ -15,6 +15,8 @@ import { organizationRoutes } from "./organizations.js";
 import { outboundRouteRoutes } from "./outbound-routes.js";
 import { queueRoutes } from "./queues.js";
 import { settingsRoutes } from "./settings.js";
+import { ticketAlertRoutes } from "./ticket-alerts.js";
+import { ticketRoutes } from "./tickets.js";
 import { trunkRoutes } from "./trunks.js";
 import { ttsRoutes } from "./tts.js";
 import { userRoutes } from "./users.js";
@@ -40,5 +42,7 @@ export const allRoutes: readonly RouteDefinition[] = [
     webhookRoutes,
     callRoutes,
     callFlowRoutes,
+    ticketRoutes,
+    ticketAlertRoutes,
   ].flat(),
 ];
