@@ -165,7 +165,15 @@ export function createCallRecordPoller(options: PollerOptions): CallRecordPoller
     return { sent, failed };
   }
 
-  async function tick() {
+  // One look at a time: a look asked for while one runs (a test, the timer) waits for it.
+  let chain: Promise<unknown> = Promise.resolve();
+  function tick(): Promise<{ queued: number; sent: number; failed: number }> {
+    const run = chain.then(look, look);
+    chain = run.catch(() => {});
+    return run;
+  }
+
+  async function look() {
     let queued = 0;
     for (;;) {
       const batch = await readBatch();
