@@ -63,6 +63,21 @@ export function createTicketMessageRepository(db: Db) {
         .execute();
     },
 
+    /**
+     * Takes a due row for one attempt: true for exactly one caller, so two processes sharing the
+     * store (the server and `intake serve`) never send the same message twice at once.
+     */
+    async claim(id: string, attempts: number, until: string): Promise<boolean> {
+      const result = await db
+        .updateTable("ticket_messages")
+        .set({ attempts: attempts + 1, next_attempt_at: until })
+        .where("id", "=", id)
+        .where("status", "=", "pending")
+        .where("attempts", "=", attempts)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
     async record(
       id: string,
       outcome: {

@@ -78,6 +78,9 @@ export function createMessageDispatcher(options: {
 
   async function send(row: TicketMessageRow): Promise<void> {
     const attempts = row.attempts + 1;
+    // Claimed for a minute: a process that dies mid-send leaves the row due again after it.
+    const lease = new Date(clock().getTime() + 60_000).toISOString();
+    if (!(await messages.claim(row.id, row.attempts, lease))) return;
     let status: number | null = null;
     let problem: string | null = null;
     const to = await target(row);
