@@ -277,6 +277,7 @@ test("repeat caller: the open ticket of the number becomes urgent, no new ticket
       headers: p.org.headers,
       body: { status: "closed" },
     });
+    p.time.advance(60_000);
     await inbound(p, "call-r3", { src: "919811111111" });
     await p.tick();
     await p.intake.idle();
@@ -468,6 +469,40 @@ test("poller restart mid-stream and a failed POST: every call once, none skipped
     await p.intake.idle();
     const linkedids = (await p.tickets()).map((t) => t.linkedid).sort();
     assert.equal(linkedids, ["call-s1", "call-s2", "call-s3", "call-s4", "call-s5"]);
+  } finally {
+    await p.close();
+  }
+});
+
+test("intake stopped during the bot wait: the next start classifies the call again, once", async () => {
+  const p = await pipeline();
+  try {
+    await inbound(p, "call-restart", {
+      src: "919800000900",
+      disposition: "ANSWERED",
+      dstchannel: `PJSIP/${p.org.prefix}150-0000000d`,
+    });
+    await p.tick();
+    await eventually("the 8 s wait", () => p.time.waiting().includes(8000));
+    await p.intake.stop();
+    assert.equal(p.time.waiting(), [], "the wait is cancelled");
+    assert.is(await p.outcome("call-restart"), null, "still pending");
+    const again = createTicketIntake({
+      db: p.app.db,
+      clock: p.time.clock,
+      timers: p.time,
+      bots: cachedBotExtensions({ lookup: async () => ["150"], clock: p.time.clock }),
+    });
+    await again.start();
+    await eventually("the wait again", () => p.time.waiting().includes(8000));
+    p.time.advance(8000);
+    await again.idle();
+    await again.stop();
+    assert.equal(
+      (await p.tickets()).map((t) => [t.linkedid, t.source]),
+      [["call-restart", "bot_dropped"]],
+    );
+    assert.is(await p.outcome("call-restart"), "bot_dropped");
   } finally {
     await p.close();
   }
