@@ -2,7 +2,7 @@
 // intake's record of every call it was sent (idempotent by org and linkedid), the call-record
 // poller's cursor and its own outbox of POSTs, the ticket-opened message outbox (provider
 // message and workflow trigger), the messaging settings, ticket alerts and WhatsApp templates.
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -76,6 +76,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("last_record_id", "integer", (c) => c.notNull())
     .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
     .execute();
+  // A store upgraded with calls in it starts polling after them: the calls of before the upgrade
+  // are history, not tickets to open now.
+  await sql`INSERT INTO ticket_poller_state (name, last_record_id, updated_at)
+    SELECT 'call_records', coalesce(max(id), 0), strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM call_records`.execute(
+    db,
+  );
   // The calls the poller found, written with its cursor in one transaction, sent until the
   // intake accepts them: a failed POST is retried, never lost and never sent as a second call.
   await db.schema
