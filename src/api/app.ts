@@ -13,10 +13,12 @@ import type { DeployScheduler, EngineHealthProbe } from "../domain/ports.js";
 import { createTokenService } from "../domain/tokens.js";
 import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
 import { type Db, storeIsHealthy } from "../store/database.js";
+import type { TicketIntake } from "../tickets/intake.js";
 import { createSpeechEngine, type SpeechEngine } from "../tts/index.js";
 import type { AppDeps } from "./deps.js";
 import { docsPages } from "./docs-pages.js";
 import { errorMiddleware } from "./error-middleware.js";
+import { intakeMiddleware } from "./intake-app.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { RouteDefinition } from "./registry.js";
 import { jsonBodyParser } from "./request-body.js";
@@ -44,6 +46,8 @@ export interface CreateAppOptions {
   callControl?: CallControlPort | null;
   /** Default: every route of src/api/routes. */
   routes?: readonly RouteDefinition[];
+  /** The auto-ticket intake, answered under /events (SPEC.md §4.7); absent: not mounted. */
+  ticketIntake?: TicketIntake;
 }
 
 export interface PbxApp {
@@ -113,6 +117,9 @@ export function createApp(options: CreateAppOptions): PbxApp {
   });
   app.use(docsPages(document));
   app.use(jsonBodyParser(options.config.bodyLimit));
+  if (options.ticketIntake) {
+    app.use(intakeMiddleware(options.ticketIntake, { internalKey: options.config.internalKey }));
+  }
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, deps, document };

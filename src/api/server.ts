@@ -15,8 +15,10 @@ import { startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
 import { type Db, openStore } from "../store/database.js";
+import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
+import { EVENTS_PATH } from "./intake-app.js";
 
 export interface RunningServer {
   url: string;
@@ -26,6 +28,8 @@ export interface RunningServer {
   engine: ServerEngine | null;
   /** Call records and live calls from the engine's events (fed by AMI when PBX_ENGINE is ami). */
   calls: CallTracking;
+  /** Auto-tickets: the intake under /events, the call-record poller, the message outbox. */
+  tickets: TicketService;
   /**
    * Settles when the start-up deploy has made the engine directory complete and current (it
    * runs after the server listens, so an unreachable engine does not delay /health).
@@ -72,7 +76,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: options.logger,
     ...(engine && engineKindFrom(env) === "ami" ? { ami: amiOptionsFrom(env) } : {}),
   });
+  // The intake is mounted on this server; the poller POSTs to PBX_EVENTS_URL, by default this
+  // server's own /events, so one process is the whole service.
+  let listeningUrl = "";
+  const tickets = createTicketService({
+    db,
+    clock: systemClock,
+    serverKey: options.config.serverKey,
+    internalKey: options.config.internalKey,
+    apiUrl: () => listeningUrl,
+    eventsUrl: () => options.config.eventsUrl ?? `${listeningUrl}${EVENTS_PATH}`,
+    logger: options.logger,
+  });
   const pbx = createApp({
+    ticketIntake: tickets.intake,
     liveCalls: calls.live,
     callControl: calls.control,
     db,
@@ -109,6 +126,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(":") ? `[${address}]` : address;
+  listeningUrl = `http://${host}:${port}`;
+  await tickets.start();
   const ready = engine
     ? engine.start().catch((error: unknown) => {
         options.logger.error({ err: error }, "start-up deploy failed");
@@ -116,11 +135,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       })
     : Promise.resolve(null);
   return {
-    url: `http://${host}:${port}`,
+    url: listeningUrl,
     server,
     pbx,
     engine,
     calls,
+    tickets,
     ready,
     async close() {
       await new Promise<void>((resolve) => {
@@ -133,6 +153,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         await engine?.close({ flush: true });
       } finally {
         await calls.stop();
+        await tickets.stop();
         await webhooks.stop();
         await retention.stop();
         await pbx.deps.speechEngine?.close?.();

@@ -1,4 +1,5 @@
-// Permissions: the 14 an `ak_` key may hold (SPEC.md §2) and the role-only ones that guard org
+// Permissions: the 14 an `ak_` key may hold (SPEC.md §2), plus `tickets.*` for the auto-tickets
+// of §4.7 (docs/tickets.md), and the role-only ones that guard org
 // administration. Routes name the permission they need; the API's auth layer enforces it for
 // `ak_` keys and for user JWT roles. Org keys, org JWTs and the internal key have full org scope.
 import { MEMBER_ROLES } from "../model/org-extras.js";
@@ -18,6 +19,8 @@ export const API_KEY_PERMISSIONS = [
   "crm.delete",
   "crm.assign",
   "crm.customize",
+  "tickets.read",
+  "tickets.write",
 ] as const;
 
 /** Permissions no `ak_` key can hold: only org-wide credentials and roles carry them. */
@@ -57,8 +60,10 @@ export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
     "calls.hold",
     "crm.read",
     "crm.write",
+    "tickets.read",
+    "tickets.write",
   ],
-  viewer: ["calls.read", "crm.read"],
+  viewer: ["calls.read", "crm.read", "tickets.read"],
 };
 
 /** The permissions of a role, in a stable order. */

@@ -1,7 +1,7 @@
 // Retention (issue 16): per org, how many days each kind of data is kept (null: forever), and the
 // purge that deletes what is older. The purge is a registry of kinds: each kind registers how to
-// count and delete one org's data older than a cutoff, so a module added later (tickets) plugs
-// its own purger in without this file knowing its tables. A purge only ever names one org.
+// count and delete one org's data older than a cutoff in its own repository. A purge only ever
+// names one org.
 import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { purgeAuditBefore } from "../store/audit-log-repository.js";
@@ -12,6 +12,7 @@ import {
   retentionPolicies,
   saveRetentionPolicies,
 } from "../store/retention-repository.js";
+import { createTicketRepository } from "../store/ticket-repository.js";
 import { type Actor, recordAudit } from "./audit-log.js";
 
 export const RETENTION_KINDS = ["call_records", "recordings", "tickets", "audit"] as const;
@@ -171,4 +172,8 @@ registerPurger("recordings", purgeRecordings);
 registerPurger("audit", ({ db }, orgId, cutoff, dryRun) =>
   purgeAuditBefore(db, orgId, cutoff.toISOString(), dryRun),
 );
-// `tickets` is accepted and stored; the ticket module registers its purger when it lands.
+registerPurger("tickets", ({ db }, orgId, cutoff, dryRun) => {
+  const tickets = createTicketRepository(db);
+  const before = cutoff.toISOString();
+  return dryRun ? tickets.countOlderThan(orgId, before) : tickets.deleteOlderThan(orgId, before);
+});

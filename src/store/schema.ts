@@ -12,6 +12,7 @@ import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
+import type { TicketTables } from "./ticket-tables.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -260,7 +261,7 @@ export interface WebhookDeliveriesTable {
   updated_at: string;
 }
 
-export interface Database {
+export interface Database extends TicketTables {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   org_users: OrgUsersTable;

@@ -523,7 +523,9 @@ test("retention: defaults, bounds, and a purge of exactly what is too old, in on
   assert.is(dry.body.kinds.call_records.deleted, 1);
   assert.is(dry.body.kinds.recordings.deleted, 1);
   assert.is(dry.body.kinds.audit.deleted, acmeAudit);
-  assert.equal(dry.body.kinds.tickets, { days: 120, cutoff: null, deleted: 0, supported: false });
+  assert.is(dry.body.kinds.tickets.days, 120);
+  assert.is(dry.body.kinds.tickets.deleted, 0, "Acme has no tickets");
+  assert.is(dry.body.kinds.tickets.supported, true);
   assert.is(readdirSync(join(recordings, acme.id)).length, 2, "a dry run deletes nothing");
 
   const run = await app.request("POST", "/api/v1/compliance/retention/purge", {

@@ -18,6 +18,8 @@ import { organizationRoutes } from "./organizations.js";
 import { outboundRouteRoutes } from "./outbound-routes.js";
 import { queueRoutes } from "./queues.js";
 import { settingsRoutes } from "./settings.js";
+import { ticketAlertRoutes } from "./ticket-alerts.js";
+import { ticketRoutes } from "./tickets.js";
 import { trunkRoutes } from "./trunks.js";
 import { ttsRoutes } from "./tts.js";
 import { userRoutes } from "./users.js";
@@ -46,5 +48,7 @@ export const allRoutes: readonly RouteDefinition[] = [
     crmRoutes,
     customerTunnelRoutes,
     complianceRoutes,
+    ticketRoutes,
+    ticketAlertRoutes,
   ].flat(),
 ];

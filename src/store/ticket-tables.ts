@@ -1,0 +1,140 @@
+// Row types of the ticket tables (migration 2401).
+import type { Generated, Selectable } from "kysely";
+
+export type TicketSource = "missed_call" | "queue_timeout" | "bot_dropped";
+export type TicketPriority = "high" | "urgent";
+export type TicketStatus = "open" | "in_progress" | "closed";
+
+export interface TicketsTable {
+  id: string;
+  org_id: string;
+  source: TicketSource;
+  priority: TicketPriority;
+  status: TicketStatus;
+  /** The caller's number. */
+  phone: string;
+  /** The engine channel of the call the ticket is about. */
+  channel_id: string;
+  linkedid: string;
+  assignee: string | null;
+  note: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TicketHistoryTable {
+  id: Generated<number>;
+  ticket_id: string;
+  at: string;
+  actor: string;
+  /** `created`, `escalated` (repeat caller) or `updated`. */
+  action: string;
+  /** JSON object: field -> {from, to}. */
+  changes: string;
+}
+
+export interface TicketIntakeTable {
+  org_id: string;
+  linkedid: string;
+  payload: string;
+  status: "pending" | "done";
+  outcome: string | null;
+  ticket_id: string | null;
+  received_at: string;
+  decided_at: string | null;
+}
+
+export interface TicketPollerStateTable {
+  name: string;
+  last_record_id: number;
+  updated_at: string;
+}
+
+export interface TicketPollerPostsTable {
+  org_id: string;
+  linkedid: string;
+  body: string;
+  status: "pending" | "sent";
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+}
+
+export type TicketMessageKind = "provider" | "workflow";
+
+export interface TicketMessagesTable {
+  id: string;
+  org_id: string;
+  ticket_id: string;
+  kind: TicketMessageKind;
+  /** The workflow's URL; null for provider messages (the provider's settings name the URL). */
+  target_url: string | null;
+  body: string;
+  status: "pending" | "sent" | "failed";
+  attempts: number;
+  next_attempt_at: string;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessagingProviderTable {
+  id: string;
+  base_url: string;
+  phone_number_id: string;
+  access_token: string | null;
+  updated_at: string;
+}
+
+export interface TicketMessagingConfigTable {
+  org_id: string;
+  enabled: number;
+  template_name: string;
+  language: string;
+  workflow_url: string | null;
+  updated_at: string;
+}
+
+export interface TicketAlertsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  channel: string;
+  recipient: string;
+  sources: string;
+  priorities: string;
+  active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WhatsappTemplatesTable {
+  id: string;
+  name: string;
+  language: string;
+  category: string;
+  body_text: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TicketTables {
+  tickets: TicketsTable;
+  ticket_history: TicketHistoryTable;
+  ticket_intake: TicketIntakeTable;
+  ticket_poller_state: TicketPollerStateTable;
+  ticket_poller_posts: TicketPollerPostsTable;
+  ticket_messages: TicketMessagesTable;
+  messaging_provider: MessagingProviderTable;
+  ticket_messaging_config: TicketMessagingConfigTable;
+  ticket_alerts: TicketAlertsTable;
+  whatsapp_templates: WhatsappTemplatesTable;
+}
+
+export type TicketRow = Selectable<TicketsTable>;
+export type TicketHistoryRow = Selectable<TicketHistoryTable>;
+export type TicketMessageRow = Selectable<TicketMessagesTable>;
+export type TicketAlertRow = Selectable<TicketAlertsTable>;
+export type WhatsappTemplateRow = Selectable<WhatsappTemplatesTable>;

@@ -1,0 +1,72 @@
+// `pbxctl intake serve` over the compiled commands (npm test builds first): the intake alone on
+// its own port, writing the ticket into the data directory's store, stopped by SIGTERM.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { openStore } from "../../src/store/database.js";
+import { createTicketRepository } from "../../src/store/ticket-repository.js";
+import { ROOT } from "../cli/run-command.js";
+
+test("intake serve answers 202 and the call becomes a ticket in the shared store", async () => {
+  assert.ok(
+    existsSync(join(ROOT, "dist/cli/commands/intake/serve.js")),
+    "run `npm run build` first",
+  );
+  const dir = mkdtempSync(join(tmpdir(), "pbx-intake-"));
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "bin/run.js"), "intake", "serve", "--port", "0", "--data-dir", dir],
+    {
+      cwd: ROOT,
+      env: { ...process.env, PBX_INTERNAL_KEY: "k", PBX_ADMIN_PASSWORD: "pw", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  try {
+    let out = "";
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const line = out.split("\n").find((l) => l.includes('"intake serving"'));
+        if (line) resolve(JSON.parse(line).url as string);
+      });
+      child.once("exit", () => reject(new Error(`exited early: ${out}`)));
+    });
+    const orgId = "11111111-2222-4333-8444-555555555555";
+    const res = await fetch(`${url}/auto-ticket/${orgId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-internal-key": "k" },
+      body: JSON.stringify({
+        linkedid: "alone-1",
+        channel: "PJSIP/org_x_trunk-1",
+        src: "919812345678",
+        dcontext: "org_x_queue",
+        disposition: "NO ANSWER",
+        direction: "inbound",
+        calldate: "2026-03-01T10:00:00.000Z",
+      }),
+    });
+    assert.is(res.status, 202);
+    child.kill("SIGTERM");
+    assert.is(await exited, 0);
+    const db = await openStore(join(dir, "pbx.db"));
+    try {
+      const tickets = await createTicketRepository(db).list(orgId, {}, { limit: 10, offset: 0 });
+      assert.equal(
+        tickets.rows.map((t) => [t.source, t.linkedid]),
+        [["queue_timeout", "alone-1"]],
+      );
+    } finally {
+      await db.destroy();
+    }
+  } finally {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
