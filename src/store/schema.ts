@@ -4,6 +4,7 @@ import type { Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
+import type { TrunkRegistrationsTable } from "./trunk-registration-repository.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -218,6 +219,7 @@ export interface Database {
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   sip_contacts: SipContactsTable;
+  trunk_registrations: TrunkRegistrationsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

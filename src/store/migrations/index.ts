@@ -21,6 +21,7 @@ import * as callRecords from "./1201-call-records.js";
 import * as orgSlugs from "./1901-org-slugs.js";
 import * as idempotencyKeys from "./2001-idempotency-keys.js";
 import * as sipContacts from "./2101-sip-contacts.js";
+import * as trunkRegistrations from "./2201-trunk-registrations.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -40,4 +41,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["1901-org-slugs", orgSlugs],
   ["2001-idempotency-keys", idempotencyKeys],
   ["2101-sip-contacts", sipContacts],
+  ["2201-trunk-registrations", trunkRegistrations],
 ];
