@@ -81,6 +81,12 @@ export class FakeAmiServer {
     { vars: Map<string, string>; bridgedWith: string | null; place: string | null }
   >();
 
+  /**
+   * What `PJSIPShowRegistrationsOutbound` lists: `OutboundRegistrationDetail` items as Asterisk
+   * 22 sent them (fixtures/calls/trunk-registrations.json `list`). Empty: no registration.
+   */
+  outboundRegistrations: Record<string, string>[] = [];
+
   /** Puts two channels up, bridged together (an answered call). */
   addBridgedCall(a: string, b: string): void {
     this.channels.set(a, { vars: new Map(), bridgedWith: b, place: null });
@@ -207,6 +213,29 @@ export class FakeAmiServer {
           answer
             ? { Response: answer.response, Message: answer.message }
             : { Response: "Error", Message: "Invalid/unknown command" },
+        );
+        return;
+      }
+      case "pjsipshowregistrationsoutbound": {
+        reply({
+          Response: "Success",
+          EventList: "start",
+          Message: "Following are Events for each Outbound registration",
+        });
+        const items = this.outboundRegistrations;
+        for (const item of items) {
+          const { event: _event, ...fields } = item;
+          socket.write(
+            format({ Event: "OutboundRegistrationDetail", ActionID: id ?? "", ...fields }),
+          );
+        }
+        socket.write(
+          format({
+            Event: "OutboundRegistrationDetailComplete",
+            ActionID: id ?? "",
+            EventList: "Complete",
+            ListItems: String(items.length),
+          }),
         );
         return;
       }
