@@ -1,5 +1,5 @@
 // trunk.registered / trunk.failed from the engine's outbound registrations, replayed from what a
-// real Asterisk 22 sent (fixtures/calls/trunk-registrations.json, recorded by
+// real Asterisk 22 sent (fixtures/registrations/trunk-registrations.json, recorded by
 // test/engine/trunk-webhooks.test.ts: org A's registrar answered 200 OK, org B's 403). The
 // Registry event names no org; the list that follows names each registration, and each change
 // reaches the org that owns the trunk only, once, with its documented data.
@@ -25,7 +25,10 @@ const NOW = new Date("2026-11-25T08:00:00Z");
 const EVENTS = ["trunk.registered", "trunk.failed"] as const;
 
 const recorded = JSON.parse(
-  readFileSync(new URL("../../fixtures/calls/trunk-registrations.json", import.meta.url), "utf8"),
+  readFileSync(
+    new URL("../../fixtures/registrations/trunk-registrations.json", import.meta.url),
+    "utf8",
+  ),
 ) as { registry: Record<string, string>[]; list: Record<string, string>[] };
 
 const listed = (): OutboundRegistration[] =>

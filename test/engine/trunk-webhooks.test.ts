@@ -3,7 +3,7 @@
 // the stand-in carrier of test/engine/carrier.ts, on their own loopback addresses). Org A's
 // receiver gets `trunk.registered`, org B's `trunk.failed`, each signed with its own secret and
 // nothing of the other org. The engine's Registry events and its outbound registration list are
-// recorded into fixtures/calls/trunk-registrations.json (UPDATE_GOLDEN=1) for the fast suite.
+// recorded into fixtures/registrations/trunk-registrations.json (UPDATE_GOLDEN=1) for the fast suite.
 import { readFile, writeFile } from "node:fs/promises";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -16,7 +16,7 @@ import { FakeCarrier } from "./carrier.js";
 import { type Service, startService } from "./service.js";
 
 export const TRUNK_FIXTURE = new URL(
-  "../../fixtures/calls/trunk-registrations.json",
+  "../../fixtures/registrations/trunk-registrations.json",
   import.meta.url,
 ).pathname;
 
@@ -163,7 +163,7 @@ test("a trunk's registration reaches its org's receiver only: registered at A, r
     assert.equal(
       recorded.list.map((item: Record<string, string>) => [item.objectname, item.status]),
       fixture.list.map((item) => [item.objectname, item.status]),
-      "the engine lists its registrations as fixtures/calls/trunk-registrations.json says; rerun with UPDATE_GOLDEN=1",
+      "the engine lists its registrations as fixtures/registrations/trunk-registrations.json says; rerun with UPDATE_GOLDEN=1",
     );
   } finally {
     stopRecording();

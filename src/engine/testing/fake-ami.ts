@@ -83,7 +83,7 @@ export class FakeAmiServer {
 
   /**
    * What `PJSIPShowRegistrationsOutbound` lists: `OutboundRegistrationDetail` items as Asterisk
-   * 22 sent them (fixtures/calls/trunk-registrations.json `list`). Empty: no registration.
+   * 22 sent them (fixtures/registrations/trunk-registrations.json `list`). Empty: no registration.
    */
   outboundRegistrations: Record<string, string>[] = [];
 
