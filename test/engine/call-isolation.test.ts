@@ -3,8 +3,8 @@
 // - an AI-outbound call of org A (POST /calls/originate-to-ai, dialled out through its trunk to
 //   the stand-in carrier) is in org A's /calls, /calls/history, /calls/count and journey, and
 //   never in org B's (SPEC §1 rule 3: the past defect matched every org's AI-outbound calls);
-// - a call between two real phones of org A is recorded by its record step and its recording
-//   downloads over HTTP (200 with Content-Length, a valid WAV; 206 for a Range), while org B gets
+// - a call between two real phones of org A is hung up through the API (org B's attempt is 404
+//   and touches nothing), was recorded by its record step, and its recording downloads over HTTP (200 with Content-Length, a valid WAV; 206 for a Range), while org B gets
 //   404 for it.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -134,7 +134,7 @@ test("an AI-outbound call of org A is org A's in every listing and never org B's
   assert.equal(byNumber.body.calls, []);
 });
 
-test("a recorded call of org A downloads over HTTP with Content-Length and ranges; org B gets 404", async (context) => {
+test("a call of org A hung up through the API; its recording downloads over HTTP with Content-Length and ranges; org B gets 404", async (context) => {
   const { service, acme, bravo } = context;
   const alice = await phoneOf(service, acme, "101");
   const bob = await phoneOf(service, acme, "102");
@@ -145,9 +145,29 @@ test("a recorded call of org A downloads over HTTP with Content-Length and range
     await bob.waitForEvent((e) => e.type === "CALL_INCOMING", { since: mark });
     await bob.command("accept");
     await bob.waitForEvent((e) => e.type === "CALL_ESTABLISHED", { since: mark });
-    // Let the call carry some audio, then hang up.
+    // Let the call carry some audio, then hang it up through the API (org B's try is refused).
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    await alice.command("hangup");
+    const live = await until("the live call in /calls", async () => {
+      const res = await get(context, acme, "/calls");
+      const up = res.body.calls.find(
+        (c: { live?: boolean; status?: string; channels?: unknown[] }) =>
+          c.live && c.status === "Up" && (c.channels?.length ?? 0) >= 2,
+      );
+      return up ?? null;
+    });
+    const hangup = `/api/v1/calls/${live.linkedid}/hangup`;
+    const refused = await service.rig.request("POST", hangup, { headers: bravo.headers });
+    assert.is(refused.status, 404, refused.text);
+    assert.match(
+      await service.engine.cli("core show channels concise"),
+      `PJSIP/${acme.prefix}102-`,
+      "org B's hangup touched nothing",
+    );
+    const closedMark = bob.events.length;
+    const done = await service.rig.request("POST", hangup, { headers: acme.headers });
+    assert.is(done.status, 200, done.text);
+    assert.ok(done.body.channels.length >= 2, done.text);
+    await bob.waitForEvent((e) => e.type === "CALL_CLOSED", { since: closedMark });
     await channelsIdle(service.engine);
   } finally {
     await alice.stop();
