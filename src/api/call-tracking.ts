@@ -10,6 +10,7 @@ import { RefreshingOrgDirectory } from "../domain/call-org.js";
 import { NotFound } from "../domain/errors.js";
 import { LiveCalls } from "../domain/live-calls.js";
 import { RegistrationIngest } from "../domain/registration-ingest.js";
+import { TrunkRegistrationIngest } from "../domain/trunk-registration-ingest.js";
 import {
   AmiConnection,
   type AmiConnectionOptions,
@@ -21,9 +22,12 @@ import {
   dispatchCallEvent,
   followCallEvents,
 } from "../engine/call-event-source.js";
-import type { ContactChange } from "../engine/registration-events.js";
+import type { ContactChange, OutboundRegistration } from "../engine/registration-events.js";
 import { listOrgMarkers } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
+
+/** How the engine answers an action on a channel that is gone (recorded: fixtures/ami/call-control.json). */
+const CHANNEL_GONE = /no such channel|does not exist|not found/i;
 
 /** Most inputs written in one transaction: a burst costs a few commits, not one per event. */
 const BATCH = 500;
@@ -47,6 +51,8 @@ export interface CallTracking {
   connection: AmiConnection | null;
   /** Routes one AMI event as if the engine had sent it (recorded fixtures, benchmarks). */
   feed(event: AmiMessage): void;
+  /** Stores a list of outbound registrations as if the engine had listed it (recorded fixtures). */
+  feedTrunks(registrations: OutboundRegistration[]): void;
   /** Resolves once everything received so far is stored. */
   idle(): Promise<void>;
   stop(): Promise<void>;
@@ -109,11 +115,28 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       );
   };
 
+  // The trunks' registration lists, stored in the order they were read, after the contacts.
+  const trunkRegistrations = new TrunkRegistrationIngest({
+    db: options.db,
+    clock: options.clock,
+    orgs,
+  });
+  const trunks = (listed: OutboundRegistration[]) => {
+    registering = registering
+      .then(() => loaded)
+      .then(() => trunkRegistrations.ingest(listed))
+      .then(
+        () => {},
+        (error: unknown) => log?.error({ err: error }, "trunk registrations not stored"),
+      );
+  };
+
   const reported = new Set<string>();
   const handlers: CallEventHandlers = {
     cdr: (record) => enqueue({ kind: "record", record }),
     journey: (event) => enqueue({ kind: "event", event }),
     contact,
+    trunks,
     channel: (event, snapshot) => live.channelEvent(event, snapshot),
     resync: (channels) => live.resync(channels),
     lost: () => live.lost(),
@@ -188,6 +211,49 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       });
       assertSuccess(answer, `Originate ${request.channel}`);
     },
+    async getVariable(channel, name) {
+      const answer = await events.action({ Action: "Getvar", Channel: channel, Variable: name });
+      if (CHANNEL_GONE.test(String(answer.message ?? ""))) return null;
+      assertSuccess(answer, `Getvar ${name} on ${channel}`);
+      const value = answer.value;
+      return typeof value === "string" ? value : "";
+    },
+    async setVariable(channel, name, value) {
+      const answer = await events.action({
+        Action: "Setvar",
+        Channel: channel,
+        Variable: name,
+        Value: value,
+      });
+      if (CHANNEL_GONE.test(String(answer.message ?? ""))) throw new NotFound("Call not found");
+      assertSuccess(answer, `Setvar ${name} on ${channel}`);
+    },
+    async redirect(channel, to, extra) {
+      const answer = await events.action({
+        Action: "Redirect",
+        Channel: channel,
+        Context: to.context,
+        Exten: to.exten,
+        Priority: "1",
+        ExtraChannel: extra.channel,
+        ExtraContext: extra.to.context,
+        ExtraExten: extra.to.exten,
+        ExtraPriority: "1",
+      });
+      if (CHANNEL_GONE.test(String(answer.message ?? ""))) throw new NotFound("Call not found");
+      assertSuccess(answer, `Redirect ${channel}`);
+    },
+    async bridge(channel1, channel2) {
+      const answer = await events.action({
+        Action: "Bridge",
+        Channel1: channel1,
+        Channel2: channel2,
+        Tone: "no",
+      });
+      if (CHANNEL_GONE.test(String(answer.message ?? ""))) return false;
+      assertSuccess(answer, `Bridge ${channel1} ${channel2}`);
+      return true;
+    },
   };
   return {
     live,
@@ -195,6 +261,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     ingest,
     connection,
     feed: (event) => dispatchCallEvent(event, handlers),
+    feedTrunks: trunks,
     idle,
     async stop() {
       unfollow();

@@ -309,6 +309,31 @@ function limitContext(plan: Plan): DialplanContext {
   );
 }
 
+/** Longest a call stays on hold (seconds): a held party whose phone went away is not kept forever. */
+export const HOLD_MAX_SECONDS = 3600;
+
+/**
+ * Where the API puts a live call on hold (src/domain/call-control.ts): AMI Redirect sends the
+ * held party to `s` (the org's own music, else Asterisk's `default` class) and the phone's leg
+ * to `park` (silence) in one action, out of their bridge; unhold bridges the two again (AMI
+ * Bridge). A channel leaving that bridge resumes at its next priority here, so when one side
+ * hangs up after the unhold the other is hung up too. Nothing includes this context: only the
+ * API's Redirect enters it.
+ */
+function holdContext(plan: Plan): DialplanContext {
+  return context(
+    plan.names.hold,
+    [
+      extension("s", [
+        step(`MusicOnHold(${plan.mohClass ?? "default"},${HOLD_MAX_SECONDS})`),
+        step("Hangup()"),
+      ]),
+      extension("park", [step(`Wait(${HOLD_MAX_SECONDS})`), step("Hangup()")]),
+    ],
+    { comments: ["calls on hold through the API: the held party hears music, the phone waits"] },
+  );
+}
+
 function hangupSteps(): DialplanStep[] {
   return [step(`Playback(${PROMPTS.goodbye})`), step("Hangup()")];
 }
@@ -643,6 +668,7 @@ export function buildDialplan(state: OrgState, diagnostics: Diagnostic[]): Dialp
   if (plan.activeUsers.some((user) => userRecords(plan, user))) contexts.push(recordContext(plan));
   if (plan.consentRefused.length > 0) contexts.push(consentContext(plan));
   if (plan.limit > 0) contexts.push(limitContext(plan));
+  contexts.push(holdContext(plan));
   contexts.push(
     ...ivrContexts(plan),
     ...queueContexts(plan),

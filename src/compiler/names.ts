@@ -26,6 +26,8 @@ export function orgNames(prefix: string) {
     voicemail: `${prefix}vm`,
     /** musiconhold.conf class of the org's own hold music (only while it has files). */
     mohClass: `${prefix}moh`,
+    /** Where a call put on hold through the API waits (its held party and the phone's leg). */
+    hold: `${prefix}hold`,
     /** Per-org concurrent call limit. */
     limit: `${prefix}limit`,
     /** Queue member legs (Local channels carrying the member's ring time). */

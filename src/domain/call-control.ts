@@ -1,10 +1,10 @@
-// Actions on a live call of the org (SPEC.md §4.5): hang up, blind transfer. The call is found in
+// Actions on a live call of the org (SPEC.md §4.5): hang up, blind transfer, hold and unhold. The call is found in
 // the live registry by the caller's org only, and the engine is asked to act on that org's own
 // channels of it (rule 3): another org's call, or a channel of it the org does not own, is never
 // touched, and is answered like an unknown call.
 import { orgNames } from "../compiler/names.js";
 import { BadRequest, Conflict, NotFound, Unavailable } from "./errors.js";
-import type { LiveCallsView } from "./live-calls.js";
+import type { LiveCall, LiveCallsView } from "./live-calls.js";
 
 /** What the engine must do for call actions (the AMI connection of call tracking). */
 export interface CallControlPort {
@@ -14,6 +14,26 @@ export interface CallControlPort {
   blindTransfer(channel: string, context: string, exten: string): Promise<void>;
   /** Places a call (AMI Originate, asynchronous: resolves once the engine queued it). */
   originate(request: OriginateRequest): Promise<void>;
+  /** A channel variable or function (AMI Getvar): "" when unset, null when the channel is gone. */
+  getVariable(channel: string, name: string): Promise<string | null>;
+  /** Sets a channel variable (AMI Setvar); rejects with NotFound when the channel is gone. */
+  setVariable(channel: string, name: string, value: string): Promise<void>;
+  /**
+   * Sends `channel` to context,exten,1 and, in the same action, `extra` to its own place (AMI
+   * Redirect with ExtraChannel): two bridged channels leave their bridge together.
+   */
+  redirect(
+    channel: string,
+    to: DialplanPlace,
+    extra: { channel: string; to: DialplanPlace },
+  ): Promise<void>;
+  /** Bridges two channels that are in the dialplan (AMI Bridge); false when one is gone. */
+  bridge(channel1: string, channel2: string): Promise<boolean>;
+}
+
+export interface DialplanPlace {
+  context: string;
+  exten: string;
 }
 
 /** One AMI Originate, every field already checked by the caller (src/domain/call-origination.ts). */
@@ -109,6 +129,113 @@ export async function transferCall(
   if (!CHANNEL_NAME.test(transferer)) throw new Error("unexpected channel name from the engine");
   await deps.control.blindTransfer(transferer, orgNames(prefix).internal, request.to);
   return { success: true, channel: transferer, to: request.to };
+}
+
+/**
+ * Channel variable, set on the org's phone leg while its call is on hold, naming the held party:
+ * the engine itself keeps which two channels to bridge again (a restart of pbxctl loses nothing).
+ */
+export const HOLD_PEER_VARIABLE = "PBX_HOLD_PEER";
+
+export interface HoldResult {
+  success: true;
+  /** The org's channel that put the call on hold (it waits in silence). */
+  channel: string;
+  /** The party on hold (it hears the org's music on hold). */
+  held: string;
+}
+
+/** The org's phone leg an action works from: `channel` (one of the org's, in the call) or its answered phone. */
+function phoneLeg(call: LiveCall, prefix: string, channel: string | undefined): string {
+  let leg: string | undefined;
+  if (channel !== undefined) {
+    // Only a channel rule 3 gave to this org, in this call: never another org's leg.
+    leg = call.channels.find((c) => c.channel === channel)?.channel;
+    if (!leg) throw new NotFound("Channel not found in this call");
+  } else {
+    const phone = new RegExp(`^PJSIP/${escapeRegExp(prefix)}[0-9]+-`);
+    leg = call.channels.find((c) => c.state === "Up" && phone.test(c.channel))?.channel;
+    if (!leg) throw new Conflict("The call has no answered phone of the org");
+  }
+  if (!CHANNEL_NAME.test(leg)) throw new Error("unexpected channel name from the engine");
+  return leg;
+}
+
+function liveCallFor(deps: CallControlDeps, orgId: string, linkedid: string) {
+  const call = deps.live.callOf(orgId, linkedid);
+  if (!call) throw new NotFound("Call not found");
+  if (!deps.control || !deps.live.tracking) {
+    throw new Unavailable("The engine is not connected: live calls cannot be changed now");
+  }
+  return { call, control: deps.control };
+}
+
+/**
+ * Puts the org's live call `linkedid` on hold: the party bridged to the org's phone (or to
+ * `channel`) goes to the org's holding context, where it hears the org's music on hold, and the
+ * phone's leg waits there in silence (one AMI Redirect moves both out of their bridge). The phone
+ * leg keeps the held party's name (HOLD_PEER_VARIABLE) for the unhold.
+ */
+export async function holdCall(
+  deps: TransferDeps,
+  orgId: string,
+  linkedid: string,
+  request: { channel?: string | undefined } = {},
+): Promise<HoldResult> {
+  const { call, control } = liveCallFor(deps, orgId, linkedid);
+  const prefix = await deps.contextPrefix(orgId);
+  const phone = phoneLeg(call, prefix, request.channel);
+  const already = await control.getVariable(phone, HOLD_PEER_VARIABLE);
+  if (already === null) throw new NotFound("Call not found");
+  if (already !== "") throw new Conflict("The call is already on hold");
+  const peer = await control.getVariable(phone, "BRIDGEPEER");
+  if (peer === null) throw new NotFound("Call not found");
+  // Nobody bridged (still ringing, in an IVR...), or a conference of more than two.
+  if (peer === "" || peer.includes(",")) {
+    throw new Conflict("The call is not connected to exactly one other party");
+  }
+  if (!CHANNEL_NAME.test(peer)) throw new Error("unexpected channel name from the engine");
+  const hold = orgNames(prefix).hold;
+  await control.setVariable(phone, HOLD_PEER_VARIABLE, peer);
+  try {
+    await control.redirect(
+      peer,
+      { context: hold, exten: "s" },
+      { channel: phone, to: { context: hold, exten: "park" } },
+    );
+  } catch (error) {
+    await control.setVariable(phone, HOLD_PEER_VARIABLE, "").catch(() => {});
+    throw error;
+  }
+  return { success: true, channel: phone, held: peer };
+}
+
+/**
+ * Takes the org's live call `linkedid` off hold: the org's leg that put it on hold (or
+ * `channel`) and the party it holds are bridged again (AMI Bridge), which stops the music.
+ */
+export async function unholdCall(
+  deps: TransferDeps,
+  orgId: string,
+  linkedid: string,
+  request: { channel?: string | undefined } = {},
+): Promise<HoldResult> {
+  const { call, control } = liveCallFor(deps, orgId, linkedid);
+  const candidates =
+    request.channel === undefined
+      ? call.channels.map((c) => c.channel)
+      : [phoneLeg(call, await deps.contextPrefix(orgId), request.channel)];
+  for (const phone of candidates) {
+    if (!CHANNEL_NAME.test(phone)) continue;
+    const held = await control.getVariable(phone, HOLD_PEER_VARIABLE);
+    if (!held) continue;
+    if (!CHANNEL_NAME.test(held)) throw new Error("unexpected channel name from the engine");
+    const bridged = await control.bridge(phone, held);
+    await control.setVariable(phone, HOLD_PEER_VARIABLE, "").catch(() => {});
+    if (!bridged) throw new Conflict("The held party has hung up");
+    return { success: true, channel: phone, held };
+  }
+  throw new Conflict("The call is not on hold");
 }
 
 function escapeRegExp(text: string): string {

@@ -13,7 +13,14 @@ import {
   journeyEventOf,
   parseCdrEvent,
 } from "./call-events.js";
-import { type ContactChange, contactChangeOf } from "./registration-events.js";
+import {
+  type ContactChange,
+  contactChangeOf,
+  isOutboundRegistryEvent,
+  LIST_OUTBOUND_REGISTRATIONS,
+  type OutboundRegistration,
+  outboundRegistrationOf,
+} from "./registration-events.js";
 
 export interface ListedChannelSnapshot extends ChannelSnapshot {
   upSeconds: number;
@@ -27,6 +34,10 @@ export interface CallEventHandlers {
   channel(event: string, snapshot: ChannelSnapshot): void;
   /** A phone's contact was reported present or removed (PJSIP `ContactStatus`). */
   contact?(change: ContactChange): void;
+  /** An outbound registration changed status (PJSIP `Registry`): it names no registration. */
+  registry?(): void;
+  /** The engine's whole list of outbound registrations, read after each `Registry` and login. */
+  trunks?(registrations: OutboundRegistration[]): void;
   /** The engine's channels right after a (re)connect: replaces what was known. */
   resync(channels: ListedChannelSnapshot[]): void;
   /** The connection dropped: channel state is unknown until the next resync. */
@@ -56,9 +67,16 @@ function upSeconds(event: AmiMessage): number {
  */
 export function dispatchCallEvent(
   event: AmiMessage,
-  handlers: Pick<CallEventHandlers, "cdr" | "channel" | "journey" | "problem" | "contact">,
+  handlers: Pick<
+    CallEventHandlers,
+    "cdr" | "channel" | "journey" | "problem" | "contact" | "registry"
+  >,
 ): void {
   const name = String(event.event ?? "").toLowerCase();
+  if (isOutboundRegistryEvent(event)) {
+    handlers.registry?.();
+    return;
+  }
   if (name === "contactstatus") {
     const change = contactChangeOf(event);
     if (change) handlers.contact?.(change);
@@ -97,6 +115,45 @@ export function followCallEvents(
   };
   const onEvent = (event: AmiMessage) => dispatchCallEvent(event, routed);
 
+  // The outbound registrations' list, read once per burst of Registry events: a change that
+  // arrives while it is being read asks for one more read after it.
+  let listing = false;
+  let listAgain = false;
+  const listRegistrations = async () => {
+    const report = handlers.trunks;
+    if (!report) return;
+    if (listing) {
+      listAgain = true;
+      return;
+    }
+    listing = true;
+    try {
+      do {
+        listAgain = false;
+        try {
+          const items = await connection.listAction(
+            { ...LIST_OUTBOUND_REGISTRATIONS.action },
+            LIST_OUTBOUND_REGISTRATIONS.complete,
+          );
+          const listed: OutboundRegistration[] = [];
+          for (const item of items) {
+            const registration = outboundRegistrationOf(item);
+            if (registration) listed.push(registration);
+          }
+          report(listed);
+        } catch (error) {
+          // Asterisk answers an error when there is no outbound registration at all.
+          if (/no .*registrations/i.test((error as Error).message)) report([]);
+          else
+            handlers.problem(`PJSIPShowRegistrationsOutbound failed: ${(error as Error).message}`);
+        }
+      } while (listAgain);
+    } finally {
+      listing = false;
+    }
+  };
+  routed.registry = () => void listRegistrations();
+
   const resync = async () => {
     held = [];
     try {
@@ -120,9 +177,15 @@ export function followCallEvents(
   };
 
   const stopEvents = connection.onEvent(onEvent);
-  const stopLogins = connection.onLogin(() => void resync());
+  const stopLogins = connection.onLogin(() => {
+    void resync();
+    void listRegistrations();
+  });
   const stopLost = connection.onLost(() => handlers.lost());
-  if (connection.isReady) void resync();
+  if (connection.isReady) {
+    void resync();
+    void listRegistrations();
+  }
   return () => {
     stopEvents();
     stopLogins();

@@ -13,6 +13,7 @@ import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 import type { TicketTables } from "./ticket-tables.js";
+import type { TrunkRegistrationsTable } from "./trunk-registration-repository.js";
 
 export interface OrganizationsTable {
   id: string;
@@ -290,6 +291,7 @@ export interface Database extends TicketTables {
   audit_purge_gate: AuditPurgeGateTable;
   retention_policies: RetentionPoliciesTable;
   consent_records: ConsentRecordsTable;
+  trunk_registrations: TrunkRegistrationsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -103,11 +103,23 @@ const CRM_EVENT_DATA = {
   ),
 } satisfies Partial<Record<WebhookEvent, TSchema>>;
 
-/**
- * The `data` schema of every event the engine listeners emit today, and of the CRM events. `trunk.*` (outbound
- * registration events) are not emitted: the engine's `Registry` event names no org (see
- * docs/calls.md "Registration webhooks"), so they are not documented here.
- */
+const trunkFields = {
+  trunk: Type.String({ description: "the trunk's name in the org" }),
+  registration: Type.String({
+    description: "the engine's registration section, `<context_prefix>trunk_<name>`",
+  }),
+  status: Type.String({
+    description: "Asterisk's status of the registration now (`Registered`, `Rejected`)",
+  }),
+  previous_status: Nullable(
+    Type.String({ description: "the status recorded before (null: first seen)" }),
+  ),
+  server_uri: Type.String({ description: "the registrar's SIP URI" }),
+  client_uri: Type.String({ description: "the account's SIP URI (address of record)" }),
+  at: Type.String({ format: "date-time", description: "when the service saw the change" }),
+};
+
+/** The `data` schema of every event the engine listeners emit, and of the CRM events. */
 export const ENGINE_EVENT_DATA = {
   "call.initiated": CallStep(
     "CallInitiatedData",
@@ -158,6 +170,18 @@ export const ENGINE_EVENT_DATA = {
     title: "UserUnregisteredData",
     description:
       "The last registered phone of the user's extension unregistered or its registration expired.",
+    additionalProperties: false,
+  }),
+  "trunk.registered": Type.Object(trunkFields, {
+    title: "TrunkRegisteredData",
+    description:
+      "The org trunk's outbound registration was accepted by its registrar (it was not registered before).",
+    additionalProperties: false,
+  }),
+  "trunk.failed": Type.Object(trunkFields, {
+    title: "TrunkFailedData",
+    description:
+      "The org trunk's registrar refused its registration (`Rejected`: 403, bad credentials, or a refusal the engine retries later).",
     additionalProperties: false,
   }),
   ...CRM_EVENT_DATA,

@@ -1,4 +1,4 @@
-// Calls the API places and changes (SPEC.md §4.5): click-to-call, originate-to-ai and transfer,
+// Calls the API places and changes (SPEC.md §4.5): click-to-call, originate-to-ai, transfer and hold,
 // against a recording engine port. What reaches the engine is asserted field by field: the org's
 // own contexts, its account code, the caller ID of rules 1-6, nothing unchecked from the body;
 // another org's DID or call is refused; an Idempotency-Key places one call only.
@@ -27,6 +27,43 @@ const live: LiveCallsView = {
   tracking: true,
 };
 
+// A tiny engine for hold/unhold: channel variables, who is bridged to whom, where each channel is.
+const vars = new Map<string, Map<string, string>>();
+const bridged = new Map<string, string>();
+const placeOf = new Map<string, string>();
+const holdActions: string[] = [];
+const heldEngine = {
+  async getVariable(channel: string, name: string) {
+    if (!placeOf.has(channel)) return null;
+    if (name === "BRIDGEPEER") return bridged.get(channel) ?? "";
+    return vars.get(channel)?.get(name) ?? "";
+  },
+  async setVariable(channel: string, name: string, value: string) {
+    holdActions.push(`Setvar ${channel} ${name}=${value}`);
+    if (!vars.has(channel)) vars.set(channel, new Map());
+    vars.get(channel)!.set(name, value);
+  },
+  async redirect(
+    channel: string,
+    to: { context: string; exten: string },
+    extra: { channel: string; to: { context: string; exten: string } },
+  ) {
+    holdActions.push(
+      `Redirect ${channel} ${to.context},${to.exten} + ${extra.channel} ${extra.to.context},${extra.to.exten}`,
+    );
+    for (const c of [channel, extra.channel]) bridged.delete(c);
+    placeOf.set(channel, `${to.context},${to.exten}`);
+    placeOf.set(extra.channel, `${extra.to.context},${extra.to.exten}`);
+  },
+  async bridge(a: string, b: string) {
+    holdActions.push(`Bridge ${a} ${b}`);
+    if (!placeOf.has(a) || !placeOf.has(b)) return false;
+    bridged.set(a, b);
+    bridged.set(b, a);
+    return true;
+  },
+};
+
 const post = (org: TestOrg, path: string, body: unknown, headers: Record<string, string> = {}) =>
   app.request("POST", `/api/v1${path}`, { headers: { ...orgKey(org), ...headers }, body });
 
@@ -45,6 +82,7 @@ test.before(async () => {
       blindTransfer: async (channel, context, exten) =>
         void transfers.push([channel, context, exten]),
       originate: async (request) => void originated.push(request),
+      ...heldEngine,
     },
   });
   acme = await app.createOrg("Acme");
@@ -236,6 +274,73 @@ test("transfer: the org's answered phone hands its peer over; another org's call
   assert.equal(transfers, [[phone, `${prefix}internal`, "102"]]);
 });
 
+test("hold sends the phone's peer to the org's music, the phone to wait; unhold bridges them again", async () => {
+  const prefix = `org_${acme.id}_`;
+  const phone = `PJSIP/${prefix}101-0000000c`;
+  const peer = `PJSIP/${prefix}trunk_carrier-0000000b`;
+  liveByOrg.set(acme.id, [
+    {
+      linkedid: "1700000000.20",
+      since: new Date(0),
+      channels: [
+        { channel: peer, state: "Up" },
+        { channel: phone, state: "Up" },
+      ].map((c, i) => ({
+        ...c,
+        uniqueid: `1700000000.${20 + i}`,
+        linkedid: "1700000000.20",
+        callerIdNum: "",
+        callerIdName: "",
+        connectedLineNum: "",
+        accountcode: acme.id,
+        context: "",
+        exten: "",
+        orgId: acme.id,
+        since: new Date(0),
+      })),
+    },
+  ]);
+  for (const c of [phone, peer]) placeOf.set(c, "bridge");
+  bridged.set(phone, peer);
+  bridged.set(peer, phone);
+  holdActions.length = 0;
+  const hold = "/calls/1700000000.20/hold";
+  const unhold = "/calls/1700000000.20/unhold";
+  // Another org's call is an unknown call: nothing reaches the engine.
+  expectError(await post(bravo, hold, {}), 404, "Call not found");
+  expectError(await post(bravo, unhold, {}), 404, "Call not found");
+  expectError(
+    await post(acme, hold, { channel: "PJSIP/other-1" }),
+    404,
+    "Channel not found in this call",
+  );
+  expectError(await post(acme, unhold, {}), 409, "The call is not on hold");
+  assert.equal(holdActions, []);
+
+  const held = await post(acme, hold, {});
+  assert.is(held.status, 200, held.text);
+  assert.equal(held.body, { success: true, channel: phone, held: peer });
+  assert.equal(holdActions, [
+    `Setvar ${phone} PBX_HOLD_PEER=${peer}`,
+    `Redirect ${peer} ${prefix}hold,s + ${phone} ${prefix}hold,park`,
+  ]);
+  assert.is(placeOf.get(peer), `${prefix}hold,s`);
+  expectError(await post(acme, hold, {}), 409, "The call is already on hold");
+
+  holdActions.length = 0;
+  const back = await post(acme, unhold, {});
+  assert.is(back.status, 200, back.text);
+  assert.equal(back.body, { success: true, channel: phone, held: peer });
+  assert.equal(holdActions, [`Bridge ${phone} ${peer}`, `Setvar ${phone} PBX_HOLD_PEER=`]);
+  assert.is(bridged.get(phone), peer);
+
+  // The held party hung up while on hold: nothing to bridge back to.
+  await post(acme, hold, {});
+  placeOf.delete(peer);
+  expectError(await post(acme, unhold, {}), 409, "The held party has hung up");
+  expectError(await post(acme, unhold, {}), 409, "The call is not on hold");
+});
+
 test("each operation needs its calls.* permission for ak_ keys", async () => {
   const reader = await app.request("POST", "/api/v1/api-keys", {
     headers: orgKey(acme),
@@ -246,6 +351,8 @@ test("each operation needs its calls.* permission for ak_ keys", async () => {
     ["/calls/click-to-call", { from: "101", to: "4155550100" }, "calls.click_to_call"],
     ["/calls/originate-to-ai", { to: "4155550100" }, "calls.originate_ai"],
     ["/calls/1700000000.10/transfer", { to: "102" }, "calls.transfer"],
+    ["/calls/1700000000.10/hold", {}, "calls.hold"],
+    ["/calls/1700000000.10/unhold", {}, "calls.hold"],
   ];
   for (const [path, body, permission] of cases) {
     const res = await app.request("POST", `/api/v1${path}`, { headers, body });

@@ -71,6 +71,14 @@ test.before(async () => {
       hangup: async (channel) => void hungUp.push(channel),
       blindTransfer: async () => assert.unreachable("no transfer here"),
       originate: async () => assert.unreachable("no originate here"),
+      getVariable: async () => {
+        throw new Error("no hold here");
+      },
+      setVariable: async () => assert.unreachable("no hold here"),
+      redirect: async () => assert.unreachable("no hold here"),
+      bridge: async () => {
+        throw new Error("no hold here");
+      },
     },
   });
   acme = await app.createOrg("Acme");

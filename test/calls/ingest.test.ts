@@ -44,7 +44,15 @@ async function replay(tracking: CallTracking, scenario: string): Promise<void> {
 const deps = (tracking: CallTracking, db: Db) => ({ db, live: tracking.live });
 
 test("the fixtures hold every scenario the suite relies on, each with call records", () => {
-  for (const name of ["inbound-ivr-queue", "missed-inbound", "internal", "outbound-busy"]) {
+  for (const name of [
+    "inbound-ivr-queue",
+    "missed-inbound",
+    "internal",
+    "outbound-busy",
+    "click-to-call",
+    "ai-originate",
+    "transfer",
+  ]) {
     const fixture = fixtures.get(name);
     assert.ok(fixture, `fixtures/calls/${name}.json is missing: npm run record:call-fixtures`);
     assert.ok(cdrEvents(fixture!.events).length > 0, `${name} has no Cdr event`);

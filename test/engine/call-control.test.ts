@@ -28,7 +28,11 @@ interface Context {
   acme: Org;
   bravo: Org;
   limited: Org;
+  restoreAction?: () => void;
 }
+
+/** Successful answers to the hold/unhold actions, captured during the hold test. */
+const holdAnswers: ActionAnswer[] = [];
 
 const test = suite<Context>("call control");
 
@@ -93,6 +97,10 @@ test.before(async (context) => {
   const { acme, bravo, limited } = context;
   await insertUser(db, acme.id, sipUser(acme.prefix, "101"));
   await insertUser(db, acme.id, sipUser(acme.prefix, "102"));
+  // Fresh phones for the hold test: a stopped baresip leaves its contact registered, and a Dial
+  // of the endpoint rings its first contact only.
+  await insertUser(db, acme.id, sipUser(acme.prefix, "103"));
+  await insertUser(db, acme.id, sipUser(acme.prefix, "104"));
   await insertUser(db, acme.id, { ...sipUser(acme.prefix, "150"), routing_type: "ai_agent" });
   // Rule 4: no default DID, so the first by number is the org's caller ID.
   await insertDid(db, acme.id, "+918065978002");
@@ -198,8 +206,16 @@ test("originate-to-ai dials the number out with the AI agent's caller ID", async
   assert.is(invite.number, "4155550102");
   assert.is(invite.callerId, placed.caller_id);
   assert.is(invite.callerId, "+918065978001");
-  // The originated Local channel ran the org's outbound route with the agent as the caller.
-  const trace = steps(engine.log().slice(since));
+  // The originated Local channel ran the org's outbound route with the agent as the caller
+  // (waited for: the carrier may get the INVITE before the engine's log line is read).
+  const trace = steps(
+    await engine.waitForLog(
+      new RegExp(`Gosub\\("Local/4155550102@[^"]+", "${acme.prefix}caller,150,1`),
+      {
+        since,
+      },
+    ),
+  );
   const route = trace.filter((s) =>
     s.channel.startsWith(`Local/4155550102@${acme.prefix}outbound-`),
   );
@@ -270,6 +286,159 @@ test("a blind transfer through the API sends the phone's peer on; another org ge
   }
 });
 
+/** `core show channels concise` as {channel: [context, exten, state, app, bridgeId]}. */
+async function channelTable(service: Service) {
+  const text = await service.engine.cli("core show channels concise");
+  const table = new Map<
+    string,
+    { context: string; exten: string; state: string; app: string; bridge: string }
+  >();
+  for (const line of text.split("\n")) {
+    const f = line.split("!");
+    if (f.length < 13) continue;
+    table.set(f[0]!, { context: f[1]!, exten: f[2]!, state: f[4]!, app: f[5]!, bridge: f[12]! });
+  }
+  return { text, table };
+}
+
+test("hold through the API parks the phone and plays music to its peer; unhold bridges them again", async (context) => {
+  const { service, acme, bravo } = context;
+  const { engine } = service;
+  const alice = await phoneOf(context, acme, "103");
+  const bob = await phoneOf(context, acme, "104");
+  try {
+    await channelsIdle(engine);
+    const mark = bob.events.length;
+    await alice.command("dial", `sip:104@127.0.0.1:${engine.sipPort}`);
+    await answer(bob, mark);
+    const live = await until("the live call in /calls", async () => {
+      const res = await service.rig.request("GET", "/api/v1/calls", { headers: acme.headers });
+      const call = res.body.calls.find(
+        (c: { live?: boolean; status?: string }) => c.live && c.status === "Up",
+      );
+      return call && call.channels.length >= 2 ? call : null;
+    });
+    const before = await until("both phones in one bridge", async () => {
+      const { table } = await channelTable(service);
+      const legs = [...table.entries()].filter(([name]) =>
+        name.startsWith(`PJSIP/${acme.prefix}10`),
+      );
+      return legs.length === 2 &&
+        legs[0]![1].bridge !== "" &&
+        legs[0]![1].bridge === legs[1]![1].bridge
+        ? legs
+        : null;
+    });
+    const hold = `/api/v1/calls/${live.linkedid}/hold`;
+    const unhold = `/api/v1/calls/${live.linkedid}/unhold`;
+    const other = await service.rig.request("POST", hold, { headers: bravo.headers, body: {} });
+    assert.is(other.status, 404, other.text);
+    assert.is((await channelTable(service)).table.get(before[0]![0])!.bridge, before[0]![1].bridge);
+
+    // The engine's answers to the hold/unhold actions, for the fast suite's fake AMI.
+    const connection = service.rig.running.calls.connection!;
+    const action = connection.action.bind(connection);
+    connection.action = async (fields, ...rest) => {
+      const reply = await action(fields, ...rest);
+      if (["Getvar", "Setvar", "Redirect", "Bridge"].includes(String(fields.Action))) {
+        const message = String(reply.message ?? "");
+        if (
+          String(reply.response) === "Success" &&
+          !holdAnswers.some((a) => a.action === fields.Action)
+        ) {
+          holdAnswers.push({
+            action: String(fields.Action),
+            case: "ok",
+            response: "Success",
+            message,
+          });
+        }
+      }
+      return reply;
+    };
+    context.restoreAction = () => {
+      connection.action = action;
+    };
+    const since = engine.log().length;
+    const held = await service.rig.request("POST", hold, { headers: acme.headers, body: {} });
+    assert.is(held.status, 200, held.text);
+    const { channel: phone, held: peer } = held.body as { channel: string; held: string };
+    assert.equal(
+      new Set([phone, peer]),
+      new Set(before.map(([name]) => name)),
+      "the two phones of the call, one holding, one held",
+    );
+    // The held party hears music on hold (the org has none of its own: Asterisk's default).
+    await engine.waitForLog(
+      new RegExp(
+        `Started music on hold, class 'default', on channel '${peer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}'`,
+      ),
+      { since },
+    );
+    const onHold = await until(
+      "both legs in the holding context, out of any bridge",
+      async () => {
+        const { table } = await channelTable(service);
+        const p = table.get(peer);
+        const h = table.get(phone);
+        return p?.app === "MusicOnHold" && h?.app === "Wait" ? { p, h } : null;
+      },
+      async () => (await channelTable(service)).text,
+    );
+    assert.is(onHold.p.context, `${acme.prefix}hold`);
+    assert.is(onHold.p.exten, "s");
+    assert.is(onHold.h.context, `${acme.prefix}hold`);
+    assert.is(onHold.h.exten, "park");
+    assert.is(onHold.p.bridge, "", "the held party is in no bridge");
+    assert.is(onHold.h.bridge, "", "the phone is in no bridge");
+    const again = await service.rig.request("POST", hold, { headers: acme.headers, body: {} });
+    assert.is(again.status, 409, again.text);
+    // The call is still the org's one live call (same linkedid) while on hold.
+    const listed = await service.call("GET", "/calls", acme);
+    assert.ok(
+      listed.calls.some(
+        (c: { linkedid: string; live?: boolean }) => c.linkedid === live.linkedid && c.live,
+      ),
+    );
+
+    const otherUnhold = await service.rig.request("POST", unhold, {
+      headers: bravo.headers,
+      body: {},
+    });
+    assert.is(otherUnhold.status, 404, otherUnhold.text);
+    const since2 = engine.log().length;
+    const back = await service.rig.request("POST", unhold, { headers: acme.headers, body: {} });
+    assert.is(back.status, 200, back.text);
+    assert.equal(back.body, { success: true, channel: phone, held: peer });
+    await engine.waitForLog(/Stopped music on hold/, { since: since2 });
+    const rejoined = await until(
+      "the two legs bridged together again",
+      async () => {
+        const { table } = await channelTable(service);
+        const p = table.get(peer);
+        const h = table.get(phone);
+        return p && h && p.bridge !== "" && p.bridge === h.bridge ? { p, h } : null;
+      },
+      async () => (await channelTable(service)).text,
+    );
+    assert.is.not(rejoined.p.app, "MusicOnHold");
+    // The audio path: the bridge holds exactly these two channels.
+    const bridge = await engine.cli(`bridge show ${rejoined.p.bridge}`);
+    assert.match(bridge, "Num-Channels: 2", bridge);
+    assert.match(bridge, peer);
+    assert.match(bridge, phone);
+    const notHeld = await service.rig.request("POST", unhold, { headers: acme.headers, body: {} });
+    assert.is(notHeld.status, 409, notHeld.text);
+    // One side hanging up ends the other (it resumes at the holding context's Hangup).
+    await alice.command("hangup");
+    await channelsIdle(engine);
+  } finally {
+    context.restoreAction?.();
+    await alice.stop();
+    await bob.stop();
+  }
+});
+
 test("a call over the org's concurrent-call limit hears the busy prompt while the first is up", async (context) => {
   const { service, limited } = context;
   const { engine } = service;
@@ -317,11 +486,15 @@ test("the engine's answers to the call-control actions are those the fast suite'
   const invites = carrier.invites.length;
   const ask = async (which: string, fields: Record<string, string>) => {
     const answer = await connection.action(fields);
+    // The channel's name (with this run's org id) stands as `{channel}`.
+    const channel = fields.Channel ?? fields.Channel1 ?? "";
     return {
       action: fields.Action!,
       case: which,
       response: String(answer.response ?? ""),
-      message: String(answer.message ?? ""),
+      message: String(answer.message ?? "")
+        .split(channel)
+        .join("{channel}"),
     };
   };
   const answers: ActionAnswer[] = [
@@ -341,7 +514,41 @@ test("the engine's answers to the call-control actions are those the fast suite'
       Exten: "102",
     }),
     await ask("no such channel", { Action: "Hangup", Channel: `PJSIP/${acme.prefix}101-7fffffff` }),
+    await ask("no such channel", {
+      Action: "Getvar",
+      Channel: `PJSIP/${acme.prefix}101-7fffffff`,
+      Variable: "BRIDGEPEER",
+    }),
+    await ask("no such channel", {
+      Action: "Setvar",
+      Channel: `PJSIP/${acme.prefix}101-7fffffff`,
+      Variable: "PBX_HOLD_PEER",
+      Value: "",
+    }),
+    await ask("no such channel", {
+      Action: "Redirect",
+      Channel: `PJSIP/${acme.prefix}101-7fffffff`,
+      Context: `${acme.prefix}hold`,
+      Exten: "s",
+      Priority: "1",
+      ExtraChannel: `PJSIP/${acme.prefix}102-7ffffffe`,
+      ExtraContext: `${acme.prefix}hold`,
+      ExtraExten: "park",
+      ExtraPriority: "1",
+    }),
+    await ask("no such channel", {
+      Action: "Bridge",
+      Channel1: `PJSIP/${acme.prefix}101-7fffffff`,
+      Channel2: `PJSIP/${acme.prefix}102-7ffffffe`,
+      Tone: "no",
+    }),
   ];
+  assert.equal(
+    holdAnswers.map((a) => a.action).sort(),
+    ["Bridge", "Getvar", "Redirect", "Setvar"],
+    "the hold test ran first and captured each action's answer",
+  );
+  answers.push(...holdAnswers);
   await carrier.invite(invites + 1);
   await channelsIdle(engine);
   if (process.env.UPDATE_GOLDEN === "1") {

@@ -9,6 +9,7 @@ import type { CompiledFile } from "../../src/compiler/types.js";
 import type { AmiConnection } from "../../src/engine/ami-connection.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { loadOrgSources } from "../../src/model/files.js";
+import { sipDigest } from "../../src/model/secrets.js";
 import { encodeWav } from "../../src/tts/wav.js";
 
 export const ORG_A = "aaaaaaaa-0000-4000-8000-000000000001";
@@ -24,14 +25,28 @@ export const SCENARIO_ORGS = [
   { id: ORG_B, context_prefix: PREFIX_B },
 ] as const;
 
+/**
+ * Where the stand-in carrier listens: not the phones' 127.0.0.1, since the trunk identifies its
+ * traffic by host and would otherwise claim the phones' REGISTERs.
+ */
+export const SCENARIO_CARRIER_HOST = "127.0.0.2";
+
+/** The password of org A's phones 103 and 104, which register (baresip) in the phone scenarios. */
+export const phonePassword = (extension: string) => `pw-${extension}`;
+const phoneCred = (extension: string) =>
+  sipDigest(`${PREFIX_A}${extension}`, phonePassword(extension));
+
 function orgsYaml(carrierPort: number): string {
-  const trunk = `trunks: [ { name: carrier, host: 127.0.0.1, port: ${carrierPort} } ]
+  const trunk = `trunks: [ { name: carrier, host: ${SCENARIO_CARRIER_HOST}, port: ${carrierPort} } ]
 outbound_routes: [ { name: India, patterns: ["_91XXXXXXXXXX"], trunk: carrier } ]`;
   return `
 org: { id: ${ORG_A}, name: Acme, context_prefix: ${PREFIX_A} }
 users:
   - { extension: "101", name: Alice, sip: { md5_cred: ${MD5} } }
   - { extension: "102", name: Bob, sip: { md5_cred: ${MD5} } }
+  - { extension: "103", name: Carol, sip: { md5_cred: ${phoneCred("103")} } }
+  - { extension: "104", name: Dave, sip: { md5_cred: ${phoneCred("104")} } }
+  - { extension: "150", name: Agent, routing_type: ai_agent, sip: { md5_cred: ${MD5} } }
 queues:
   - { id: aaaaaaaa-0000-4000-8000-0000000000a1, number: "600", name: Support, members: [ { extension: "101" } ] }
 ivrs:
@@ -98,11 +113,56 @@ export async function writeGreeting(engine: AsteriskInstance): Promise<void> {
   await writeFile(join(engine.soundsDir, "greetings", `greeting_ivr_${MAIN_IVR}.wav`), silence);
 }
 
+/** What a scenario with real phones needs: org A's phone on `extension`, registered. */
+export interface ScenarioTools {
+  phone(extension: string): Promise<ScenarioPhone>;
+  /** The engine's channels now (`core show channels concise`). */
+  channels(): Promise<string>;
+}
+
+export interface ScenarioPhone {
+  /** Waits for the next incoming call and answers it. */
+  answerNext(): Promise<void>;
+  dial(extension: string): Promise<void>;
+}
+
 export interface Scenario {
   name: string;
   description: string;
   /** Starts the call; the scenario is over when the engine has no channel left. */
-  place(ami: AmiConnection): Promise<void>;
+  place(ami: AmiConnection, tools?: ScenarioTools): Promise<void>;
+}
+
+/** The AMI Originate the API's click-to-call and AI originate send (src/domain/call-origination.ts). */
+function apiOriginate(first: string, then: { context: string; exten: string }, user: string) {
+  const id = `pbx-${user}0000000-0000-4000-8000-000000000001`;
+  return {
+    Channel: first,
+    Context: then.context,
+    Exten: then.exten,
+    Priority: "1",
+    CallerID: `"${then.exten}" <${then.exten}>`,
+    Account: ORG_A,
+    ChannelId: id,
+    OtherChannelId: `${id}-2`,
+    Timeout: "30000",
+    Variable: `CALLER_EXT=${user}`,
+  };
+}
+
+function needTools(tools: ScenarioTools | undefined): ScenarioTools {
+  if (!tools) throw new Error("this scenario needs real phones (ScenarioTools)");
+  return tools;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function originate(ami: AmiConnection, fields: Record<string, string>): Promise<void> {
@@ -159,5 +219,65 @@ export const SCENARIOS: readonly Scenario[] = [
         Data: "2",
         CallerID: '"Alice" <101>',
       }),
+  },
+  {
+    name: "click-to-call",
+    description:
+      "click-to-call of org A's 103 to a mobile number, as the API places it: the engine rings 103 (a real phone, which answers), then dials the number through the carrier trunk, which answers busy",
+    async place(ami, tools) {
+      const phone = await needTools(tools).phone("103");
+      const answered = phone.answerNext();
+      await originate(
+        ami,
+        apiOriginate(
+          `Local/103@${PREFIX_A}internal`,
+          { context: `${PREFIX_A}outbound`, exten: "919812345678" },
+          "103",
+        ),
+      );
+      await answered;
+    },
+  },
+  {
+    name: "ai-originate",
+    description:
+      "AI originate of org A, as the API places it: the engine dials a mobile number out through the carrier trunk first (busy), so the AI agent 150 is never connected",
+    place: (ami) =>
+      originate(
+        ami,
+        apiOriginate(
+          `Local/919812345679@${PREFIX_A}outbound`,
+          { context: `${PREFIX_A}internal`, exten: "150" },
+          "150",
+        ),
+      ),
+  },
+  {
+    name: "transfer",
+    description:
+      "org A's 103 calls 104 (real phones, answered), then the API's blind transfer sends 103 on to a mobile number through the carrier trunk (busy); 104's leg ends",
+    async place(ami, tools) {
+      const t = needTools(tools);
+      const caller = await t.phone("103");
+      const callee = await t.phone("104");
+      const answered = callee.answerNext();
+      await caller.dial("104");
+      await answered;
+      const channel = await waitFor("104's answered channel", async () => {
+        const line = (await t.channels())
+          .split("\n")
+          .find((l) => l.startsWith(`PJSIP/${PREFIX_A}104-`) && l.includes("!Up!"));
+        return line ? line.split("!")[0]! : null;
+      });
+      const answer = await ami.action({
+        Action: "BlindTransfer",
+        Channel: channel,
+        Context: `${PREFIX_A}internal`,
+        Exten: "919812345678",
+      });
+      if (String(answer.response).toLowerCase() !== "success") {
+        throw new Error(`BlindTransfer refused: ${JSON.stringify(answer)}`);
+      }
+    },
   },
 ];

@@ -2,7 +2,13 @@
 // (one call per linkedid), counts and a call's journey. Thin: src/domain/calls.ts holds the
 // rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
 import { Type } from "@sinclair/typebox";
-import { hangupCall, TRANSFER_TARGET, transferCall } from "../../domain/call-control.js";
+import {
+  hangupCall,
+  holdCall,
+  TRANSFER_TARGET,
+  transferCall,
+  unholdCall,
+} from "../../domain/call-control.js";
 import { clickToCall, originateToAi } from "../../domain/call-origination.js";
 import { openCallRecording, RECORDING_NOT_FOUND } from "../../domain/call-recordings.js";
 import {
@@ -471,4 +477,62 @@ export const callRoutes = [
     handler: ({ deps, principal, params, body }) =>
       transferCall(transferDeps(deps), orgCaller(principal).orgId, params.linkedId, body),
   }),
+  ...(["hold", "unhold"] as const).map((action) =>
+    defineRoute({
+      method: "post",
+      path: `/calls/{linkedId}/${action}`,
+      tag: "Call Management",
+      summary:
+        action === "hold"
+          ? "Put a live call of the org on hold"
+          : "Take a held call of the org off hold",
+      description:
+        action === "hold"
+          ? "The party talking to the org's phone (or to `channel`, one of the org's channels of the call) leaves the bridge for the org's holding context, where it hears the org's music on hold (Asterisk's `default` class while the org has none); the phone's leg waits there in silence (AMI Redirect of both channels). Another org's call answers 404 like an unknown one."
+          : "Bridges the org's leg that put the call on hold (or `channel`) with the party it holds again (AMI Bridge): the music stops and both hear each other. Another org's call answers 404 like an unknown one.",
+      auth: "org",
+      permission: "calls.hold",
+      params: LinkedIdParams,
+      body: Type.Object(
+        {
+          channel: Type.Optional(
+            Type.String({
+              maxLength: 200,
+              description:
+                action === "hold"
+                  ? "the org's channel of the call whose peer is held"
+                  : "the org's channel that put the call on hold",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      responses: {
+        200: {
+          description:
+            action === "hold" ? "the call is on hold" : "the two parties are bridged again",
+          schema: Type.Object({
+            success: Type.Literal(true),
+            channel: Type.String({ description: "the org's leg that holds the call" }),
+            held: Type.String({ description: "the party on hold (hearing music while held)" }),
+          }),
+        },
+        404: { description: "`Call not found` (also another org's), or `channel` is not in it" },
+        409: {
+          description:
+            action === "hold"
+              ? "the call has no answered phone of the org, is not connected to exactly one other party, or is already on hold"
+              : "the call is not on hold, or the held party has hung up",
+        },
+        503: { description: "the server follows no engine, or it is not connected" },
+      },
+      handler: ({ deps, principal, params, body }) =>
+        (action === "hold" ? holdCall : unholdCall)(
+          transferDeps(deps),
+          orgCaller(principal).orgId,
+          params.linkedId,
+          body,
+        ),
+    }),
+  ),
 ];

@@ -52,7 +52,8 @@ export function templateOf(answer: {
 }
 
 /**
- * Answers of the call-control actions (Originate, BlindTransfer, Hangup), captured from a real
+ * Answers of the call-control actions (Originate, BlindTransfer, Hangup, and hold's Getvar,
+ * Setvar, Redirect and Bridge; `{channel}` stands for the channel named), captured from a real
  * Asterisk 22 by test/engine/call-control.test.ts (UPDATE_GOLDEN=1 rewrites it). Kept apart from
  * the deployer's transcript: each suite rewrites only its own file.
  */

@@ -72,6 +72,26 @@ export class FakeAmiServer {
   readonly config: FakeEngineConfig | null;
   /** Modules "not loaded" (they declined at boot): their reloads answer "No such command". */
   readonly unloadedModules = new Set<string>();
+  /**
+   * Channels the fake has "up" for the hold actions (Getvar, Setvar, Redirect, Bridge): their
+   * variables, whom each is bridged to and where it runs. Empty: every channel is gone.
+   */
+  readonly channels = new Map<
+    string,
+    { vars: Map<string, string>; bridgedWith: string | null; place: string | null }
+  >();
+
+  /**
+   * What `PJSIPShowRegistrationsOutbound` lists: `OutboundRegistrationDetail` items as Asterisk
+   * 22 sent them (fixtures/registrations/trunk-registrations.json `list`). Empty: no registration.
+   */
+  outboundRegistrations: Record<string, string>[] = [];
+
+  /** Puts two channels up, bridged together (an answered call). */
+  addBridgedCall(a: string, b: string): void {
+    this.channels.set(a, { vars: new Map(), bridgedWith: b, place: null });
+    this.channels.set(b, { vars: new Map(), bridgedWith: a, place: null });
+  }
 
   constructor(options: FakeAmiOptions = {}) {
     this.username = options.username ?? "pbxctl";
@@ -196,8 +216,111 @@ export class FakeAmiServer {
         );
         return;
       }
+      case "pjsipshowregistrationsoutbound": {
+        reply({
+          Response: "Success",
+          EventList: "start",
+          Message: "Following are Events for each Outbound registration",
+        });
+        const items = this.outboundRegistrations;
+        for (const item of items) {
+          const { event: _event, ...fields } = item;
+          socket.write(
+            format({ Event: "OutboundRegistrationDetail", ActionID: id ?? "", ...fields }),
+          );
+        }
+        socket.write(
+          format({
+            Event: "OutboundRegistrationDetailComplete",
+            ActionID: id ?? "",
+            EventList: "Complete",
+            ListItems: String(items.length),
+          }),
+        );
+        return;
+      }
+      case "getvar":
+      case "setvar":
+      case "redirect":
+      case "bridge":
+        reply(this.channelAction(action.toLowerCase(), fields));
+        return;
       default:
         reply({ Response: "Error", Message: "Invalid/unknown command" });
+    }
+  }
+
+  /**
+   * The hold actions on the fake's channels, answered word for word as Asterisk 22 did
+   * (fixtures/ami/call-control.json, `ok` and `no such channel`, `{channel}` filled in).
+   */
+  private channelAction(action: string, sent: Record<string, string>) {
+    // Header names are case-insensitive on the wire; read them by Asterisk's spelling.
+    const lower = new Map(Object.entries(sent).map(([k, v]) => [k.toLowerCase(), v]));
+    const spelled = [
+      "Channel",
+      "Channel1",
+      "Channel2",
+      "ExtraChannel",
+      "Variable",
+      "Value",
+      "Context",
+      "Exten",
+      "Priority",
+      "ExtraContext",
+      "ExtraExten",
+      "ExtraPriority",
+    ];
+    const fields: Record<string, string | undefined> = Object.fromEntries(
+      spelled.map((name) => [name, lower.get(name.toLowerCase())]),
+    );
+    const answer = (which: string, channel = "") => {
+      const recorded = recordedActionAnswer(action, which);
+      return recorded
+        ? {
+            Response: recorded.response,
+            Message: recorded.message.split("{channel}").join(channel),
+          }
+        : { Response: "Error", Message: "Invalid/unknown command" };
+    };
+    const names =
+      action === "bridge"
+        ? [fields.Channel1 ?? "", fields.Channel2 ?? ""]
+        : action === "redirect" && fields.ExtraChannel
+          ? [fields.Channel ?? "", fields.ExtraChannel]
+          : [fields.Channel ?? ""];
+    const gone = names.find((name) => !this.channels.has(name));
+    if (gone !== undefined) return answer("no such channel", gone);
+    const [first, second] = names.map((name) => this.channels.get(name)!);
+    switch (action) {
+      case "getvar": {
+        const variable = fields.Variable ?? "";
+        const value =
+          variable === "BRIDGEPEER"
+            ? (first!.bridgedWith ?? "")
+            : (first!.vars.get(variable) ?? "");
+        return { ...answer("ok"), Variable: variable, Value: value };
+      }
+      case "setvar":
+        first!.vars.set(fields.Variable ?? "", fields.Value ?? "");
+        return answer("ok");
+      case "redirect":
+        for (const [i, channel] of [first, second].entries()) {
+          if (!channel) continue;
+          if (channel.bridgedWith) this.channels.get(channel.bridgedWith)!.bridgedWith = null;
+          channel.bridgedWith = null;
+          channel.place =
+            i === 0
+              ? `${fields.Context},${fields.Exten},${fields.Priority}`
+              : `${fields.ExtraContext},${fields.ExtraExten},${fields.ExtraPriority}`;
+        }
+        return answer("ok");
+      default:
+        first!.bridgedWith = names[1]!;
+        second!.bridgedWith = names[0]!;
+        first!.place = null;
+        second!.place = null;
+        return answer("ok");
     }
   }
 

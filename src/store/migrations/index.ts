@@ -20,6 +20,7 @@ import * as callRecords from "./1201-call-records.js";
 import * as orgSlugs from "./1901-org-slugs.js";
 import * as idempotencyKeys from "./2001-idempotency-keys.js";
 import * as sipContacts from "./2101-sip-contacts.js";
+import * as trunkRegistrations from "./2201-trunk-registrations.js";
 import * as tickets from "./2401-tickets.js";
 import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
@@ -43,6 +44,7 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["1901-org-slugs", orgSlugs],
   ["2001-idempotency-keys", idempotencyKeys],
   ["2101-sip-contacts", sipContacts],
+  ["2201-trunk-registrations", trunkRegistrations],
   ["2401-tickets", tickets],
   ["2501-crm", crm],
   ["2502-customer-tunnels", customerTunnels],
