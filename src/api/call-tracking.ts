@@ -23,7 +23,7 @@ import {
   followCallEvents,
 } from "../engine/call-event-source.js";
 import type { ContactChange, OutboundRegistration } from "../engine/registration-events.js";
-import { listOrgMarkers } from "../store/call-record-repository.js";
+import { listOrgMarkers, orgMarkerGeneration } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
 
 /** How the engine answers an action on a channel that is gone (recorded: fixtures/ami/call-control.json). */
@@ -60,7 +60,10 @@ export interface CallTracking {
 
 /** Builds call tracking and, with `ami`, starts following the engine. */
 export function startCallTracking(options: CallTrackingOptions): CallTracking {
-  const orgs = new RefreshingOrgDirectory(() => listOrgMarkers(options.db), options.clock);
+  const orgs = new RefreshingOrgDirectory({
+    list: () => listOrgMarkers(options.db),
+    generation: () => orgMarkerGeneration(options.db),
+  });
   const ingest = new CallIngest({ db: options.db, clock: options.clock, orgs });
   const live = new LiveCalls((evidence) => orgs.orgOfKnown(evidence), options.clock);
   const log = options.logger;

@@ -3,7 +3,6 @@
 // equals the org id, or its peeraccount equals the org id, or its channel contains the org's
 // context prefix. No other clause exists here: a past defect matched every org's AI-outbound
 // calls through a wider one.
-import type { Clock } from "../clock.js";
 
 export interface OrgMarker {
   id: string;
@@ -55,71 +54,82 @@ export class OrgDirectory {
   }
 }
 
+/** Where a RefreshingOrgDirectory reads the orgs from (the store). */
+export interface OrgMarkerSource {
+  /** Every org's id and context prefix. */
+  list(): Promise<readonly OrgMarker[]>;
+  /**
+   * A number that changes whenever an org is added. Asked on every miss, so it must be cheap
+   * (the store answers `max(rowid)` of its organizations: one index probe).
+   */
+  generation(): Promise<number>;
+}
+
 /**
- * An OrgDirectory kept current from a loader (the store's orgs): reloaded when an event names
- * nothing it knows — a new org's first call — at most once per `minReloadMs`, so a stream of
- * calls that belong to no org (a carrier's leg) cannot turn into a query per event.
+ * An OrgDirectory kept current from the store: an event that names no known org reloads it when,
+ * and only when, an org was added since the last load. So a new org's first call is attributed
+ * even when it comes a moment after the last load (a time-throttled reload once dropped such a
+ * call's records with no org), while a stream of calls that belong to no org (a carrier's leg)
+ * costs one cheap generation read each, never a reload.
  */
 export class RefreshingOrgDirectory {
   private directory = new OrgDirectory([]);
-  private loadedAt = Number.NEGATIVE_INFINITY;
+  private loadedGeneration: number | null = null;
+  private reloading: Promise<void> | null = null;
 
-  constructor(
-    private readonly load: () => Promise<readonly OrgMarker[]>,
-    private readonly clock: Clock,
-    private readonly minReloadMs = 1000,
-  ) {}
+  constructor(private readonly source: OrgMarkerSource) {}
 
   /** Loads the orgs now. */
   async refresh(): Promise<void> {
-    this.loadedAt = this.clock().getTime();
-    this.directory = new OrgDirectory(await this.load());
+    const generation = await this.source.generation();
+    this.directory = new OrgDirectory(await this.source.list());
+    this.loadedGeneration = generation;
   }
 
-  /** Rule 3 against the known orgs, reloading them first when nothing matches and it is time. */
+  /** Rule 3 against the known orgs, reloading them first when nothing matches and an org was added. */
   async orgOf(evidence: CallOrgEvidence): Promise<string | null> {
     const found = this.directory.orgOf(evidence);
     if (found !== null) return found;
-    if (this.clock().getTime() - this.loadedAt < this.minReloadMs) return null;
-    await this.refresh();
+    if (!(await this.reloadIfOrgsAdded())) return null;
     return this.directory.orgOf(evidence);
   }
 
   /**
-   * `OrgDirectory.ownerOfName`, reloading the orgs first whenever none matches. Not throttled like
-   * `orgOf`: the names come from the engine's own configuration (AORs the compiler generated, so
-   * a miss means an org newer than the last load, e.g. a phone registering within a second of
-   * its org's first deploy) and they change only when a phone registers or leaves.
+   * `OrgDirectory.ownerOfName`, reloading the orgs first when none matches and an org was added
+   * (the names come from the engine's own configuration, so a miss is usually an org newer than
+   * the last load, e.g. a phone registering within a second of its org's first deploy).
    */
   async ownerOfName(name: string): Promise<OrgMarker | null> {
     const found = this.directory.ownerOfName(name);
     if (found !== null) return found;
-    await this.refresh();
+    if (!(await this.reloadIfOrgsAdded())) return null;
     return this.directory.ownerOfName(name);
   }
 
   /**
    * Rule 3 against the orgs loaded so far: for synchronous callers (live channels). A miss starts
-   * a reload in the background when one is due, so an org created after the last load is known
-   * to the next caller (a live-call read asks again for channels that had no org).
+   * the same check in the background, so an org created after the last load is known to the next
+   * caller (a live-call read asks again for channels that had no org).
    */
   orgOfKnown(evidence: CallOrgEvidence): string | null {
     const found = this.directory.orgOf(evidence);
-    if (found === null) this.reloadInBackground();
+    if (found === null && !this.reloading) {
+      this.reloading = this.reloadIfOrgsAdded()
+        .then(() => undefined)
+        .catch(() => {
+          // The next miss tries again; ingest's own reload reports store errors.
+        })
+        .finally(() => {
+          this.reloading = null;
+        });
+    }
     return found;
   }
 
-  private reloading: Promise<void> | null = null;
-
-  private reloadInBackground(): void {
-    if (this.reloading) return;
-    if (this.clock().getTime() - this.loadedAt < this.minReloadMs) return;
-    this.reloading = this.refresh()
-      .catch(() => {
-        // The next miss tries again; ingest's own reload reports store errors.
-      })
-      .finally(() => {
-        this.reloading = null;
-      });
+  /** Reloads when the store's org generation moved since the last load; true when it did. */
+  private async reloadIfOrgsAdded(): Promise<boolean> {
+    if ((await this.source.generation()) === this.loadedGeneration) return false;
+    await this.refresh();
+    return true;
   }
 }

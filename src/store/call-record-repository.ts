@@ -220,6 +220,19 @@ export async function listOrgMarkers(db: Db): Promise<{ id: string; context_pref
   return db.selectFrom("organizations").select(["id", "context_prefix"]).execute();
 }
 
+/**
+ * Moves whenever an org is added: the highest rowid of the organizations table (SQLite never
+ * reuses a higher one while it exists, and finding it is one index probe), so the call tracker can
+ * ask it on every event that names no known org.
+ */
+export async function orgMarkerGeneration(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("organizations")
+    .select(sql<number>`coalesce(max(rowid), 0)`.as("generation"))
+    .executeTakeFirstOrThrow();
+  return Number(row.generation);
+}
+
 /** Stores one journey event unless the same (uniqueid, event, timestamp) is stored. */
 export async function insertCallEvent(db: Db, row: NewCallEventRow): Promise<boolean> {
   const result = await db

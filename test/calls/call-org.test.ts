@@ -2,7 +2,7 @@
 // channel — and nothing wider (the past defect matched every org's AI-outbound calls).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { OrgDirectory, RefreshingOrgDirectory } from "../../src/domain/call-org.js";
+import { OrgDirectory, type OrgMarker, RefreshingOrgDirectory } from "../../src/domain/call-org.js";
 import { LiveCalls } from "../../src/domain/live-calls.js";
 
 const A = "aaaaaaaa-0000-4000-8000-000000000001";
@@ -42,44 +42,49 @@ test("the longest contained prefix wins whatever the listing order", () => {
   assert.is(nested.orgOf({ ...none, channel: "PJSIP/b_101-1" }), "short");
 });
 
-test("a new org is found after a reload, and misses reload at most once per interval", async () => {
-  let loads = 0;
-  const known = [{ id: A, context_prefix: `org_${A}_` }];
-  let now = 0;
-  const directory = new RefreshingOrgDirectory(
-    async () => {
-      loads++;
+/** The store's answer in memory: the generation moves when an org is added. */
+function markerSource(known: OrgMarker[]) {
+  const source = {
+    loads: 0,
+    generations: 0,
+    list: async () => {
+      source.loads++;
       return [...known];
     },
-    () => new Date(now),
-    1000,
-  );
+    generation: async () => {
+      source.generations++;
+      return known.length;
+    },
+  };
+  return source;
+}
+
+test("a new org is found on its first event, however soon after the last load; other misses never reload", async () => {
+  const known: OrgMarker[] = [{ id: A, context_prefix: `org_${A}_` }];
+  const source = markerSource(known);
+  const directory = new RefreshingOrgDirectory(source);
   await directory.refresh();
-  known.push({ id: B, context_prefix: "org_b_" });
-  assert.is(await directory.orgOf({ ...none, accountcode: B }), null, "too soon to reload");
-  now = 1000;
-  assert.is(await directory.orgOf({ ...none, accountcode: B }), B);
   assert.is(await directory.orgOf({ ...none, accountcode: "carrier" }), null);
-  assert.is(loads, 2, "the miss right after a reload does not reload again");
+  assert.is(source.loads, 1, "a miss with no org added does not reload");
+  known.push({ id: B, context_prefix: "org_b_" });
+  assert.is(await directory.orgOf({ ...none, accountcode: B }), B, "no wait after the last load");
+  assert.is(await directory.orgOf({ ...none, channel: "PJSIP/org_b_101-1" }), B);
+  assert.is(await directory.orgOf({ ...none, accountcode: "carrier" }), null);
+  assert.is(await directory.ownerOfName("carrier_aor"), null);
+  assert.is(source.loads, 2, "one reload for the one org added");
 });
 
 test("live channels of an org created after the last load show once the directory knows it", async () => {
   // Seen in the engine suite: the directory was loaded before the org existed, the call's
   // channel events all came before any reload, and the org's live call never showed.
-  const known = [{ id: A, context_prefix: `org_${A}_` }];
-  let now = 0;
-  const directory = new RefreshingOrgDirectory(
-    async () => [...known],
-    () => new Date(now),
-    1000,
-  );
+  const known: OrgMarker[] = [{ id: A, context_prefix: `org_${A}_` }];
+  const directory = new RefreshingOrgDirectory(markerSource(known));
   await directory.refresh();
   const live = new LiveCalls(
     (evidence) => directory.orgOfKnown(evidence),
-    () => new Date(now),
+    () => new Date(0),
   );
   known.push({ id: B, context_prefix: "org_b_" });
-  now = 1000;
   live.channelEvent("newchannel", {
     uniqueid: "1.1",
     linkedid: "1.1",
@@ -93,7 +98,7 @@ test("live channels of an org created after the last load show once the director
     exten: "102",
   });
   // The miss above started a reload in the background; the next read asks again.
-  await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   assert.equal(
     live.callsOf(B).map((call) => call.linkedid),
     ["1.1"],
