@@ -3,17 +3,14 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
 import type { OrgApplyResult } from "./apply.js";
 import { recordAudit } from "./audit-log.js";
 import { exportState } from "./export.js";
 
 /** The org as `pbxctl export` would write it, or null when the store has no such org. */
 export async function orgSnapshot(db: Db, orgId: string): Promise<unknown> {
-  const exists = await db
-    .selectFrom("organizations")
-    .select("id")
-    .where("id", "=", orgId)
-    .executeTakeFirst();
+  const exists = await createOrganizationRepository(db).findHandle(orgId);
   return exists ? exportState(await loadOrgState(db, orgId)).data : null;
 }
 

@@ -17,6 +17,7 @@ import {
 import { isUniqueViolation } from "../store/constraint-errors.js";
 import {
   type CustomerTunnelRow,
+  clearStagingExcept,
   deleteCustomerTunnel,
   findCustomerTunnel,
   insertCustomerTunnel,
@@ -190,12 +191,7 @@ function conflictOf(error: unknown, row: CustomerTunnelRow): never {
 // Only one staging tunnel per org: marking one clears the others (in the caller's transaction).
 async function clearOtherStaging(trx: Db, row: CustomerTunnelRow): Promise<void> {
   if (row.staging !== 1) return;
-  await trx
-    .updateTable("customer_tunnels")
-    .set({ staging: 0 })
-    .where("org_id", "=", row.org_id)
-    .where("id", "!=", row.id)
-    .execute();
+  await clearStagingExcept(trx, row.org_id, row.id);
 }
 
 async function visibleTunnel(db: Db, viewer: TunnelViewer, id: string): Promise<CustomerTunnelRow> {

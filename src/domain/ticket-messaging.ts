@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Db } from "../store/database.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
 import { createWhatsappTemplateRepository } from "../store/ticket-alert-repository.js";
 import { createTicketMessageRepository } from "../store/ticket-message-repository.js";
 import type { WhatsappTemplateRow } from "../store/ticket-tables.js";
@@ -120,11 +121,7 @@ export async function saveMessagingConfig(
     Pick<MessagingConfigView, "enabled" | "template_name" | "language" | "workflow_url">
   >,
 ): Promise<MessagingConfigView> {
-  const organization = await deps.db
-    .selectFrom("organizations")
-    .select("id")
-    .where("id", "=", orgId)
-    .executeTakeFirst();
+  const organization = await createOrganizationRepository(deps.db).findHandle(orgId);
   if (!organization) throw new NotFound("Organization not found");
   const current = await messagingConfig(deps, orgId);
   const workflow =

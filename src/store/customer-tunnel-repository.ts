@@ -68,6 +68,16 @@ export async function updateCustomerTunnel(db: Db, row: CustomerTunnelRow): Prom
     .execute();
 }
 
+/** Clears the staging mark of the org's tunnels other than `keepId` (one staging tunnel per org). */
+export async function clearStagingExcept(db: Db, orgId: string, keepId: string): Promise<void> {
+  await db
+    .updateTable("customer_tunnels")
+    .set({ staging: 0 })
+    .where("org_id", "=", orgId)
+    .where("id", "!=", keepId)
+    .execute();
+}
+
 export async function deleteCustomerTunnel(db: Db, id: string): Promise<void> {
   await db.deleteFrom("customer_tunnels").where("id", "=", id).execute();
 }
