@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { type Clock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { expireIdempotencyKeys } from "./idempotency.js";
 import { auditPurge, type PurgeContext, type PurgeReport, purgeAll } from "./retention.js";
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -32,6 +33,9 @@ export function startRetentionScheduler(options: {
     if (lastRun !== null && now.getTime() - lastRun < DAY_MS) return null;
     lastRun = now.getTime();
     const reports = await purgeAll(options.context, now, false);
+    // Not a retention kind (no org chooses it): Idempotency-Keys expire after a day everywhere.
+    const expiredKeys = await expireIdempotencyKeys(options.context.db, now);
+    if (expiredKeys > 0) options.logger?.info({ expired: expiredKeys }, "idempotency keys expired");
     const runId = randomUUID();
     for (const report of reports) {
       await auditPurge(

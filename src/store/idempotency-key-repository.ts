@@ -18,11 +18,27 @@ export interface StoredIdempotentRequest {
   answer: { status: number; body: unknown } | null;
 }
 
-/** Claims the key for a new request; false when the org already used it. */
+/**
+ * Claims the key for a new request; false when the org used it since `expiredBefore` (an older
+ * use has expired and is replaced).
+ */
 export async function claimIdempotencyKey(
   db: Db,
-  row: { orgId: string; key: string; operation: string; requestHash: string; now: string },
+  row: {
+    orgId: string;
+    key: string;
+    operation: string;
+    requestHash: string;
+    now: string;
+    expiredBefore: string;
+  },
 ): Promise<boolean> {
+  await db
+    .deleteFrom("idempotency_keys")
+    .where("org_id", "=", row.orgId)
+    .where("key", "=", row.key)
+    .where("created_at", "<", row.expiredBefore)
+    .execute();
   const result = await db
     .insertInto("idempotency_keys")
     .values({
@@ -73,6 +89,15 @@ export async function storeIdempotentAnswer(
     .where("org_id", "=", orgId)
     .where("key", "=", key)
     .execute();
+}
+
+/** Deletes every org's keys claimed before `expiredBefore`; answers how many. */
+export async function deleteExpiredIdempotencyKeys(db: Db, expiredBefore: string): Promise<number> {
+  const result = await db
+    .deleteFrom("idempotency_keys")
+    .where("created_at", "<", expiredBefore)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0);
 }
 
 /** Gives the key back (the request failed before placing a call): a retry may use it. */

@@ -5,6 +5,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { OriginateRequest } from "../../src/domain/call-control.js";
+import { expireIdempotencyKeys } from "../../src/domain/idempotency.js";
 import type { LiveCall, LiveCallsView } from "../../src/domain/live-calls.js";
 import { insertUser, sipUser } from "../integration/helpers.js";
 import { addToPool, assignFromPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
@@ -360,6 +361,31 @@ test("each operation needs its calls.* permission for ak_ keys", async () => {
   }
   assert.equal(originated, []);
   assert.equal(transfers, []);
+});
+
+test("an Idempotency-Key expires after 24 hours: reusable by its org, swept by the daily housekeeping", async () => {
+  const body = { from: "101", to: "4155550100" };
+  const headers = { "Idempotency-Key": "daily-7" };
+  const placed = originated.length;
+  await post(acme, "/calls/click-to-call", body, headers);
+  await post(bravo, "/calls/click-to-call", { from: "202", to: "4155550100" }, headers);
+  app.clock.advance(23 * 60 * 60);
+  const replay = await post(acme, "/calls/click-to-call", { ...body, to: "4155550199" }, headers);
+  expectError(replay, 409, "Idempotency-Key was already used for a different request");
+  assert.is(originated.length, placed + 2, "within a day the key is still taken");
+  app.clock.advance(2 * 60 * 60);
+  const reused = await post(acme, "/calls/click-to-call", { ...body, to: "4155550199" }, headers);
+  assert.is(reused.status, 200, reused.text);
+  assert.is(originated.length, placed + 3, "after a day the key places a new call");
+  // Bravo's claim of the same key is a day old too: the sweep removes it, and only expired ones.
+  const swept = await expireIdempotencyKeys(app.db, app.clock.now);
+  assert.ok(swept >= 1, `swept ${swept}`);
+  const left = await app.db
+    .selectFrom("idempotency_keys")
+    .select(["org_id", "key"])
+    .where("key", "=", "daily-7")
+    .execute();
+  assert.equal(left, [{ org_id: acme.id, key: "daily-7" }], "acme's fresh claim stays");
 });
 
 test.run();

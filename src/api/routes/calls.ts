@@ -228,7 +228,7 @@ const PlacedCall = Type.Object(
 );
 
 const IDEMPOTENCY_TEXT =
-  "Send an `Idempotency-Key` header (1-255 printable characters) to make a retry safe: the same key from the same org answers the first request's result and places no second call; 409 when the key is reused for a different request or its first request is still running.";
+  "Send an `Idempotency-Key` header (1-255 printable characters) to make a retry safe: the same key from the same org answers the first request's result and places no second call; 409 when the key is reused for a different request or its first request is still running. A key is kept 24 hours, then it may be used again.";
 
 export const callRoutes = [
   defineRoute({
