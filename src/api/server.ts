@@ -1,4 +1,5 @@
 // Starts the HTTP server over a migrated store and stops it cleanly.
+import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
@@ -77,13 +78,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(engine && engineKindFrom(env) === "ami" ? { ami: amiOptionsFrom(env) } : {}),
   });
   // The intake is mounted on this server; the poller POSTs to PBX_EVENTS_URL, by default this
-  // server's own /events, so one process is the whole service.
+  // server's own /events, so one process is the whole service. Without PBX_INTERNAL_KEY the
+  // process makes up its own: its poller and bot-extension lookup carry it, and nobody else can
+  // POST to the intake or call the internal routes (an open intake would let anyone open tickets
+  // for any org).
+  const config: Config =
+    options.config.internalKey === null
+      ? { ...options.config, internalKey: randomBytes(32).toString("base64url") }
+      : options.config;
   let listeningUrl = "";
   const tickets = createTicketService({
     db,
     clock: systemClock,
     serverKey: options.config.serverKey,
-    internalKey: options.config.internalKey,
+    internalKey: config.internalKey,
     apiUrl: () => listeningUrl,
     eventsUrl: () => options.config.eventsUrl ?? `${listeningUrl}${EVENTS_PATH}`,
     logger: options.logger,
@@ -93,7 +101,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     liveCalls: calls.live,
     callControl: calls.control,
     db,
-    config: options.config,
+    config,
     logger: options.logger,
     deployScheduler: options.deployScheduler ?? engine?.deploys ?? noDeploys,
     ...(engine ? { configDeploys: engine.deploys } : {}),

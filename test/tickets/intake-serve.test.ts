@@ -1,6 +1,6 @@
 // `pbxctl intake serve` over the compiled commands (npm test builds first): the intake alone on
 // its own port, writing the ticket into the data directory's store, stopped by SIGTERM.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,6 +65,22 @@ test("intake serve answers 202 and the call becomes a ticket in the shared store
     }
   } finally {
     if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("intake serve refuses to start without PBX_INTERNAL_KEY (an open intake takes anyone's tickets)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-intake-"));
+  const { PBX_INTERNAL_KEY: _unset, ...env } = process.env;
+  try {
+    const result = spawnSync(
+      process.execPath,
+      [join(ROOT, "bin/run.js"), "intake", "serve", "--port", "0", "--data-dir", dir],
+      { cwd: ROOT, env: { ...env, PBX_ADMIN_PASSWORD: "pw" }, encoding: "utf8", timeout: 20_000 },
+    );
+    assert.is(result.status, 1, result.stderr);
+    assert.match(result.stderr, "intake serve needs PBX_INTERNAL_KEY");
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -14,6 +14,22 @@ import { createTicketRepository } from "../../src/store/ticket-repository.js";
 import { INTERNAL_KEY } from "../api/helpers.js";
 import { eventually, storeRecord } from "./helpers.js";
 
+/** Creates an org through the admin API of the server at `url` (admin password `pw`). */
+async function createOrg(url: string): Promise<{ id: string; context_prefix: string }> {
+  const admin = await fetch(`${url}/api/v1/admin/auth`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ admin_username: "admin", admin_password: "pw" }),
+  });
+  const { token } = (await admin.json()) as { token: string };
+  const created = await fetch(`${url}/api/v1/organizations`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name: "Acme" }),
+  });
+  return (await created.json()) as { id: string; context_prefix: string };
+}
+
 test("serve mounts the intake at /events and polls into it by default", async () => {
   const dir = mkdtempSync(join(tmpdir(), "pbx-tickets-"));
   const config = loadConfig(
@@ -27,19 +43,7 @@ test("serve mounts the intake at /events and polls into it by default", async ()
     env: {},
   });
   try {
-    const admin = await fetch(`${running.url}/api/v1/admin/auth`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ admin_username: "admin", admin_password: "pw" }),
-    });
-    const { token } = (await admin.json()) as { token: string };
-    const org = (await (
-      await fetch(`${running.url}/api/v1/organizations`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-        body: JSON.stringify({ name: "Acme" }),
-      })
-    ).json()) as { id: string; context_prefix: string };
+    const org = await createOrg(running.url);
     const prefix = org.context_prefix;
     assert.ok(prefix, "the org has a context prefix");
 
@@ -87,6 +91,43 @@ test("serve mounts the intake at /events and polls into it by default", async ()
     assert.equal(result, { queued: 1, sent: 1, failed: 0 });
     await running.tickets.intake.idle();
     assert.is(await count(), 2);
+  } finally {
+    await running.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("with no PBX_INTERNAL_KEY the intake is still closed to others, and the server's own poller gets in", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-tickets-"));
+  const config = loadConfig(
+    { PBX_ADMIN_PASSWORD: "pw" },
+    { dataDir: dir, port: 0, host: "127.0.0.1" },
+  );
+  assert.is(config.internalKey, null);
+  const running = await startServer({
+    config,
+    logger: pino({ level: "silent" }),
+    deployScheduler: noDeploys,
+    env: {},
+  });
+  try {
+    const { id: orgId, context_prefix: prefix } = await createOrg(running.url);
+    const outside = await fetch(`${running.url}/events/auto-ticket/${orgId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ linkedid: "x-1", disposition: "NO ANSWER", direction: "inbound" }),
+    });
+    assert.is(outside.status, 401, "an open intake would let anyone open tickets for any org");
+    await storeRecord(running.pbx.deps.db, {
+      linkedid: "polled-2",
+      channel: `PJSIP/${prefix}trunk-2`,
+      src: "919800000778",
+    });
+    const result = await running.tickets.poller!.tick();
+    assert.equal(result, { queued: 1, sent: 1, failed: 0 }, "the poller carries the process's key");
+    await running.tickets.intake.idle();
+    const tickets = createTicketRepository(running.pbx.deps.db);
+    assert.is((await tickets.list(orgId, {}, { limit: 10, offset: 0 })).total, 1);
   } finally {
     await running.close();
     rmSync(dir, { recursive: true, force: true });

@@ -49,6 +49,14 @@ export default class IntakeServe extends Command {
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(flags["data-dir"] !== undefined ? { dataDir: flags["data-dir"] } : {}),
     });
+    if (config.internalKey === null) {
+      // Alone, the intake is reachable by others: without the key anyone could open tickets (and
+      // send their messages) for any org, and the bot-extension lookup could not authenticate.
+      this.error(
+        "intake serve needs PBX_INTERNAL_KEY: the intake accepts only requests carrying it in X-Internal-Key, and asks the API for AI-agent extensions with it",
+        { exit: 1 },
+      );
+    }
     const apiUrl = (flags["api-url"] ?? process.env.PBX_API_URL?.trim() ?? config.baseUrl).replace(
       /\/+$/,
       "",
