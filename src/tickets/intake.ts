@@ -13,7 +13,7 @@ import { createTicketIntakeRepository } from "../store/ticket-intake-repository.
 import { createTicketRepository } from "../store/ticket-repository.js";
 import type { BotExtensions } from "./bot-extensions.js";
 import { classifyCall, type IntakeCall } from "./classify.js";
-import { silentLogger, type TicketLogger } from "./timers.js";
+import { silentLogger, type TicketLogger } from "./logger.js";
 
 /** How long an AI agent's call waits for a ticket of its own before `bot_dropped` (§8). */
 export const BOT_DROPPED_WAIT_MS = 8000;

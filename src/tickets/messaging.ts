@@ -11,7 +11,7 @@ import { providerMessagesUrl } from "../domain/ticket-messaging.js";
 import type { Db } from "../store/database.js";
 import { createTicketMessageRepository } from "../store/ticket-message-repository.js";
 import type { TicketMessageRow } from "../store/ticket-tables.js";
-import { silentLogger, type TicketLogger } from "./timers.js";
+import { silentLogger, type TicketLogger } from "./logger.js";
 
 const RETRY_SECONDS = [1, 5, 15, 60, 300];
 const POLL_MS = 1000;

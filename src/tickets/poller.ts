@@ -14,7 +14,7 @@ import type { CallRecordRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
 import { createTicketPollerRepository } from "../store/ticket-intake-repository.js";
 import type { IntakeCall } from "./classify.js";
-import { silentLogger, type TicketLogger } from "./timers.js";
+import { silentLogger, type TicketLogger } from "./logger.js";
 
 /** The poll interval (SPEC.md §8). */
 export const POLL_INTERVAL_MS = 30_000;

@@ -5,9 +5,9 @@ import type { Clock } from "../clock.js";
 import type { Db } from "../store/database.js";
 import { cachedBotExtensions, httpBotExtensionLookup } from "./bot-extensions.js";
 import { createTicketIntake, type TicketIntake } from "./intake.js";
+import type { TicketLogger } from "./logger.js";
 import { createMessageDispatcher, type MessageDispatcher } from "./messaging.js";
 import { type CallRecordPoller, createCallRecordPoller } from "./poller.js";
-import type { TicketLogger } from "./timers.js";
 
 export interface TicketService {
   intake: TicketIntake;

@@ -233,30 +233,34 @@ test("originate-to-ai dials out first, then connects the org's AI agent; rule 6"
   assert.is(originated.length, 2);
 });
 
+/** A live call of Acme whose channels are all up; uniqueids count on from the linkedid's. */
+function acmeLiveCall(linkedid: string, channels: string[]): LiveCall {
+  const [seconds, first] = linkedid.split(".");
+  return {
+    linkedid,
+    since: new Date(0),
+    channels: channels.map((channel, i) => ({
+      channel,
+      state: "Up",
+      uniqueid: `${seconds}.${Number(first) + i}`,
+      linkedid,
+      callerIdNum: "",
+      callerIdName: "",
+      connectedLineNum: "",
+      accountcode: acme.id,
+      context: "",
+      exten: "",
+      orgId: acme.id,
+      since: new Date(0),
+    })),
+  };
+}
+
 test("transfer: the org's answered phone hands its peer over; another org's call is 404", async () => {
   const prefix = `org_${acme.id}_`;
   const phone = `PJSIP/${prefix}101-0000000a`;
   liveByOrg.set(acme.id, [
-    {
-      linkedid: "1700000000.10",
-      since: new Date(0),
-      channels: [
-        { channel: `PJSIP/${prefix}trunk_carrier-00000009`, state: "Up" },
-        { channel: phone, state: "Up" },
-      ].map((c, i) => ({
-        ...c,
-        uniqueid: `1700000000.${10 + i}`,
-        linkedid: "1700000000.10",
-        callerIdNum: "",
-        callerIdName: "",
-        connectedLineNum: "",
-        accountcode: acme.id,
-        context: "",
-        exten: "",
-        orgId: acme.id,
-        since: new Date(0),
-      })),
-    },
+    acmeLiveCall("1700000000.10", [`PJSIP/${prefix}trunk_carrier-00000009`, phone]),
   ]);
   const path = "/calls/1700000000.10/transfer";
   expectError(await post(bravo, path, { to: "102" }), 404, "Call not found");
@@ -279,28 +283,7 @@ test("hold sends the phone's peer to the org's music, the phone to wait; unhold 
   const prefix = `org_${acme.id}_`;
   const phone = `PJSIP/${prefix}101-0000000c`;
   const peer = `PJSIP/${prefix}trunk_carrier-0000000b`;
-  liveByOrg.set(acme.id, [
-    {
-      linkedid: "1700000000.20",
-      since: new Date(0),
-      channels: [
-        { channel: peer, state: "Up" },
-        { channel: phone, state: "Up" },
-      ].map((c, i) => ({
-        ...c,
-        uniqueid: `1700000000.${20 + i}`,
-        linkedid: "1700000000.20",
-        callerIdNum: "",
-        callerIdName: "",
-        connectedLineNum: "",
-        accountcode: acme.id,
-        context: "",
-        exten: "",
-        orgId: acme.id,
-        since: new Date(0),
-      })),
-    },
-  ]);
+  liveByOrg.set(acme.id, [acmeLiveCall("1700000000.20", [peer, phone])]);
   for (const c of [phone, peer]) placeOf.set(c, "bridge");
   bridged.set(phone, peer);
   bridged.set(peer, phone);

@@ -12,6 +12,7 @@ import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js"
 import { insertDid, insertUser, sipUser } from "../integration/helpers.js";
 import { type Baresip, startBaresip } from "./baresip.js";
 import { FakeCarrier } from "./carrier.js";
+import { until } from "./helpers.js";
 import { type Service, startService } from "./service.js";
 import { channelsIdle } from "./trace.js";
 
@@ -27,16 +28,6 @@ interface Context {
 }
 
 const test = suite<Context>("call isolation and recordings over HTTP");
-
-async function until<T>(what: string, probe: () => Promise<T | null | false>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function phoneOf(service: Service, org: Org, extension: string): Promise<Baresip> {
   const phone = await startBaresip({
