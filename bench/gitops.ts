@@ -63,9 +63,9 @@ function cli(cwd: string, args: string[], okStatuses: number[] = [0]): Run {
   return { ms, rssKb, status: child.status };
 }
 
-function runs(label: string, once: () => Run): { ms: number; rssKb: number } {
+function runs(label: string, once: () => Run, count = RUNS): { ms: number; rssKb: number } {
   const results: Run[] = [];
-  for (let r = 0; r < RUNS; r++) results.push(once());
+  for (let r = 0; r < count; r++) results.push(once());
   const ms = median(results.map((x) => x.ms));
   const rssKb = Math.max(...results.map((x) => x.rssKb));
   say(
@@ -128,10 +128,15 @@ try {
     edit++;
     writeFileSync(changed, original.replace("name: Alice Rao", `name: Alice Rao ${edit}`));
   };
-  const coldLarge = runs("cold validate (no cache; writes it)", () => {
-    rmSync(join(large, "orgs", ".pbxctl"), { recursive: true, force: true });
-    return cli(large, ["validate", "orgs"]);
-  });
+  // Once: it is the slow side, needed for the ratio and to write the cache the rest uses.
+  const coldLarge = runs(
+    "cold validate (no cache; writes it; one run)",
+    () => {
+      rmSync(join(large, "orgs", ".pbxctl"), { recursive: true, force: true });
+      return cli(large, ["validate", "orgs"]);
+    },
+    1,
+  );
   const warmLarge = runs("warm validate after one file changed", () => {
     changeOneFile();
     return cli(large, ["validate", "orgs"]);
@@ -141,10 +146,10 @@ try {
     return cli(large, ["plan", "orgs", "--base", "HEAD"], [2]);
   });
   const dataDir = join(root, "var");
-  cli(large, ["apply", "--changed-since", "HEAD", "--dry-run", "--data-dir", dataDir]);
+  cli(large, ["apply", "orgs", "--changed-since", "HEAD", "--dry-run", "--data-dir", dataDir]);
   const apply = runs("apply --changed-since HEAD --dry-run, one file changed", () => {
     changeOneFile();
-    return cli(large, ["apply", "--changed-since", "HEAD", "--dry-run", "--data-dir", dataDir]);
+    return cli(large, ["apply", "orgs", "--changed-since", "HEAD", "--dry-run", "--data-dir", dataDir]);
   });
 
   const peak = Math.max(

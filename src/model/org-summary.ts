@@ -13,8 +13,8 @@ export interface OrgSummary {
   id: string;
   context_prefix: string;
   slug: string | null;
-  /** The assigned, active DIDs: no two org files may both hold one. */
-  dids: SummaryClaim[];
+  /** The assigned, active DIDs (`key`: international digits): no two org files may both hold one. */
+  dids: (SummaryClaim & { key: string })[];
   /** Each trunk's `match` addresses (inbound traffic identified as that trunk). */
   trunk_matches: SummaryClaim[];
   /** What the gateway dispatches to this org (null: nothing). */
@@ -46,9 +46,10 @@ export function summarizeOrg(
     value,
     at: positionOf(path),
   });
-  const dids: SummaryClaim[] = [];
+  const dids: OrgSummary["dids"] = [];
   state.dids.forEach((did, k) => {
-    if (isUsableDid(did)) dids.push(claim(`dids[${k}].number`, did.number));
+    if (!isUsableDid(did)) return;
+    dids.push({ ...claim(`dids[${k}].number`, did.number), key: internationalDigits(did.number) });
   });
   const trunkMatches: SummaryClaim[] = [];
   state.trunks.forEach((trunk, t) => {
@@ -104,7 +105,7 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
     }
     const claimed: string[] = [];
     for (const did of summary.dids) {
-      const key = internationalDigits(did.value);
+      const key = did.key;
       const numberOwner = numbers.get(key);
       if (numberOwner !== undefined) {
         error(file, did.path, did.at, `DID ${did.value} is also assigned in ${numberOwner}`);

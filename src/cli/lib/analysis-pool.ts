@@ -18,8 +18,8 @@ const WORKER_URL = new URL(
   import.meta.url,
 );
 
-/** Files per message: small enough to balance two busy cores, large enough to cost no overhead. */
-const BATCH = 16;
+/** Files per message at most: small enough to balance busy cores, large enough to cost nothing. */
+const MAX_BATCH = 16;
 
 export interface AnalyzeOptions {
   /** Lint findings in each analysis's `extra`. */
@@ -104,6 +104,8 @@ function runQueue(
   options: AnalyzeOptions,
 ): Promise<OrgFileAnalysis[]> {
   const results: OrgFileAnalysis[] = new Array(sources.length);
+  // At least two batches per worker, so a slow worker's share is taken by the others.
+  const batch = Math.max(1, Math.min(MAX_BATCH, Math.ceil(sources.length / (workers.length * 2))));
   let next = 0;
   let pending = 0;
   return new Promise((resolve, reject) => {
@@ -118,7 +120,7 @@ function runQueue(
     const send = (worker: Worker): boolean => {
       if (next >= sources.length) return false;
       const start = next;
-      next = Math.min(sources.length, start + BATCH);
+      next = Math.min(sources.length, start + batch);
       pending++;
       const request: AnalysisRequest = {
         id: start,

@@ -1,7 +1,7 @@
 // Org files as they were at a git revision, for `plan --base` (the PR-review view): only the
 // files a change touched are read from git; the others are the same on both sides.
 import { realpath, stat } from "node:fs/promises";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { type SimpleGit, simpleGit } from "simple-git";
 import { type OrgSource, orgFilePaths } from "../../model/org-file-paths.js";
 import { CommandFailure } from "./base-command.js";
@@ -45,9 +45,23 @@ export async function changesSinceRevision(
     relative(root, await realpath(resolve(path)))
       .split(sep)
       .join("/");
+  // Files by their directory's real path: one realpath per directory, not per file (10,000
+  // files share a few directories); git tracks a symbolic link by its own name anyway.
+  const realDirs = new Map<string, Promise<string>>();
+  const inRepoFile = async (file: string) => {
+    const full = resolve(file);
+    let dir = realDirs.get(dirname(full));
+    if (!dir) {
+      dir = realpath(dirname(full));
+      realDirs.set(dirname(full), dir);
+    }
+    return relative(root, join(await dir, basename(full)))
+      .split(sep)
+      .join("/");
+  };
 
   const files = new Map<string, string>(); // repo-relative path -> path as the user wrote it
-  for (const file of await orgFilePaths(paths)) files.set(await inRepo(file), file);
+  for (const file of await orgFilePaths(paths)) files.set(await inRepoFile(file), file);
   const scope: string[] = [];
   for (const path of paths) {
     const inRepoPath = await inRepo(path);

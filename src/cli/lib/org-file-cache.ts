@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { extname, join } from "node:path";
-import { writeFileAtomic } from "../../atomic-files.js";
+import { TEMP_MARK, writeFileAtomic } from "../../atomic-files.js";
 import type { OrgFileAnalysis } from "../../model/org-file-result.js";
 
 /** Where the cache is kept, relative to the directory of the org files. */
@@ -31,8 +31,8 @@ interface Pack {
   entries: Record<string, unknown>;
 }
 
-/** The cache key of a file's text. */
-export function contentHash(text: string): string {
+/** The cache key of a file's text (as read, or decoded: the same UTF-8 bytes). */
+export function contentHash(text: string | Uint8Array): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
@@ -145,7 +145,8 @@ export class OrgFileCache {
       await writeFileAtomic(join(this.root, ".gitignore"), "# pbxctl's cache: safe to delete\n*\n");
       await writeFileAtomic(join(this.root, this.version, PACK), JSON.stringify(pack));
       for (const name of readdirSync(this.root)) {
-        if (name !== this.version && name !== ".gitignore") {
+        // Another command's write in progress (a temp file) is left alone.
+        if (name !== this.version && name !== ".gitignore" && !name.startsWith(TEMP_MARK)) {
           await rm(join(this.root, name), { recursive: true, force: true });
         }
       }
@@ -193,7 +194,7 @@ function isCachedAnalysis(value: unknown): value is CachedAnalysis {
     isString(summary.id) &&
     isString(summary.context_prefix) &&
     (summary.slug === null || isString(summary.slug)) &&
-    listOf(summary.dids, isClaim) &&
+    listOf(summary.dids, (did) => isClaim(did) && isRecord(did) && isString(did.key)) &&
     listOf(summary.trunk_matches, isClaim) &&
     (summary.gateway === null || isRecord(summary.gateway)) &&
     isRecord(summary.at) &&

@@ -26,8 +26,13 @@ import {
 } from "./analysis-pool.js";
 import { type CachedAnalysis, contentHash, OrgFileCache } from "./org-file-cache.js";
 
-/** An org file to load: its text, the name it is reported under, where its cache lives. */
-export interface OrgFileInput extends OrgSource {
+/**
+ * An org file to load: its text (or its bytes, read as UTF-8 only if the file must be parsed:
+ * hashing 80 MB of bytes is cheaper than decoding them first), the name it is reported under,
+ * where its cache lives.
+ */
+export interface OrgFileInput extends Omit<OrgSource, "text"> {
+  text: string | Buffer;
   /** The directory whose `.pbxctl/cache/` holds this text's entry (null: not cached). */
   cacheDir: string | null;
 }
@@ -61,7 +66,7 @@ export interface OrgFilesLoad {
 export function readOrgFileInputs(files: readonly string[]): OrgFileInput[] {
   return files.map((file) => {
     try {
-      return { file, text: readFileSync(file, "utf8"), cacheDir: dirname(file) };
+      return { file, text: readFileSync(file), cacheDir: dirname(file) };
     } catch {
       throw new OrgFileError(`${file}: cannot be read`);
     }
@@ -87,8 +92,12 @@ export async function loadOrgFileList(
       caches.set(dir, await OrgFileCache.open(dir, options.cacheVersion));
     }
   }
-  // With nothing cached, workers start now and load their modules while the files are read.
-  const cold = [...caches.values()].every((cache) => cache.empty);
+  // When every file will be parsed (nothing cached, or every state asked for), workers start
+  // now and load their modules while the files are read.
+  const cold =
+    options.statesOf === undefined ||
+    options.statesOf === "all" ||
+    [...caches.values()].every((cache) => cache.empty);
   const pool =
     cold && worthWorkers(files.length, options)
       ? startAnalysisPool(Math.min(poolThreads(options), files.length))
@@ -146,7 +155,7 @@ export async function loadOrgFileInputs(
     const batch = toAnalyze.filter((entry) => entry.states === states);
     const sources = batch.map(({ index }) => ({
       file: inputs[index]!.file,
-      text: inputs[index]!.text,
+      text: textOf(inputs[index]!),
     }));
     const results = await analyzeSources(sources, { ...options, lint, states });
     for (const [k, { index }] of batch.entries()) {
@@ -192,4 +201,8 @@ function finishLoad(
     }
   }
   return { orgs, summaries, diagnostics, crossFile, lint: findings };
+}
+
+function textOf(input: OrgFileInput): string {
+  return typeof input.text === "string" ? input.text : input.text.toString("utf8");
 }

@@ -81,32 +81,37 @@ export async function basePlanTrees(input: BasePlanInput): Promise<BasePlanTrees
 
   const changedAfter = after.orgs.filter((o) => changes.changed.has(o.file)).map((o) => o.state);
   const changedBefore = beforeChanged.orgs.map((o) => o.state);
-  const gatewayBefore = gatewayOf(beforeSummaries, input.gateway);
-  const gatewayAfter = gatewayOf(after.summaries, input.gateway);
-  const gatewayMoved = JSON.stringify(gatewayBefore) !== JSON.stringify(gatewayAfter);
-  const prefixesBefore = prefixesOf(beforeSummaries);
-  const prefixesAfter = prefixesOf(after.summaries);
-  const orgsMoved = prefixesBefore.join("\n") !== prefixesAfter.join("\n");
-  const options = { includeRoot: input.includeRoot };
-  const before =
-    beforeSummaries.length === 0
-      ? new Map<string, string>()
-      : compilePartialTree(
-          changedBefore,
-          {
-            gateway: gatewayMoved ? gatewayBefore : null,
-            prefixes: orgsMoved ? prefixesBefore : null,
-          },
-          options,
-        ).files;
-  // With no org at the revision there is nothing to compare with: everything is new.
+  // An unchanged file has the same summary on both sides: the gateway and the set of orgs moved
+  // exactly when the changed files' entries did, so only those are compared.
+  const changedSide = (files: readonly SummarizedFile[], named: (file: string) => string) =>
+    files.filter((f) => changes.changed.has(named(f.file))).map((f) => f.summary);
+  const changedBeforeSummaries = changedSide(beforeChanged.summaries, (file) =>
+    file.slice(input.rev.length + 1),
+  );
+  const changedAfterSummaries = changedSide(after.summaries, (file) => file);
+  const gatewayMoved =
+    JSON.stringify(changedBeforeSummaries.map((s) => s.gateway)) !==
+    JSON.stringify(changedAfterSummaries.map((s) => s.gateway));
+  const orgsMoved =
+    changedBeforeSummaries.map((s) => s.context_prefix).join("\n") !==
+    changedAfterSummaries.map((s) => s.context_prefix).join("\n");
   const fresh = beforeSummaries.length === 0;
+  const gatewayBefore = gatewayMoved ? gatewayOf(beforeSummaries, input.gateway) : null;
+  const gatewayAfter = gatewayMoved || fresh ? gatewayOf(after.summaries, input.gateway) : null;
+  const prefixesBefore = orgsMoved ? prefixesOf(beforeSummaries) : null;
+  const prefixesAfter = orgsMoved || fresh ? prefixesOf(after.summaries) : null;
+  const options = { includeRoot: input.includeRoot };
+  // With no org at the revision there is nothing to compare with: everything is new.
+  const before = fresh
+    ? new Map<string, string>()
+    : compilePartialTree(
+        changedBefore,
+        { gateway: gatewayBefore, prefixes: prefixesBefore },
+        options,
+      ).files;
   const afterTree = compilePartialTree(
     changedAfter,
-    {
-      gateway: gatewayMoved || fresh ? gatewayAfter : null,
-      prefixes: orgsMoved || fresh ? prefixesAfter : null,
-    },
+    { gateway: gatewayAfter, prefixes: prefixesAfter },
     options,
   ).files;
   return {
