@@ -149,7 +149,15 @@ try {
   cli(large, ["apply", "orgs", "--changed-since", "HEAD", "--dry-run", "--data-dir", dataDir]);
   const apply = runs("apply --changed-since HEAD --dry-run, one file changed", () => {
     changeOneFile();
-    return cli(large, ["apply", "orgs", "--changed-since", "HEAD", "--dry-run", "--data-dir", dataDir]);
+    return cli(large, [
+      "apply",
+      "orgs",
+      "--changed-since",
+      "HEAD",
+      "--dry-run",
+      "--data-dir",
+      dataDir,
+    ]);
   });
 
   const peak = Math.max(

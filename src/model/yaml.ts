@@ -11,7 +11,7 @@ import {
   parseDocument,
   visit,
 } from "yaml";
-import type { Diagnostic, SourcePosition } from "./diagnostic.js";
+import type { SourcePosition } from "./diagnostic.js";
 import { type PathSegment, parsePath } from "./diagnostic-path.js";
 
 export { formatDiagnostic, type SourceDiagnostic, type SourcePosition } from "./diagnostic.js";

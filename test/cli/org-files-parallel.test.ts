@@ -4,11 +4,7 @@ import { readFile } from "node:fs/promises";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { loadOrgFileInputs } from "../../src/cli/lib/org-files.js";
-import {
-  type LoadResult,
-  loadOrgSources,
-  type OrgSource,
-} from "../../src/model/files.js";
+import { type LoadResult, loadOrgSources, type OrgSource } from "../../src/model/files.js";
 import type { SecretEnvironment } from "../../src/model/secrets.js";
 
 async function loadInParallel(
