@@ -96,7 +96,7 @@ function parseListen(value: string | undefined): ListenAddress | null {
   if (text === undefined) return null;
   const match = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(text);
   const port = match ? Number(match[2]) : Number.NaN;
-  if (!match || port < 1 || port > 65535) {
+  if (!match || port > 65535) {
     throw new Error(
       `invalid PBX_METRICS_LISTEN: ${text} (need host:port, e.g. 127.0.0.1:9464, or a port)`,
     );

@@ -274,4 +274,27 @@ test("/metrics on the API port is the admin's: no token 401, an org's key 403", 
     assert.equal(orgKey.body, { error: "Admin access required" });
   }));
 
+test("PBX_METRICS_LISTEN serves /metrics with no auth, and nothing else", () =>
+  withRig({ env: { PBX_METRICS_LISTEN: "127.0.0.1:0" } }, async (rig) => {
+    const url = rig.running.metricsUrl;
+    assert.ok(url, "a metrics listener");
+    const res = await fetch(`${url}/metrics`);
+    assert.is(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
+    assert.is(new Scrape(await res.text()).value("pbx_ready"), 1);
+    const other = await fetch(`${url}/api/v1/users`);
+    assert.is(other.status, 404);
+    assert.equal(await other.json(), { error: "Not found" });
+  }));
+
+test("shutting down: the server answers not ready before it stops listening", () =>
+  withRig({}, async (rig) => {
+    const running = rig.running;
+    assert.is((await rig.request("GET", "/health/ready")).status, 200);
+    const closing = running.close();
+    // close() flips readiness before anything else; the scrape gauge follows it.
+    assert.is((await running.pbx.readiness.check()).shutting_down, true);
+    await closing;
+  }));
+
 test.run();
