@@ -15,6 +15,7 @@ import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../doma
 import { startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
+import { noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { type Db, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
@@ -34,8 +35,8 @@ export interface RunningServer {
   calls: CallTracking;
   /** Auto-tickets: the intake under /events, the call-record poller, the message outbox. */
   tickets: TicketService;
-  /** The process's metrics (also at /metrics). */
-  metrics: Metrics;
+  /** The process's metrics (also at /metrics); null when started without. */
+  metrics: Metrics | null;
   /** The PBX_METRICS_LISTEN listener's URL, when one was asked for. */
   metricsUrl: string | null;
   /**
@@ -59,6 +60,8 @@ export interface StartServerOptions {
   engineHealth?: EngineHealthProbe;
   /** Environment of the engine side (PBX_ENGINE, PBX_AMI_*, PBX_ASTERISK_DIR...); default process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Default: a new registry; null: nothing measured, no /metrics (the bench's baseline). */
+  metrics?: Metrics | null;
   /** Overrides for the engine side (a target, a clock), for tests. */
   engineOptions?: Partial<Omit<ServerEngineOptions, "db" | "dataDir" | "env">>;
 }
@@ -72,8 +75,8 @@ function urlOf(server: Server): string {
 /** Opens (and migrates) the store, builds the app and listens on config.host:config.port. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const db = options.db ?? (await openStore(options.config.dbFile));
-  const metrics = createMetrics();
-  const { instruments } = metrics;
+  const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
+  const instruments = metrics?.instruments ?? noInstruments;
   const engine = options.deployScheduler
     ? null
     : createServerEngine({
@@ -126,7 +129,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(engineHealth ? { engineHealth } : {}),
     metrics,
   });
-  metrics.watch({
+  metrics?.watch({
     ...storeMetricSources(db, systemClock),
     liveCalls: () => calls.live.callCount(),
     ...(engine ? { pendingDeploys: () => engine.deploys.scheduler.owedDeploys() } : {}),
@@ -152,7 +155,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     throw error;
   }
   let metricsServer: Server | null = null;
-  if (options.config.metricsListen) {
+  if (metrics && options.config.metricsListen) {
     try {
       metricsServer = await listenForMetrics(metrics, options.config.metricsListen);
     } catch (error) {
