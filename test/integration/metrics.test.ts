@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { callFixtures, ORG_A, rewriteOrgs } from "../calls/fixture-events.js";
 import { promtoolProblems, Scrape } from "../metrics/scrape.js";
-import { eventually } from "../tickets/helpers.js";
+import { eventually, storeRecord } from "../tickets/helpers.js";
 import { type Receiver, startReceiver } from "../webhooks/helpers.js";
 import { insertDid, type Rig, withRig } from "./helpers.js";
 
@@ -190,6 +190,37 @@ test("a scripted session moves each metric as it should, and promtool accepts th
       );
       assert.is(now.value("pbx_outbox_depth", { outbox: "webhooks" }), 0);
       assert.is(now.value("pbx_outbox_oldest_pending_seconds", { outbox: "webhooks" }), 0);
+
+      // Tickets: an inbound call nobody answered (its record as ingest stores it); the poller is
+      // behind until it reads it and POSTs it to the intake, which opens the call's ticket.
+      await storeRecord(rig.db, {
+        org_id: org.id,
+        linkedid: "metrics-missed-1",
+        channel: `PJSIP/${org.prefix}102-00000001`,
+      });
+      now = await scrape(rig, admin);
+      assert.ok(now.value("pbx_ticket_poller_lag_seconds") > 0);
+      const polled = await rig.running.tickets.poller!.tick();
+      await rig.running.tickets.intake.idle();
+      const tickets = await rig.db.selectFrom("tickets").select("source").execute();
+      assert.ok(polled.sent >= 1 && tickets.length >= 1, JSON.stringify(polled));
+      now = await scrape(rig, admin);
+      assert.is(
+        moved(now, "pbx_outbox_attempts_total", { outbox: "intake_posts", result: "2xx" }),
+        polled.sent,
+      );
+      assert.is(
+        moved(now, "pbx_outbox_delivery_latency_seconds_count", { outbox: "intake_posts" }),
+        polled.sent,
+      );
+      for (const source of new Set(tickets.map((t) => t.source))) {
+        assert.is(
+          moved(now, "pbx_tickets_opened_total", { source }),
+          tickets.filter((t) => t.source === source).length,
+        );
+      }
+      assert.is(now.value("pbx_ticket_poller_lag_seconds"), 0);
+      assert.is(now.value("pbx_outbox_depth", { outbox: "intake_posts" }), 0);
 
       // HTTP: the burst's ten saves under their route template, in flight: only this scrape.
       assert.is(
