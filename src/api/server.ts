@@ -208,6 +208,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         await retention.stop();
         await pbx.deps.speechEngine?.close?.();
         metricsServer?.close();
+        metricsServer?.closeAllConnections();
         await db.destroy();
       }
     },
