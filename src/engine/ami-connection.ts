@@ -65,6 +65,8 @@ export class AmiConnection {
     };
     this.log = options.log ?? (() => {});
     this.instruments = options.instruments ?? noInstruments.ami("deploy");
+    // Down until the first login: an engine unreachable from the start is measured too.
+    this.instruments.connected(false);
     this.backoffMs = this.options.reconnectInitialMs;
     // No port: the library must not connect on its own; start() does.
     this.manager = new Manager(

@@ -307,7 +307,6 @@ export function createMetrics(options: { engine?: string } = {}): Metrics {
     ami(connection) {
       let made = amiByConnection.get(connection);
       if (!made) {
-        amiConnected.set({ connection }, 0);
         made = {
           connected: (up) => amiConnected.set({ connection }, up ? 1 : 0),
           reconnected: () => amiReconnects.inc({ connection }),

@@ -86,19 +86,20 @@ test("the AMI connection reports its state, reconnects and refused actions", asy
     instruments,
   });
   try {
+    assert.equal(seen, ["down"], "down until the first login");
     connection.start();
     await connection.ready();
-    assert.equal(seen, ["up"]);
+    assert.equal(seen, ["down", "up"]);
     await connection.action({ Action: "Ping" });
     await connection.action({ Action: "Command", Command: "no such thing" });
-    assert.equal(seen, ["up", "error Command"]);
+    assert.equal(seen, ["down", "up", "error Command"]);
     ami.dropConnections();
     // The reconnect waits on real timers (10 ms): look until a deadline, as ami-target.test does.
     const deadline = Date.now() + 3000;
     while (connection.logins < 2 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    assert.equal(seen, ["up", "error Command", "down", "reconnected", "up"]);
+    assert.equal(seen, ["down", "up", "error Command", "down", "reconnected", "up"]);
   } finally {
     await connection.close();
     await ami.close();
