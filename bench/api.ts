@@ -1,4 +1,4 @@
-// npm run bench:api [-- --duration 10]
+// npm run bench:api [-- --duration 10 --metrics-rounds 3]
 // TARGETS.md bench:api, every figure measured in this run:
 //  - start-up: `pbxctl --help`; `pbxctl serve` from spawn to the first 200 on /health; idle RSS;
 //  - authenticated GET /users (50 users) with autocannon, 100 connections, against a bare Koa
@@ -16,6 +16,9 @@ import { createMetrics } from "../src/metrics/registry.js";
 const root = new URL("..", import.meta.url).pathname;
 const argDuration = process.argv.indexOf("--duration");
 const DURATION = argDuration > 0 ? Number(process.argv[argDuration + 1]) : 10;
+const argRounds = process.argv.indexOf("--metrics-rounds");
+/** Alternated with/without rounds of the metrics cost; more rounds steady a loaded machine. */
+const METRICS_ROUNDS = argRounds > 0 ? Number(process.argv[argRounds + 1]) : 3;
 const ADMIN_PASSWORD = "bench-admin-password";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -258,10 +261,10 @@ console.log(`  bare Koa, same body        ${t.koa.rps.toFixed(0)} req/s, p99 ${t
 console.log(
   `  API / bare Koa             ${((t.api.rps / t.koa.rps) * 100).toFixed(0)}% (target >= 50%)`,
 );
-const m = await metricsCost();
+const m = await metricsCost(METRICS_ROUNDS);
 const perRequest = instrumentCostMicros();
 console.log(
-  `bench:api  metrics cost: GET /users, median of 3 alternated runs of ${DURATION} s each`,
+  `bench:api  metrics cost: GET /users, median of ${METRICS_ROUNDS} alternated runs of ${DURATION} s each`,
 );
 console.log(
   `  with metrics               ${m.on.toFixed(0)} req/s (runs ${m.runs.on.map((r) => r.toFixed(0)).join(", ")})`,
