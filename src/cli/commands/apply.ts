@@ -1,4 +1,5 @@
 import { Args, Flags } from "@oclif/core";
+import { webhookAllowPrivateFrom } from "../../config.js";
 import type { Change } from "../../domain/apply.js";
 import { auditApplied, snapshotOrgs } from "../../domain/apply-audit.js";
 import { type AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
@@ -122,6 +123,9 @@ export default class Apply extends PbxCommand {
         prune: flags.prune,
         dryRun,
         serverKey: store.serverKey,
+        // The server's policy for webhook targets, so what the server accepts (and export
+        // wrote) applies again.
+        webhookUrlPolicy: { allowPrivate: webhookAllowPrivateFrom(process.env) },
       });
       if (!dryRun) await auditApplied(store.db, new Date(), results, before, flags.deploy);
       const outcome: ApplyCommandResult = { dryRun, files, orgs: results, failures, gateway: null };
