@@ -11,6 +11,7 @@ import type {
 import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
+import type { LoginThrottleTable } from "./login-throttle-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 import type { TicketTables } from "./ticket-tables.js";
 import type { TrunkRegistrationsTable } from "./trunk-registration-repository.js";
@@ -281,6 +282,7 @@ export interface Database extends TicketTables {
   calls: CallsTable;
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  login_throttle: LoginThrottleTable;
   sip_contacts: SipContactsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
