@@ -375,5 +375,6 @@ function didColumns(orgId: string, did: Did) {
     routing_type: did.routing_type,
     routing_destination: did.routing_destination,
     routing_environment: did.routing_environment,
+    source: did.source ?? "pool",
   };
 }

@@ -1,6 +1,6 @@
 // Row types of every table, as Kysely sees them. Booleans are integers (0/1) and lists are JSON
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
-import type { Insertable, Selectable, Updateable } from "kysely";
+import type { Generated, Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type {
   AuditLogTable,
@@ -155,6 +155,8 @@ export interface DidsTable {
   routing_type: string | null;
   routing_destination: string | null;
   routing_environment: string;
+  /** `pool` (the platform's) or `org` (added by the org itself); migration 2803. */
+  source: Generated<string>;
   created_at: string;
   updated_at: string;
 }

@@ -26,6 +26,7 @@ import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
 import * as compliance from "./2601-compliance.js";
 import * as loginThrottle from "./2802-login-throttle.js";
+import * as didSource from "./2803-did-source.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -51,4 +52,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2502-customer-tunnels", customerTunnels],
   ["2601-compliance", compliance],
   ["2802-login-throttle", loginThrottle],
+  ["2803-did-source", didSource],
 ];
