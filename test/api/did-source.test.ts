@@ -57,10 +57,20 @@ test("a self-created number is source org: in the org's incoming context, not th
   assert.match(gateway, "918065978005", "the pool-assigned number is dispatched");
   assert.not.match(gateway, "442079460000", "the org's own number is not");
 
-  // The org's trunks land in its incoming context, which answers the number.
+  // The org's trunks land in its incoming context, which answers the number: no dialplan change
+  // is needed for its own carrier to reach it.
+  const trunk = await app.request("POST", "/api/v1/trunks", {
+    headers: orgKey(acme),
+    body: { name: "own-carrier", host: "sip.own-carrier.example", match: ["198.51.100.7"] },
+  });
+  assert.is(trunk.status, 201, trunk.text);
   const state = await loadOrgState(app.db, acme.id);
-  const dialplan = compileOrg(state).files.find((f) => f.path.endsWith("extensions.conf"))!;
-  assert.match(dialplan.content, /\[org_[^\]]+incoming\][^[]*exten => \+442079460000,/);
+  const files = compileOrg(state).files;
+  const prefix = state.org.context_prefix;
+  const pjsip = files.find((f) => f.path.endsWith("pjsip.conf"))!.content;
+  assert.match(pjsip, `; trunk own-carrier\ntype=endpoint\ncontext=${prefix}incoming\n`);
+  const dialplan = files.find((f) => f.path.endsWith("extensions.conf"))!.content;
+  assert.match(dialplan, new RegExp(`\\[${prefix}incoming\\][^[]*exten => \\+442079460000,1,`));
 
   const listed = await app.request("GET", "/api/v1/dids", { headers: orgKey(acme) });
   const sources = Object.fromEntries(
