@@ -50,6 +50,13 @@ export interface Config {
   defaultTrunkHost: string;
   /** PBX_WEBHOOK_ALLOW_PRIVATE=1 (or `true`): webhook targets on private ranges are allowed. */
   webhookAllowPrivate: boolean;
+  /** PBX_METRICS_LISTEN: where a second listener serves `/metrics` with no auth; null: none. */
+  metricsListen: ListenAddress | null;
+}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
 }
 
 export interface ConfigOverrides {
@@ -74,6 +81,14 @@ function isOn(value: string | undefined): boolean {
   return text === "1" || text === "true";
 }
 
+/**
+ * Whether webhook targets on private and loopback ranges are allowed (PBX_WEBHOOK_ALLOW_PRIVATE).
+ * One reading for the server and for `pbxctl apply`, so a file the server would accept applies.
+ */
+export function webhookAllowPrivateFrom(env: NodeJS.ProcessEnv): boolean {
+  return isOn(env.PBX_WEBHOOK_ALLOW_PRIVATE);
+}
+
 function parsePort(value: string | number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const port = Number(value);
@@ -81,6 +96,20 @@ function parsePort(value: string | number | undefined, fallback: number): number
     throw new Error(`invalid port: ${value} (need an integer 0-65535)`);
   }
   return port;
+}
+
+/** `host:port`, `[v6]:port`, or a bare port (on 127.0.0.1): PBX_METRICS_LISTEN. */
+function parseListen(value: string | undefined): ListenAddress | null {
+  const text = nonEmpty(value);
+  if (text === undefined) return null;
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : Number.NaN;
+  if (!match || port > 65535) {
+    throw new Error(
+      `invalid PBX_METRICS_LISTEN: ${text} (need host:port, e.g. 127.0.0.1:9464, or a port)`,
+    );
+  }
+  return { host: match[1]?.replace(/^\[|\]$/g, "") ?? "127.0.0.1", port };
 }
 
 function parseCharacterCap(value: string | undefined): number | null {
@@ -163,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     bodyLimit: nonEmpty(env.PBX_BODY_LIMIT) ?? "1mb",
     defaultTrunkHost: nonEmpty(env.PBX_DEFAULT_TRUNK_HOST) ?? "127.0.0.1",
     greetingMaxChars: parseCharacterCap(env.PBX_GREETING_MAX_CHARS),
-    webhookAllowPrivate: isOn(env.PBX_WEBHOOK_ALLOW_PRIVATE),
+    webhookAllowPrivate: webhookAllowPrivateFrom(env),
+    metricsListen: parseListen(env.PBX_METRICS_LISTEN),
   };
 }
