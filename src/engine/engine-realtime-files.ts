@@ -23,8 +23,9 @@ export class DatabaseUrlError extends Error {
 
 // A config value must not hold `;` (a comment), whitespace at its ends or a control character;
 // res_pgsql.conf has no quoting to carry them.
-const CONFIG_SAFE =
-  /^[^\s;\u0000-\u001f\u007f](?:[^;\u0000-\u001f\u007f]*[^\s;\u0000-\u001f\u007f])?$/;
+function configSafe(value: string): boolean {
+  return !/[;\p{Cc}]/u.test(value) && value.trim() === value;
+}
 const NAME_SAFE = /^[A-Za-z0-9_.-]{1,63}$/;
 
 /** Reads `postgres://user:password@host:port/dbname` (the form PBX_DATABASE_URL uses). */
@@ -60,7 +61,11 @@ export function parseDatabaseUrl(text: string): PgConnection {
   if (!NAME_SAFE.test(user)) {
     throw new DatabaseUrlError("--database-url needs a user name (letters, digits, _ . -)");
   }
-  if (password !== "" && !CONFIG_SAFE.test(password)) {
+  // res_config_pgsql has no "no password": it logs a warning and sends `asterisk`.
+  if (password === "") {
+    throw new DatabaseUrlError("--database-url needs a password (postgres://user:password@...)");
+  }
+  if (!configSafe(password)) {
     throw new DatabaseUrlError(
       "--database-url: the password may not hold ';', control characters or edge spaces",
     );
@@ -153,7 +158,7 @@ export function realtimeEngineFiles(db: PgConnection): Map<string, string> {
     `port = ${db.port}`,
     `dbname = ${db.dbname}`,
     `user = ${db.user}`,
-    ...(db.password ? [`password = ${db.password}`] : []),
+    `password = ${db.password}`,
     "appname = asterisk",
     // pbxctl owns the tables: never let Asterisk alter them.
     "requirements = warn",

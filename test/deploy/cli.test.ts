@@ -280,7 +280,7 @@ test("engine init --pjsip realtime adds sorcery, extconfig and res_pgsql; file m
         "other than localhost",
       ],
       [["--pjsip", "realtime", "--database-url", "postgres://a:x%3By@h/c"], "may not hold ';'"],
-      [["--pjsip", "realtime", "--database-url", "postgres://a@h/"], "needs a database name"],
+      [["--pjsip", "realtime", "--database-url", "postgres://a:b@h/"], "needs a database name"],
     ] as const) {
       const bad = await runCommand(EngineInit, ["--etc", join(dir, "bad"), ...args]);
       assert.is(bad.code, 1, args.join(" "));
