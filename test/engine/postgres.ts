@@ -2,7 +2,7 @@
 // `postgres` user (PostgreSQL refuses root) on a free loopback port, driven with Debian's psql,
 // and stopped by its PID whatever happens.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { chownSync, existsSync } from "node:fs";
+import { chownSync, closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -15,6 +15,8 @@ export interface Postgres {
   readonly port: number;
   /** `postgres://postgres:pbxctl@127.0.0.1:<port>/postgres` (trust: any password, loopback only). */
   readonly url: string;
+  /** The server's log so far: every statement it ran (`log_statement = all`). */
+  log(): string;
   /** Runs SQL through psql (stops at the first error) and resolves with its output. */
   sql(text: string): Promise<string>;
   stop(): Promise<void>;
@@ -41,11 +43,18 @@ export async function startPostgres(): Promise<Postgres> {
     cwd: dir,
   });
   const port = await freeLoopbackPort();
+  const logFile = join(dir, "server.log");
+  const logFd = openSync(logFile, "a");
+  chownSync(logFile, account.uid, account.gid);
   const child: ChildProcess = spawn(
     join(BIN, "postgres"),
-    ["-D", data, "-p", String(port), "-k", dir, "-c", "listen_addresses=127.0.0.1"],
-    { ...account, cwd: dir, stdio: "ignore" },
+    [
+      ...["-D", data, "-p", String(port), "-k", dir],
+      ...["-c", "listen_addresses=127.0.0.1", "-c", "log_statement=all"],
+    ],
+    { ...account, cwd: dir, stdio: ["ignore", logFd, logFd] },
   );
+  closeSync(logFd);
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -81,7 +90,8 @@ export async function startPostgres(): Promise<Postgres> {
     await stop();
     throw new Error(`PostgreSQL did not start on port ${port}: ${String(error)}`);
   }
-  return { port, url: `postgres://postgres:pbxctl@127.0.0.1:${port}/postgres`, sql, stop };
+  const log = () => readFileSync(logFile, "utf8");
+  return { port, url: `postgres://postgres:pbxctl@127.0.0.1:${port}/postgres`, log, sql, stop };
 }
 
 /** A SQL string literal (standard_conforming_strings is on: only `'` is doubled). */

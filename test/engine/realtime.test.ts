@@ -126,7 +126,13 @@ test("a phone registers with the digest from its row; a wrong password is refuse
 test("a user's rows inserted while the engine runs register with no reload", async (context) => {
   const since = context.engine.log().length;
   await context.db.sql(insertRows(userPjsipRows(context.state, "102")));
+  const queriesSince = context.db.log().length;
   assert.is(await register(context, "102", password("102")), "REGISTER_OK");
+  // disable_multi_domain: username identification looks up the endpoint id itself, never a
+  // `<user>@<domain>` that would miss (uncached) on every REGISTER.
+  const queries = context.db.log().slice(queriesSince);
+  assert.match(queries, `FROM ps_endpoints WHERE id = '${PREFIX}102'`, queries);
+  assert.not.match(queries, `'${PREFIX}102@`, queries);
   const log = context.engine.log().slice(since);
   assert.not.match(log, /[Rr]eload/, "nothing was reloaded");
   assert.equal(context.engine.problems(since), []);
