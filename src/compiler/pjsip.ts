@@ -1,7 +1,7 @@
 // An org's PJSIP objects: one endpoint, auth and aor per user (named with the org's context
 // prefix), and per trunk an endpoint, aor, optional outbound auth, identify and registration.
 // They are typed objects with raw values, printed two ways: as pjsip.conf sections (file mode,
-// `buildPjsip`) or as rows of Asterisk's realtime tables (pjsip-rows.ts).
+// `buildPjsip`) or as rows of Asterisk's realtime tables (pjsip-realtime.ts).
 // SIP passwords of users never appear: only `password_digest=md5:<hash>` (ASTERISK.md "PJSIP").
 import { compareAscii } from "../model/caller-id.js";
 import { type OrgState, SIP_REALM, type Trunk, type User } from "../model/org-state.js";
@@ -113,12 +113,12 @@ function trunkObjects(
   ];
   if (hasAuth) endpoint.push(field("outbound_auth", name));
   if (trunk.username !== null) endpoint.push(field("from_user", trunk.username));
-  const sections: PjsipObject[] = [
+  const objects: PjsipObject[] = [
     object("endpoint", name, endpoint, [`trunk ${trunk.name}`]),
     object("aor", name, [field("contact", sipUri(trunk))]),
   ];
   if (hasAuth) {
-    sections.push(
+    objects.push(
       object("auth", name, [
         field("auth_type", "digest"),
         field("username", trunk.username!),
@@ -135,7 +135,7 @@ function trunkObjects(
     ? [trunk.host, ...trunk.match.filter((m) => m !== trunk.host)]
     : [...trunk.match];
   if (match.length > 0) {
-    sections.push(
+    objects.push(
       object("identify", name, [field("endpoint", name), field("match", match.join(","))]),
     );
   }
@@ -157,10 +157,10 @@ function trunkObjects(
         field("line", "yes"),
       ];
       if (hasAuth) registration.push(field("outbound_auth", name));
-      sections.push(object("registration", name, registration));
+      objects.push(object("registration", name, registration));
     }
   }
-  return sections;
+  return objects;
 }
 
 /**
