@@ -181,15 +181,32 @@ function dialContext(plan: Plan): DialplanContext {
       );
     } else {
       entries.push(
-        extension(
-          user.extension,
-          [step(`Dial(PJSIP/${names.endpoint(user.extension)},\${ARG1})`), step("Return()")],
-          [`${user.name}: rings the softphone`],
-        ),
+        extension(user.extension, softphoneSteps(names.endpoint(user.extension)), [
+          `${user.name}: rings the softphone when it is registered`,
+        ]),
       );
     }
   });
   return context(names.dial, entries, { comments: ["Gosub(...,<extension>,1(<ring seconds>))"] });
+}
+
+/**
+ * Rings a softphone only while it has a reachable contact: `Dial(PJSIP/<endpoint>)` with none
+ * logs two engine ERRORs ("Could not create dialog", "Failed to create outgoing session") for
+ * what is a normal situation, a phone that is offline. The check reads only the length of
+ * PJSIP_DIAL_CONTACTS (contact URIs come from the phone's REGISTER: they are never put into the
+ * Dial arguments, where a `&` or `,` would dial or mean something else). An offline phone answers
+ * the caller's Gosub as Dial would have, DIALSTATUS=CHANUNAVAIL, so what follows the ring (hang
+ * up, the queue trying its next member) is the same as for a phone that does not answer.
+ */
+function softphoneSteps(endpoint: string): DialplanStep[] {
+  return [
+    step(`GotoIf($[\${LEN(\${PJSIP_DIAL_CONTACTS(${endpoint})})} = 0]?offline)`),
+    step(`Dial(PJSIP/${endpoint},\${ARG1})`),
+    step("Return()"),
+    step("Set(DIALSTATUS=CHANUNAVAIL)", "offline"),
+    step("Return()"),
+  ];
 }
 
 const SOURCE_WORDS: Record<ResolvedCallerId["source"], string> = {

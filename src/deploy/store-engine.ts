@@ -36,6 +36,8 @@ export interface ServerEngineOptions {
   debounceMs?: number;
   maxDelayMs?: number;
   reloadQueueOptions?: ReloadQueueOptions;
+  /** Orgs per batch of the start-up deploy (default 100). */
+  startupBatchSize?: number;
 }
 
 export interface ServerEngine {
@@ -89,6 +91,9 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+    ...(options.startupBatchSize !== undefined
+      ? { startupBatchSize: options.startupBatchSize }
+      : {}),
     onError: (orgId, error) =>
       logger?.error({ org_id: orgId, err: error.message }, "background deploy failed"),
     onDeployed: (orgId, records) => {
