@@ -507,6 +507,32 @@ test("the engine's answers to the call-control actions are those the fast suite'
       Account: acme.id,
       Async: "true",
     }),
+    // Refusals the API maps to documented errors (src/domain/engine-refusals.ts): a route the
+    // engine has not loaded, and a channel name it cannot dial.
+    await ask("no such extension", {
+      Action: "Originate",
+      Channel: `Local/101@${acme.prefix}internal`,
+      Context: `${acme.prefix}outbound`,
+      Exten: "nosuchexten",
+      Priority: "1",
+      Account: acme.id,
+      Async: "true",
+    }),
+    await ask("invalid channel", {
+      Action: "Originate",
+      Channel: "nochannel",
+      Context: `${acme.prefix}internal`,
+      Exten: "150",
+      Priority: "1",
+      Account: acme.id,
+      Async: "true",
+    }),
+    await ask("no extension", {
+      Action: "BlindTransfer",
+      Channel: `PJSIP/${acme.prefix}101-7fffffff`,
+      Context: `${acme.prefix}internal`,
+      Exten: "",
+    }),
     await ask("no such channel", {
       Action: "BlindTransfer",
       Channel: `PJSIP/${acme.prefix}101-7fffffff`,

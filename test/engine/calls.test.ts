@@ -207,10 +207,12 @@ test("rule 2: an invalid digit plays pbx-invalid and retries the menu", async ({
 });
 
 const options: Array<[digit: string, app: string, args: string | RegExp, what: string]> = [
-  ["1", "Dial", `PJSIP/${P}101,30`, "extension: the user's extension in the internal context"],
+  // No phone is registered here: the user is rung through the dial Gosub, which finds no
+  // contact and returns without Dial (the registered case: sip-client.test.ts).
+  ["1", "Gosub", `${P}dial,101,1(30)`, "extension: the user's extension in the internal context"],
   ["2", "Queue", new RegExp(`^${P}q600`), "queue: the queue number in the queue context"],
   ["3", "Goto", `${P}ivrm_501,s,1`, "ivr: the target IVR's extension in the IVR context"],
-  ["4", "Dial", `PJSIP/${P}150,30`, "ai_agent: the agent user's internal extension"],
+  ["4", "Gosub", `${P}dial,150,1(30)`, "ai_agent: the agent user's internal extension"],
   ["5", "VoiceMail", `101@${P}vm,u`, "voicemail: the mailbox"],
   ["6", "Playback", "auth-thankyou", "callback: a prompt after storing the caller"],
   ["#", "Playback", "vm-goodbye", "hangup: goodbye"],
@@ -288,7 +290,7 @@ test("queue timeout to a user: after max_wait the call rings that user", async (
     engine,
     `601@${P}queue`,
     "s@pbxtest-silent",
-    new RegExp(`Dial\\("[^"]*", "PJSIP/${P}103`),
+    new RegExp(`Executing \\[103@${P}dial:\\d+\\] Return`),
   );
   assertStep(list, "Queue", new RegExp(`^${P}q601`), "joined the queue");
   assertStep(list, "Goto", `${P}internal,103,1`, "timeout destination: user 103");
@@ -354,17 +356,25 @@ for (const [from, expected, rule] of callerIds) {
   });
 }
 
-test("every traced call logged no WARNING/ERROR but Asterisk's own for a phone that is offline", ({
+test("a call to a phone that never registered: no Dial, DIALSTATUS=CHANUNAVAIL, 0 ERROR lines", async ({
   engine,
 }) => {
-  // Dial(PJSIP/<user>) to an endpoint with no registered contact logs these two ERRORs in
-  // Asterisk 22; nothing else may appear.
-  const offline =
-    /Could not create dialog to invalid URI '[^']+'\. {2}Is endpoint registered and reachable\?|Failed to create outgoing session to endpoint '[^']+'/;
-  assert.equal(
-    engine.problems().filter((line) => !offline.test(line)),
-    [],
+  const since = engine.log().length;
+  const list = await traceCall(
+    engine,
+    `101@${P}internal`,
+    "s@pbxtest-silent",
+    new RegExp(`Executing \\[101@${P}internal:\\d+\\] Hangup`),
   );
+  const ring = list.filter((step) => step.context === `${P}dial`);
+  assert.equal(calls(ring), ["GotoIf(1?offline)", "Set(DIALSTATUS=CHANUNAVAIL)", "Return()"]);
+  // Dial(PJSIP/<user>) with no contact logged two ERRORs here ("Could not create dialog",
+  // "Failed to create outgoing session") before the dial Gosub checked for a contact.
+  assert.equal(engine.problems(since), []);
+});
+
+test("every traced call logged no WARNING or ERROR", ({ engine }) => {
+  assert.equal(engine.problems(), []);
 });
 
 test.run();

@@ -11,6 +11,7 @@
 // deployer's after-reload checks (`dialplan show`, `pjsip show endpoint`, `queue show`) see
 // what a real engine would.
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import { AMI_MAX_LINE_BYTES } from "../ami-connection.js";
 import {
   answersFor,
   fill,
@@ -18,7 +19,6 @@ import {
   recordedActionAnswer,
   type TranscriptAnswer,
 } from "./ami-transcript.js";
-import { AMI_MAX_LINE_BYTES } from "../ami-connection.js";
 import { FakeEngineConfig } from "./fake-engine-config.js";
 
 export interface ReceivedAction {
