@@ -1,8 +1,10 @@
 // An org's pjsip.conf: one endpoint, auth and aor per user (named with the org's context prefix),
 // and per trunk an endpoint, aor, optional outbound auth, identify and registration.
 // SIP passwords of users never appear: only `password_digest=md5:<hash>` (ASTERISK.md "PJSIP").
+
 import { compareAscii } from "../model/caller-id.js";
 import { type OrgState, SIP_REALM, type Trunk, type User } from "../model/org-state.js";
+import { identifyMatches } from "../model/trunk-identify.js";
 import { assertToken, commentText, dialplanText, pjsipValue } from "./escape.js";
 import { orgMohClass } from "./musiconhold.js";
 import { type OrgNames, orgNames } from "./names.js";
@@ -100,10 +102,7 @@ function trunkSections(
   // resolves host names in `match` once, at load, and warns for a name that does not resolve;
   // a registering trunk is identified by its line anyway, so its host is added only when it is
   // an address. A trunk that does not register has nothing else: its host is always added.
-  const hostIdentifies = !trunk.registration || isIpLiteral(trunk.host);
-  const match = hostIdentifies
-    ? [trunk.host, ...trunk.match.filter((m) => m !== trunk.host)]
-    : [...trunk.match];
+  const match = identifyMatches(trunk);
   if (match.length > 0) {
     sections.push(
       section(name, [
@@ -169,9 +168,4 @@ export function buildPjsip(state: OrgState, diagnostics: Diagnostic[]): Sections
     ],
     sections,
   };
-}
-
-/** An IPv4 address or a bracketed IPv6 address (the model's Host forms that are not names). */
-function isIpLiteral(host: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.startsWith("[");
 }

@@ -11,6 +11,7 @@ import { internationalDigits } from "./phone.js";
 import { isUsableDid } from "./refs.js";
 import { checkOrgFileSchema, OrgFileSchema, type SchemaDiagnostic } from "./schema-check.js";
 import { resolveSecrets, type SecretEnvironment } from "./secrets.js";
+import { identifyMatches, matchesOverlap } from "./trunk-identify.js";
 import { validateOrg } from "./validate.js";
 import {
   formatDiagnostic,
@@ -219,6 +220,7 @@ function crossOrgProblems(orgs: readonly LoadedOrg[]): FileDiagnostic[] {
   const ids = new Map<string, string>();
   const prefixes = new Map<string, string>();
   const numbers = new Map<string, string>();
+  const addresses: { entry: string; file: string }[] = [];
   for (const { file, state } of orgs) {
     const idOwner = ids.get(state.org.id);
     if (idOwner !== undefined) {
@@ -242,11 +244,30 @@ function crossOrgProblems(orgs: readonly LoadedOrg[]): FileDiagnostic[] {
       }
       claimed.push(key);
     });
+    // A carrier address or range another file's trunk matches: Asterisk would give its traffic
+    // to one of the two orgs (src/model/trunk-identify.ts). Pairwise, but over the few match
+    // entries of each org, not over its numbers.
+    const matched: { entry: string; file: string }[] = [];
+    state.trunks.forEach((trunk, t) => {
+      for (const entry of identifyMatches(trunk)) {
+        const owner = addresses.find((claim) => matchesOverlap(entry, claim.entry));
+        if (owner !== undefined) {
+          const m = trunk.match.indexOf(entry);
+          error(
+            file,
+            m < 0 ? `trunks[${t}].host` : `trunks[${t}].match[${m}]`,
+            `${entry} is already matched by a trunk in ${owner.file}`,
+          );
+        }
+        matched.push({ entry, file });
+      }
+    });
     // Claims are recorded after the org's own checks: a number twice in one file is the
     // single-org validator's concern, not a clash between files.
     if (idOwner === undefined) ids.set(state.org.id, file);
     if (prefixOwner === undefined) prefixes.set(state.org.context_prefix, file);
     for (const key of claimed) if (!numbers.has(key)) numbers.set(key, file);
+    addresses.push(...matched);
   }
   return problems;
 }

@@ -21,7 +21,11 @@ const MAIN = "aaaaaaaa-0000-4000-8000-0000000000b1";
 const MD5 = "5f4dcc3b5aa765d61d8327deb882cf99";
 
 function orgsYaml(carrierPort: number): string {
-  const trunk = `trunks: [ { name: carrier, host: 127.0.0.1, port: ${carrierPort} } ]
+  // Each org reaches the carrier at its own loopback address (the carrier listens on all of
+  // them): an address one org's trunk matches is that org's inbound traffic alone.
+  const trunk = (
+    host: string,
+  ) => `trunks: [ { name: carrier, host: ${host}, port: ${carrierPort} } ]
 outbound_routes: [ { name: India, patterns: ["_91XXXXXXXXXX", "_X."], trunk: carrier } ]`;
   return `
 org: { id: ${A}, name: Acme, context_prefix: ${P} }
@@ -55,18 +59,18 @@ dids:
   - { number: "+918065978001", is_default: true, routing_type: ivr, routing_destination: ${MAIN} }
   - { number: "+918065978002" }
   - { number: "+918065978003" }
-${trunk}
+${trunk("127.0.0.1")}
 ---
 # No default DID: the first assigned, active DID by number (rule 4).
 org: { id: bbbbbbbb-0000-4000-8000-000000000002, name: First by number, context_prefix: org_b_ }
 users: [ { extension: "101", name: Someone, sip: { md5_cred: ${MD5} } } ]
 dids: [ { number: "+918065978009" }, { number: "+918065978004" }, { number: "+918065978005", status: inactive } ]
-${trunk}
+${trunk("127.0.0.3")}
 ---
 # No DID at all: the sentinel (rule 5).
 org: { id: cccccccc-0000-4000-8000-000000000003, name: No DIDs, context_prefix: org_c_ }
 users: [ { extension: "101", name: Someone, sip: { md5_cred: ${MD5} } } ]
-${trunk}
+${trunk("127.0.0.4")}
 ---
 # A default DID outside the owned range becomes the sentinel; a local-form DID is 91 + rest.
 org: { id: dddddddd-0000-4000-8000-000000000004, name: Out of range, context_prefix: org_d_ }
@@ -74,7 +78,7 @@ users:
   - { extension: "101", name: Someone, sip: { md5_cred: ${MD5} } }
   - { extension: "102", name: Local form, outbound_did: "08065978029", sip: { md5_cred: ${MD5} } }
 dids: [ { number: "+14155550100", is_default: true }, { number: "08065978029" } ]
-${trunk}
+${trunk("127.0.0.5")}
 `;
 }
 
@@ -123,7 +127,7 @@ test.before(async (context) => {
     { environment: "prod", staging_endpoint: "staging-tunnel" },
   );
   context.carrier = new FakeCarrier();
-  await context.carrier.listen(carrierPort);
+  await context.carrier.listen(carrierPort, "0.0.0.0");
   context.engine = await boot(compiled.files, {
     etcFiles: { "extensions_test.conf": testDialplan() },
     extensionsAppend: '#include "extensions_test.conf"',
