@@ -195,9 +195,10 @@ function dialContext(plan: Plan): DialplanContext {
  * logs two engine ERRORs ("Could not create dialog", "Failed to create outgoing session") for
  * what is a normal situation, a phone that is offline. The check reads only the length of
  * PJSIP_DIAL_CONTACTS (contact URIs come from the phone's REGISTER: they are never put into the
- * Dial arguments, where a `&` or `,` would dial or mean something else). An offline phone answers
- * the caller's Gosub as Dial would have, DIALSTATUS=CHANUNAVAIL, so what follows the ring (hang
- * up, the queue trying its next member) is the same as for a phone that does not answer.
+ * Dial arguments, where a `&` or `,` would dial or mean something else). An offline phone ends
+ * the call as Dial's failure did: DIALSTATUS=CHANUNAVAIL and hang-up cause 3 (no route to
+ * destination), so the call record stays FAILED, webhooks say `call.failed` and a queue moves
+ * on to its next member. Every caller of the dial Gosub hangs up after it anyway.
  */
 function softphoneSteps(endpoint: string): DialplanStep[] {
   return [
@@ -205,7 +206,7 @@ function softphoneSteps(endpoint: string): DialplanStep[] {
     step(`Dial(PJSIP/${endpoint},\${ARG1})`),
     step("Return()"),
     step("Set(DIALSTATUS=CHANUNAVAIL)", "offline"),
-    step("Return()"),
+    step("Hangup(3)"),
   ];
 }
 

@@ -14,7 +14,6 @@ import {
   ORG_A,
   ORG_B,
   PREFIX_A,
-  SCENARIO_CARRIER_HOST,
   SCENARIO_ORGS,
   SCENARIOS,
   scenarioDialplan,

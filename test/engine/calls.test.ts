@@ -294,7 +294,7 @@ test("queue timeout to a user: after max_wait the call rings that user", async (
     engine,
     `601@${P}queue`,
     "s@pbxtest-silent",
-    new RegExp(`Executing \\[103@${P}dial:\\d+\\] Return`),
+    new RegExp(`Executing \\[103@${P}dial:\\d+\\] Hangup`),
   );
   assertStep(list, "Queue", new RegExp(`^${P}q601`), "joined the queue");
   assertStep(list, "Goto", `${P}internal,103,1`, "timeout destination: user 103");
@@ -368,10 +368,11 @@ test("a call to a phone that never registered: no Dial, DIALSTATUS=CHANUNAVAIL, 
     engine,
     `101@${P}internal`,
     "s@pbxtest-silent",
-    new RegExp(`Executing \\[101@${P}internal:\\d+\\] Hangup`),
+    new RegExp(`Executing \\[101@${P}dial:\\d+\\] Hangup`),
   );
   const ring = list.filter((step) => step.context === `${P}dial`);
-  assert.equal(calls(ring), ["GotoIf(1?offline)", "Set(DIALSTATUS=CHANUNAVAIL)", "Return()"]);
+  // Ended as Dial's failure did (cause 3): the record stays FAILED, the webhook call.failed.
+  assert.equal(calls(ring), ["GotoIf(1?offline)", "Set(DIALSTATUS=CHANUNAVAIL)", "Hangup(3)"]);
   // Dial(PJSIP/<user>) with no contact logged two ERRORs here ("Could not create dialog",
   // "Failed to create outgoing session") before the dial Gosub checked for a contact.
   assert.equal(engine.problems(since), []);
