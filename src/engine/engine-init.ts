@@ -18,7 +18,7 @@ import {
   parseDatabaseUrl,
   REALTIME_MODULES,
   realtimeEngineFiles,
-  realtimePjsipGlobal,
+  realtimePjsipGlobalOptions,
 } from "./engine-realtime-files.js";
 
 export interface EngineInitOptions {
@@ -109,6 +109,7 @@ export function engineInitFiles(options: {
       "[global]",
       "type = global",
       "endpoint_identifier_order = username,ip",
+      ...(options.realtime ? realtimePjsipGlobalOptions() : []),
       "",
       "[transport-udp]",
       "type = transport",
@@ -120,7 +121,6 @@ export function engineInitFiles(options: {
       "protocol = tcp",
       `bind = ${sipBind}`,
       "",
-      ...(options.realtime ? realtimePjsipGlobal() : []),
       include("pjsip.conf"),
       "",
     ].join("\n"),
