@@ -15,7 +15,7 @@ import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../doma
 import { startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
-import { type Db, openStore } from "../store/database.js";
+import { type Db, openMigratedStore, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
@@ -47,6 +47,8 @@ export interface StartServerOptions {
   config: Config;
   logger: Logger;
   db?: Db;
+  /** False: refuse a store whose schema is behind instead of migrating it (`serve --no-migrate`). */
+  migrate?: boolean;
   /** A scheduler of the caller's (tests): no engine is built, `/config/*` answers 503. */
   deployScheduler?: DeployScheduler;
   engineHealth?: EngineHealthProbe;
@@ -58,7 +60,11 @@ export interface StartServerOptions {
 
 /** Opens (and migrates) the store, builds the app and listens on config.host:config.port. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const db = options.db ?? (await openStore(options.config.dbFile));
+  const db =
+    options.db ??
+    (options.migrate === false
+      ? await openMigratedStore(options.config.store)
+      : await openStore(options.config.store));
   const engine = options.deployScheduler
     ? null
     : createServerEngine({
