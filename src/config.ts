@@ -125,6 +125,15 @@ export function storeLocationFrom(env: NodeJS.ProcessEnv, sqliteFile: string): S
   return { kind: "postgres", url, poolSize };
 }
 
+/**
+ * The store of the data directory `dataDir` (else PBX_DATA_DIR, else ./var), for commands that
+ * need only the store: PBX_DATABASE_URL when set, else that directory's pbx.db.
+ */
+export function dataDirStore(env: NodeJS.ProcessEnv, dataDir: string | undefined): StoreLocation {
+  const dir = resolve(dataDir ?? nonEmpty(env.PBX_DATA_DIR) ?? "./var");
+  return storeLocationFrom(env, join(dir, "pbx.db"));
+}
+
 /** Reads `name` in the data dir, or writes `make()` there (mode 0600) and returns it. */
 function persisted(
   dataDir: string,
