@@ -3,7 +3,6 @@
 // checksum must agree, the command refuses a target that holds rows, and the copied install must
 // answer a scripted set of API reads exactly as the original does. Needs a PostgreSQL cluster:
 // it runs under `npm run test:pg` (the copy's target), never on a SQLite-only run.
-import { randomBytes } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
@@ -13,7 +12,7 @@ import { addToPool, adminHeaders, assignFromPool, orgKey } from "../api/dids-fix
 import { startTestApp, type TestApp } from "../api/helpers.js";
 import { callFixtures, ORG_A, ORG_B, rewriteOrgs } from "../calls/fixture-events.js";
 import { runCommand } from "../cli/run-command.js";
-import { testPostgresUrl } from "./test-database.js";
+import { emptyStoreLocation, testPostgresUrl } from "./test-database.js";
 
 const test = suite("db copy");
 const adminUrl = testPostgresUrl();
@@ -197,28 +196,11 @@ async function answers(app: TestApp, paths: readonly string[], adminToken: strin
   return out;
 }
 
-async function emptyDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const pg = (await import("pg")).default;
-  const name = `copy_${randomBytes(6).toString("hex")}`;
-  const run = async (statement: string) => {
-    const client = new pg.Client({ connectionString: adminUrl! });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl!);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
 if (adminUrl) {
   test("a SQLite install copied to PostgreSQL: equal counts and checksums, identical answers", async () => {
     const original = await startTestApp({ sqliteOnly: true });
-    const target = await emptyDatabase();
+    const target = await emptyStoreLocation("");
+    const targetUrl = target.location.kind === "postgres" ? target.location.url : "";
     let copy: TestApp | undefined;
     try {
       const { paths } = await seed(original);
@@ -226,7 +208,7 @@ if (adminUrl) {
         "--from",
         original.config.dbFile,
         "--to",
-        target.url,
+        targetUrl,
         "--json",
       ]);
       assert.is(copied.code, 0, copied.stderr + copied.stdout);
@@ -273,12 +255,7 @@ if (adminUrl) {
       }
 
       // A second copy into the now filled database is refused, and changes nothing.
-      const again = await runCommand(DbCopy, [
-        "--from",
-        original.config.dbFile,
-        "--to",
-        target.url,
-      ]);
+      const again = await runCommand(DbCopy, ["--from", original.config.dbFile, "--to", targetUrl]);
       assert.is(again.code, 1);
       assert.match(
         `${again.stderr}${again.error?.message ?? ""}`,
@@ -288,7 +265,7 @@ if (adminUrl) {
       copy = await startTestApp({
         install: {
           dataDir: original.config.dataDir,
-          store: { kind: "postgres", url: target.url, poolSize: 4 },
+          store: { kind: "postgres", url: targetUrl, poolSize: 4 },
         },
       });
       const token = await original.adminToken();

@@ -25,6 +25,7 @@ import * as tickets from "./2401-tickets.js";
 import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
 import * as compliance from "./2601-compliance.js";
+import * as orgLedIndexes from "./2602-org-led-indexes.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -49,4 +50,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2501-crm", crm],
   ["2502-customer-tunnels", customerTunnels],
   ["2601-compliance", compliance],
+  ["2602-org-led-indexes", orgLedIndexes],
 ];
