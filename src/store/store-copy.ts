@@ -200,6 +200,8 @@ export async function copyStore(source: Db, target: Db): Promise<TableCopy[]> {
   await target.transaction().execute(async (trx) => {
     for (const shape of shapes) await copyTable(source, trx, shape);
   });
+  // Fresh statistics, so the planner knows the copied tables' sizes from the first request.
+  await sql`analyze`.execute(target);
   const copies: TableCopy[] = [];
   for (const shape of shapes) {
     const before = await tableChecksum(source, shape);
