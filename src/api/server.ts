@@ -17,7 +17,7 @@ import { startWebhookService, type WebhookService } from "../domain/webhook-serv
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
 import { noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
-import { type Db, openStore } from "../store/database.js";
+import { type Db, openMigratedStore, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
@@ -55,6 +55,8 @@ export interface StartServerOptions {
   config: Config;
   logger: Logger;
   db?: Db;
+  /** False: refuse a store whose schema is behind instead of migrating it (`serve --no-migrate`). */
+  migrate?: boolean;
   /** A scheduler of the caller's (tests): no engine is built, `/config/*` answers 503. */
   deployScheduler?: DeployScheduler;
   engineHealth?: EngineHealthProbe;
@@ -74,7 +76,11 @@ function urlOf(server: Server): string {
 
 /** Opens (and migrates) the store, builds the app and listens on config.host:config.port. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const db = options.db ?? (await openStore(options.config.dbFile));
+  const db =
+    options.db ??
+    (options.migrate === false
+      ? await openMigratedStore(options.config.store)
+      : await openStore(options.config.store));
   const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
   const instruments = metrics?.instruments ?? noInstruments;
   const engine = options.deployScheduler

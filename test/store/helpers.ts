@@ -1,18 +1,27 @@
-// A fresh, migrated SQLite store in a temporary directory.
+// A fresh, migrated store: a SQLite file in a temporary directory, or on `npm run test:pg` a
+// fresh PostgreSQL database (test-database.ts). `sqliteOnly`: a test about the SQLite file
+// itself (its pragmas, a second connection to it), which keeps running on SQLite.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { type Db, openStore } from "../../src/store/database.js";
+import { storeDialect } from "../../src/store/dialect.js";
+import { freshStoreLocation } from "./test-database.js";
 
-export async function freshStore(): Promise<{ db: Db; file: string; close(): Promise<void> }> {
+export async function freshStore(
+  options: { sqliteOnly?: boolean } = {},
+): Promise<{ db: Db; file: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "pbx-store-"));
   const file = join(dir, "pbx.db");
-  const db = await openStore(file);
+  const store = await freshStoreLocation(file, options);
+  const db = await openStore(store.location);
   return {
     db,
     file,
     async close() {
       await db.destroy();
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -47,4 +56,26 @@ export async function insertOrg(
       updated_at: now,
     })
     .execute();
+}
+
+/**
+ * Makes every audit-log insert fail (a trigger raising `audit log unavailable`, in the store's own
+ * dialect) until the returned function is called.
+ */
+export async function breakAuditInserts(db: Db): Promise<() => Promise<void>> {
+  if (storeDialect(db) === "postgres") {
+    await sql`CREATE FUNCTION test_audit_down() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'audit log unavailable'; END $$`.execute(db);
+    await sql`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
+      FOR EACH ROW EXECUTE FUNCTION test_audit_down()`.execute(db);
+    return async () => {
+      await sql`DROP TRIGGER test_audit_down ON audit_log`.execute(db);
+      await sql`DROP FUNCTION test_audit_down()`.execute(db);
+    };
+  }
+  await sql`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
+    BEGIN SELECT RAISE(ABORT, 'audit log unavailable'); END`.execute(db);
+  return async () => {
+    await sql`DROP TRIGGER test_audit_down`.execute(db);
+  };
 }

@@ -3,14 +3,15 @@
 // API replica on one database sees the same counts: a guesser cannot multiply its rate by the
 // number of replicas.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("login_throttle")
     .addColumn("key", "varchar(200)", (c) => c.primaryKey())
     .addColumn("failures", "integer", (c) => c.notNull())
-    .addColumn("last_failure_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("locked_until", "varchar(32)")
+    .addColumn("last_failure_at", timeType(db), (c) => c.notNull())
+    .addColumn("locked_until", timeType(db))
     .execute();
   // Old rows are swept by age.
   await db.schema

@@ -27,6 +27,7 @@ import * as customerTunnels from "./2502-customer-tunnels.js";
 import * as compliance from "./2601-compliance.js";
 import * as loginThrottle from "./2802-login-throttle.js";
 import * as didSource from "./2803-did-source.js";
+import * as orgLedIndexes from "./2804-org-led-indexes.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -53,4 +54,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2601-compliance", compliance],
   ["2802-login-throttle", loginThrottle],
   ["2803-did-source", didSource],
+  ["2804-org-led-indexes", orgLedIndexes],
 ];
