@@ -1,6 +1,6 @@
 // Row types of every table, as Kysely sees them. Booleans are integers (0/1) and lists are JSON
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
-import type { Insertable, Selectable, Updateable } from "kysely";
+import type { Generated, Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type {
   AuditLogTable,
@@ -232,6 +232,8 @@ export interface WebhooksTable {
   /** Deliveries that ended `failed` since the last success. */
   failed_deliveries_in_row: number;
   deactivated_reason: DeactivatedReason | null;
+  /** The `<timestamp>` of the webhook's last event (migration 2701): the next one is above it. */
+  last_event_micros: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -258,8 +260,25 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   replay_of: string | null;
   claim_token: string | null;
+  /** An in-flight attempt's claim ends then; past it the row is due again (migration 2701). */
+  lease_until: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A role that runs on one replica at a time, held until `expires_at` unless renewed (2701). */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  acquired_at: string;
+  expires_at: string;
+}
+
+/** An org whose saves the deployer has not handled yet: `seq` grows with each save (2701). */
+export interface DeployRequestsTable {
+  org_id: string;
+  seq: number;
+  requested_at: string;
 }
 
 export interface Database extends TicketTables {
@@ -284,6 +303,8 @@ export interface Database extends TicketTables {
   sip_contacts: SipContactsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  leases: LeasesTable;
+  deploy_requests: DeployRequestsTable;
   crm_records: CrmRecordsTable;
   crm_fields: CrmFieldsTable;
   customer_tunnels: CustomerTunnelsTable;

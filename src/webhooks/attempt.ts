@@ -169,6 +169,7 @@ export async function recordAttempts(
           last_error: outcome.error,
         },
         at,
+        row.claim_token,
       );
     }
     for (const [webhookId, list] of byWebhook) {

@@ -24,6 +24,7 @@ import * as trunkRegistrations from "./2201-trunk-registrations.js";
 import * as tickets from "./2401-tickets.js";
 import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
+import * as replicaCoordination from "./2701-replica-coordination.js";
 import * as compliance from "./2601-compliance.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
@@ -49,4 +50,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2501-crm", crm],
   ["2502-customer-tunnels", customerTunnels],
   ["2601-compliance", compliance],
+  ["2701-replica-coordination", replicaCoordination],
 ];
