@@ -26,6 +26,10 @@ export interface StoreDeploysOptions {
   onDeployed?: (orgId: string, records: DeployRecord[]) => void;
   /** Orgs compiled per deployer batch at start-up (default 100): bounds memory. */
   startupBatchSize?: number;
+  /** Told before a background deploy reads the org from the store (the shared deploy requests). */
+  onBuildStart?: (orgId: string) => Promise<void>;
+  /** Whether a deploy of the org is requested in the store (by any replica) and not done yet. */
+  requested?: (orgId: string) => Promise<boolean>;
 }
 
 /** What a deploy of one org changed. */
@@ -209,7 +213,9 @@ export class StoreDeploys {
         desiredRevision !== null &&
         (desiredRevision === appliedRevision ||
           (appliedRevision === null && desiredRevision === revisionOf([]))),
-      deployScheduled: this.scheduler.pendingOrgs.includes(orgId),
+      deployScheduled:
+        this.scheduler.pendingOrgs.includes(orgId) ||
+        ((await this.options.requested?.(orgId)) ?? false),
       compileError,
       deploys,
     };
@@ -266,6 +272,7 @@ export class StoreDeploys {
   }
 
   private async buildOrg(orgId: string, trigger: string) {
+    await this.options.onBuildStart?.(orgId);
     try {
       return await this.builds.orgBuild(orgId);
     } catch (error) {

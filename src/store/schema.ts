@@ -274,10 +274,14 @@ export interface LeasesTable {
   expires_at: string;
 }
 
-/** An org whose saves the deployer has not handled yet: `seq` grows with each save (2701). */
+/** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2701). */
 export interface DeployRequestsTable {
   org_id: string;
   seq: number;
+  /** The highest `seq` a successful deploy covered; pending while `seq` is above it. */
+  done_seq: Generated<number>;
+  /** The replica whose save bumped `seq` last. */
+  requested_by: string;
   requested_at: string;
 }
 

@@ -46,7 +46,7 @@ test.after(async () => app.close());
 test("GET /health reports store and engine without auth", async () => {
   const res = await app.request("GET", "/health");
   assert.is(res.status, 200);
-  assert.equal(res.body, { status: "ok", store: "ok", engine: "files-only" });
+  assert.equal(res.body, { status: "ok", store: "ok", engine: "files-only", database: "sqlite" });
 });
 
 test("an unexpected error is a bare 500 with a request id, no internals", async () => {

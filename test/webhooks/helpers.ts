@@ -35,7 +35,7 @@ export async function openWebhookDb(file: string, migrate = true): Promise<Db> {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   if (migrate) {
     await up(db);
-    await upReplicaCoordination(db);
+    await upReplicaCoordination(db as unknown as Kysely<unknown>);
   }
   return db;
 }

@@ -4,13 +4,13 @@
 //   ingest, the ticket poller, the retention purge); a holder renews its row, another replica
 //   takes it once `expires_at` has passed.
 // - `deploy_requests`: a save on any replica bumps its org's `seq`; the deployer-lease holder
-//   deploys orgs whose requests it has not handled and removes the rows it covered.
+//   deploys orgs whose `seq` is above `done_seq` and raises `done_seq` to what it covered.
 // - `webhooks.last_event_micros`: the last `<timestamp>` given to one of the webhook's events;
 //   each event takes the next one under the webhook row's lock, so `<webhookId>_<timestamp>` is
 //   unique whichever replica emits.
 // - `webhook_deliveries.lease_until`: an attempt in flight is claimed until then; past it, the
 //   row is due again for any replica (a replica killed mid-delivery leaves nothing stuck).
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -24,7 +24,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable("deploy_requests")
     .addColumn("org_id", "varchar(36)", (c) => c.primaryKey())
     .addColumn("seq", "integer", (c) => c.notNull())
+    // The highest `seq` a successful deploy covered: pending while `seq` is above it. Never
+    // reset, so a deployer's memory of what it scheduled stays valid.
+    .addColumn("done_seq", "integer", (c) => c.notNull().defaultTo(0))
+    // The replica of the last save: the deployer schedules its own replica's saves directly and
+    // only needs to pick up the others' from here.
+    .addColumn("requested_by", "varchar(200)", (c) => c.notNull())
     .addColumn("requested_at", "varchar(32)", (c) => c.notNull())
+    .execute();
+  // The deployer's poll reads only the pending rows, however many orgs the table has seen.
+  await db.schema
+    .createIndex("deploy_requests_pending")
+    .on("deploy_requests")
+    .column("org_id")
+    .where(sql.ref("seq"), ">", sql.ref("done_seq"))
     .execute();
   await db.schema
     .alterTable("webhooks")
