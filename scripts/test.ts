@@ -1,15 +1,23 @@
 // Runs every uvu suite under test/ (optionally filtered by a path substring) in one process and
 // closes with a plain "N passed, N failed" line, which CI reads to know that tests really ran.
 // `--engine` runs test/engine/ instead: those suites boot a real Asterisk 22 (PBX_ASTERISK_PREFIX)
-// and are never part of the fast suite.
+// and are never part of the fast suite. `--pg` runs the fast suite again with every store on a
+// throwaway PostgreSQL 15 cluster (test/store/test-database.ts), stopped by PID when the run ends.
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { asteriskInstallOrExit } from "../src/engine/testing/asterisk-install.js";
+import { migrateToLatest, openStoreHandle } from "../src/store/database.js";
+import {
+  type PostgresCluster,
+  startPostgresCluster,
+} from "../src/store/testing/postgres-cluster.js";
+import { TEMPLATE_DATABASE, TEST_POSTGRES_VARIABLE } from "../test/store/test-database.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const engine = process.argv.includes("--engine");
-const filters = process.argv.slice(2).filter((arg) => arg !== "--engine");
+const postgres = process.argv.includes("--pg");
+const filters = process.argv.slice(2).filter((arg) => arg !== "--engine" && arg !== "--pg");
 const engineDir = join("test", "engine");
 
 // Never a silent skip: without an engine the engine suite cannot say anything.
@@ -39,10 +47,42 @@ if (files.length === 0) {
 // the filter semantics simple.
 const escaped = files.map((file) => file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
 const pattern = `^(${escaped.join("|")})$`;
+/** A cluster with the migrated template database every test's database is copied from. */
+async function startTestCluster(): Promise<PostgresCluster> {
+  const cluster = await startPostgresCluster();
+  try {
+    await cluster.admin(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
+    const db = openStoreHandle({
+      kind: "postgres",
+      url: cluster.url(TEMPLATE_DATABASE),
+      poolSize: 1,
+    });
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.destroy();
+    }
+    return cluster;
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+}
+
+const cluster = postgres ? await startTestCluster() : null;
+if (cluster) console.log(`PostgreSQL test cluster on port ${cluster.port} (pid ${cluster.pid})`);
 const child = spawn(
   process.execPath,
   ["--import", "tsx", join(root, "node_modules/uvu/bin.js"), ".", pattern, "--color=false"],
-  { cwd: root, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NODE_ENV: "test" } },
+  {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+    env: {
+      ...process.env,
+      NODE_ENV: "test",
+      ...(cluster ? { [TEST_POSTGRES_VARIABLE]: cluster.url("postgres") } : {}),
+    },
+  },
 );
 
 let tail = "";
@@ -50,7 +90,8 @@ child.stdout.on("data", (chunk: Buffer) => {
   process.stdout.write(chunk);
   tail = (tail + chunk.toString()).slice(-4000);
 });
-child.on("close", (code) => {
+child.on("close", async (code) => {
+  await cluster?.stop();
   const total = Number(/Total:\s+(\d+)/.exec(tail)?.[1] ?? 0);
   const passed = Number(/Passed:\s+(\d+)/.exec(tail)?.[1] ?? 0);
   const skipped = Number(/Skipped:\s+(\d+)/.exec(tail)?.[1] ?? 0);

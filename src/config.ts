@@ -14,10 +14,20 @@ export interface OidcConfig {
   jwksUrl: string;
 }
 
+/**
+ * Where the store lives: the embedded SQLite file of the data directory, or a PostgreSQL
+ * database (PBX_DATABASE_URL) reached through a pool of `poolSize` connections per process.
+ */
+export type StoreLocation =
+  | { kind: "sqlite"; file: string }
+  | { kind: "postgres"; url: string; poolSize: number };
+
 export interface Config {
   dataDir: string;
-  /** SQLite file of the store. */
+  /** SQLite file of the data directory (the store unless PBX_DATABASE_URL is set). */
   dbFile: string;
+  /** The store this process opens: PBX_DATABASE_URL when set, else `dbFile`. */
+  store: StoreLocation;
   /** Sounds directory (IVR greetings under `greetings/`): PBX_SOUNDS_DIR, else <data-dir>/sounds. */
   soundsDir: string;
   /** Call recordings (`<org id>/<uniqueid>.wav`): PBX_RECORDINGS_DIR, else <data-dir>/recordings. */
@@ -101,6 +111,26 @@ function parseCharacterCap(value: string | undefined): number | null {
   return cap;
 }
 
+/** Connections one process opens to PostgreSQL at most, unless PBX_DATABASE_POOL_SIZE says. */
+export const DEFAULT_DATABASE_POOL_SIZE = 10;
+
+/** PBX_DATABASE_URL / PBX_DATABASE_POOL_SIZE, else the data directory's SQLite file. */
+export function storeLocationFrom(env: NodeJS.ProcessEnv, sqliteFile: string): StoreLocation {
+  const url = nonEmpty(env.PBX_DATABASE_URL);
+  const poolText = nonEmpty(env.PBX_DATABASE_POOL_SIZE);
+  const poolSize = poolText === undefined ? DEFAULT_DATABASE_POOL_SIZE : Number(poolText);
+  if (!Number.isSafeInteger(poolSize) || poolSize < 1 || poolSize > 1000) {
+    throw new Error(
+      `invalid PBX_DATABASE_POOL_SIZE: ${poolText} (need a whole number of connections 1-1000)`,
+    );
+  }
+  if (url === undefined) return { kind: "sqlite", file: sqliteFile };
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    throw new Error("invalid PBX_DATABASE_URL: need a postgres:// or postgresql:// URL");
+  }
+  return { kind: "postgres", url, poolSize };
+}
+
 /**
  * Reads `name` in the data dir, or writes `make()` there (mode 0600) and returns it. Replicas
  * sharing one data dir may start at the same moment: the value is written whole to a file of
@@ -172,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
   return {
     dataDir,
     dbFile: join(dataDir, "pbx.db"),
+    store: storeLocationFrom(env, join(dataDir, "pbx.db")),
     soundsDir: resolveEnginePaths(env, dataDir).soundsDir,
     recordingsDir: resolveEnginePaths(env, dataDir).recordingsDir,
     port,

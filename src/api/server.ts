@@ -18,7 +18,7 @@ import { startWebhookService, type WebhookService } from "../domain/webhook-serv
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
 import { mediaDirsProbe } from "../media-check.js";
 import { ReplicaRoles, type ReplicaRolesOptions } from "../replica/roles.js";
-import { type Db, openStore } from "../store/database.js";
+import { type Db, openMigratedStore, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
@@ -52,6 +52,8 @@ export interface StartServerOptions {
   config: Config;
   logger: Logger;
   db?: Db;
+  /** False: refuse a store whose schema is behind instead of migrating it (`serve --no-migrate`). */
+  migrate?: boolean;
   /** A scheduler of the caller's (tests): no engine is built, `/config/*` answers 503. */
   deployScheduler?: DeployScheduler;
   engineHealth?: EngineHealthProbe;
@@ -65,7 +67,11 @@ export interface StartServerOptions {
 
 /** Opens (and migrates) the store, builds the app and listens on config.host:config.port. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const db = options.db ?? (await openStore(options.config.dbFile));
+  const db =
+    options.db ??
+    (options.migrate === false
+      ? await openMigratedStore(options.config.store)
+      : await openStore(options.config.store));
   const replicaId = options.config.replicaId;
   // Several replicas may share this store (issue 23): every one serves the API and delivers
   // webhooks (claims are leases); the roles that must run once are taken by lease.

@@ -3,6 +3,7 @@
 // deploy scheduler (SPEC.md §8). The answer never waits for the deploy and never fails because
 // of it.
 import type { Db } from "../store/database.js";
+import { lockOrgForWrite } from "../store/org-write-lock.js";
 import type { DomainDeps } from "./deps.js";
 
 /**
@@ -23,14 +24,18 @@ export function notifyConfigChanged(
 
 /**
  * Runs `write` in one transaction and, once it has committed, schedules the org's deploy. The
- * write's result is returned; a write that throws rolls back and schedules nothing.
+ * write's result is returned; a write that throws rolls back and schedules nothing. Saves of one
+ * org run one at a time (`lockOrgForWrite`), whichever store and however many replicas.
  */
 export async function changeOrgConfig<T>(
   deps: Pick<DomainDeps, "db" | "deployScheduler">,
   orgId: string,
   write: (trx: Db) => Promise<T>,
 ): Promise<T> {
-  const result = await deps.db.transaction().execute(write);
+  const result = await deps.db.transaction().execute(async (trx) => {
+    await lockOrgForWrite(trx, orgId);
+    return write(trx);
+  });
   notifyConfigChanged(deps, orgId);
   return result;
 }

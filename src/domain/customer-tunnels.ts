@@ -14,7 +14,7 @@ import {
   parseWgDump,
   renderWgQuick,
 } from "../model/wireguard.js";
-import { isUniqueViolation } from "../store/constraint-errors.js";
+import { isUniqueViolationOf } from "../store/constraint-errors.js";
 import {
   type CustomerTunnelRow,
   clearStagingExcept,
@@ -176,14 +176,11 @@ function apply(row: CustomerTunnelRow, input: TunnelInput): CustomerTunnelRow {
 }
 
 function conflictOf(error: unknown, row: CustomerTunnelRow): never {
-  if (isUniqueViolation(error)) {
-    const text = String((error as Error).message);
-    if (text.includes("customer_tunnels.interface")) {
-      throw new Conflict(`Interface ${row.interface} is already used by another tunnel`);
-    }
-    if (text.includes("listen_port")) {
-      throw new Conflict(`Listen port ${row.listen_port} is already used by another tunnel`);
-    }
+  if (isUniqueViolationOf(error, "customer_tunnels", "interface")) {
+    throw new Conflict(`Interface ${row.interface} is already used by another tunnel`);
+  }
+  if (isUniqueViolationOf(error, "customer_tunnels", "listen_port")) {
+    throw new Conflict(`Listen port ${row.listen_port} is already used by another tunnel`);
   }
   throw error;
 }

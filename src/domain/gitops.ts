@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { relative, resolve, sep } from "node:path";
 import { simpleGit } from "simple-git";
-import { loadConfig } from "../config.js";
+import { loadConfig, storeLocationFrom } from "../config.js";
 import type { DeployRecord } from "../deploy/deploy-log.js";
 import type { StoreDeploys } from "../deploy/store-deploys.js";
 import type { LoadedOrg } from "../model/files.js";
@@ -33,7 +33,8 @@ export async function openDataStore(
   options: { create: boolean },
 ): Promise<DataStore> {
   const dir = resolve(dataDir ?? (env.PBX_DATA_DIR || "./var"));
-  if (!options.create && !existsSync(resolve(dir, "pbx.db"))) {
+  const store = storeLocationFrom(env, resolve(dir, "pbx.db"));
+  if (!options.create && store.kind === "sqlite" && !existsSync(store.file)) {
     throw new NoStoreError(`no store in ${dir} (pbx.db): give --data-dir or PBX_DATA_DIR`);
   }
   const config = loadConfig(
@@ -42,7 +43,7 @@ export async function openDataStore(
   );
   return {
     dataDir: config.dataDir,
-    db: await openStore(config.dbFile),
+    db: await openStore(store),
     serverKey: config.serverKey,
   };
 }

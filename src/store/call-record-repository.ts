@@ -10,6 +10,7 @@ import type {
   NewCallRecordRow,
 } from "./call-tables.js";
 import type { Db } from "./database.js";
+import { caseInsensitiveLike, storeDialect } from "./dialect.js";
 
 export interface CallFilters {
   /** ISO 8601 UTC bounds on the call's start, `from` inclusive, `to` exclusive. */
@@ -83,12 +84,12 @@ export async function foldIntoCall(db: Db, orgId: string, row: NewCallRecordRow)
         dst: pick<string>("dst"),
         channel: pick<string>("channel"),
         dstchannel: pick<string>("dstchannel"),
-        calldate: sql<string>`min(calls.calldate, excluded.calldate)`,
+        calldate: sql<string>`CASE WHEN excluded.calldate < calls.calldate THEN excluded.calldate ELSE calls.calldate END`,
         enddate: sql<
           string | null
-        >`CASE WHEN calls.enddate IS NULL THEN excluded.enddate WHEN excluded.enddate IS NULL THEN calls.enddate ELSE max(calls.enddate, excluded.enddate) END`,
-        duration: sql<number>`max(calls.duration, excluded.duration)`,
-        billsec: sql<number>`max(calls.billsec, excluded.billsec)`,
+        >`CASE WHEN calls.enddate IS NULL THEN excluded.enddate WHEN excluded.enddate IS NULL THEN calls.enddate WHEN excluded.enddate > calls.enddate THEN excluded.enddate ELSE calls.enddate END`,
+        duration: sql<number>`CASE WHEN excluded.duration > calls.duration THEN excluded.duration ELSE calls.duration END`,
+        billsec: sql<number>`CASE WHEN excluded.billsec > calls.billsec THEN excluded.billsec ELSE calls.billsec END`,
         disposition: sql<string>`CASE WHEN ${DISPOSITION_RANK("excluded.disposition")} > ${DISPOSITION_RANK("calls.disposition")} THEN excluded.disposition ELSE calls.disposition END`,
         direction: sql<CallDirection>`CASE WHEN ${DIRECTION_RANK("excluded.direction")} > ${DIRECTION_RANK("calls.direction")} THEN excluded.direction ELSE calls.direction END`,
         recording_file: sql<string | null>`coalesce(calls.recording_file, excluded.recording_file)`,
@@ -106,8 +107,9 @@ function callsOf(db: Db, orgId: string, filters: CallFilters) {
   if (filters.disposition) query = query.where("calls.disposition", "=", filters.disposition);
   if (filters.number) {
     const like = `%${filters.number}%`;
+    const likeIgnoringCase = caseInsensitiveLike(db);
     query = query.where((eb) =>
-      eb.or([eb("calls.src", "like", like), eb("calls.dst", "like", like)]),
+      eb.or([eb("calls.src", likeIgnoringCase, like), eb("calls.dst", likeIgnoringCase, like)]),
     );
   }
   if (filters.extension) {
@@ -181,11 +183,21 @@ export async function callTotals(db: Db, orgId: string, filters: CallFilters): P
   const row = await callsOf(db, orgId, filters)
     .select((eb) => [
       eb.fn.countAll<number>().as("total"),
-      sql<number>`coalesce(sum(calls.disposition = 'ANSWERED'), 0)`.as("answered"),
-      sql<number>`coalesce(sum(calls.disposition <> 'ANSWERED'), 0)`.as("missed"),
-      sql<number>`coalesce(sum(calls.direction = 'inbound'), 0)`.as("inbound"),
-      sql<number>`coalesce(sum(calls.direction = 'outbound'), 0)`.as("outbound"),
-      sql<number>`coalesce(sum(calls.direction = 'internal'), 0)`.as("internal"),
+      sql<number>`coalesce(sum(CASE WHEN calls.disposition = 'ANSWERED' THEN 1 ELSE 0 END), 0)`.as(
+        "answered",
+      ),
+      sql<number>`coalesce(sum(CASE WHEN calls.disposition <> 'ANSWERED' THEN 1 ELSE 0 END), 0)`.as(
+        "missed",
+      ),
+      sql<number>`coalesce(sum(CASE WHEN calls.direction = 'inbound' THEN 1 ELSE 0 END), 0)`.as(
+        "inbound",
+      ),
+      sql<number>`coalesce(sum(CASE WHEN calls.direction = 'outbound' THEN 1 ELSE 0 END), 0)`.as(
+        "outbound",
+      ),
+      sql<number>`coalesce(sum(CASE WHEN calls.direction = 'internal' THEN 1 ELSE 0 END), 0)`.as(
+        "internal",
+      ),
     ])
     .executeTakeFirstOrThrow();
   return {
@@ -221,16 +233,32 @@ export async function listOrgMarkers(db: Db): Promise<{ id: string; context_pref
 }
 
 /**
- * Moves whenever an org is added: the highest rowid of the organizations table (SQLite never
- * reuses a higher one while it exists, and finding it is one index probe), so the call tracker can
- * ask it on every event that names no known org.
+ * Moves whenever an org is added, so the call tracker can ask it on every event that names no
+ * known org. SQLite: the highest rowid of the organizations table (never reused while a higher one
+ * exists; one index probe). PostgreSQL has no rowid: see `orgMarkerGenerationPostgres`.
  */
 export async function orgMarkerGeneration(db: Db): Promise<number> {
+  if (storeDialect(db) === "postgres") return orgMarkerGenerationPostgres(db);
   const row = await db
     .selectFrom("organizations")
     .select(sql<number>`coalesce(max(rowid), 0)`.as("generation"))
     .executeTakeFirstOrThrow();
   return Number(row.generation);
+}
+
+/**
+ * The newest org's creation time in milliseconds, times 1000, plus the org count modulo 1000: a
+ * new org moves it (a later creation time, or one more org created in the same millisecond). Its
+ * one blind spot, an org deleted and another created within the same millisecond, only delays
+ * the new org's markers until the next one is added or the tracker restarts.
+ */
+async function orgMarkerGenerationPostgres(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("organizations")
+    .select((eb) => [eb.fn.countAll<number>().as("count"), eb.fn.max("created_at").as("latest")])
+    .executeTakeFirstOrThrow();
+  const latest = row.latest ? Date.parse(row.latest) : 0;
+  return latest * 1000 + (Number(row.count) % 1000);
 }
 
 /** Stores one journey event unless the same (uniqueid, event, timestamp) is stored. */

@@ -11,3 +11,23 @@ export function isUniqueViolation(error: unknown): boolean {
     code === "23505"
   );
 }
+
+/**
+ * True when `error` is a duplicate key on `table`'s `column` (a one-column unique constraint).
+ * SQLite names it in the message (`UNIQUE constraint failed: table.column`), PostgreSQL in the
+ * detail (`Key (column)=(value) already exists.`) of an error on that table.
+ */
+export function isUniqueViolationOf(error: unknown, table: string, column: string): boolean {
+  if (!isUniqueViolation(error)) return false;
+  const {
+    message,
+    table: pgTable,
+    detail,
+  } = error as {
+    message?: unknown;
+    table?: unknown;
+    detail?: unknown;
+  };
+  if (String(message).includes(`${table}.${column}`)) return true;
+  return pgTable === table && String(detail).startsWith(`Key (${column})=`);
+}

@@ -2,6 +2,7 @@
 // definitions in `crm_fields`. Every read takes the org id first and filters on it.
 import { sql } from "kysely";
 import type { Db } from "./database.js";
+import { caseInsensitiveLike, storeDialect } from "./dialect.js";
 
 export type CrmKind = "lead" | "client";
 
@@ -53,6 +54,20 @@ function likeOf(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** The record's `tags` (a JSON array of strings) hold `tag`. */
+function hasTag(db: Db, tag: string) {
+  return storeDialect(db) === "postgres"
+    ? sql<boolean>`exists (select 1 from json_array_elements_text(crm_records.tags::json) as t(value) where t.value = ${tag})`
+    : sql<boolean>`exists (select 1 from json_each(crm_records.tags) where json_each.value = ${tag})`;
+}
+
+/** The record's `custom` (a JSON object) without the key `name`. */
+function withoutCustomValue(db: Db, name: string) {
+  return storeDialect(db) === "postgres"
+    ? sql<string>`(custom::jsonb - ${name}::text)::text`
+    : sql<string>`json_remove(custom, ${`$.${name}`})`;
+}
+
 function recordsOf(db: Db, orgId: string, kind: CrmKind, filters: CrmFilters) {
   let query = db
     .selectFrom("crm_records")
@@ -62,18 +77,17 @@ function recordsOf(db: Db, orgId: string, kind: CrmKind, filters: CrmFilters) {
   if (filters.owner) query = query.where("owner", "=", filters.owner);
   if (filters.tag) {
     const tag = filters.tag;
-    query = query.where(
-      sql<boolean>`exists (select 1 from json_each(crm_records.tags) where json_each.value = ${tag})`,
-    );
+    query = query.where(hasTag(db, tag));
   }
   if (filters.q) {
     const like = likeOf(filters.q);
+    const likeIgnoringCase = caseInsensitiveLike(db);
     const digits = filters.q.replace(/[^0-9]/g, "");
     query = query.where((eb) =>
       eb.or([
-        eb(sql`name`, "like", sql`${like} escape '\\'`),
-        eb(sql`email`, "like", sql`${like} escape '\\'`),
-        eb(sql`company`, "like", sql`${like} escape '\\'`),
+        eb(sql`name`, likeIgnoringCase, sql`${like} escape '\\'`),
+        eb(sql`email`, likeIgnoringCase, sql`${like} escape '\\'`),
+        eb(sql`company`, likeIgnoringCase, sql`${like} escape '\\'`),
         ...(digits.length > 0 ? [eb("phone", "like", `%${digits}%`)] : []),
       ]),
     );
@@ -184,7 +198,7 @@ export async function deleteCrmField(db: Db, orgId: string, field: CrmFieldRow):
     .execute();
   await db
     .updateTable("crm_records")
-    .set({ custom: sql<string>`json_remove(custom, ${`$.${field.name}`})` })
+    .set({ custom: withoutCustomValue(db, field.name) })
     .where("org_id", "=", orgId)
     .execute();
 }

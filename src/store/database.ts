@@ -1,4 +1,5 @@
-// Opens the embedded SQLite store and brings its schema up to date.
+// Opens the store (the embedded SQLite file, or PostgreSQL when PBX_DATABASE_URL says so) and
+// brings its schema up to date.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
@@ -14,6 +15,9 @@ import {
   type SqliteDatabase as SqliteDialectDatabase,
   sql,
 } from "kysely";
+import type { StoreLocation } from "../config.js";
+import { openPostgres } from "./database-postgres.js";
+import { storeDialect } from "./dialect.js";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
 
@@ -67,7 +71,8 @@ const generations = new WeakMap<Db, () => string>();
  * A value that changes whenever anything in the store changes: a commit by this process
  * (SQLite's total_changes()) or by any other connection, such as `pbxctl apply` beside a running
  * server (PRAGMA data_version). Null for handles not opened here (transactions), which must not
- * use cached reads.
+ * use cached reads, and for PostgreSQL, where other replicas commit without this process being
+ * able to see it cheaply: its reads are never cached.
  */
 export function storeGeneration(db: Db): string | null {
   return generations.get(db)?.() ?? null;
@@ -95,23 +100,80 @@ const provider: MigrationProvider = {
   },
 };
 
-/** Runs every pending migration; throws with the failing migration's name and cause. */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === "Error");
-  if (error) {
-    const cause = error instanceof Error ? error.message : String(error);
+type MigrationStep = Awaited<ReturnType<Migrator["migrateUp"]>>;
+
+function migrated(step: MigrationStep): string[] {
+  const failed = step.results?.find((r) => r.status === "Error");
+  if (step.error) {
+    const cause = step.error instanceof Error ? step.error.message : String(step.error);
     throw new Error(`migration ${failed?.migrationName ?? "?"} failed: ${cause}`);
   }
-  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+  return (step.results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
-/** Opens `file` and migrates it: the one call the server and CLI need. */
-export async function openStore(file: string): Promise<Db> {
-  const db = openSqlite(file);
-  await migrateToLatest(db);
+/**
+ * Runs every pending migration; throws with the failing migration's name and cause. On
+ * PostgreSQL each migration is its own transaction (Kysely would run all pending ones in one),
+ * under Kysely's migration lock, so replicas starting together migrate once and a failure keeps
+ * every migration before it.
+ */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  if (storeDialect(db) === "sqlite") return migrated(await migrator.migrateToLatest());
+  const done: string[] = [];
+  for (;;) {
+    const step = migrated(await migrator.migrateUp());
+    if (step.length === 0) return done;
+    done.push(...step);
+  }
+}
+
+/** A handle on the store at `location` (a SQLite file path, or where config says), unmigrated. */
+export function openStoreHandle(location: StoreLocation | string): Db {
+  if (typeof location === "string") return openSqlite(location);
+  if (location.kind === "sqlite") return openSqlite(location.file);
+  return openPostgres(location.url, location.poolSize);
+}
+
+/** Opens the store and migrates it: the one call the server and CLI need. */
+export async function openStore(location: StoreLocation | string): Promise<Db> {
+  const db = openStoreHandle(location);
+  try {
+    await migrateToLatest(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
   return db;
+}
+
+/** The store's schema is older than this build's migrations. */
+export class StoreBehindError extends Error {
+  override readonly name = "StoreBehindError";
+}
+
+/** Opens the store without migrating it, and fails unless its schema is up to date. */
+export async function openMigratedStore(location: StoreLocation | string): Promise<Db> {
+  const db = openStoreHandle(location);
+  try {
+    const pending = await pendingMigrations(db);
+    if (pending.length > 0) {
+      throw new StoreBehindError(
+        `the store needs migrating (${pending.join(", ")} pending): run pbxctl db migrate, or serve without --no-migrate`,
+      );
+    }
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return db;
+}
+
+/** The migrations not yet applied to `db`, in the order they would run. */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const all = await migrator.getMigrations();
+  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
 /** True when the store answers a trivial query (for /health). */

@@ -10,3 +10,11 @@ export type StoreDialect = "sqlite" | "postgres";
 export function storeDialect(db: Db): StoreDialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
 }
+
+/**
+ * The operator that matches a LIKE pattern ignoring case on this engine: SQLite's `like` already
+ * ignores ASCII case, PostgreSQL's does not (`ilike` does).
+ */
+export function caseInsensitiveLike(db: Db): "like" | "ilike" {
+  return storeDialect(db) === "postgres" ? "ilike" : "like";
+}

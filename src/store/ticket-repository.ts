@@ -1,5 +1,6 @@
 // Tickets and their history of changes (migration 2401). Every read takes the org id first.
 import type { Db } from "./database.js";
+import { caseInsensitiveLike } from "./dialect.js";
 import type {
   TicketHistoryRow,
   TicketPriority,
@@ -28,7 +29,7 @@ export function createTicketRepository(db: Db) {
     if (filters.status) query = query.where("status", "=", filters.status);
     if (filters.source) query = query.where("source", "=", filters.source);
     if (filters.priority) query = query.where("priority", "=", filters.priority);
-    if (filters.phone) query = query.where("phone", "like", `%${filters.phone}%`);
+    if (filters.phone) query = query.where("phone", caseInsensitiveLike(db), `%${filters.phone}%`);
     if (filters.from) query = query.where("created_at", ">=", filters.from);
     if (filters.to) query = query.where("created_at", "<", filters.to);
     return query;

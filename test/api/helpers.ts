@@ -1,4 +1,5 @@
-// Starts the real app on a loopback port over a fresh SQLite file, with a recording deploy
+// Starts the real app on a loopback port over a fresh store (SQLite, or PostgreSQL under
+// `npm run test:pg`), with a recording deploy
 // scheduler and a clock the test moves.
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
@@ -15,6 +16,7 @@ import type { CallControlPort } from "../../src/domain/call-control.js";
 import type { LiveCallsView } from "../../src/domain/live-calls.js";
 import type { IdentityVerifier } from "../../src/domain/user-login.js";
 import { type Db, openStore } from "../../src/store/database.js";
+import { freshStoreLocation } from "../store/test-database.js";
 import { createContract } from "./contract.js";
 
 export const ADMIN_PASSWORD = "admin-test-password";
@@ -67,7 +69,8 @@ export async function startTestApp(
     },
     { dataDir: dir, port: 0, host: "127.0.0.1" },
   );
-  const db = await openStore(config.dbFile);
+  const store = await freshStoreLocation(config.dbFile);
+  const db = await openStore(store.location);
   const deploys: string[] = [];
   const clock = {
     now: new Date("2026-01-01T00:00:00Z"),
@@ -152,6 +155,7 @@ export async function startTestApp(
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.destroy();
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,18 +1,25 @@
-// A fresh, migrated SQLite store in a temporary directory.
+// A fresh, migrated store: a SQLite file in a temporary directory, or on `npm run test:pg` a
+// fresh PostgreSQL database (test-database.ts). `sqliteOnly`: a test about the SQLite file
+// itself (its pragmas, a second connection to it), which keeps running on SQLite.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Db, openStore } from "../../src/store/database.js";
+import { freshStoreLocation } from "./test-database.js";
 
-export async function freshStore(): Promise<{ db: Db; file: string; close(): Promise<void> }> {
+export async function freshStore(
+  options: { sqliteOnly?: boolean } = {},
+): Promise<{ db: Db; file: string; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "pbx-store-"));
   const file = join(dir, "pbx.db");
-  const db = await openStore(file);
+  const store = await freshStoreLocation(file, options);
+  const db = await openStore(store.location);
   return {
     db,
     file,
     async close() {
       await db.destroy();
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

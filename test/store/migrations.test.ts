@@ -45,7 +45,7 @@ test("migrations are listed in strictly increasing name order (Kysely refuses an
 });
 
 test("the store file is in WAL mode with foreign keys on", async () => {
-  const store = await freshStore();
+  const store = await freshStore({ sqliteOnly: true });
   try {
     const { sql } = await import("kysely");
     const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db);

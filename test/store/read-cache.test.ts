@@ -28,7 +28,7 @@ function user(extension: string, name: string) {
 const names = (rows: ReadonlyArray<{ user: { name: string } }>) => rows.map((r) => r.user.name);
 
 test("a repeated read is served from the cache until this handle writes", async () => {
-  const store = await freshStore();
+  const store = await freshStore({ sqliteOnly: true });
   try {
     await insertOrg(store.db, ORG);
     const repo = createUserRepository(store.db);
@@ -50,7 +50,7 @@ test("a repeated read is served from the cache until this handle writes", async 
 });
 
 test("a commit by another connection to the same file ends the reuse", async () => {
-  const store = await freshStore();
+  const store = await freshStore({ sqliteOnly: true });
   const other = openSqlite(store.file);
   try {
     await insertOrg(store.db, ORG);
@@ -65,7 +65,7 @@ test("a commit by another connection to the same file ends the reuse", async () 
 });
 
 test("transactions read through; a rolled-back write leaves the right answer", async () => {
-  const store = await freshStore();
+  const store = await freshStore({ sqliteOnly: true });
   try {
     await insertOrg(store.db, ORG);
     let loads = 0;
@@ -97,7 +97,7 @@ test("transactions read through; a rolled-back write leaves the right answer", a
 });
 
 test("nothing found is not kept: the next read loads again", async () => {
-  const store = await freshStore();
+  const store = await freshStore({ sqliteOnly: true });
   try {
     let loads = 0;
     const missing = () =>

@@ -4,11 +4,13 @@ import pretty from "pino-pretty";
 import { startServer } from "../../api/server.js";
 import { loadConfig } from "../../config.js";
 import { EngineConfigError } from "../../engine/index.js";
+import { StoreBehindError } from "../../store/database.js";
 
 export default class Serve extends Command {
   static override summary = "Serve the REST API, the OpenAPI document and the documentation pages.";
   static override description =
-    "Opens (and migrates) the SQLite store in the data directory, then listens until SIGTERM or " +
+    "Opens (and migrates, unless --no-migrate) the store (PBX_DATABASE_URL, else the SQLite " +
+    "file of the data directory), then listens until SIGTERM or " +
     "SIGINT, finishing open requests and pending deploys before it exits. On start it deploys " +
     "whatever differs into the engine directory (<data-dir>/asterisk or PBX_ASTERISK_DIR) so it " +
     "holds every active org, the gateway and the include files; saves deploy in the background. " +
@@ -23,6 +25,12 @@ export default class Serve extends Command {
     host: Flags.string({ summary: "Address to bind (env PBX_HOST, default 127.0.0.1)." }),
     "data-dir": Flags.directory({
       summary: "Store, secrets and engine files (env PBX_DATA_DIR, default ./var).",
+    }),
+    migrate: Flags.boolean({
+      summary:
+        "Migrate the store on start (default). --no-migrate refuses to start on a store whose schema is behind: run `pbxctl db migrate` first (rolling upgrades).",
+      default: true,
+      allowNo: true,
     }),
     pretty: Flags.boolean({
       summary: "Human-readable logs instead of JSON lines.",
@@ -49,10 +57,12 @@ export default class Serve extends Command {
     }
     let running: Awaited<ReturnType<typeof startServer>>;
     try {
-      running = await startServer({ config, logger, env: process.env });
+      running = await startServer({ config, logger, env: process.env, migrate: flags.migrate });
     } catch (error) {
       // Bad PBX_ENGINE / PBX_AMI_* / PBX_ENVIRONMENT: one line, no stack trace.
-      if (error instanceof EngineConfigError) this.error(error.message, { exit: 1 });
+      if (error instanceof EngineConfigError || error instanceof StoreBehindError) {
+        this.error(error.message, { exit: 1 });
+      }
       throw error;
     }
     logger.info(

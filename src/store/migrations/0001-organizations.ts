@@ -1,5 +1,6 @@
 // Organizations (tenants) with their hashed/encrypted credentials and request state.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -17,9 +18,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("api_secret_hash", "text", (c) => c.notNull())
     .addColumn("request_status", "varchar(20)")
     .addColumn("requested_by_email", "varchar(320)")
-    .addColumn("decided_at", "varchar(32)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("decided_at", timeType(db))
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("organizations_request_status")

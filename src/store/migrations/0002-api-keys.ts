@@ -1,5 +1,6 @@
 // Granular per-org API keys (`ak_`), stored as digests.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -13,8 +14,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("key_prefix", "varchar(16)", (c) => c.notNull())
     .addColumn("secret_hash", "text", (c) => c.notNull())
     .addColumn("permissions", "text", (c) => c.notNull())
-    .addColumn("revoked_at", "varchar(32)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("revoked_at", timeType(db))
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema.createIndex("api_keys_org").on("api_keys").column("org_id").execute();
 }

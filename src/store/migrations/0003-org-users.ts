@@ -1,5 +1,6 @@
 // Platform users (people signing in through the identity provider) with a role in one org.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -13,8 +14,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("name", "varchar(100)")
     .addColumn("role", "varchar(20)", (c) => c.notNull())
     .addColumn("status", "varchar(20)", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .addUniqueConstraint("org_users_org_email", ["org_id", "email"])
     .execute();
   await db.schema.createIndex("org_users_email").on("org_users").column("email").execute();

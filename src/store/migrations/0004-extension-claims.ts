@@ -1,6 +1,7 @@
 // One row per internal number in use by a user, IVR or queue of an org. The unique constraint is
 // what keeps two concurrent creates from both taking the same extension.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -11,7 +12,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("extension", "varchar(15)", (c) => c.notNull())
     .addColumn("owner_type", "varchar(10)", (c) => c.notNull())
     .addColumn("owner_id", "varchar(36)", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
     .addPrimaryKeyConstraint("extension_claims_pk", ["org_id", "extension"])
     .execute();
   await db.schema

@@ -1,5 +1,6 @@
 // SIP users (extensions) of an org.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -19,8 +20,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("call_recording", "integer", (c) => c.notNull())
     .addColumn("sip_md5_cred", "varchar(32)")
     .addColumn("sip_password_env", "varchar(64)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .addUniqueConstraint("users_org_extension", ["org_id", "extension"])
     .execute();
 }

@@ -1,5 +1,6 @@
 // Call queues and their members (by user extension).
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -15,8 +16,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("max_wait", "integer", (c) => c.notNull())
     .addColumn("timeout_destination_type", "varchar(10)", (c) => c.notNull())
     .addColumn("timeout_destination", "varchar(64)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .addUniqueConstraint("queues_org_number", ["org_id", "number"])
     .execute();
   await db.schema

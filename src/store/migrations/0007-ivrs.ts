@@ -1,5 +1,6 @@
 // IVR menus and their options (one per digit).
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -18,8 +19,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("greeting_voice", "varchar(60)", (c) => c.notNull())
     .addColumn("greeting_prompt", "varchar(64)")
     .addColumn("direct_extension_dial", "integer", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .addUniqueConstraint("ivrs_org_extension", ["org_id", "extension"])
     .execute();
   await db.schema

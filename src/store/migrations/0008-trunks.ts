@@ -1,5 +1,6 @@
 // SIP trunks of an org.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -18,8 +19,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("registration", "integer", (c) => c.notNull())
     .addColumn("codecs", "text", (c) => c.notNull())
     .addColumn("match_hosts", "text", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .addUniqueConstraint("trunks_org_name", ["org_id", "name"])
     .execute();
 }

@@ -1,5 +1,6 @@
 // Outbound routes (dial patterns sent through a trunk).
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -14,8 +15,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("prepend_digits", "varchar(20)", (c) => c.notNull())
     .addColumn("caller_id_override", "varchar(20)")
     .addColumn("position", "integer", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("outbound_routes_org")

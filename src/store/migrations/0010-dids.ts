@@ -1,5 +1,6 @@
 // DIDs (the pool and the numbers assigned to orgs) and orgs' requests for pool numbers.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -15,8 +16,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("routing_type", "varchar(20)")
     .addColumn("routing_destination", "varchar(64)")
     .addColumn("routing_environment", "varchar(10)", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema.createIndex("dids_org").on("dids").column("org_id").execute();
   await db.schema.createIndex("dids_pool_status").on("dids").column("pool_status").execute();
@@ -31,8 +32,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )
     .addColumn("status", "varchar(20)", (c) => c.notNull())
     .addColumn("requested_by", "varchar(320)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("decided_at", "varchar(32)")
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("decided_at", timeType(db))
     .execute();
   await db.schema.createIndex("did_requests_status").on("did_requests").column("status").execute();
 }

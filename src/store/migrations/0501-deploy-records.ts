@@ -1,6 +1,7 @@
 // What was deployed and what the engine runs, kept in the store so that the server, `pbxctl apply`
 // and `/config/status` share one record (src/deploy/store-deploy-log.ts reads and writes these).
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -10,7 +11,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("revision", "varchar(64)", (c) => c.notNull())
     .addColumn("result", "varchar(16)", (c) => c.notNull())
     .addColumn("trigger", "varchar(32)", (c) => c.notNull())
-    .addColumn("started_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("started_at", timeType(db), (c) => c.notNull())
     // The whole record as JSON: files, reloads with their output, health, error.
     .addColumn("record", "text", (c) => c.notNull())
     .execute();
@@ -28,7 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable("applied_revisions")
     .addColumn("unit", "varchar(64)", (c) => c.primaryKey())
     .addColumn("revision", "varchar(64)", (c) => c.notNull())
-    .addColumn("applied_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("applied_at", timeType(db), (c) => c.notNull())
     .addColumn("deploy_id", "varchar(36)", (c) => c.notNull())
     // JSON: content hash per file, and the size/mtime/inode stamps of each file.
     .addColumn("files", "text", (c) => c.notNull())

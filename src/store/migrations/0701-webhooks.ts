@@ -1,6 +1,7 @@
 // The webhooks table and the deliveries table (the outbox). Portable SQL: varchar/integer/text
 // only, ISO-8601 UTC strings for instants (they sort as text), no SQLite-only features.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on today's table types
 export async function up(db: Kysely<any>): Promise<void> {
@@ -16,14 +17,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("active", "integer", (c) => c.notNull())
     .addColumn("retry_count", "integer", (c) => c.notNull())
     .addColumn("timeout_ms", "integer", (c) => c.notNull())
-    .addColumn("last_delivery", "varchar(32)")
+    .addColumn("last_delivery", timeType(db))
     .addColumn("last_status", "integer")
     .addColumn("last_error", "varchar(500)")
     .addColumn("failure_count", "integer", (c) => c.notNull())
     .addColumn("failed_deliveries_in_row", "integer", (c) => c.notNull())
     .addColumn("deactivated_reason", "varchar(32)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema.createIndex("webhooks_org").on("webhooks").column("org_id").execute();
 
@@ -40,15 +41,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("data", "text", (c) => c.notNull())
     .addColumn("status", "varchar(16)", (c) => c.notNull())
     .addColumn("attempt", "integer", (c) => c.notNull())
-    .addColumn("next_attempt_at", "varchar(32)")
-    .addColumn("last_attempt_at", "varchar(32)")
+    .addColumn("next_attempt_at", timeType(db))
+    .addColumn("last_attempt_at", timeType(db))
     .addColumn("last_status", "integer")
     .addColumn("last_latency_ms", "integer")
     .addColumn("last_error", "varchar(500)")
     .addColumn("replay_of", "varchar(36)")
     .addColumn("claim_token", "varchar(36)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("webhook_deliveries_due")

@@ -5,19 +5,20 @@
 // No foreign key to organizations: records outlive the objects they mention, and a record of an
 // org deleted later must still be stored when its event is replayed.
 import type { Kysely } from "kysely";
+import { serialKey, serialType, timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("call_records")
-    .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("id", serialType(db), serialKey(db))
     // Null when no rule 3 clause matched (e.g. the carrier's leg): stored, never listed.
     .addColumn("org_id", "varchar(36)")
     .addColumn("uniqueid", "varchar(150)", (c) => c.notNull())
     .addColumn("sequence", "integer", (c) => c.notNull())
     .addColumn("linkedid", "varchar(150)", (c) => c.notNull())
-    .addColumn("calldate", "varchar(32)", (c) => c.notNull())
-    .addColumn("answerdate", "varchar(32)")
-    .addColumn("enddate", "varchar(32)")
+    .addColumn("calldate", timeType(db), (c) => c.notNull())
+    .addColumn("answerdate", timeType(db))
+    .addColumn("enddate", timeType(db))
     .addColumn("src", "varchar(80)", (c) => c.notNull())
     .addColumn("dst", "varchar(80)", (c) => c.notNull())
     .addColumn("dcontext", "varchar(80)", (c) => c.notNull())
@@ -33,7 +34,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("peeraccount", "varchar(80)", (c) => c.notNull())
     .addColumn("direction", "varchar(10)", (c) => c.notNull())
     .addColumn("recording_file", "varchar(256)")
-    .addColumn("ingested_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("ingested_at", timeType(db), (c) => c.notNull())
     .execute();
   // A replayed event (reconnect, restart, a second listener) must never add a second row.
   await db.schema
@@ -68,8 +69,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // The first record of the call (earliest calldate, then lowest sequence) speaks for it.
     .addColumn("first_uniqueid", "varchar(150)", (c) => c.notNull())
     .addColumn("first_sequence", "integer", (c) => c.notNull())
-    .addColumn("calldate", "varchar(32)", (c) => c.notNull())
-    .addColumn("enddate", "varchar(32)")
+    .addColumn("calldate", timeType(db), (c) => c.notNull())
+    .addColumn("enddate", timeType(db))
     .addColumn("src", "varchar(80)", (c) => c.notNull())
     .addColumn("dst", "varchar(80)", (c) => c.notNull())
     .addColumn("channel", "varchar(80)", (c) => c.notNull())
@@ -92,7 +93,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // engine's own event time; only those of a channel rule 3 gives to an org.
   await db.schema
     .createTable("call_events")
-    .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("id", serialType(db), serialKey(db))
     .addColumn("org_id", "varchar(36)", (c) => c.notNull())
     .addColumn("linkedid", "varchar(150)", (c) => c.notNull())
     .addColumn("uniqueid", "varchar(150)", (c) => c.notNull())

@@ -4,6 +4,7 @@
 // concurrent repeats cannot both originate; the primary key starts with org_id, so one org's keys
 // never meet another's.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -17,7 +18,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // Null while the first request is still running.
     .addColumn("status", "integer")
     .addColumn("response", "text")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
     .addPrimaryKeyConstraint("idempotency_keys_pk", ["org_id", "key"])
     .execute();
 }

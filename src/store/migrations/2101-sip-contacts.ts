@@ -3,6 +3,7 @@
 // a replayed `ContactStatus` event (reconnect, restart of the service) changes nothing and emits
 // nothing. The primary key starts with org_id, so one org's rows never meet another's.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -10,7 +11,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("org_id", "varchar(36)", (c) => c.notNull())
     .addColumn("aor", "varchar(255)", (c) => c.notNull())
     .addColumn("uri", "varchar(1024)", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
     .addPrimaryKeyConstraint("sip_contacts_pk", ["org_id", "aor", "uri"])
     .execute();
 }

@@ -4,6 +4,7 @@
 // nothing and emits nothing. The primary key starts with org_id, so one org's rows never meet
 // another's.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -11,7 +12,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("org_id", "varchar(36)", (c) => c.notNull())
     .addColumn("registration", "varchar(255)", (c) => c.notNull())
     .addColumn("status", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .addPrimaryKeyConstraint("trunk_registrations_pk", ["org_id", "registration"])
     .execute();
 }

@@ -3,6 +3,7 @@
 // poller's cursor and its own outbox of POSTs, the ticket-opened message outbox (provider
 // message and workflow trigger), the messaging settings, ticket alerts and WhatsApp templates.
 import { type Kysely, sql } from "kysely";
+import { currentTime, serialKey, serialType, timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -17,8 +18,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("linkedid", "varchar(150)", (c) => c.notNull())
     .addColumn("assignee", "varchar(200)")
     .addColumn("note", "text")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("tickets_org_created")
@@ -34,11 +35,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable("ticket_history")
-    .addColumn("id", "integer", (c) => c.primaryKey().autoIncrement())
+    .addColumn("id", serialType(db), serialKey(db))
     .addColumn("ticket_id", "varchar(36)", (c) =>
       c.notNull().references("tickets.id").onDelete("cascade"),
     )
-    .addColumn("at", "varchar(32)", (c) => c.notNull())
+    .addColumn("at", timeType(db), (c) => c.notNull())
     .addColumn("actor", "varchar(200)", (c) => c.notNull())
     .addColumn("action", "varchar(20)", (c) => c.notNull())
     // JSON object: field -> {from, to}.
@@ -60,8 +61,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("status", "varchar(10)", (c) => c.notNull())
     .addColumn("outcome", "varchar(40)")
     .addColumn("ticket_id", "varchar(36)")
-    .addColumn("received_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("decided_at", "varchar(32)")
+    .addColumn("received_at", timeType(db), (c) => c.notNull())
+    .addColumn("decided_at", timeType(db))
     .addPrimaryKeyConstraint("ticket_intake_pk", ["org_id", "linkedid"])
     .execute();
   await db.schema
@@ -73,15 +74,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("ticket_poller_state")
     .addColumn("name", "varchar(40)", (c) => c.primaryKey())
-    .addColumn("last_record_id", "integer", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("last_record_id", serialType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   // A store upgraded with calls in it starts polling after them: the calls of before the upgrade
   // are history, not tickets to open now.
   await sql`INSERT INTO ticket_poller_state (name, last_record_id, updated_at)
-    SELECT 'call_records', coalesce(max(id), 0), strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM call_records`.execute(
-    db,
-  );
+    SELECT 'call_records', coalesce(max(id), 0), ${currentTime(db)} FROM call_records`.execute(db);
   // The calls the poller found, written with its cursor in one transaction, sent until the
   // intake accepts them: a failed POST is retried, never lost and never sent as a second call.
   await db.schema
@@ -91,9 +90,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("body", "text", (c) => c.notNull())
     .addColumn("status", "varchar(10)", (c) => c.notNull())
     .addColumn("attempts", "integer", (c) => c.notNull())
-    .addColumn("next_attempt_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("next_attempt_at", timeType(db), (c) => c.notNull())
     .addColumn("last_error", "text")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
     .addPrimaryKeyConstraint("ticket_poller_posts_pk", ["org_id", "linkedid"])
     .execute();
   await db.schema
@@ -114,11 +113,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("body", "text", (c) => c.notNull())
     .addColumn("status", "varchar(10)", (c) => c.notNull())
     .addColumn("attempts", "integer", (c) => c.notNull())
-    .addColumn("next_attempt_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("next_attempt_at", timeType(db), (c) => c.notNull())
     .addColumn("last_status", "integer")
     .addColumn("last_error", "text")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("ticket_messages_due")
@@ -134,7 +133,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("phone_number_id", "varchar(64)", (c) => c.notNull())
     // Sealed with the server key; never answered back.
     .addColumn("access_token", "text")
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createTable("ticket_messaging_config")
@@ -143,7 +142,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("template_name", "varchar(512)", (c) => c.notNull())
     .addColumn("language", "varchar(20)", (c) => c.notNull())
     .addColumn("workflow_url", "varchar(2048)")
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
 
   await db.schema
@@ -157,8 +156,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("sources", "text", (c) => c.notNull())
     .addColumn("priorities", "text", (c) => c.notNull())
     .addColumn("active", "integer", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("ticket_alerts_org")
@@ -173,8 +172,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("language", "varchar(20)", (c) => c.notNull())
     .addColumn("category", "varchar(20)", (c) => c.notNull())
     .addColumn("body_text", "text", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("whatsapp_templates_name_language")

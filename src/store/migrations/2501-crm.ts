@@ -3,6 +3,7 @@
 // org_id, so one org's lookups (by phone for a call's contact, by status, owner or creation order)
 // never walk another org's rows.
 import type { Kysely } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -24,8 +25,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("custom", "text", (c) => c.notNull())
     // A lead's client after conversion; a client's lead it came from.
     .addColumn("linked_id", "varchar(36)")
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("crm_records_org_kind_created")
@@ -59,7 +60,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("type", "varchar(8)", (c) => c.notNull())
     .addColumn("options", "text", (c) => c.notNull())
     .addColumn("required", "integer", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
     .addUniqueConstraint("crm_fields_org_name", ["org_id", "name"])
     .execute();
 }

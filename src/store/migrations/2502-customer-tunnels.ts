@@ -3,6 +3,7 @@
 // name and a listen port belong to one tunnel of the gateway; an org has at most one staging
 // tunnel (the one its staging DIDs are dialled over).
 import { type Kysely, sql } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -28,8 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("gateway_private_key", "text", (c) => c.notNull())
     .addColumn("customer_private_key", "text", (c) => c.notNull())
     .addColumn("preshared_key", "text", (c) => c.notNull())
-    .addColumn("created_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("updated_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("created_at", timeType(db), (c) => c.notNull())
+    .addColumn("updated_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex("customer_tunnels_org_created")

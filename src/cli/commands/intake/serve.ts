@@ -64,7 +64,7 @@ export default class IntakeServe extends Command {
     const logger = flags.pretty
       ? pino({ level: config.logLevel }, pretty({ colorize: true, destination: 2 }))
       : pino({ level: config.logLevel });
-    const db = await openStore(config.dbFile);
+    const db = await openStore(config.store);
     const tickets = createTicketService({
       db,
       clock: systemClock,
