@@ -1,23 +1,42 @@
-// The webhook outbox shared by several replicas: two store handles on one file stand for two
-// replicas. Events emitted by both at the same instant still get different `webhook-id`s; a
+// The webhook outbox shared by several replicas: two store handles on one store (one SQLite file,
+// or on npm run test:pg one PostgreSQL database, where claims take `FOR UPDATE SKIP LOCKED`) stand
+// for two replicas. Events emitted by both at the same instant still get different `webhook-id`s; a
 // claim is a lease, so a row whose replica died mid-attempt is claimed again once the lease has
 // run out (same `webhook-id`), and the dead claim's late record does not overwrite the new one.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { emitEvent } from "../../src/domain/webhook-events.js";
+import { type Db, openStore } from "../../src/store/database.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
-import {
-  addWebhook,
-  freshWebhookDb,
-  manualClock,
-  ORG,
-  openWebhookDb,
-  testContext,
-} from "../webhooks/helpers.js";
+import { insertOrg } from "../store/helpers.js";
+import { freshStoreLocation } from "../store/test-database.js";
+import { addWebhook, manualClock, ORG, testContext } from "../webhooks/helpers.js";
+
+/** Two handles on one fresh store, as two replicas have. */
+async function twoReplicas(): Promise<{ one: Db; two: Db; close(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-replicas-"));
+  const store = await freshStoreLocation(join(dir, "pbx.db"));
+  const one = await openStore(store.location);
+  const two = await openStore(store.location);
+  await insertOrg(one, ORG);
+  return {
+    one,
+    two,
+    async close() {
+      await one.destroy();
+      await two.destroy();
+      await store.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 test("events emitted by two replicas in the same microsecond get distinct webhook-ids", async () => {
-  const store = await freshWebhookDb();
-  const other = await openWebhookDb(store.file, false);
+  const { one, two: other, close } = await twoReplicas();
+  const store = { db: one };
   const clock = manualClock();
   try {
     const ctx = testContext(store.db, clock);
@@ -44,14 +63,13 @@ test("events emitted by two replicas in the same microsecond get distinct webhoo
       assert.ok(Number(micros) >= base && Number(micros) < base + 100, row.message_id);
     }
   } finally {
-    await other.destroy();
-    await store.close();
+    await close();
   }
 });
 
 test("a claim is a lease: a dead replica's row is claimed again after it, with the same id", async () => {
-  const store = await freshWebhookDb();
-  const other = await openWebhookDb(store.file, false);
+  const { one, two: other, close } = await twoReplicas();
+  const store = { db: one };
   const clock = manualClock();
   try {
     const ctx = testContext(store.db, clock);
@@ -92,8 +110,7 @@ test("a claim is a lease: a dead replica's row is claimed again after it, with t
     assert.is(row?.status, "delivered");
     assert.is(row?.lease_until, null);
   } finally {
-    await other.destroy();
-    await store.close();
+    await close();
   }
 });
 

@@ -11,14 +11,15 @@
 // - `webhook_deliveries.lease_until`: an attempt in flight is claimed until then; past it, the
 //   row is due again for any replica (a replica killed mid-delivery leaves nothing stuck).
 import { type Kysely, sql } from "kysely";
+import { timeType } from "./portable.js";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("leases")
     .addColumn("name", "varchar(200)", (c) => c.primaryKey())
     .addColumn("holder", "varchar(200)", (c) => c.notNull())
-    .addColumn("acquired_at", "varchar(32)", (c) => c.notNull())
-    .addColumn("expires_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("acquired_at", timeType(db), (c) => c.notNull())
+    .addColumn("expires_at", timeType(db), (c) => c.notNull())
     .execute();
   await db.schema
     .createTable("deploy_requests")
@@ -30,7 +31,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // The replica of the last save: the deployer schedules its own replica's saves directly and
     // only needs to pick up the others' from here.
     .addColumn("requested_by", "varchar(200)", (c) => c.notNull())
-    .addColumn("requested_at", "varchar(32)", (c) => c.notNull())
+    .addColumn("requested_at", timeType(db), (c) => c.notNull())
     .execute();
   // The deployer's poll reads only the pending rows, however many orgs the table has seen.
   await db.schema
@@ -45,7 +46,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema
     .alterTable("webhook_deliveries")
-    .addColumn("lease_until", "varchar(32)")
+    .addColumn("lease_until", timeType(db))
     .execute();
 }
 

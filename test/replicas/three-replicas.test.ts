@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
+import { freshStoreLocation } from "../store/test-database.js";
 import { pool, type Replica, startReplica, until } from "./replicas.js";
 
 const PASSWORD = "replica-test-password";
@@ -84,7 +85,10 @@ test("three replicas on one store: deploys, failover, call records and webhooks"
   const ami = new FakeAmiServer({ reloadDelayMs: 20, engineDir: join(dataDir, "asterisk") });
   const amiPort = await ami.listen();
   const receiver = await startReceiver();
+  // The store: the data dir's SQLite file, or (npm run test:pg) a fresh PostgreSQL database.
+  const store = await freshStoreLocation(join(dataDir, "pbx.db"));
   const env = {
+    ...(store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {}),
     PBX_ENGINE: "ami",
     PBX_AMI_HOST: "127.0.0.1",
     PBX_AMI_PORT: String(amiPort),
@@ -274,8 +278,7 @@ test("three replicas on one store: deploys, failover, call records and webhooks"
   } catch (error) {
     // What the replicas logged as errors says why.
     for (const replica of replicas) {
-      console.error(`${replica.name}: ${replica.logs.length} log lines`);
-      for (const line of replica.logs.slice(-12)) {
+      for (const line of replica.logs.filter((l) => /"level":(40|50|60)/.test(l)).slice(-10)) {
         console.error(`${replica.name}: ${line}`);
       }
     }
@@ -284,6 +287,7 @@ test("three replicas on one store: deploys, failover, call records and webhooks"
     await Promise.all(replicas.map((r) => r.kill("SIGTERM").catch(() => {})));
     await ami.close();
     receiver.server.close();
+    await store.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
