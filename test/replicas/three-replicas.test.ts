@@ -192,6 +192,56 @@ test("three replicas on one store: deploys, failover, call records and webhooks"
     );
     assert.ok(rounds >= 1 && rounds <= 2, `burst gave ${rounds} reloads: ${burstReloads}`);
 
+    // Caches: a key revoked through one replica is refused by every other within 1 s.
+    const key = await call(r2, "POST", "/api/v1/api-keys", burstOrg.headers, { name: "Revoked" });
+    assert.is(key.status, 201, JSON.stringify(key.body));
+    const keyHeaders = { "x-api-key": key.body.api_key };
+    for (const replica of replicas) {
+      // Each replica has read (and may keep) the key before it is revoked.
+      assert.is((await call(replica, "GET", "/api/v1/users?limit=1", keyHeaders)).status, 200);
+    }
+    const revoked = await call(
+      r1,
+      "POST",
+      `/api/v1/api-keys/${key.body.id}/revoke`,
+      burstOrg.headers,
+    );
+    assert.is(revoked.status, 200, JSON.stringify(revoked.body));
+    const revokedAt = Date.now();
+    for (const replica of [r2, r3]) {
+      await until(`${replica.name} refuses the revoked key`, 1000, async () => {
+        const res = await call(replica, "GET", "/api/v1/users?limit=1", keyHeaders);
+        return res.status === 401 ? true : undefined;
+      });
+    }
+    console.log(`  revoked key refused by every replica within ${Date.now() - revokedAt} ms`);
+
+    // Media: a greeting generated through one replica downloads through another.
+    const ivr = await call(r2, "POST", "/api/v1/ivrs", burstOrg.headers, {
+      name: "Main",
+      extension: "900",
+    });
+    assert.is(ivr.status, 201, JSON.stringify(ivr.body));
+    const greeting = await call(
+      r2,
+      "POST",
+      `/api/v1/ivrs/${ivr.body.id}/generate-greeting`,
+      burstOrg.headers,
+      { text: "Welcome" },
+    );
+    assert.is(greeting.status, 200, JSON.stringify(greeting.body));
+    const audio = await fetch(`${r3.url}/api/v1/ivrs/${ivr.body.id}/greeting-audio`, {
+      headers: burstOrg.headers,
+    });
+    assert.is(audio.status, 200);
+    const wav = Buffer.from(await audio.arrayBuffer());
+    assert.is(wav.subarray(0, 4).toString("latin1"), "RIFF");
+    for (const replica of replicas) {
+      const health = await replica.health();
+      assert.equal(health.media, { sounds: "ok", recordings: "ok" }, replica.name);
+      assert.is(health.database, store.location.kind);
+    }
+
     // SIGKILL of the deployer (which also holds the ingest) in the middle of a burst.
     const killOrg = orgs[1]!;
     const killIds: string[] = (

@@ -44,10 +44,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .alterTable("webhooks")
     .addColumn("last_event_micros", "bigint", (c) => c.notNull().defaultTo(0))
     .execute();
-  await db.schema
-    .alterTable("webhook_deliveries")
-    .addColumn("lease_until", timeType(db))
-    .execute();
+  await db.schema.alterTable("webhook_deliveries").addColumn("lease_until", timeType(db)).execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
