@@ -5,13 +5,13 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import type { Config } from "../config.js";
+import { SharedDeploys } from "../deploy/shared-deploys.js";
 import type { StartupSummary } from "../deploy/store-deploys.js";
 import {
   createServerEngine,
   type ServerEngine,
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
-import { SharedDeploys } from "../deploy/shared-deploys.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
 import { type RetentionScheduler, startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";

@@ -19,9 +19,9 @@ import type { Db } from "../store/database.js";
 import { Deployer } from "./deployer.js";
 import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
+import type { SharedDeploys } from "./shared-deploys.js";
 import { StoreBuilds } from "./store-builds.js";
 import { StoreDeployLog } from "./store-deploy-log.js";
-import type { SharedDeploys } from "./shared-deploys.js";
 import { type StartupSummary, StoreDeploys } from "./store-deploys.js";
 
 type Env = Readonly<Record<string, string | undefined>>;

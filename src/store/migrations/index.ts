@@ -24,8 +24,8 @@ import * as trunkRegistrations from "./2201-trunk-registrations.js";
 import * as tickets from "./2401-tickets.js";
 import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
-import * as replicaCoordination from "./2701-replica-coordination.js";
 import * as compliance from "./2601-compliance.js";
+import * as replicaCoordination from "./2701-replica-coordination.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
