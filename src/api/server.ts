@@ -30,6 +30,8 @@ export interface RunningServer {
   pbx: PbxApp;
   /** The engine side (absent when the caller passed its own deployScheduler). */
   engine: ServerEngine | null;
+  /** Saves as deploy requests in the store, deployed by whichever replica holds the deployer role. */
+  deployRequests: SharedDeploys;
   /** Call records and live calls from the engine's events (fed by AMI when PBX_ENGINE is ami). */
   calls: CallTracking;
   /** Auto-tickets: the intake under /events, the call-record poller, the message outbox. */
@@ -228,6 +230,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     server,
     pbx,
     engine,
+    deployRequests: shared,
     calls,
     tickets,
     roles,
