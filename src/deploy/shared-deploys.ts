@@ -86,13 +86,13 @@ export class SharedDeploys {
    * then follow new requests.
    */
   async startDeploying(deploys: StoreDeploys, trigger: string): Promise<StartupSummary> {
-    const before = await this.requests.pending();
-    const summary = await deploys.deployEverything(trigger);
-    for (const request of before) {
-      this.seen.set(request.orgId, request.seq);
-      await this.requests.done(request.orgId, request.seq);
-    }
+    // Saves made from now on are scheduled as usual (the deployer's unit locks order them with
+    // the deploy below); what was requested before is covered by it.
     this.deploys = deploys;
+    const before = await this.requests.pending();
+    for (const request of before) this.seen.set(request.orgId, request.seq);
+    const summary = await deploys.deployEverything(trigger);
+    for (const request of before) await this.requests.done(request.orgId, request.seq);
     this.schedulePoll();
     return summary;
   }
@@ -105,8 +105,13 @@ export class SharedDeploys {
     this.timer = null;
     await this.polling;
     if (!deploys) return;
-    if (options.flush) await deploys.stop({ flush: true });
-    else {
+    if (options.flush) {
+      // Shutting down: what is requested and not scheduled yet is deployed too.
+      await this.scheduleRequested(deploys).catch((error: unknown) =>
+        this.options.logger?.error({ err: error }, "reading deploy requests failed"),
+      );
+      await deploys.stop({ flush: true });
+    } else {
       deploys.scheduler.dropPending();
       await deploys.scheduler.idle();
     }
@@ -117,18 +122,7 @@ export class SharedDeploys {
   poll(): Promise<void> {
     this.polling ??= (async () => {
       try {
-        const deploys = this.deploys;
-        if (!deploys) return;
-        for (const request of await this.requests.pending()) {
-          if (request.seq <= (this.seen.get(request.orgId) ?? 0)) continue;
-          // This replica's own saves were scheduled when they were made: while that deploy is
-          // waiting or running, it covers them (looked at again afterwards, in case a save
-          // came in too late for it or before this replica was the deployer).
-          const own = request.requestedBy === this.options.replicaId;
-          if (own && deploys.scheduler.isBusy(request.orgId)) continue;
-          this.seen.set(request.orgId, request.seq);
-          deploys.scheduleDeploy(request.orgId);
-        }
+        if (this.deploys) await this.scheduleRequested(this.deploys);
       } catch (error) {
         this.options.logger?.error({ err: error }, "reading deploy requests failed");
       } finally {
@@ -137,6 +131,19 @@ export class SharedDeploys {
       }
     })();
     return this.polling;
+  }
+
+  private async scheduleRequested(deploys: StoreDeploys): Promise<void> {
+    for (const request of await this.requests.pending()) {
+      if (request.seq <= (this.seen.get(request.orgId) ?? 0)) continue;
+      // This replica's own saves were scheduled when they were made: while that deploy is
+      // waiting or running, it covers them (looked at again afterwards, in case a save came in
+      // too late for it).
+      const own = request.requestedBy === this.options.replicaId;
+      if (own && deploys.scheduler.isBusy(request.orgId)) continue;
+      this.seen.set(request.orgId, request.seq);
+      deploys.scheduleDeploy(request.orgId);
+    }
   }
 
   private schedulePoll(): void {
