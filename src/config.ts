@@ -90,6 +90,14 @@ function isOn(value: string | undefined): boolean {
   return text === "1" || text === "true";
 }
 
+/**
+ * Whether webhook targets on private and loopback ranges are allowed (PBX_WEBHOOK_ALLOW_PRIVATE).
+ * One reading for the server and for `pbxctl apply`, so a file the server would accept applies.
+ */
+export function webhookAllowPrivateFrom(env: NodeJS.ProcessEnv): boolean {
+  return isOn(env.PBX_WEBHOOK_ALLOW_PRIVATE);
+}
+
 function parsePort(value: string | number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const port = Number(value);
@@ -129,6 +137,15 @@ export function storeLocationFrom(env: NodeJS.ProcessEnv, sqliteFile: string): S
     throw new Error("invalid PBX_DATABASE_URL: need a postgres:// or postgresql:// URL");
   }
   return { kind: "postgres", url, poolSize };
+}
+
+/**
+ * The store of the data directory `dataDir` (else PBX_DATA_DIR, else ./var), for commands that
+ * need only the store: PBX_DATABASE_URL when set, else that directory's pbx.db.
+ */
+export function dataDirStore(env: NodeJS.ProcessEnv, dataDir: string | undefined): StoreLocation {
+  const dir = resolve(dataDir ?? nonEmpty(env.PBX_DATA_DIR) ?? "./var");
+  return storeLocationFrom(env, join(dir, "pbx.db"));
 }
 
 /**
@@ -220,7 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     bodyLimit: nonEmpty(env.PBX_BODY_LIMIT) ?? "1mb",
     defaultTrunkHost: nonEmpty(env.PBX_DEFAULT_TRUNK_HOST) ?? "127.0.0.1",
     greetingMaxChars: parseCharacterCap(env.PBX_GREETING_MAX_CHARS),
-    webhookAllowPrivate: isOn(env.PBX_WEBHOOK_ALLOW_PRIVATE),
+    webhookAllowPrivate: webhookAllowPrivateFrom(env),
     replicaId:
       nonEmpty(env.PBX_REPLICA_ID) ??
       `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,

@@ -6,6 +6,7 @@
 // - bigint (ids of serial columns, count(*), sum()) and numeric come back as numbers.
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import Cursor from "pg-cursor";
 import type { Database } from "./schema.js";
 
 const OID = { int8: 20, numeric: 1700, timestamptz: 1184 } as const;
@@ -52,5 +53,6 @@ export function openPostgres(url: string, poolSize: number): Kysely<Database> {
   const pool = new pg.Pool(poolConfig(url, poolSize));
   // An idle connection the server dropped must not crash the process; the pool replaces it.
   pool.on("error", () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // The cursor lets `stream()` read a large table (db copy's checks) without holding it in memory.
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
 }

@@ -1,4 +1,4 @@
-// Deploy requests (migration 2701): the store's record that an org's configuration changed and
+// Deploy requests (migration 2901): the store's record that an org's configuration changed and
 // its deploy has not been done yet, so a save on any replica reaches the one replica that
 // deploys. One row per org; each save bumps `seq`; the deployer raises `done_seq` to the `seq` a
 // successful deploy covered, so a request a dead deployer left is still pending for the next one.

@@ -1,4 +1,4 @@
-// Named leases (migration 2701): how replicas sharing one store agree on who runs a role that
+// Named leases (migration 2901): how replicas sharing one store agree on who runs a role that
 // must run once. One conditional upsert decides, so it is the same on SQLite and PostgreSQL: the
 // row is written when nobody holds it, when its holder renews, or when it expired; otherwise
 // nothing is written and nothing returned. Times are the caller's clock (ISO 8601 UTC).

@@ -11,6 +11,7 @@ import type {
 import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
+import type { LoginThrottleTable } from "./login-throttle-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 import type { TicketTables } from "./ticket-tables.js";
 import type { TrunkRegistrationsTable } from "./trunk-registration-repository.js";
@@ -154,6 +155,8 @@ export interface DidsTable {
   routing_type: string | null;
   routing_destination: string | null;
   routing_environment: string;
+  /** `pool` (the platform's) or `org` (added by the org itself); migration 2803. */
+  source: Generated<string>;
   created_at: string;
   updated_at: string;
 }
@@ -232,7 +235,7 @@ export interface WebhooksTable {
   /** Deliveries that ended `failed` since the last success. */
   failed_deliveries_in_row: number;
   deactivated_reason: DeactivatedReason | null;
-  /** The `<timestamp>` of the webhook's last event (migration 2701): the next one is above it. */
+  /** The `<timestamp>` of the webhook's last event (migration 2901): the next one is above it. */
   last_event_micros: Generated<number>;
   created_at: string;
   updated_at: string;
@@ -260,13 +263,13 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   replay_of: string | null;
   claim_token: string | null;
-  /** An in-flight attempt's claim ends then; past it the row is due again (migration 2701). */
+  /** An in-flight attempt's claim ends then; past it the row is due again (migration 2901). */
   lease_until: string | null;
   created_at: string;
   updated_at: string;
 }
 
-/** A role that runs on one replica at a time, held until `expires_at` unless renewed (2701). */
+/** A role that runs on one replica at a time, held until `expires_at` unless renewed (2901). */
 export interface LeasesTable {
   name: string;
   holder: string;
@@ -274,7 +277,7 @@ export interface LeasesTable {
   expires_at: string;
 }
 
-/** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2701). */
+/** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2901). */
 export interface DeployRequestsTable {
   org_id: string;
   seq: number;
@@ -304,6 +307,7 @@ export interface Database extends TicketTables {
   calls: CallsTable;
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  login_throttle: LoginThrottleTable;
   sip_contacts: SipContactsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import { createApp, type PbxApp } from "../../src/api/app.js";
 import type { RouteDefinition } from "../../src/api/registry.js";
 import { allRoutes } from "../../src/api/routes/index.js";
-import { loadConfig } from "../../src/config.js";
+import { type Config, loadConfig, type StoreLocation } from "../../src/config.js";
 import type { CallControlPort } from "../../src/domain/call-control.js";
 import type { LiveCallsView } from "../../src/domain/live-calls.js";
 import type { IdentityVerifier } from "../../src/domain/user-login.js";
@@ -33,6 +33,7 @@ export interface TestResponse {
 export interface TestApp {
   url: string;
   db: Db;
+  config: Config;
   pbx: PbxApp;
   /** Org ids passed to scheduleDeploy, in order. */
   deploys: string[];
@@ -57,9 +58,13 @@ export async function startTestApp(
     routes?: readonly RouteDefinition[];
     liveCalls?: LiveCallsView;
     callControl?: CallControlPort;
+    /** A test about the SQLite store itself: SQLite even under `npm run test:pg`. */
+    sqliteOnly?: boolean;
+    /** Another install's data directory (its secrets) and store: kept when this app closes. */
+    install?: { dataDir: string; store: StoreLocation };
   } = {},
 ): Promise<TestApp> {
-  const dir = mkdtempSync(join(tmpdir(), "pbx-api-"));
+  const dir = options.install?.dataDir ?? mkdtempSync(join(tmpdir(), "pbx-api-"));
   const config = loadConfig(
     {
       PBX_ADMIN_PASSWORD: ADMIN_PASSWORD,
@@ -69,7 +74,9 @@ export async function startTestApp(
     },
     { dataDir: dir, port: 0, host: "127.0.0.1" },
   );
-  const store = await freshStoreLocation(config.dbFile);
+  const store = options.install
+    ? { location: options.install.store, drop: async () => {} }
+    : await freshStoreLocation(config.dbFile, { sqliteOnly: options.sqliteOnly ?? false });
   const db = await openStore(store.location);
   const deploys: string[] = [];
   const clock = {
@@ -128,6 +135,7 @@ export async function startTestApp(
   const app: TestApp = {
     url,
     db,
+    config,
     pbx,
     deploys,
     clock,
@@ -156,7 +164,7 @@ export async function startTestApp(
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.destroy();
       await store.drop();
-      rmSync(dir, { recursive: true, force: true });
+      if (!options.install) rmSync(dir, { recursive: true, force: true });
     },
   };
   return app;

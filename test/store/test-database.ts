@@ -39,6 +39,24 @@ export interface TestStoreLocation {
  * Where a test's fresh store lives: the SQLite file `sqliteFile`, or on a PostgreSQL run a new
  * database made from the migrated template.
  */
+/** Like freshStoreLocation, but unmigrated: an empty SQLite file or an empty database. */
+export async function emptyStoreLocation(sqliteFile: string): Promise<TestStoreLocation> {
+  const adminUrl = testPostgresUrl();
+  if (!adminUrl) return { location: { kind: "sqlite", file: sqliteFile }, drop: async () => {} };
+  return newDatabase(adminUrl, "");
+}
+
+async function newDatabase(adminUrl: string, template: string): Promise<TestStoreLocation> {
+  const name = `t_${process.pid}_${randomBytes(6).toString("hex")}`;
+  await adminStatement(adminUrl, `CREATE DATABASE ${name}${template && ` TEMPLATE ${template}`}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    location: { kind: "postgres", url: url.toString(), poolSize: 5 },
+    drop: () => adminStatement(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
 export async function freshStoreLocation(
   sqliteFile: string,
   options: { sqliteOnly?: boolean } = {},
@@ -46,12 +64,5 @@ export async function freshStoreLocation(
   const adminUrl = testPostgresUrl();
   if (!adminUrl || options.sqliteOnly)
     return { location: { kind: "sqlite", file: sqliteFile }, drop: async () => {} };
-  const name = `t_${process.pid}_${randomBytes(6).toString("hex")}`;
-  await adminStatement(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    location: { kind: "postgres", url: url.toString(), poolSize: 5 },
-    drop: () => adminStatement(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
-  };
+  return newDatabase(adminUrl, TEMPLATE_DATABASE);
 }

@@ -14,7 +14,7 @@ import {
 } from "../../src/domain/webhooks.js";
 import type { Db } from "../../src/store/database.js";
 import { up } from "../../src/store/migrations/0701-webhooks.js";
-import { up as upReplicaCoordination } from "../../src/store/migrations/2701-replica-coordination.js";
+import { up as upReplicaCoordination } from "../../src/store/migrations/2901-replica-coordination.js";
 import type { Database } from "../../src/store/schema.js";
 import { createDispatcher, type DispatcherOptions } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient, type NodeHttpClient } from "../../src/webhooks/http-client.js";
@@ -25,7 +25,7 @@ export const OTHER_ORG = "22222222-2222-4222-8222-222222222222";
 
 /**
  * Opens (and creates) the SQLite file `file` with the webhook tables' migrations (0701, and
- * 2701's claim leases and per-webhook timestamps) applied once.
+ * 2901's claim leases and per-webhook timestamps) applied once.
  */
 export async function openWebhookDb(file: string, migrate = true): Promise<Db> {
   const sqlite = new SqliteDatabase(file);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
+import { dataDirStore } from "../../config.js";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
 import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
@@ -60,9 +61,11 @@ export default class Status extends PbxCommand {
   async run(): Promise<StatusCommandResult> {
     const { flags } = await this.parse(Status);
     const dataDir = resolve(flags["data-dir"] ?? (process.env.PBX_DATA_DIR || "./var"));
+    // PBX_DATABASE_URL names a store whatever the data dir holds.
+    const store = dataDirStore(process.env, dataDir);
     const useStore =
       flags["data-dir"] !== undefined ||
-      (flags.etc === undefined && existsSync(join(dataDir, "pbx.db")));
+      (flags.etc === undefined && (store.kind === "postgres" || existsSync(store.file)));
     const options = { refresh: flags.refresh };
     const result = useStore
       ? await this.fromStore(dataDir, options)

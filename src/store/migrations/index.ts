@@ -25,7 +25,10 @@ import * as tickets from "./2401-tickets.js";
 import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
 import * as compliance from "./2601-compliance.js";
-import * as replicaCoordination from "./2701-replica-coordination.js";
+import * as loginThrottle from "./2802-login-throttle.js";
+import * as didSource from "./2803-did-source.js";
+import * as orgLedIndexes from "./2804-org-led-indexes.js";
+import * as replicaCoordination from "./2901-replica-coordination.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -50,5 +53,8 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2501-crm", crm],
   ["2502-customer-tunnels", customerTunnels],
   ["2601-compliance", compliance],
-  ["2701-replica-coordination", replicaCoordination],
+  ["2802-login-throttle", loginThrottle],
+  ["2803-did-source", didSource],
+  ["2804-org-led-indexes", orgLedIndexes],
+  ["2901-replica-coordination", replicaCoordination],
 ];
