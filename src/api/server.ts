@@ -17,12 +17,16 @@ import { type RetentionScheduler, startRetentionScheduler } from "../domain/rete
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
 import { mediaDirsProbe } from "../media-check.js";
+import { noInstruments } from "../metrics/instruments.js";
+import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { ReplicaRoles, type ReplicaRolesOptions } from "../replica/roles.js";
 import { type Db, openMigratedStore, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
 import { EVENTS_PATH } from "./intake-app.js";
+import { storeMetricSources } from "./metric-sources.js";
+import { listenForMetrics } from "./metrics-endpoint.js";
 
 export interface RunningServer {
   url: string;
@@ -38,6 +42,10 @@ export interface RunningServer {
   tickets: TicketService;
   /** The roles this replica runs while it holds their lease (deployer, ingest, poller, retention). */
   roles: ReplicaRoles;
+  /** The process's metrics (also at /metrics); null when started without. */
+  metrics: Metrics | null;
+  /** The PBX_METRICS_LISTEN listener's URL, when one was asked for. */
+  metricsUrl: string | null;
   /**
    * Settles when the start-up deploy has made the engine directory complete and current (it
    * runs after the server listens, so an unreachable engine does not delay /health).
@@ -61,10 +69,18 @@ export interface StartServerOptions {
   engineHealth?: EngineHealthProbe;
   /** Environment of the engine side (PBX_ENGINE, PBX_AMI_*, PBX_ASTERISK_DIR...); default process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Default: a new registry; null: nothing measured, no /metrics (the bench's baseline). */
+  metrics?: Metrics | null;
   /** Overrides for the engine side (a target, a clock), for tests. */
   engineOptions?: Partial<Omit<ServerEngineOptions, "db" | "dataDir" | "env" | "shared">>;
   /** Lease timing and clocks of the replica's roles, for tests. */
   roleOptions?: Partial<Omit<ReplicaRolesOptions, "db" | "replicaId">>;
+}
+
+function urlOf(server: Server): string {
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(":") ? `[${address}]` : address;
+  return `http://${host}:${port}`;
 }
 
 /** Opens (and migrates) the store, builds the app and listens on config.host:config.port. */
@@ -89,6 +105,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: options.logger,
     ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
   });
+  const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
+  const instruments = metrics?.instruments ?? noInstruments;
   const engine = options.deployScheduler
     ? null
     : createServerEngine({
@@ -96,6 +114,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         dataDir: options.config.dataDir,
         db,
         logger: options.logger,
+        instruments,
         ...options.engineOptions,
         shared,
       });
@@ -108,6 +127,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     db,
     clock: systemClock,
     logger: options.logger,
+    instruments: { calls: instruments.calls, ami: instruments.ami("events") },
     ...(ami ? { ami, standby: true } : {}),
   });
   // The intake is mounted on this server; the poller POSTs to PBX_EVENTS_URL, by default this
@@ -128,6 +148,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     apiUrl: () => listeningUrl,
     eventsUrl: () => options.config.eventsUrl ?? `${listeningUrl}${EVENTS_PATH}`,
     logger: options.logger,
+    instruments,
   });
   const pbx = createApp({
     ticketIntake: tickets.intake,
@@ -144,6 +165,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       { sounds: options.config.soundsDir, recordings: options.config.recordingsDir },
       () => performance.now(),
     ),
+    metrics,
+  });
+  metrics?.watch({
+    ...storeMetricSources(db, systemClock),
+    liveCalls: () => calls.live.callCount(),
+    ...(engine ? { pendingDeploys: () => engine.deploys.scheduler.owedDeploys() } : {}),
   });
   const server = pbx.app.listen(options.config.port, options.config.host);
   await new Promise<void>((resolve, reject) => {
@@ -158,15 +185,25 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       serverKey: options.config.serverKey,
       allowPrivate: options.config.webhookAllowPrivate,
       logger: options.logger,
+      instruments: instruments.webhooks,
     });
   } catch (error) {
     server.close();
     await calls.stop();
     throw error;
   }
-  const { address, port } = server.address() as AddressInfo;
-  const host = address.includes(":") ? `[${address}]` : address;
-  listeningUrl = `http://${host}:${port}`;
+  let metricsServer: Server | null = null;
+  if (metrics && options.config.metricsListen) {
+    try {
+      metricsServer = await listenForMetrics(metrics, options.config.metricsListen);
+    } catch (error) {
+      server.close();
+      await webhooks.stop();
+      await calls.stop();
+      throw error;
+    }
+  }
+  listeningUrl = urlOf(server);
   await tickets.start({ poller: false });
 
   // The roles. The deployer and the ingest are per engine (named by its AMI address, or the
@@ -214,6 +251,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         context: { db, recordingsDir: options.config.recordingsDir },
         clock: systemClock,
         logger: options.logger,
+        instruments: instruments.retention,
       });
     },
     stop: async () => {
@@ -234,8 +272,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     calls,
     tickets,
     roles,
+    metrics,
+    metricsUrl: metricsServer ? urlOf(metricsServer) : null,
     ready,
     async close() {
+      // Not ready first: a load balancer polling /health/ready stops sending new requests.
+      pbx.readiness.markShuttingDown();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -253,6 +295,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         await tickets.stop();
         await webhooks.stop();
         await pbx.deps.speechEngine?.close?.();
+        metricsServer?.close();
+        metricsServer?.closeAllConnections();
         await db.destroy();
       }
     },

@@ -23,6 +23,8 @@ export interface AsteriskInstanceOptions {
   extensionsAppend?: string;
   amiUsername?: string;
   amiSecret?: string;
+  /** Realtime PJSIP from this database (`engine init --pjsip realtime --database-url`). */
+  pjsipDatabaseUrl?: string;
 }
 
 export interface AsteriskInstance {
@@ -153,6 +155,9 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
     amiPort,
     sipBind: "127.0.0.1",
     sipPort,
+    ...(options.pjsipDatabaseUrl
+      ? { pjsip: "realtime" as const, databaseUrl: options.pjsipDatabaseUrl }
+      : {}),
   });
   for (const file of options.files ?? []) {
     const path = join(init.generatedDir, file.path);

@@ -9,7 +9,9 @@ export default class EngineInit extends PbxCommand {
     "Writes into Asterisk's config directory (--etc): extensions.conf, pjsip.conf (with a UDP " +
     "transport) and queues.conf, each including the generated file of the same name; " +
     "manager.conf (an AMI user bound to 127.0.0.1), cdr_manager.conf (enabled) and modules.conf " +
-    "(autoload). The generated tree (--generated, default <etc>/pbxctl) is where `pbxctl deploy` " +
+    "(autoload). With --pjsip realtime also sorcery.conf, extconfig.conf and res_pgsql.conf, so " +
+    "endpoints, auths, AORs and trunk registrations are read from PostgreSQL " +
+    "(--database-url). The generated tree (--generated, default <etc>/pbxctl) is where `pbxctl deploy` " +
     "writes; `orgs` and `gateway` in --etc become symlinks to it because Asterisk resolves " +
     "relative includes against its config directory. Prints the environment that points pbxctl " +
     "at this engine; the AMI secret is shown once. Refuses to overwrite files without --force.";
@@ -39,6 +41,14 @@ export default class EngineInit extends PbxCommand {
       summary: "Port of the PJSIP UDP transport.",
     }),
     force: Flags.boolean({ default: false, summary: "Overwrite existing files." }),
+    pjsip: Flags.string({
+      options: ["file", "realtime"],
+      default: "file",
+      summary: "Where Asterisk reads PJSIP objects: pjsip.conf, or PostgreSQL (realtime).",
+    }),
+    "database-url": Flags.string({
+      summary: "postgres://user:password@host:port/db for --pjsip realtime (res_pgsql.conf).",
+    }),
   };
 
   async run(): Promise<EngineInitResult> {
@@ -54,6 +64,8 @@ export default class EngineInit extends PbxCommand {
         sipBind: flags["sip-bind"],
         sipPort: flags["sip-port"],
         force: flags.force,
+        pjsip: flags.pjsip as "file" | "realtime",
+        ...(flags["database-url"] ? { databaseUrl: flags["database-url"] } : {}),
       });
     } catch (error) {
       if (error instanceof EngineInitError) throw new CommandFailure(error.message);
