@@ -4,6 +4,7 @@
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { breakAuditInserts } from "../store/helpers.js";
 import { startTestApp, type TestApp } from "./helpers.js";
 
 let app: TestApp;
@@ -17,12 +18,8 @@ test.before(async () => {
 test.after(async () => app.close());
 
 /** Makes every audit insert fail until the returned function is called. */
-async function breakAuditLog(): Promise<() => Promise<void>> {
-  await sql`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
-    BEGIN SELECT RAISE(ABORT, 'audit log unavailable'); END`.execute(app.db);
-  return async () => {
-    await sql`DROP TRIGGER test_audit_down`.execute(app.db);
-  };
+function breakAuditLog(): Promise<() => Promise<void>> {
+  return breakAuditInserts(app.db);
 }
 
 async function auditCount(): Promise<number> {

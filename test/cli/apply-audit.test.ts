@@ -4,7 +4,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { parse, stringify } from "yaml";
@@ -14,8 +13,9 @@ import { listAudit } from "../../src/domain/audit-log.js";
 import { openDataStore } from "../../src/domain/gitops.js";
 import { sipDigest } from "../../src/model/secrets.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
-import { insertOrg } from "../store/helpers.js";
+import { breakAuditInserts, insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
+import { storePerTest } from "./test-store.js";
 
 const ORG = "5a1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3e";
 const PREFIX = `org_${ORG}_`;
@@ -23,7 +23,7 @@ const PREFIX = `org_${ORG}_`;
 /** A data dir with org "audit" (user 1001 Alice) and its exported file, Alice renamed. */
 async function changedOrgFile(): Promise<{ dataDir: string; file: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-apply-audit-"));
-  const seed = await openDataStore({}, dataDir, { create: true });
+  const seed = await openDataStore(process.env, dataDir, { create: true });
   await insertOrg(seed.db, ORG, "Audit Corp");
   await seed.db.updateTable("organizations").set({ slug: "audit" }).where("id", "=", ORG).execute();
   await createUserRepository(seed.db).insert(ORG, {
@@ -55,10 +55,12 @@ async function changedOrgFile(): Promise<{ dataDir: string; file: string }> {
   return { dataDir, file };
 }
 
+storePerTest(test);
+
 test("apply appends one cli record per changed org, with before/after and the deploy revision", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-apply-audit-"));
   try {
-    const seed = await openDataStore({}, dataDir, { create: true });
+    const seed = await openDataStore(process.env, dataDir, { create: true });
     await insertOrg(seed.db, ORG, "Audit Corp");
     await seed.db
       .updateTable("organizations")
@@ -100,7 +102,7 @@ test("apply appends one cli record per changed org, with before/after and the de
     const again = await runCommand(Apply, [file, "--data-dir", dataDir, "--json"]);
     assert.is(again.code, 0);
 
-    const store = await openDataStore({}, dataDir, { create: false });
+    const store = await openDataStore(process.env, dataDir, { create: false });
     try {
       const { rows, total } = await listAudit(store.db, ORG, {}, { limit: 10, offset: 0 });
       assert.is(total, 1, "the dry run and the unchanged re-apply wrote nothing");
@@ -130,14 +132,13 @@ test("apply appends one cli record per changed org, with before/after and the de
 test("a failing audit write fails the apply and the org is unchanged (issue 28 item 5)", async () => {
   const { dataDir, file } = await changedOrgFile();
   try {
-    let store = await openDataStore({}, dataDir, { create: false });
-    await sql`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
-      BEGIN SELECT RAISE(ABORT, 'audit log unavailable'); END`.execute(store.db);
+    let store = await openDataStore(process.env, dataDir, { create: false });
+    await breakAuditInserts(store.db);
     await store.db.destroy();
 
     const applied = await runCommand(Apply, [file, "--no-deploy", "--data-dir", dataDir, "--json"]);
     assert.is(applied.code, 1);
-    store = await openDataStore({}, dataDir, { create: false });
+    store = await openDataStore(process.env, dataDir, { create: false });
     try {
       const users = await createUserRepository(store.db).listByOrg(ORG);
       assert.is(users[0]!.name, "Alice", "the change was not made");

@@ -15,8 +15,10 @@ import type { Db } from "../../src/store/database.js";
 import { callFixtures, ORG_A, ORG_B } from "../calls/fixture-events.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
+import { storePerTest } from "./test-store.js";
 
 const test = suite("pbxctl calls");
+storePerTest(test, "suite");
 const fixtures = callFixtures();
 const dir = mkdtempSync(join(tmpdir(), "pbx-calls-cli-"));
 let db: Db;
@@ -28,7 +30,7 @@ async function replay(scenario: string) {
 }
 
 test.before(async () => {
-  db = (await openDataStore({}, dir, { create: true })).db;
+  db = (await openDataStore(process.env, dir, { create: true })).db;
   for (const org of fixtures.get("missed-inbound")!.orgs) {
     await insertOrg(db, org.id, org.id, org.context_prefix);
   }
@@ -77,7 +79,12 @@ test("calls list: an unknown org, a bad filter, no store: exit 1 with one line",
   assert.is(bad.code, 1);
   assert.match(bad.error!.message, /--number must be 3 to 20 digits/);
   const empty = mkdtempSync(join(tmpdir(), "pbx-calls-none-"));
-  const none = await runCommand(CallsList, ["--org", ORG_A, "--data-dir", empty]);
+  // No PBX_DATABASE_URL (a test:pg run sets one) and a data dir without pbx.db: no store.
+  const url = process.env.PBX_DATABASE_URL;
+  delete process.env.PBX_DATABASE_URL;
+  const none = await runCommand(CallsList, ["--org", ORG_A, "--data-dir", empty]).finally(() => {
+    if (url !== undefined) process.env.PBX_DATABASE_URL = url;
+  });
   assert.is(none.code, 1);
   assert.match(none.error!.message, /no store in/);
 });

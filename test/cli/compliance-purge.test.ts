@@ -12,10 +12,13 @@ import { openDataStore } from "../../src/domain/gitops.js";
 import { setRetention } from "../../src/domain/retention.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
+import { storePerTest } from "./test-store.js";
 
 const A = "aaaaaaaa-1111-4000-8000-00000000000a";
 const B = "bbbbbbbb-1111-4000-8000-00000000000b";
 const DAY = 24 * 60 * 60 * 1000;
+
+storePerTest(test);
 
 test("purges what each org keeps too long, --dry-run counts, --org limits it to one org", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-purge-"));
@@ -23,7 +26,7 @@ test("purges what each org keeps too long, --dry-run counts, --org limits it to 
   const previous = process.env.PBX_RECORDINGS_DIR;
   delete process.env.PBX_RECORDINGS_DIR;
   try {
-    const seed = await openDataStore({}, dataDir, { create: true });
+    const seed = await openDataStore(process.env, dataDir, { create: true });
     await insertOrg(seed.db, A, "A");
     await insertOrg(seed.db, B, "B");
     await seed.db.updateTable("organizations").set({ slug: "org-a" }).where("id", "=", A).execute();
@@ -62,7 +65,7 @@ test("purges what each org keeps too long, --dry-run counts, --org limits it to 
     assert.equal(readdirSync(join(recordings, A)), ["new.wav"]);
     assert.is(readdirSync(join(recordings, B)).length, 2, "B untouched");
 
-    const store = await openDataStore({}, dataDir, { create: false });
+    const store = await openDataStore(process.env, dataDir, { create: false });
     try {
       const audit = await store.db
         .selectFrom("audit_log")

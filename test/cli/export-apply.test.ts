@@ -23,6 +23,7 @@ import { createUserRepository } from "../../src/store/user-repository.js";
 import { createWebhookRepository } from "../../src/store/webhook-repository.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
+import { storePerTest } from "./test-store.js";
 
 const ORG = "4f1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d";
 const PREFIX = `org_${ORG}_`;
@@ -46,7 +47,7 @@ function user(extension: string, name: string) {
 /** A data dir whose store holds org "acme", written through the repositories like the API does. */
 async function seededDataDir(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "pbx-gitops-"));
-  const store = await openDataStore({}, dir, { create: true });
+  const store = await openDataStore(process.env, dir, { create: true });
   const db = store.db;
   await insertOrg(db, ORG, "Acme Corp");
   await db.updateTable("organizations").set({ slug: "acme" }).where("id", "=", ORG).execute();
@@ -140,6 +141,8 @@ function withEnv<T>(vars: Record<string, string>, run: () => Promise<T>): Promis
     }
   });
 }
+
+storePerTest(test);
 
 test("export writes no plaintext secret, validates, and export -> apply -> export is byte-identical", async () => {
   const dataDir = await seededDataDir();
@@ -256,7 +259,7 @@ test("an org only in YAML is created active with its id and deployed into the en
     assert.ok(existsSync(join(engine, "orgs/globex_/pjsip.conf")));
     assert.match(readFileSync(join(engine, "pjsip.conf"), "utf8"), /orgs\/globex_\/pjsip.conf/);
 
-    const store = await openDataStore({}, dataDir, { create: false });
+    const store = await openDataStore(process.env, dataDir, { create: false });
     const row = await store.db
       .selectFrom("organizations")
       .selectAll()
@@ -306,7 +309,7 @@ test("status reads the store: saved but not deployed is PENDING; after apply it 
 test("apply takes a pool DID for the org and, with --prune, releases a dropped one to the pool", async () => {
   const dataDir = await seededDataDir();
   try {
-    let store = await openDataStore({}, dataDir, { create: false });
+    let store = await openDataStore(process.env, dataDir, { create: false });
     await createDidRepository(store.db).insert(null, {
       number: "+918065978005",
       status: "active",
@@ -343,7 +346,7 @@ test("apply takes a pool DID for the org and, with --prune, releases a dropped o
       assert.is(out.result!.orgs[0]!.didsChanged, true);
       assert.ok(out.result!.gateway, "the gateway was regenerated");
     });
-    store = await openDataStore({}, dataDir, { create: false });
+    store = await openDataStore(process.env, dataDir, { create: false });
     const rows = await store.db.selectFrom("dids").selectAll().orderBy("number").execute();
     await store.db.destroy();
     assert.equal(
@@ -399,7 +402,7 @@ test("apply --changed-since applies only the org files changed since that revisi
 test("export writes webhooks (no secret) and platform users with roles; apply reconciles them", async () => {
   const dataDir = await seededDataDir();
   try {
-    let store = await openDataStore({}, dataDir, { create: false });
+    let store = await openDataStore(process.env, dataDir, { create: false });
     const now = "2026-03-01T00:00:00.000Z";
     await createWebhookRepository(store.db).insert({
       id: "33333333-3333-4333-8333-333333333333",
@@ -472,7 +475,7 @@ test("export writes webhooks (no secret) and platform users with roles; apply re
         "webhooks[0]: Unknown event type: call.exploded",
       );
     });
-    store = await openDataStore({}, dataDir, { create: false });
+    store = await openDataStore(process.env, dataDir, { create: false });
     const hooks = await createWebhookRepository(store.db).listByOrg(ORG);
     assert.is(hooks[0]!.secret, "sealed-secret-never-exported", "apply keeps the stored secret");
     await store.db.destroy();
@@ -484,7 +487,7 @@ test("export writes webhooks (no secret) and platform users with roles; apply re
 test("export -> apply --dry-run of a private webhook address honours PBX_WEBHOOK_ALLOW_PRIVATE as the server does", async () => {
   const dataDir = await seededDataDir();
   try {
-    const store = await openDataStore({}, dataDir, { create: false });
+    const store = await openDataStore(process.env, dataDir, { create: false });
     const now = "2026-03-01T00:00:00.000Z";
     await createWebhookRepository(store.db).insert({
       id: "55555555-5555-4555-8555-555555555555",
@@ -567,7 +570,7 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
       ]);
     });
 
-    let store = await openDataStore({}, dataDir, { create: false });
+    let store = await openDataStore(process.env, dataDir, { create: false });
     let db = store.db;
     const users = await createUserRepository(db).listByOrg(ORG);
     assert.equal(
@@ -635,7 +638,7 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
       "delete trunk carrier",
       "release did +918065978001",
     ]);
-    store = await openDataStore({}, dataDir, { create: false });
+    store = await openDataStore(process.env, dataDir, { create: false });
     db = store.db;
     assert.equal(await createQueueRepository(db).listByOrg(ORG), []);
     assert.equal(await createIvrRepository(db).listByOrg(ORG), []);

@@ -10,8 +10,11 @@ import Graph from "../../src/cli/commands/graph.js";
 import Simulate from "../../src/cli/commands/simulate.js";
 import type { Simulation } from "../../src/compiler/simulate.js";
 import { ROOT, runCommand } from "./run-command.js";
+import { storePerTest } from "./test-store.js";
 
 const ORGS = join(ROOT, "orgs");
+
+storePerTest(test);
 
 test("simulate finds the org owning the DID and prints each step with its context", async () => {
   const out = await runCommand(Simulate, [ORGS, "--did", "08065978002", "--no-answer"]);

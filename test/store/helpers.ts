@@ -4,7 +4,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { type Db, openStore } from "../../src/store/database.js";
+import { storeDialect } from "../../src/store/dialect.js";
 import { freshStoreLocation } from "./test-database.js";
 
 export async function freshStore(
@@ -54,4 +56,26 @@ export async function insertOrg(
       updated_at: now,
     })
     .execute();
+}
+
+/**
+ * Makes every audit-log insert fail (a trigger raising `audit log unavailable`, in the store's own
+ * dialect) until the returned function is called.
+ */
+export async function breakAuditInserts(db: Db): Promise<() => Promise<void>> {
+  if (storeDialect(db) === "postgres") {
+    await sql`CREATE FUNCTION test_audit_down() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'audit log unavailable'; END $$`.execute(db);
+    await sql`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
+      FOR EACH ROW EXECUTE FUNCTION test_audit_down()`.execute(db);
+    return async () => {
+      await sql`DROP TRIGGER test_audit_down ON audit_log`.execute(db);
+      await sql`DROP FUNCTION test_audit_down()`.execute(db);
+    };
+  }
+  await sql`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
+    BEGIN SELECT RAISE(ABORT, 'audit log unavailable'); END`.execute(db);
+  return async () => {
+    await sql`DROP TRIGGER test_audit_down`.execute(db);
+  };
 }

@@ -1,5 +1,5 @@
 // `pbxctl intake serve` over the compiled commands (npm test builds first): the intake alone on
-// its own port, writing the ticket into the data directory's store, stopped by SIGTERM.
+// its own port, writing the ticket into the data directory's store (PostgreSQL under test:pg), stopped by SIGTERM.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import { openStore } from "../../src/store/database.js";
 import { createTicketRepository } from "../../src/store/ticket-repository.js";
 import { ROOT } from "../cli/run-command.js";
+import { freshStoreLocation } from "../store/test-database.js";
 
 test("intake serve answers 202 and the call becomes a ticket in the shared store", async () => {
   assert.ok(
@@ -16,12 +17,21 @@ test("intake serve answers 202 and the call becomes a ticket in the shared store
     "run `npm run build` first",
   );
   const dir = mkdtempSync(join(tmpdir(), "pbx-intake-"));
+  const store = await freshStoreLocation(join(dir, "pbx.db"));
+  const storeEnv =
+    store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
   const child = spawn(
     process.execPath,
     [join(ROOT, "bin/run.js"), "intake", "serve", "--port", "0", "--data-dir", dir],
     {
       cwd: ROOT,
-      env: { ...process.env, PBX_INTERNAL_KEY: "k", PBX_ADMIN_PASSWORD: "pw", LOG_LEVEL: "info" },
+      env: {
+        ...process.env,
+        ...storeEnv,
+        PBX_INTERNAL_KEY: "k",
+        PBX_ADMIN_PASSWORD: "pw",
+        LOG_LEVEL: "info",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -53,7 +63,7 @@ test("intake serve answers 202 and the call becomes a ticket in the shared store
     assert.is(res.status, 202);
     child.kill("SIGTERM");
     assert.is(await exited, 0);
-    const db = await openStore(join(dir, "pbx.db"));
+    const db = await openStore(store.location);
     try {
       const tickets = await createTicketRepository(db).list(orgId, {}, { limit: 10, offset: 0 });
       assert.equal(
@@ -65,6 +75,7 @@ test("intake serve answers 202 and the call becomes a ticket in the shared store
     }
   } finally {
     if (child.exitCode === null) child.kill("SIGKILL");
+    await store.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 });
