@@ -1,7 +1,7 @@
 // Whether this process should get traffic (GET /health/ready, the pbx_ready gauge): the store
 // answers, every migration is applied, and it is not shutting down. `serve`'s SIGTERM path
 // flips `shuttingDown` first, so a load balancer stops sending before the server stops listening.
-import { type Db, pendingMigrations, storeIsHealthy } from "../store/database.js";
+import { type Db, migrationsPending, storeIsHealthy } from "../store/database.js";
 
 export interface ReadinessReport {
   ready: boolean;
@@ -25,7 +25,7 @@ export class Readiness {
     let migrations: ReadinessReport["migrations"] = "unknown";
     if (store === "ok") {
       try {
-        migrations = (await pendingMigrations(this.db)).length === 0 ? "ok" : "pending";
+        migrations = (await migrationsPending(this.db)).length === 0 ? "ok" : "pending";
       } catch {
         migrations = "unknown";
       }

@@ -45,6 +45,8 @@ export interface ServerEngineOptions {
    * the only deployer and its saves come only from itself.
    */
   shared?: SharedDeploys;
+  /** Orgs per batch of the start-up deploy (default 100). */
+  startupBatchSize?: number;
   /** Deploy, reload and AMI measurements (src/metrics); default none. */
   instruments?: Instruments;
 }
@@ -113,6 +115,9 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+    ...(options.startupBatchSize !== undefined
+      ? { startupBatchSize: options.startupBatchSize }
+      : {}),
     instruments: instruments.deploys,
     onError: (orgId, error) =>
       logger?.error({ org_id: orgId, err: error.message }, "background deploy failed"),

@@ -156,7 +156,7 @@ export class StoreBehindError extends Error {
 export async function openMigratedStore(location: StoreLocation | string): Promise<Db> {
   const db = openStoreHandle(location);
   try {
-    const pending = await pendingMigrations(db);
+    const pending = await migrationsPending(db);
     if (pending.length > 0) {
       throw new StoreBehindError(
         `the store needs migrating (${pending.join(", ")} pending): run pbxctl db migrate, or serve without --no-migrate`,
@@ -169,11 +169,12 @@ export async function openMigratedStore(location: StoreLocation | string): Promi
   return db;
 }
 
-/** The migrations not yet applied to `db`, in the order they would run. */
-export async function pendingMigrations(db: Db): Promise<string[]> {
+/** Names of the migrations this build has that the store has not run (none on a migrated store). */
+export async function migrationsPending(db: Db): Promise<string[]> {
   const migrator = new Migrator({ db, provider });
-  const all = await migrator.getMigrations();
-  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  return (await migrator.getMigrations())
+    .filter((m) => m.executedAt === undefined)
+    .map((m) => m.name);
 }
 
 /** True when the store answers a trivial query (for /health). */

@@ -15,6 +15,8 @@ export interface BaresipAccount {
   user: string;
   password: string;
   registrar: string;
+  /** The loopback address the phone sends from (default 127.0.0.1). */
+  listenHost?: string;
 }
 
 /** An event baresip reported (`REGISTER_OK`, `REGISTER_FAIL`, `CALL_ESTABLISHED`, ...). */
@@ -132,7 +134,7 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
     join(dir, "config"),
     [
       "poll_method epoll",
-      `sip_listen 127.0.0.1:${sipPort}`,
+      `sip_listen ${account.listenHost ?? "127.0.0.1"}:${sipPort}`,
       `audio_source aufile,${microphone}`,
       "audio_player none,none",
       "audio_alert none,none",

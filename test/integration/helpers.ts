@@ -48,7 +48,12 @@ export interface Rig {
 }
 
 export async function startRig(
-  options: { ami?: boolean; reloadDelayMs?: number; env?: Record<string, string> } = {},
+  options: {
+    ami?: boolean;
+    reloadDelayMs?: number;
+    env?: Record<string, string>;
+    startupBatchSize?: number;
+  } = {},
 ): Promise<Rig> {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-integration-"));
   // The fake "loads" what the server deploys into <data-dir>/asterisk, as the engine would.
@@ -76,6 +81,7 @@ export async function startRig(
       engineOptions: {
         timers: clock,
         reloadQueueOptions: { retryInitialMs: 1, retryMaxMs: 2, maxAttempts: 3 },
+        ...(options.startupBatchSize ? { startupBatchSize: options.startupBatchSize } : {}),
         ...(ami
           ? {
               target: createAmiTarget({
