@@ -1,8 +1,8 @@
 // npm run bench:pg [-- --duration 10 --orgs 1000 --records 1000000 --requests 2000 --ingest 20000]
 // Issue 23's figures, in one run, on a throwaway PostgreSQL 15 cluster (as `npm run test:pg`):
 //  1. authenticated GET /users (an org of 50 users) req/s with autocannon, 100 connections, one
-//     `pbxctl serve` on SQLite and one on PostgreSQL; three replicas is not measured until the
-//     replica work (issue 23 part B) lands, and says so;
+//     `pbxctl serve` on SQLite, one on PostgreSQL, and three replicas on one PostgreSQL (the 100
+//     connections split over them, their req/s summed: a load balancer's view);
 //  2. GET /calls/history p50/p95 on `records` call records in PostgreSQL: the store bench:calls
 //     builds, moved with `db copy`'s code (its time is printed too). TARGETS: p95 < 50 ms;
 //  3. call-event ingest into PostgreSQL through the engine events' path: `ingest` Cdr events fed
@@ -68,21 +68,34 @@ async function json(url: string, init: RequestInit): Promise<Record<string, unkn
   return body;
 }
 
-/** GET /users req/s of one `pbxctl serve` on the store `env` names (an org of 50 users). */
-async function usersThroughput(env: Record<string, string>): Promise<{ rps: number; p99: number }> {
+/**
+ * GET /users req/s of `replicas` `pbxctl serve` processes (one data dir) on the store `env` names
+ * (an org of 50 users); the 100 connections are split over the replicas and their req/s summed.
+ */
+async function usersThroughput(
+  env: Record<string, string>,
+  replicas = 1,
+): Promise<{ rps: number; p99: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-pg-"));
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [join(root, "bin/run.js"), "serve", "--port", String(port), "--data-dir", dataDir],
-    {
-      env: { ...process.env, ...env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "warn" },
-      stdio: "ignore",
-    },
-  );
-  const base = `http://127.0.0.1:${port}`;
+  const children: ChildProcess[] = [];
+  const bases: string[] = [];
   try {
-    await waitFor(`${base}/health`, child);
+    for (let i = 0; i < replicas; i++) {
+      const port = await freePort();
+      const child = spawn(
+        process.execPath,
+        [join(root, "bin/run.js"), "serve", "--port", String(port), "--data-dir", dataDir],
+        {
+          env: { ...process.env, ...env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "warn" },
+          stdio: "ignore",
+        },
+      );
+      children.push(child);
+      bases.push(`http://127.0.0.1:${port}`);
+      // One at a time: the first creates the data dir's secrets and migrates the store.
+      await waitFor(`${bases[i]}/health`, child);
+    }
+    const base = bases[0]!;
     const { token } = await json(`${base}/api/v1/admin/auth`, {
       method: "POST",
       body: JSON.stringify({ admin_username: "admin", admin_password: ADMIN_PASSWORD }),
@@ -101,24 +114,35 @@ async function usersThroughput(env: Record<string, string>): Promise<{ rps: numb
       });
     }
     const load = async () => {
-      const result = await autocannon({
-        url: `${base}/api/v1/users`,
-        connections: 100,
-        duration: DURATION,
-        headers,
-      });
-      if (result.non2xx > 0 || result.errors > 0) {
-        throw new Error(`GET /users: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      const results = await Promise.all(
+        bases.map((url) =>
+          autocannon({
+            url: `${url}/api/v1/users`,
+            connections: Math.ceil(100 / bases.length),
+            duration: DURATION,
+            headers,
+          }),
+        ),
+      );
+      for (const result of results) {
+        if (result.non2xx > 0 || result.errors > 0) {
+          throw new Error(`GET /users: ${result.non2xx} non-2xx, ${result.errors} errors`);
+        }
       }
-      return { rps: result.requests.average, p99: result.latency.p99 };
+      return {
+        rps: results.reduce((sum, result) => sum + result.requests.average, 0),
+        p99: Math.max(...results.map((result) => result.latency.p99)),
+      };
     };
     await load(); // warm-up, discarded
     return await load();
   } finally {
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
+    for (const child of children) {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
     }
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -131,12 +155,16 @@ try {
   await cluster.admin("CREATE DATABASE bench_users");
   const sqlite = await usersThroughput({});
   const postgres = await usersThroughput({ PBX_DATABASE_URL: cluster.url("bench_users") });
-  console.log(`GET /users, 50 users, 100 connections, ${DURATION} s, one pbxctl serve`);
+  await cluster.admin("CREATE DATABASE bench_replicas");
+  const replicated = await usersThroughput({ PBX_DATABASE_URL: cluster.url("bench_replicas") }, 3);
+  console.log(`GET /users, 50 users, 100 connections, ${DURATION} s`);
   console.log(`  SQLite                     ${sqlite.rps.toFixed(0)} req/s, p99 ${sqlite.p99} ms`);
   console.log(
     `  PostgreSQL, 1 replica      ${postgres.rps.toFixed(0)} req/s, p99 ${postgres.p99} ms`,
   );
-  console.log("  PostgreSQL, 3 replicas     n/a until replicas land (issue 23 part B)");
+  console.log(
+    `  PostgreSQL, 3 replicas     ${replicated.rps.toFixed(0)} req/s, p99 ${replicated.p99} ms`,
+  );
 
   // The call history store of bench:calls, moved to PostgreSQL by db copy's code.
   const dir = mkdtempSync(join(tmpdir(), "pbx-bench-pg-calls-"));

@@ -2,7 +2,8 @@
 // closes with a plain "N passed, N failed" line, which CI reads to know that tests really ran.
 // `--engine` runs test/engine/ instead: those suites boot a real Asterisk 22 (PBX_ASTERISK_PREFIX)
 // and are never part of the fast suite. `--pg` runs the fast suite again with every store on a
-// throwaway PostgreSQL 15 cluster (test/store/test-database.ts), stopped by PID when the run ends.
+// throwaway PostgreSQL 15 cluster (test/store/test-database.ts), stopped by PID when the run ends,
+// plus test/replicas/ (several built `pbxctl serve` processes: `npm run build` first).
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -19,6 +20,10 @@ const engine = process.argv.includes("--engine");
 const postgres = process.argv.includes("--pg");
 const filters = process.argv.slice(2).filter((arg) => arg !== "--engine" && arg !== "--pg");
 const engineDir = join("test", "engine");
+// The replica suite starts three `pbxctl serve` processes (the built CLI) and kills some: about a
+// minute, so it runs with `--pg` (on PostgreSQL, the store replicas are meant for) and when named
+// (`npm run test:unit -- test/replicas` on SQLite), not in the fast SQLite suite.
+const replicasDir = join("test", "replicas");
 
 // Never a silent skip: without an engine the engine suite cannot say anything.
 if (engine) asteriskInstallOrExit();
@@ -36,7 +41,8 @@ function findTests(dir: string): string[] {
 const files = findTests(join(root, "test"))
   .map((file) => relative(root, file))
   .filter((file) => file.startsWith(engineDir) === engine)
-  .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)));
+  .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
+  .filter((file) => postgres || filters.length > 0 || !file.startsWith(replicasDir));
 
 if (files.length === 0) {
   console.error(`no test files match ${filters.join(" ")}`);

@@ -2,7 +2,8 @@
 // generates on first start and keeps in the data directory (JWT secret, server encryption key,
 // admin password hash). Every variable is documented in the README ("Configuration").
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { hashSecret } from "./domain/secrets.js";
 import { resolveEnginePaths } from "./engine/paths.js";
@@ -60,6 +61,11 @@ export interface Config {
   defaultTrunkHost: string;
   /** PBX_WEBHOOK_ALLOW_PRIVATE=1 (or `true`): webhook targets on private ranges are allowed. */
   webhookAllowPrivate: boolean;
+  /**
+   * This process's name among the replicas sharing the store (leases, `/health`):
+   * PBX_REPLICA_ID, else `<host name>-<pid>-<random>` (a restarted replica is a new holder).
+   */
+  replicaId: string;
   /** PBX_METRICS_LISTEN: where a second listener serves `/metrics` with no auth; null: none. */
   metricsListen: ListenAddress | null;
 }
@@ -163,7 +169,12 @@ export function dataDirStore(env: NodeJS.ProcessEnv, dataDir: string | undefined
   return storeLocationFrom(env, join(dir, "pbx.db"));
 }
 
-/** Reads `name` in the data dir, or writes `make()` there (mode 0600) and returns it. */
+/**
+ * Reads `name` in the data dir, or writes `make()` there (mode 0600) and returns it. Replicas
+ * sharing one data dir may start at the same moment: the value is written whole to a file of
+ * this process's own and then hard-linked into place, which succeeds for exactly one of them;
+ * the others read the winner's value, so every replica ends up with the same secret.
+ */
 function persisted(
   dataDir: string,
   name: string,
@@ -172,8 +183,17 @@ function persisted(
   const file = join(dataDir, name);
   if (existsSync(file)) return { value: readFileSync(file, "utf8").trim(), created: false };
   const value = make();
-  writeFileSync(file, `${value}\n`, { mode: 0o600, flag: "wx" });
-  return { value, created: true };
+  const own = join(dataDir, `.${name}.${process.pid}.${randomBytes(4).toString("hex")}`);
+  writeFileSync(own, `${value}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    linkSync(own, file);
+    return { value, created: true };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return { value: readFileSync(file, "utf8").trim(), created: false };
+  } finally {
+    rmSync(own, { force: true });
+  }
 }
 
 /**
@@ -189,12 +209,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
   const jwtSecret =
     nonEmpty(env.PBX_JWT_SECRET) ??
     persisted(dataDir, FILES.jwtSecret, () => randomBytes(32).toString("base64url")).value;
-  const serverKeyHex = persisted(dataDir, FILES.serverKey, () =>
-    randomBytes(32).toString("hex"),
-  ).value;
+  // Replicas must share it (it seals the org keys in the shared store): one data dir, or the
+  // same PBX_SERVER_KEY everywhere.
+  const envServerKey = nonEmpty(env.PBX_SERVER_KEY);
+  const serverKeyHex =
+    envServerKey ??
+    persisted(dataDir, FILES.serverKey, () => randomBytes(32).toString("hex")).value;
   const serverKey = Buffer.from(serverKeyHex, "hex");
-  if (serverKey.length !== 32)
-    throw new Error(`${join(dataDir, FILES.serverKey)} must hold 64 hex characters`);
+  if (serverKey.length !== 32 || !/^[0-9a-f]{64}$/i.test(serverKeyHex)) {
+    throw new Error(
+      `${envServerKey ? "PBX_SERVER_KEY" : join(dataDir, FILES.serverKey)} must hold 64 hex characters`,
+    );
+  }
 
   let generatedAdminPassword: string | null = null;
   const envPassword = nonEmpty(env.PBX_ADMIN_PASSWORD);
@@ -233,6 +259,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     defaultTrunkHost: nonEmpty(env.PBX_DEFAULT_TRUNK_HOST) ?? "127.0.0.1",
     greetingMaxChars: parseCharacterCap(env.PBX_GREETING_MAX_CHARS),
     webhookAllowPrivate: webhookAllowPrivateFrom(env),
+    replicaId:
+      nonEmpty(env.PBX_REPLICA_ID) ??
+      `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
     metricsListen: parseListen(env.PBX_METRICS_LISTEN),
   };
 }

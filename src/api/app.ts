@@ -14,6 +14,7 @@ import { createTokenService } from "../domain/tokens.js";
 import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { type Db, storeIsHealthy } from "../store/database.js";
+import { storeDialect } from "../store/dialect.js";
 import type { TicketIntake } from "../tickets/intake.js";
 import { createSpeechEngine, type SpeechEngine } from "../tts/index.js";
 import type { AppDeps } from "./deps.js";
@@ -53,6 +54,10 @@ export interface CreateAppOptions {
   routes?: readonly RouteDefinition[];
   /** The auto-ticket intake, answered under /events (SPEC.md §4.7); absent: not mounted. */
   ticketIntake?: TicketIntake;
+  /** This replica's id and the roles it holds now, for `/health` (absent: not said). */
+  replica?: { id: string; roles: () => string[] };
+  /** The media directories' state for `/health` (`{ sounds: "ok", ... }`); absent: not said. */
+  mediaDirs?: () => Promise<Record<string, string>>;
   /** The app's metrics registry; default a new one; null: nothing measured (the bench's baseline). */
   metrics?: Metrics | null;
 }
@@ -134,8 +139,18 @@ export function createApp(options: CreateAppOptions): PbxApp {
     } catch {
       engine = "error";
     }
+    // The load balancer's check is the status code: a replica that cannot reach the store is
+    // taken out. Media that fail are said (greetings and recordings fail on this replica) but
+    // keep the rest of the API in service.
     ctx.status = store === "ok" ? 200 : 503;
-    ctx.body = { status: store === "ok" ? "ok" : "degraded", store, engine };
+    ctx.body = {
+      status: store === "ok" ? "ok" : "degraded",
+      store,
+      engine,
+      database: storeDialect(deps.db),
+      ...(options.replica ? { replica: options.replica.id, roles: options.replica.roles() } : {}),
+      ...(options.mediaDirs ? { media: await options.mediaDirs() } : {}),
+    };
   });
   app.use(healthProbes(readiness));
   if (metrics) app.use(adminMetrics(metrics, deps));

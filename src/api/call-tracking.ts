@@ -48,6 +48,13 @@ export interface CallTrackingOptions {
   ami?: AmiConnectionOptions;
   /** Called after each record or journey event is ingested (stored, a replay, or of no org). */
   onIngested?: (input: EngineCallInput, result: IngestResult) => void;
+  /**
+   * Start as a standby (several replicas, issue 23): follow the engine for live calls and call
+   * control, but store nothing until `takeOverIngest()`; default false (store at once).
+   */
+  standby?: boolean;
+  /** What a standby keeps of what it received, replayed when it takes over (default 15 s). */
+  standbyWindowMs?: number;
   /** Ingest counts and lag, and the events connection's state (src/metrics). */
   instruments?: { calls: CallIngestInstruments; ami: AmiInstruments };
 }
@@ -72,6 +79,16 @@ export interface CallTracking {
   feedTrunks(registrations: OutboundRegistration[]): void;
   /** Resolves once everything received so far is stored. */
   idle(): Promise<void>;
+  /** Whether this process stores what the engine sends (not a standby). */
+  readonly ingesting: boolean;
+  /**
+   * Becomes the one that stores the engine's events: what arrived during the standby window is
+   * stored first (the owner that died may not have stored it; the ingest's idempotency keys make
+   * what it did store a replay, with no second record or webhook).
+   */
+  takeOverIngest(): void;
+  /** Stops storing (another replica took the ingest over); waits for what was being stored. */
+  standByIngest(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -161,12 +178,26 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       );
   };
 
+  // Several replicas follow one engine; only the ingest-lease holder stores. A standby keeps what
+  // it received for a while, so a failover stores what arrived between the owner's death and the
+  // takeover: the ingest is idempotent by (uniqueid, sequence) and registration changes are
+  // stored as states, so a replay of something already stored adds nothing.
+  let ingesting = !options.standby;
+  const windowMs = options.standbyWindowMs ?? 15_000;
+  const standby: { at: number; store: () => void }[] = [];
+  const store = (run: () => void) => {
+    if (ingesting) return run();
+    const at = options.clock().getTime();
+    standby.push({ at, store: run });
+    while (standby.length > 0 && standby[0]!.at < at - windowMs) standby.shift();
+  };
+
   const reported = new Set<string>();
   const handlers: CallEventHandlers = {
-    cdr: (record) => enqueue({ kind: "record", record }),
-    journey: (event) => enqueue({ kind: "event", event }),
-    contact,
-    trunks,
+    cdr: (record) => store(() => enqueue({ kind: "record", record })),
+    journey: (event) => store(() => enqueue({ kind: "event", event })),
+    contact: (change) => store(() => contact(change)),
+    trunks: (listed) => store(() => trunks(listed)),
     channel: (event, snapshot) => live.channelEvent(event, snapshot),
     resync: (channels) => live.resync(channels),
     lost: () => live.lost(),
@@ -288,8 +319,22 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     ingest,
     connection,
     feed: (event) => dispatchCallEvent(event, handlers),
-    feedTrunks: trunks,
+    feedTrunks: (listed) => store(() => trunks(listed)),
     idle,
+    get ingesting() {
+      return ingesting;
+    },
+    takeOverIngest() {
+      if (ingesting) return;
+      const since = options.clock().getTime() - windowMs;
+      // In the order received, before anything newer (this runs synchronously).
+      for (const kept of standby.splice(0)) if (kept.at >= since) kept.store();
+      ingesting = true;
+    },
+    async standByIngest() {
+      ingesting = false;
+      await idle();
+    },
     async stop() {
       unfollow();
       await connection?.close();

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import type { Config } from "../config.js";
+import { SharedDeploys } from "../deploy/shared-deploys.js";
 import type { StartupSummary } from "../deploy/store-deploys.js";
 import {
   createServerEngine,
@@ -12,11 +13,13 @@ import {
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
-import { startRetentionScheduler } from "../domain/retention-scheduler.js";
+import { type RetentionScheduler, startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
+import { mediaDirsProbe } from "../media-check.js";
 import { noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
+import { ReplicaRoles, type ReplicaRolesOptions } from "../replica/roles.js";
 import { type Db, openMigratedStore, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
@@ -31,10 +34,14 @@ export interface RunningServer {
   pbx: PbxApp;
   /** The engine side (absent when the caller passed its own deployScheduler). */
   engine: ServerEngine | null;
+  /** Saves as deploy requests in the store, deployed by whichever replica holds the deployer role. */
+  deployRequests: SharedDeploys;
   /** Call records and live calls from the engine's events (fed by AMI when PBX_ENGINE is ami). */
   calls: CallTracking;
   /** Auto-tickets: the intake under /events, the call-record poller, the message outbox. */
   tickets: TicketService;
+  /** The roles this replica runs while it holds their lease (deployer, ingest, poller, retention). */
+  roles: ReplicaRoles;
   /** The process's metrics (also at /metrics); null when started without. */
   metrics: Metrics | null;
   /** The PBX_METRICS_LISTEN listener's URL, when one was asked for. */
@@ -65,7 +72,9 @@ export interface StartServerOptions {
   /** Default: a new registry; null: nothing measured, no /metrics (the bench's baseline). */
   metrics?: Metrics | null;
   /** Overrides for the engine side (a target, a clock), for tests. */
-  engineOptions?: Partial<Omit<ServerEngineOptions, "db" | "dataDir" | "env">>;
+  engineOptions?: Partial<Omit<ServerEngineOptions, "db" | "dataDir" | "env" | "shared">>;
+  /** Lease timing and clocks of the replica's roles, for tests. */
+  roleOptions?: Partial<Omit<ReplicaRolesOptions, "db" | "replicaId">>;
 }
 
 function urlOf(server: Server): string {
@@ -81,6 +90,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     (options.migrate === false
       ? await openMigratedStore(options.config.store)
       : await openStore(options.config.store));
+  const replicaId = options.config.replicaId;
+  // Several replicas may share this store (issue 23): every one serves the API and delivers
+  // webhooks (claims are leases); the roles that must run once are taken by lease.
+  const roles = new ReplicaRoles({
+    db,
+    replicaId,
+    logger: options.logger,
+    ...options.roleOptions,
+  });
+  const shared = new SharedDeploys({
+    db,
+    replicaId,
+    logger: options.logger,
+    ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
+  });
   const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
   const instruments = metrics?.instruments ?? noInstruments;
   const engine = options.deployScheduler
@@ -92,16 +116,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         logger: options.logger,
         instruments,
         ...options.engineOptions,
+        shared,
       });
   const engineHealth = options.engineHealth ?? engine?.engineHealth;
   // The engine's call events come over their own AMI connection (the deployer's asks for none).
   const env = options.env ?? process.env;
+  const ami = engine && engineKindFrom(env) === "ami" ? amiOptionsFrom(env) : null;
+  // Every replica follows the engine (live calls, call control); the ingest-lease holder stores.
   const calls = startCallTracking({
     db,
     clock: systemClock,
     logger: options.logger,
     instruments: { calls: instruments.calls, ami: instruments.ami("events") },
-    ...(engine && engineKindFrom(env) === "ami" ? { ami: amiOptionsFrom(env) } : {}),
+    ...(ami ? { ami, standby: true } : {}),
   });
   // The intake is mounted on this server; the poller POSTs to PBX_EVENTS_URL, by default this
   // server's own /events, so one process is the whole service. Without PBX_INTERNAL_KEY the
@@ -130,9 +157,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     db,
     config,
     logger: options.logger,
-    deployScheduler: options.deployScheduler ?? engine?.deploys ?? noDeploys,
+    deployScheduler: options.deployScheduler ?? (engine ? shared : noDeploys),
     ...(engine ? { configDeploys: engine.deploys } : {}),
     ...(engineHealth ? { engineHealth } : {}),
+    replica: { id: replicaId, roles: () => roles.held() },
+    mediaDirs: mediaDirsProbe(
+      { sounds: options.config.soundsDir, recordings: options.config.recordingsDir },
+      () => performance.now(),
+    ),
     metrics,
   });
   metrics?.watch({
@@ -171,28 +203,75 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       throw error;
     }
   }
-  // Retention (issue 16): every org with a policy is purged daily by this process.
-  const retention = startRetentionScheduler({
-    context: { db, recordingsDir: options.config.recordingsDir },
-    clock: systemClock,
-    logger: options.logger,
-    instruments: instruments.retention,
-  });
   listeningUrl = urlOf(server);
-  await tickets.start();
-  const ready = engine
-    ? engine.start().catch((error: unknown) => {
-        options.logger.error({ err: error }, "start-up deploy failed");
-        return null;
-      })
-    : Promise.resolve(null);
+  await tickets.start({ poller: false });
+
+  // The roles. The deployer and the ingest are per engine (named by its AMI address, or the
+  // files-only engine); the others are one per store.
+  const engineName = ami ? `${ami.host}:${ami.port}` : "files";
+  let closing = false;
+  let deployerRun: Promise<StartupSummary | null> | null = null;
+  let deployerTerms = 0;
+  if (engine) {
+    roles.add({
+      name: `deployer:${engineName}`,
+      start: () => {
+        const trigger = deployerTerms++ === 0 ? "startup" : "takeover";
+        deployerRun = engine.start(trigger).catch((error: unknown) => {
+          options.logger.error({ err: error }, `${trigger} deploy failed`);
+          return null;
+        });
+      },
+      stop: async () => {
+        await deployerRun;
+        // Shutting down: deploy what this replica's saves left pending (SIGTERM's promise).
+        // Lost the lease: the requests stay in the store for the next deployer.
+        await shared.stopDeploying({ flush: closing });
+      },
+    });
+  }
+  if (ami) {
+    roles.add({
+      name: `call-ingest:${engineName}`,
+      start: () => calls.takeOverIngest(),
+      stop: () => calls.standByIngest(),
+    });
+  }
+  const poller = tickets.poller;
+  if (poller) {
+    roles.add({ name: "ticket-poller", start: () => poller.start(), stop: () => poller.stop() });
+  }
+  // Retention (issue 16): every org with a policy is purged daily, and Idempotency-Keys older
+  // than a day are swept, by the holder of this role.
+  let retention: RetentionScheduler | null = null;
+  roles.add({
+    name: "retention",
+    start: () => {
+      retention = startRetentionScheduler({
+        context: { db, recordingsDir: options.config.recordingsDir },
+        clock: systemClock,
+        logger: options.logger,
+        instruments: instruments.retention,
+      });
+    },
+    stop: async () => {
+      await retention?.stop();
+      retention = null;
+    },
+  });
+  // The first round of leases: a lone server takes every role at once.
+  await roles.start();
+  await roles.idle();
+  const ready: Promise<StartupSummary | null> = deployerRun ?? Promise.resolve(null);
   return {
     url: listeningUrl,
     server,
     pbx,
     engine,
+    deployRequests: shared,
     calls,
     tickets,
+    roles,
     metrics,
     metricsUrl: metricsServer ? urlOf(metricsServer) : null,
     ready,
@@ -205,13 +284,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       });
       try {
         await ready;
-        // Saves already answered must still reach the engine: flush pending deploys.
+        // Saves already answered must still reach the engine: the deployer role flushes pending
+        // deploys as it stops; then every lease is given up, so another replica takes over at
+        // once instead of after the expiry.
+        closing = true;
+        await roles.stop();
         await engine?.close({ flush: true });
       } finally {
         await calls.stop();
         await tickets.stop();
         await webhooks.stop();
-        await retention.stop();
         await pbx.deps.speechEngine?.close?.();
         metricsServer?.close();
         metricsServer?.closeAllConnections();

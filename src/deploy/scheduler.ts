@@ -120,6 +120,11 @@ export class OrgDeployScheduler {
     return [...new Set([...this.pending.keys(), ...this.retries.keys()])];
   }
 
+  /** A deploy of the org is waiting (debounce or retry) or running. */
+  isBusy(orgId: string): boolean {
+    return this.pending.has(orgId) || this.retries.has(orgId) || this.running.has(orgId);
+  }
+
   /**
    * Orgs whose saves the engine does not run yet (scheduled, running, or failed and waiting for
    * a retry), and how long the first of them has waited, in seconds.
@@ -140,6 +145,20 @@ export class OrgDeployScheduler {
   async idle(): Promise<void> {
     while (this.running.size > 0 || this.gatewayRun) {
       await Promise.all([...this.running.values(), this.gatewayRun]);
+    }
+  }
+
+  /**
+   * Drops pending and retry timers but keeps taking work (the replica gave the deployer role up:
+   * the store's deploy requests keep what was pending for the next holder).
+   */
+  dropPending(): void {
+    for (const orgId of [...this.retries.keys()]) this.cancelRetry(orgId);
+    for (const [orgId, pending] of this.pending) {
+      pending.timer.cancel();
+      this.pending.delete(orgId);
+      // No longer this replica's to deploy (its metrics stop counting it as owed).
+      if (!this.running.has(orgId)) this.owed.delete(orgId);
     }
   }
 

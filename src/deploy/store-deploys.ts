@@ -29,6 +29,10 @@ export interface StoreDeploysOptions {
   instruments?: DeployInstruments;
   /** Orgs compiled per deployer batch at start-up (default 100): bounds memory. */
   startupBatchSize?: number;
+  /** Told before a background deploy reads the org from the store (the shared deploy requests). */
+  onBuildStart?: (orgId: string) => Promise<void>;
+  /** Whether a deploy of the org is requested in the store (by any replica) and not done yet. */
+  requested?: (orgId: string) => Promise<boolean>;
 }
 
 /** What a deploy of one org changed. */
@@ -213,7 +217,9 @@ export class StoreDeploys {
         desiredRevision !== null &&
         (desiredRevision === appliedRevision ||
           (appliedRevision === null && desiredRevision === revisionOf([]))),
-      deployScheduled: this.scheduler.pendingOrgs.includes(orgId),
+      deployScheduled:
+        this.scheduler.pendingOrgs.includes(orgId) ||
+        ((await this.options.requested?.(orgId)) ?? false),
       compileError,
       deploys,
     };
@@ -277,6 +283,7 @@ export class StoreDeploys {
   }
 
   private async buildOrg(orgId: string, trigger: string) {
+    await this.options.onBuildStart?.(orgId);
     try {
       return await this.builds.orgBuild(orgId);
     } catch (error) {

@@ -21,6 +21,7 @@ import type { Db } from "../store/database.js";
 import { Deployer } from "./deployer.js";
 import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
+import type { SharedDeploys } from "./shared-deploys.js";
 import { StoreBuilds } from "./store-builds.js";
 import { StoreDeployLog } from "./store-deploy-log.js";
 import { type StartupSummary, StoreDeploys } from "./store-deploys.js";
@@ -38,6 +39,12 @@ export interface ServerEngineOptions {
   debounceMs?: number;
   maxDelayMs?: number;
   reloadQueueOptions?: ReloadQueueOptions;
+  /**
+   * The deploy requests shared by the replicas of one store: background deploys then close the
+   * requests they covered, and `start()` takes over what is pending. Absent: this process is
+   * the only deployer and its saves come only from itself.
+   */
+  shared?: SharedDeploys;
   /** Orgs per batch of the start-up deploy (default 100). */
   startupBatchSize?: number;
   /** Deploy, reload and AMI measurements (src/metrics); default none. */
@@ -52,8 +59,11 @@ export interface ServerEngine {
   gateway: GatewayOptions;
   /** The engine state for /health: `files-only`, `connected` or `disconnected`. */
   engineHealth: () => string;
-  /** Deploys whatever differs so the engine directory is complete and current. */
-  start(): Promise<StartupSummary>;
+  /**
+   * Deploys whatever differs so the engine directory is complete and current (at start-up, or
+   * when this replica takes the deployer role over: `trigger`), then follows deploy requests.
+   */
+  start(trigger?: string): Promise<StartupSummary>;
   /** Runs pending deploys (or drops them with `flush: false`), then closes the engine target. */
   close(options?: { flush?: boolean }): Promise<void>;
 }
@@ -92,7 +102,14 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     reloadQueueOptions: { ...options.reloadQueueOptions, instruments: instruments.reloads },
   });
   const logger = options.logger;
+  const shared = options.shared;
   const deploys = new StoreDeploys({
+    ...(shared
+      ? {
+          onBuildStart: (orgId: string) => shared.buildStarting(orgId),
+          requested: (orgId: string) => shared.requested(orgId),
+        }
+      : {}),
     builds: new StoreBuilds({ db: options.db, gateway, soundsDir: paths.soundsDir }),
     deployer,
     ...(options.timers ? { timers: options.timers } : {}),
@@ -105,6 +122,14 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     onError: (orgId, error) =>
       logger?.error({ org_id: orgId, err: error.message }, "background deploy failed"),
     onDeployed: (orgId, records) => {
+      shared
+        ?.deployed(
+          orgId,
+          records.every((r) => r.result !== "failed"),
+        )
+        .catch((error: unknown) =>
+          logger?.error({ org_id: orgId, err: error }, "closing deploy requests failed"),
+        );
       const changed = records.filter((r) => r.result !== "unchanged");
       if (changed.length === 0) return;
       logger?.info(
@@ -129,7 +154,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     deploys,
     gateway,
     engineHealth: engineHealthProbe(target),
-    async start() {
+    async start(trigger = "startup") {
       // The server deploys whatever differs at start-up: a directory another source wrote is
       // taken over (said in the log), so `pbxctl deploy` refuses it from now on.
       const owner = { kind: "store" as const, dataDir: resolve(options.dataDir) };
@@ -141,7 +166,9 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
         );
         await claimEngineDir(paths.asteriskDir, owner, { replace: true });
       }
-      const summary = await deploys.deployEverything("startup");
+      const summary = shared
+        ? await shared.startDeploying(deploys, trigger)
+        : await deploys.deployEverything(trigger);
       logger?.info(
         {
           engine_dir: paths.asteriskDir,

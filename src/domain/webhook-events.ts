@@ -13,16 +13,25 @@ import { outboxSignal } from "../webhooks/outbox-signal.js";
 import { BadRequest } from "./errors.js";
 import { parseWebhookEvent } from "./webhook-rules.js";
 
-let lastEventMicros = 0;
-
 /**
- * Unix time in microseconds of an event happening at `at`, strictly increasing within this
- * process, so `<webhookId>_<micros>` never repeats even for events in the same millisecond.
+ * Unix time in microseconds of an event happening at `at`: the `<timestamp>` of its
+ * `webhook-id` before the store makes it unique per webhook (`nextEventMicros`).
  */
 export function eventMicros(at: Date): number {
-  const candidate = at.getTime() * 1000;
-  lastEventMicros = candidate > lastEventMicros ? candidate : lastEventMicros + 1;
-  return lastEventMicros;
+  return at.getTime() * 1000;
+}
+
+/**
+ * The `<timestamp>` of a new event for each webhook, unique per webhook in the whole store
+ * whichever replica emits (issue 23: a per-process counter gave three servers on one store the
+ * same `webhook-id` for different events). Through `db` when it is the caller's transaction.
+ */
+export function eventTimestamps(
+  db: Db,
+  webhookIds: readonly string[],
+  at: Date,
+): Promise<Map<string, number>> {
+  return createWebhookRepository(db).nextEventMicros(webhookIds, eventMicros(at));
 }
 
 /** A new pending row, due at `now`, for `webhook`. */
@@ -49,6 +58,7 @@ export function newDeliveryRow(
     last_error: null,
     replay_of: event.replayOf ?? null,
     claim_token: null,
+    lease_until: null,
     created_at: at,
     updated_at: at,
   };
@@ -85,11 +95,18 @@ export async function emitEvent(
   );
   const eventId = randomUUID();
   const now = clock();
-  const micros = eventMicros(now);
-  const json = JSON.stringify(data);
-  const rows = webhooks.map((w) =>
-    newDeliveryRow(w, { eventId, type: eventType, data: json, micros }, now),
+  const micros = await eventTimestamps(
+    handle,
+    webhooks.map((w) => w.id),
+    now,
   );
+  const json = JSON.stringify(data);
+  // A webhook deleted since it was listed got no timestamp and gets no delivery.
+  const rows = webhooks
+    .filter((w) => micros.has(w.id))
+    .map((w) =>
+      newDeliveryRow(w, { eventId, type: eventType, data: json, micros: micros.get(w.id)! }, now),
+    );
   await queueDeliveries(handle, rows);
   return { event_id: eventId, event: eventType, deliveries: rows.length };
 }

@@ -13,11 +13,11 @@ import {
 import { decide, recordAttempts, sendAttempt } from "../webhooks/attempt.js";
 import { TEST_EVENT } from "../webhooks/events.js";
 import type { WebhookHttpClient } from "../webhooks/http-client.js";
-import { RETRY_COUNT, TIMEOUT_MS } from "../webhooks/policy.js";
+import { CLAIM_LEASE_MARGIN_MS, RETRY_COUNT, TIMEOUT_MS } from "../webhooks/policy.js";
 import { maskSecret, type SecretSealer } from "../webhooks/secrets.js";
 import type { UrlPolicy } from "../webhooks/url-guard.js";
 import { BadRequest, Conflict, NotFound } from "./errors.js";
-import { eventMicros, newDeliveryRow, queueDeliveries } from "./webhook-events.js";
+import { eventTimestamps, newDeliveryRow, queueDeliveries } from "./webhook-events.js";
 import { checkInteger, checkSecret, checkWebhookUrl, parseWebhookEvents } from "./webhook-rules.js";
 
 /** What the use cases need; the API builds it from its own dependencies (webhook-service.ts). */
@@ -293,14 +293,14 @@ export async function testWebhook(
   const webhook = await requireWebhook(ctx, orgId, id);
   const now = ctx.clock();
   const data = JSON.stringify({ webhook_id: webhook.id, message: "Test delivery from pbxctl" });
+  const micros = (await eventTimestamps(ctx.db, [webhook.id], now)).get(webhook.id)!;
   const row: DeliveryRow = {
-    ...newDeliveryRow(
-      webhook,
-      { eventId: randomUUID(), type: TEST_EVENT, data, micros: eventMicros(now) },
-      now,
-    ),
+    ...newDeliveryRow(webhook, { eventId: randomUUID(), type: TEST_EVENT, data, micros }, now),
     status: "in_flight",
     next_attempt_at: null,
+    // Claimed by this request while it sends; if the process dies meanwhile, a dispatcher
+    // finishes it after the lease, as it would any attempt.
+    lease_until: new Date(now.getTime() + webhook.timeout_ms + CLAIM_LEASE_MARGIN_MS).toISOString(),
   };
   await createDeliveryRepository(ctx.db).insertMany([row]);
   const outcome = await sendAttempt(ctx.http, ctx.secrets, webhook, row, now);
@@ -365,13 +365,14 @@ export async function replayDelivery(
   }
   if (webhook.active !== 1) throw new Conflict("Webhook is not active");
   const now = ctx.clock();
+  const micros = (await eventTimestamps(ctx.db, [webhook.id], now)).get(webhook.id)!;
   const row = newDeliveryRow(
     webhook,
     {
       eventId: original.event_id,
       type: original.event_type,
       data: original.data,
-      micros: eventMicros(now),
+      micros,
       replayOf: original.id,
     },
     now,

@@ -4,6 +4,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
   Kysely,
   type Migration,
   type MigrationProvider,
@@ -45,6 +48,23 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectDatab
   };
 }
 
+/**
+ * SQLite with transactions that take the write lock when they begin (`BEGIN IMMEDIATE`). Kysely
+ * begins deferred transactions, which read first and ask for the write lock at their first
+ * write; when another process (another replica, `pbxctl apply` beside the server) committed in
+ * between, SQLite refuses that upgrade at once with SQLITE_BUSY instead of waiting
+ * (busy_timeout does not apply), and the request fails. Taken at BEGIN, the lock is waited for.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection: DatabaseConnection) => {
+      await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+    };
+    return driver;
+  }
+}
+
 const generations = new WeakMap<Db, () => string>();
 
 /**
@@ -66,7 +86,7 @@ export function openSqlite(file: string): Db {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
   });
   const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
   const totalChanges = sqlite.prepare("SELECT total_changes()").pluck();

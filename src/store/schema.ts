@@ -235,6 +235,8 @@ export interface WebhooksTable {
   /** Deliveries that ended `failed` since the last success. */
   failed_deliveries_in_row: number;
   deactivated_reason: DeactivatedReason | null;
+  /** The `<timestamp>` of the webhook's last event (migration 2901): the next one is above it. */
+  last_event_micros: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -261,8 +263,29 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   replay_of: string | null;
   claim_token: string | null;
+  /** An in-flight attempt's claim ends then; past it the row is due again (migration 2901). */
+  lease_until: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A role that runs on one replica at a time, held until `expires_at` unless renewed (2901). */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  acquired_at: string;
+  expires_at: string;
+}
+
+/** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2901). */
+export interface DeployRequestsTable {
+  org_id: string;
+  seq: number;
+  /** The highest `seq` a successful deploy covered; pending while `seq` is above it. */
+  done_seq: Generated<number>;
+  /** The replica whose save bumped `seq` last. */
+  requested_by: string;
+  requested_at: string;
 }
 
 export interface Database extends TicketTables {
@@ -288,6 +311,8 @@ export interface Database extends TicketTables {
   sip_contacts: SipContactsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  leases: LeasesTable;
+  deploy_requests: DeployRequestsTable;
   crm_records: CrmRecordsTable;
   crm_fields: CrmFieldsTable;
   customer_tunnels: CustomerTunnelsTable;

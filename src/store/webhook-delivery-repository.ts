@@ -1,6 +1,7 @@
-// The outbox: one row per (event, webhook). The dispatcher claims due rows, records every
-// attempt on its row, and a restart makes rows left in flight due again.
+// The outbox: one row per (event, webhook). Dispatchers (one per replica) claim due rows under a
+// lease, record every attempt on its row, and a row whose lease ran out is claimed again.
 import type { Db } from "./database.js";
+import { storeDialect } from "./dialect.js";
 import type { DeliveryRow, DeliveryStatus } from "./schema.js";
 
 export type AttemptRecord = Pick<
@@ -26,49 +27,107 @@ export function createDeliveryRepository(db: Db) {
     },
 
     /**
-     * Marks up to `limit` pending rows due at `now` as in flight under `token` and returns them,
-     * oldest due first. The conditional update makes a row claimed by one caller only.
+     * Claims up to `limit` rows for one attempt each under `token`: in-flight rows whose lease
+     * ran out (their replica died mid-attempt, or the store was restarted from before leases)
+     * first, then pending rows due at `now`, oldest due first. A row is claimed until
+     * `now + its webhook's timeout + leaseMarginMs`: past that another replica may claim it
+     * again, with the same `webhook-id`. On PostgreSQL the rows are locked `FOR UPDATE SKIP
+     * LOCKED`, so replicas claiming at once take different rows without waiting; on SQLite
+     * writers are serialized and the conditional update gives each row to one caller.
      */
-    async claimDue(now: string, limit: number, token: string): Promise<DeliveryRow[]> {
-      // The index order (status, next_attempt_at, message_id): no sort however long the backlog;
-      // message ids of one webhook grow with event time, so its due events go out in emit order.
-      const due = await db
-        .selectFrom("webhook_deliveries")
-        .selectAll()
-        .where("status", "=", "pending")
-        .where("next_attempt_at", "<=", now)
-        .orderBy("next_attempt_at")
-        .orderBy("message_id")
-        .limit(limit)
-        .execute();
-      if (due.length === 0) return [];
-      const claimed = await db
-        .updateTable("webhook_deliveries")
-        .set({ status: "in_flight", claim_token: token, updated_at: now })
-        .where(
-          "id",
-          "in",
-          due.map((row) => row.id),
-        )
-        .where("status", "=", "pending")
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === due.length) {
-        return due.map((row) => ({
-          ...row,
-          status: "in_flight",
-          claim_token: token,
-          updated_at: now,
-        }));
+    async claimDue(
+      now: string,
+      limit: number,
+      token: string,
+      leaseMarginMs: number,
+    ): Promise<DeliveryRow[]> {
+      const claim = async (handle: Db, locking: boolean): Promise<DeliveryRow[]> => {
+        const lock = <Q extends { forUpdate(): Q; skipLocked(): Q }>(query: Q): Q =>
+          locking ? query.forUpdate().skipLocked() : query;
+        const expired = await lock(
+          handle
+            .selectFrom("webhook_deliveries")
+            .selectAll()
+            .where("status", "=", "in_flight")
+            .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", now)]))
+            .orderBy("next_attempt_at")
+            .orderBy("message_id")
+            .limit(limit),
+        ).execute();
+        // The index order (status, next_attempt_at, message_id): no sort however long the
+        // backlog; message ids of one webhook grow with event time, so its due events go out
+        // in emit order.
+        const due =
+          expired.length >= limit
+            ? []
+            : await lock(
+                handle
+                  .selectFrom("webhook_deliveries")
+                  .selectAll()
+                  .where("status", "=", "pending")
+                  .where("next_attempt_at", "<=", now)
+                  .orderBy("next_attempt_at")
+                  .orderBy("message_id")
+                  .limit(limit - expired.length),
+              ).execute();
+        const rows = [...expired, ...due];
+        if (rows.length === 0) return [];
+        const timeouts = await handle
+          .selectFrom("webhooks")
+          .select(["id", "timeout_ms"])
+          .where("id", "in", [...new Set(rows.map((row) => row.webhook_id))])
+          .execute();
+        const timeoutOf = new Map(timeouts.map((w) => [w.id, w.timeout_ms]));
+        // One update per distinct lease (a batch has as many as it has distinct timeouts).
+        const byLease = new Map<string, DeliveryRow[]>();
+        for (const row of rows) {
+          const ms = (timeoutOf.get(row.webhook_id) ?? 0) + leaseMarginMs;
+          const until = new Date(Date.parse(now) + ms).toISOString();
+          byLease.set(until, [...(byLease.get(until) ?? []), row]);
+        }
+        const claimed: DeliveryRow[] = [];
+        for (const [until, group] of byLease) {
+          const updated = await handle
+            .updateTable("webhook_deliveries")
+            .set({ status: "in_flight", claim_token: token, lease_until: until, updated_at: now })
+            .where(
+              "id",
+              "in",
+              group.map((row) => row.id),
+            )
+            .where((eb) =>
+              eb.or([
+                eb.and([eb("status", "=", "pending"), eb("next_attempt_at", "<=", now)]),
+                eb.and([
+                  eb("status", "=", "in_flight"),
+                  eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", now)]),
+                ]),
+              ]),
+            )
+            .returning("id")
+            .execute();
+          const ours = new Set(updated.map((row) => row.id));
+          for (const row of group) {
+            if (!ours.has(row.id)) continue; // another dispatcher took it meanwhile
+            claimed.push({
+              ...row,
+              status: "in_flight",
+              claim_token: token,
+              lease_until: until,
+              updated_at: now,
+            });
+          }
+        }
+        return claimed.sort(
+          (a, b) =>
+            (a.next_attempt_at ?? "").localeCompare(b.next_attempt_at ?? "") ||
+            a.message_id.localeCompare(b.message_id),
+        );
+      };
+      if (storeDialect(db) === "postgres") {
+        return db.transaction().execute((trx) => claim(trx, true));
       }
-      // Another dispatcher took some of them between the two statements: keep what is ours.
-      return db
-        .selectFrom("webhook_deliveries")
-        .selectAll()
-        .where("claim_token", "=", token)
-        .where("status", "=", "in_flight")
-        .orderBy("next_attempt_at")
-        .orderBy("message_id")
-        .execute();
+      return claim(db, false);
     },
 
     /** The earliest `next_attempt_at` of a pending row, if any. */
@@ -121,12 +180,24 @@ export function createDeliveryRepository(db: Db) {
       return Number(row.count);
     },
 
-    /** Stores the outcome of an attempt on its row and releases the claim. */
-    async recordAttempt(id: string, record: AttemptRecord, at: string): Promise<void> {
+    /**
+     * Stores the outcome of an attempt on its row and releases the claim, if the claim is still
+     * `claimToken`'s (null: a row sent without a claim, the test delivery): an attempt whose
+     * lease ran out and whose row another replica claimed again leaves the row to that one.
+     */
+    async recordAttempt(
+      id: string,
+      record: AttemptRecord,
+      at: string,
+      claimToken: string | null,
+    ): Promise<void> {
       await db
         .updateTable("webhook_deliveries")
-        .set({ ...record, claim_token: null, updated_at: at })
+        .set({ ...record, claim_token: null, lease_until: null, updated_at: at })
         .where("id", "=", id)
+        .where((eb) =>
+          claimToken === null ? eb("claim_token", "is", null) : eb("claim_token", "=", claimToken),
+        )
         .execute();
     },
 
@@ -134,7 +205,13 @@ export function createDeliveryRepository(db: Db) {
     async setStatus(id: string, status: DeliveryStatus, at: string): Promise<void> {
       await db
         .updateTable("webhook_deliveries")
-        .set({ status, next_attempt_at: null, claim_token: null, updated_at: at })
+        .set({
+          status,
+          next_attempt_at: null,
+          claim_token: null,
+          lease_until: null,
+          updated_at: at,
+        })
         .where("id", "=", id)
         .execute();
     },
@@ -146,19 +223,6 @@ export function createDeliveryRepository(db: Db) {
         .set({ status: "cancelled", next_attempt_at: null, updated_at: at })
         .where("webhook_id", "=", webhookId)
         .where("status", "=", "pending")
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
-    },
-
-    /**
-     * Makes every in-flight row due again at `now` (at start-up, after a crash). Assumes one
-     * dispatcher per database: a second live one would see its in-flight rows sent twice.
-     */
-    async releaseInFlight(now: string): Promise<number> {
-      const result = await db
-        .updateTable("webhook_deliveries")
-        .set({ status: "pending", next_attempt_at: now, claim_token: null, updated_at: now })
-        .where("status", "=", "in_flight")
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },

@@ -1,7 +1,7 @@
 // Webhooks of an org, with the delivery-health fields the dispatcher maintains.
-import { sql } from "kysely";
+import { type Insertable, sql } from "kysely";
 import type { Db } from "./database.js";
-import type { DeactivatedReason, WebhookRow } from "./schema.js";
+import type { DeactivatedReason, WebhookRow, WebhooksTable } from "./schema.js";
 
 export type WebhookPatch = Partial<
   Pick<WebhookRow, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
@@ -23,6 +23,7 @@ export function newWebhookRow(webhook: NewWebhook, now: string): WebhookRow {
     failure_count: 0,
     failed_deliveries_in_row: 0,
     deactivated_reason: null,
+    last_event_micros: 0,
     created_at: now,
     updated_at: now,
   };
@@ -31,9 +32,34 @@ export function newWebhookRow(webhook: NewWebhook, now: string): WebhookRow {
 /** Repository of webhooks over a database or a transaction. */
 export function createWebhookRepository(db: Db) {
   return {
-    async insert(row: WebhookRow): Promise<WebhookRow> {
+    async insert<R extends Insertable<WebhooksTable>>(row: R): Promise<R> {
       await db.insertInto("webhooks").values(row).execute();
       return row;
+    },
+
+    /**
+     * The `<timestamp>` of a new event for each webhook in `ids`: `candidate` (the event's time
+     * in µs) or, when that is not above the webhook's last one, the last one + 1. Each webhook
+     * row is updated, so its lock is held until the caller's transaction ends and two replicas
+     * emitting at once get different values: `<webhookId>_<timestamp>` is unique per webhook
+     * across the whole store. Rows are taken in id order, so two emitters never wait on each
+     * other in a circle.
+     */
+    async nextEventMicros(ids: readonly string[], candidate: number): Promise<Map<string, number>> {
+      const given = new Map<string, number>();
+      for (const id of [...new Set(ids)].sort()) {
+        const row = await db
+          .updateTable("webhooks")
+          .set((eb) => ({
+            last_event_micros: sql<number>`case when ${eb.ref("last_event_micros")} >= ${candidate} then ${eb.ref("last_event_micros")} + 1 else ${candidate} end`,
+          }))
+          .where("id", "=", id)
+          .returning("last_event_micros")
+          .executeTakeFirst();
+        // bigint: PostgreSQL's driver answers it as text.
+        if (row) given.set(id, Number(row.last_event_micros));
+      }
+      return given;
     },
 
     /** The org's webhook `id`; undefined for unknown ids and other orgs' webhooks alike. */

@@ -15,7 +15,11 @@ export interface TicketService {
   /** Null when the process runs only the intake (`pbxctl intake serve`). */
   poller: CallRecordPoller | null;
   messages: MessageDispatcher;
-  start(): Promise<void>;
+  /**
+   * Starts the intake and the message outbox, and the poller unless `poller: false` (several
+   * replicas: only the ticket-poller lease holder polls, and starts `poller` itself).
+   */
+  start(options?: { poller?: boolean }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -69,10 +73,10 @@ export function createTicketService(options: TicketServiceOptions): TicketServic
     intake,
     poller,
     messages,
-    async start() {
+    async start(startOptions = {}) {
       await intake.start();
       messages.start();
-      poller?.start();
+      if (startOptions.poller ?? true) poller?.start();
     },
     async stop() {
       await poller?.stop();

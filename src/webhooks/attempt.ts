@@ -179,6 +179,7 @@ export async function recordAttempts(
           last_error: outcome.error,
         },
         at,
+        row.claim_token,
       );
     }
     for (const [webhookId, list] of byWebhook) {

@@ -1,7 +1,9 @@
 // The dispatcher: claims due outbox rows with bounded concurrency and delivers them, in the
-// server process, started and stopped with it. Clock, timers and HTTP client are injected so
-// tests drive time instead of sleeping. At-least-once: on start, rows a crash left in flight are
-// made due again (a receiver may see such an attempt twice; its body id tells it).
+// server process, started and stopped with it; every replica runs one over the shared store.
+// Clock, timers and HTTP client are injected so tests drive time instead of sleeping.
+// At-least-once: each claim is a lease, and a row whose lease ran out (its replica died
+// mid-attempt) is claimed again by any dispatcher, with the same `webhook-id` (a receiver may see
+// such an attempt twice; its body id tells it).
 //
 // Throughput comes from doing little per delivery in the store: rows are claimed in batches,
 // their webhooks read with one query per batch, and finished attempts are recorded in group
@@ -25,7 +27,7 @@ import {
 } from "./attempt.js";
 import type { WebhookHttpClient } from "./http-client.js";
 import { outboxSignal } from "./outbox-signal.js";
-import { DEACTIVATE_AFTER_FAILED_DELIVERIES } from "./policy.js";
+import { CLAIM_LEASE_MARGIN_MS, DEACTIVATE_AFTER_FAILED_DELIVERIES } from "./policy.js";
 import { plainSecrets, type SecretSealer } from "./secrets.js";
 
 export interface DispatcherLogger {
@@ -48,13 +50,15 @@ export interface DispatcherOptions {
   pollIntervalMs?: number;
   /** Consecutive failed deliveries that deactivate a webhook (default 50). */
   deactivateAfter?: number;
+  /** A claim lasts the webhook's timeout plus this (default CLAIM_LEASE_MARGIN_MS). */
+  leaseMarginMs?: number;
   logger?: DispatcherLogger;
   /** Attempts by result, delivery latency, endpoints deactivated (src/metrics). */
   instruments?: WebhookInstruments;
 }
 
 export interface WebhookDispatcher {
-  /** Makes rows left in flight due again, then delivers until stopped. */
+  /** Delivers until stopped (rows a dead replica left in flight once their lease runs out). */
   start(): Promise<void>;
   /** Claims nothing more and waits for the attempts in flight. */
   stop(): Promise<void>;
@@ -120,6 +124,7 @@ class OutboxDispatcher implements WebhookDispatcher {
   /** Claim again only when this many or fewer are in flight, so claims come in batches. */
   private readonly lowWater: number;
   private readonly pollIntervalMs: number;
+  private readonly leaseMarginMs: number;
   private readonly recordOptions: RecordOptions;
   private readonly logger: DispatcherLogger | undefined;
   private readonly instruments: WebhookInstruments;
@@ -153,6 +158,7 @@ class OutboxDispatcher implements WebhookDispatcher {
     this.concurrency = Math.max(1, options.concurrency ?? 16);
     this.lowWater = Math.floor(this.concurrency / 2);
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.leaseMarginMs = options.leaseMarginMs ?? CLAIM_LEASE_MARGIN_MS;
     this.recordOptions = {
       retries: true,
       deactivateAfter: options.deactivateAfter ?? DEACTIVATE_AFTER_FAILED_DELIVERIES,
@@ -169,11 +175,6 @@ class OutboxDispatcher implements WebhookDispatcher {
 
   async start(): Promise<void> {
     if (this.running) return;
-    const now = this.clock().toISOString();
-    const released = await this.deliveries.releaseInFlight(now);
-    if (released > 0) {
-      this.logger?.info({ released }, "webhook deliveries left in flight are due again");
-    }
     const due = await this.deliveries.nextDueAt();
     if (due !== undefined) this.nextRetryAt = Date.parse(due);
     this.running = true;
@@ -243,7 +244,12 @@ class OutboxDispatcher implements WebhookDispatcher {
 
   /** Claims up to `limit` due rows and starts them; resolves with their completion promises. */
   private async claimAndStart(limit: number): Promise<Promise<void>[]> {
-    const rows = await this.deliveries.claimDue(this.clock().toISOString(), limit, randomUUID());
+    const rows = await this.deliveries.claimDue(
+      this.clock().toISOString(),
+      limit,
+      randomUUID(),
+      this.leaseMarginMs,
+    );
     if (rows.length === 0) return [];
     const hooks = await this.webhooks.findManyByIds([...new Set(rows.map((r) => r.webhook_id))]);
     return rows.map((row) => this.deliver(row, hooks.get(row.webhook_id)));

@@ -34,3 +34,9 @@ export function scheduledRetryDelayMs(retry: number): number {
   const index = Math.min(Math.max(retry, 1), RETRY_SCHEDULE_SECONDS.length) - 1;
   return (RETRY_SCHEDULE_SECONDS[index] ?? 300) * 1000;
 }
+
+/**
+ * An attempt's claim lasts its webhook's timeout plus this: long enough to send and record it,
+ * short enough that a replica killed mid-attempt delays the row's retry by seconds, not minutes.
+ */
+export const CLAIM_LEASE_MARGIN_MS = 5000;

@@ -1,5 +1,6 @@
 // Server configuration: defaults, overrides, and secrets generated once and kept.
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -106,6 +107,59 @@ test("OIDC is on only when issuer, audience and JWKS address are all set", () =>
       audience: "pbx",
       jwksUrl: "https://idp/jwks",
     });
+  }));
+
+test("replicas starting at once on one data dir all end up with the same secrets", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-config-"));
+  try {
+    const config = new URL("../../src/config.ts", import.meta.url).href;
+    const script =
+      `const { loadConfig } = await import(${JSON.stringify(config)});` +
+      `const c = loadConfig({}, { dataDir: ${JSON.stringify(dir)} });` +
+      `console.log(JSON.stringify([Buffer.from(c.jwtSecret).toString("hex"), c.serverKey.toString("hex"), c.adminPasswordHash]));`;
+    const outputs = await Promise.all(
+      Array.from(
+        { length: 4 },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(process.execPath, [
+              "--import",
+              "tsx",
+              "--input-type=module",
+              "-e",
+              script,
+            ]);
+            let out = "";
+            let err = "";
+            child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+            child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+            child.on("exit", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(err))));
+          }),
+      ),
+    );
+    assert.is(new Set(outputs).size, 1, outputs.join("\n"));
+    assert.equal(
+      readdirSync(dir).sort(),
+      ["admin-password.hash", "jwt-secret", "server-key"],
+      "no temporary file left",
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("PBX_SERVER_KEY gives replicas with their own data dirs one server key; PBX_REPLICA_ID names them", () =>
+  withDir((dir) => {
+    const key = "ab".repeat(32);
+    const config = loadConfig({ PBX_SERVER_KEY: key, PBX_REPLICA_ID: "api-2" }, { dataDir: dir });
+    assert.is(config.serverKey.toString("hex"), key);
+    assert.is(config.replicaId, "api-2");
+    assert.not.ok(readdirSync(dir).includes("server-key"), "none generated");
+    assert.throws(
+      () => loadConfig({ PBX_SERVER_KEY: "xyz" }, { dataDir: dir }),
+      /PBX_SERVER_KEY must hold 64 hex characters/,
+    );
+    assert.match(loadConfig({}, { dataDir: dir }).replicaId, /^.+-\d+-[0-9a-f]{6}$/);
   }));
 
 test.run();

@@ -4,6 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { Readiness } from "../../src/api/readiness.js";
 import { openSqlite } from "../../src/store/database.js";
+import { testBackend } from "../store/test-database.js";
 import { startTestApp } from "./helpers.js";
 
 test("live and ready answer 200 on a migrated store; /health keeps its body", async () => {
@@ -21,7 +22,13 @@ test("live and ready answer 200 on a migrated store; /health keeps its body", as
       shutting_down: false,
     });
     const health = await app.request("GET", "/health");
-    assert.equal(health.body, { status: "ok", store: "ok", engine: "files-only" });
+    // Its fields are kept; the store it runs on is said too (issue 23).
+    assert.equal(health.body, {
+      status: "ok",
+      store: "ok",
+      engine: "files-only",
+      database: testBackend(),
+    });
   } finally {
     await app.close();
   }

@@ -4,6 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { defineRoute } from "../../src/api/registry.js";
 import { allRoutes } from "../../src/api/routes/index.js";
+import { testBackend } from "../store/test-database.js";
 import { bearer, expectError, startTestApp, type TestApp } from "./helpers.js";
 
 const crashRoute = defineRoute({
@@ -46,7 +47,12 @@ test.after(async () => app.close());
 test("GET /health reports store and engine without auth", async () => {
   const res = await app.request("GET", "/health");
   assert.is(res.status, 200);
-  assert.equal(res.body, { status: "ok", store: "ok", engine: "files-only" });
+  assert.equal(res.body, {
+    status: "ok",
+    store: "ok",
+    engine: "files-only",
+    database: testBackend(),
+  });
 });
 
 test("an unexpected error is a bare 500 with a request id, no internals", async () => {

@@ -9,14 +9,23 @@ import { insertDid, insertUser, sipUser, withRig } from "./helpers.js";
 
 const TOP = ["extensions.conf", "musiconhold.conf", "pjsip.conf", "queues.conf", "voicemail.conf"];
 
-test("a fresh data dir gets a complete engine directory and /health reports the engine", () =>
+test("a fresh data dir gets a complete engine directory and /health reports engine, store and roles", () =>
   withRig({}, async (rig) => {
     for (const file of [...TOP, "gateway/extensions.conf"]) {
       assert.ok(rig.read(file) !== null, `${file} missing`);
     }
     assert.match(rig.read("extensions.conf")!, /#include "gateway\/extensions.conf"/);
     const health = await rig.request("GET", "/health");
-    assert.equal(health.body, { status: "ok", store: "ok", engine: "files-only" });
+    assert.equal(health.body, {
+      status: "ok",
+      store: "ok",
+      engine: "files-only",
+      database: "sqlite",
+      replica: rig.running.roles.replicaId,
+      // A lone server holds every role.
+      roles: ["deployer:files", "ticket-poller", "retention"],
+      media: { sounds: "ok", recordings: "ok" },
+    });
   }));
 
 test("start-up deploys every active org and the include files name it; a restart changes nothing", () =>

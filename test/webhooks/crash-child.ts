@@ -10,6 +10,7 @@ async function main(file: string, concurrency: string): Promise<void> {
     db,
     http: createNodeHttpClient({ allowPrivate: true }),
     concurrency: Number(concurrency),
+    leaseMarginMs: 500,
   });
   await dispatcher.start();
   process.stdout.write("started\n");

@@ -1,6 +1,7 @@
 // At-least-once across a crash: a dispatcher process with 100 pending deliveries is killed with
-// SIGKILL in the middle; after a restart every event arrives, and a repeat happens only for a
-// delivery that was in flight at the kill (recognisable by its id prefix).
+// SIGKILL in the middle; after a restart every event arrives (the rows it left in flight once
+// their claim's lease has run out), and a repeat happens only for a delivery that was in flight
+// at the kill (recognisable by its id prefix).
 import { spawn } from "node:child_process";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -28,7 +29,8 @@ test("SIGKILL with 100 pending deliveries: all 100 arrive after a restart", asyn
   const setupHttp = createNodeHttpClient({ allowPrivate: true });
   try {
     const ctx = testContext(store.db, () => new Date(), setupHttp);
-    await addWebhook(ctx, receiver.url, { secret: "0123456789abcdef-secret" });
+    // The shortest timeout: the killed child's claims run out 1.5 s after it made them.
+    await addWebhook(ctx, receiver.url, { secret: "0123456789abcdef-secret", timeout: 1000 });
     const messageIds = new Set<string>();
     for (let i = 0; i < 100; i++) {
       await emitEvent(store.db, ORG, "call.initiated", { n: i });

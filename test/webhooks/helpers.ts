@@ -14,6 +14,7 @@ import {
 } from "../../src/domain/webhooks.js";
 import type { Db } from "../../src/store/database.js";
 import { up } from "../../src/store/migrations/0701-webhooks.js";
+import { up as upReplicaCoordination } from "../../src/store/migrations/2901-replica-coordination.js";
 import type { Database } from "../../src/store/schema.js";
 import { createDispatcher, type DispatcherOptions } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient, type NodeHttpClient } from "../../src/webhooks/http-client.js";
@@ -22,14 +23,20 @@ import { plainSecrets } from "../../src/webhooks/secrets.js";
 export const ORG = "11111111-1111-4111-8111-111111111111";
 export const OTHER_ORG = "22222222-2222-4222-8222-222222222222";
 
-/** Opens (and creates) the SQLite file `file` with the webhook tables' migration applied once. */
+/**
+ * Opens (and creates) the SQLite file `file` with the webhook tables' migrations (0701, and
+ * 2901's claim leases and per-webhook timestamps) applied once.
+ */
 export async function openWebhookDb(file: string, migrate = true): Promise<Db> {
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("busy_timeout = 5000");
   // Only the webhook tables exist: the store's type, used on those tables alone.
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  if (migrate) await up(db);
+  if (migrate) {
+    await up(db);
+    await upReplicaCoordination(db as unknown as Kysely<unknown>);
+  }
   return db;
 }
 

@@ -28,6 +28,7 @@ import * as compliance from "./2601-compliance.js";
 import * as loginThrottle from "./2802-login-throttle.js";
 import * as didSource from "./2803-did-source.js";
 import * as orgLedIndexes from "./2804-org-led-indexes.js";
+import * as replicaCoordination from "./2901-replica-coordination.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -55,4 +56,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2802-login-throttle", loginThrottle],
   ["2803-did-source", didSource],
   ["2804-org-led-indexes", orgLedIndexes],
+  ["2901-replica-coordination", replicaCoordination],
 ];

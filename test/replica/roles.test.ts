@@ -1,0 +1,142 @@
+// Leases and roles on an injected clock: a role runs on one replica at a time, a renewal keeps
+// it, an expired lease moves to another replica without anyone sleeping, a replica that cannot
+// renew stops the role, and stopping gives the lease up at once.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ReplicaRoles, type Role } from "../../src/replica/roles.js";
+import { createLeaseRepository } from "../../src/store/lease-repository.js";
+import { FakeClock } from "../deploy/helpers.js";
+import { freshStore } from "../store/helpers.js";
+
+const T0 = Date.parse("2026-03-01T10:00:00.000Z");
+
+/** Wall time driven by the fake timers, so a lease's expiry moves with `advance`. */
+function wall(timers: FakeClock) {
+  return () => new Date(T0 + timers.now());
+}
+
+function recordingRole(name: string, log: string[], who: string): Role {
+  return {
+    name,
+    start: () => {
+      log.push(`${who} start ${name}`);
+    },
+    stop: () => {
+      log.push(`${who} stop ${name}`);
+    },
+  };
+}
+
+/** Lets the store calls a timer callback started settle (the fake timers run them synchronously). */
+async function settle(roles: ReplicaRoles[]): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.all(roles.map((r) => r.tick()));
+  await Promise.all(roles.map((r) => r.idle()));
+}
+
+test("a lease is held by one holder until it expires; its holder renews it", async () => {
+  const store = await freshStore();
+  try {
+    const leases = createLeaseRepository(store.db);
+    const at = (ms: number) => new Date(T0 + ms);
+    assert.ok(await leases.acquire("deployer:x", "a", at(0), 4000));
+    assert.not.ok(await leases.acquire("deployer:x", "b", at(1000), 4000), "a holds it");
+    assert.ok(await leases.acquire("deployer:x", "a", at(3000), 4000), "a renews");
+    assert.not.ok(await leases.acquire("deployer:x", "b", at(6000), 4000), "renewed until 7000");
+    assert.ok(await leases.acquire("deployer:x", "b", at(7000), 4000), "expired: b takes it");
+    assert.not.ok(await leases.acquire("deployer:x", "a", at(7001), 4000), "a lost it");
+    const [row] = await leases.list();
+    assert.equal(row, {
+      name: "deployer:x",
+      holder: "b",
+      acquired_at: at(7000).toISOString(),
+      expires_at: at(11_000).toISOString(),
+    });
+    await leases.release("deployer:x", "a");
+    assert.is((await leases.list()).length, 1, "only the holder can release");
+    await leases.release("deployer:x", "b");
+    assert.ok(await leases.acquire("deployer:x", "a", at(7002), 4000), "released: free at once");
+  } finally {
+    await store.close();
+  }
+});
+
+test("two replicas: each role runs on one; a dead holder's roles move after the lease", async () => {
+  const store = await freshStore();
+  const timers = new FakeClock();
+  const clock = wall(timers);
+  const log: string[] = [];
+  const make = (id: string) => {
+    const roles = new ReplicaRoles({ db: store.db, replicaId: id, clock, timers, ttlMs: 4000 });
+    roles.add(recordingRole("deployer:e1", log, id));
+    roles.add(recordingRole("ticket-poller", log, id));
+    return roles;
+  };
+  const one = make("r1");
+  const two = make("r2");
+  try {
+    await one.start();
+    await two.start();
+    assert.equal(one.held(), ["deployer:e1", "ticket-poller"]);
+    assert.equal(two.held(), []);
+    // r1 keeps renewing: nothing moves however long it runs.
+    for (let i = 0; i < 10; i++) {
+      timers.advance(1000);
+      await settle([one, two]);
+    }
+    assert.equal(two.held(), []);
+    // r1 "dies": no more renewals. Before the lease has run out nobody else has it...
+    const dead = one as unknown as { running: boolean };
+    dead.running = false;
+    timers.advance(2000);
+    await settle([two]);
+    assert.equal(two.held(), [], "lease not yet expired");
+    // ...and once it has, r2 takes both roles.
+    timers.advance(3000);
+    await settle([two]);
+    assert.equal(two.held(), ["deployer:e1", "ticket-poller"]);
+    assert.equal([...log].sort(), [
+      "r1 start deployer:e1",
+      "r1 start ticket-poller",
+      "r2 start deployer:e1",
+      "r2 start ticket-poller",
+    ]);
+  } finally {
+    await two.stop();
+    await store.close();
+  }
+});
+
+test("a holder that cannot renew stops its role; stop() releases the leases at once", async () => {
+  const store = await freshStore();
+  const timers = new FakeClock();
+  const clock = wall(timers);
+  const log: string[] = [];
+  const one = new ReplicaRoles({ db: store.db, replicaId: "r1", clock, timers });
+  one.add(recordingRole("retention", log, "r1"));
+  const two = new ReplicaRoles({ db: store.db, replicaId: "r2", clock, timers });
+  two.add(recordingRole("retention", log, "r2"));
+  try {
+    await one.start();
+    assert.ok(one.holds("retention"));
+    // The store stops answering r1's renewals: it must stop before its lease runs out.
+    const leases = (one as unknown as { leases: { acquire: () => Promise<boolean> } }).leases;
+    const real = leases.acquire;
+    leases.acquire = () => Promise.reject(new Error("store unreachable"));
+    await one.tick();
+    assert.not.ok(one.holds("retention"));
+    await one.idle();
+    assert.equal(log, ["r1 start retention", "r1 stop retention"]);
+    leases.acquire = real;
+    // A clean stop gives the lease up: r2 takes it without waiting for the expiry.
+    await one.tick();
+    assert.ok(one.holds("retention"));
+    await one.stop();
+    await two.start();
+    assert.ok(two.holds("retention"), "taken at once after the release");
+  } finally {
+    await two.stop();
+    await store.close();
+  }
+});
+
+test.run();

@@ -1,0 +1,154 @@
+// Two servers on one store, in one process, with the engine side on fake clocks: a save through
+// the replica that is not the deployer goes live through the one that is (it polls the store's
+// deploy requests), and when the deployer stops renewing its lease the other takes the role and
+// deploys what was saved meanwhile. The process-level version (three built `pbxctl serve`, SIGKILL)
+// is test/replicas/three-replicas.test.ts.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { type RunningServer, startServer } from "../../src/api/server.js";
+import { loadConfig } from "../../src/config.js";
+import { FakeClock } from "../deploy/helpers.js";
+import { freshStoreLocation } from "../store/test-database.js";
+
+const PASSWORD = "shared-deploys-password";
+const T0 = Date.parse("2026-03-01T10:00:00.000Z");
+
+interface Replica {
+  server: RunningServer;
+  /** The engine side's debounce and poll timers. */
+  engineClock: FakeClock;
+}
+
+test("a save through any replica goes live; a dead deployer's role and saves are taken over", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "pbx-shared-deploys-"));
+  // Lease time: one clock for both, as replicas share the wall clock.
+  const leaseTimers = new FakeClock();
+  const wall = () => new Date(T0 + leaseTimers.now());
+  const logger = pino({ level: "silent" });
+  // The data dir's SQLite file, or on npm run test:pg a fresh PostgreSQL database.
+  const store = await freshStoreLocation(join(dataDir, "pbx.db"));
+  const storeEnv: Record<string, string> =
+    store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
+  const start = async (name: string): Promise<Replica> => {
+    const config = loadConfig(
+      { ...storeEnv, PBX_ADMIN_PASSWORD: PASSWORD, PBX_REPLICA_ID: name },
+      { dataDir, port: 0, host: "127.0.0.1" },
+    );
+    const engineClock = new FakeClock();
+    const server = await startServer({
+      config,
+      logger,
+      env: {},
+      engineOptions: { timers: engineClock },
+      roleOptions: { timers: leaseTimers, clock: wall },
+    });
+    await server.ready;
+    return { server, engineClock };
+  };
+  const a = await start("a");
+  const b = await start("b");
+  try {
+    assert.equal(a.server.roles.held(), ["deployer:files", "ticket-poller", "retention"]);
+    assert.equal(b.server.roles.held(), []);
+    const request = async (
+      replica: Replica,
+      method: string,
+      path: string,
+      headers = {},
+      body?: unknown,
+    ) => {
+      const res = await fetch(`${replica.server.url}${path}`, {
+        method,
+        headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      // biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected field by field
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const auth = await request(
+      b,
+      "POST",
+      "/api/v1/admin/auth",
+      {},
+      {
+        admin_username: "admin",
+        admin_password: PASSWORD,
+      },
+    );
+    const org = await request(
+      b,
+      "POST",
+      "/api/v1/organizations",
+      {
+        authorization: `Bearer ${auth.body.token}`,
+      },
+      { name: "Acme" },
+    );
+    assert.is(org.status, 201);
+    const headers = { "x-api-key": org.body.api_key };
+    const pjsip = () => {
+      const file = join(dataDir, "asterisk", "orgs", org.body.context_prefix, "pjsip.conf");
+      return existsSync(file) ? readFileSync(file, "utf8") : "";
+    };
+    const endpoint = (ext: string) => `[${org.body.context_prefix}${ext}]`;
+
+    // Saved through b, which does not deploy: a's poll finds it, its debounce deploys it.
+    assert.is(
+      (await request(b, "POST", "/api/v1/users", headers, { extension: "100", name: "Ann" }))
+        .status,
+      201,
+    );
+    assert.not.ok(pjsip().includes(endpoint("100")));
+    assert.ok(await b.server.deployRequests.requested(org.body.id), "pending in the store");
+    await a.server.deployRequests.poll();
+    a.engineClock.advance(800);
+    await a.server.engine!.deploys.scheduler.idle();
+    assert.ok(pjsip().includes(endpoint("100")), pjsip());
+    assert.not.ok(await b.server.deployRequests.requested(org.body.id), "done once deployed");
+    const status = await request(b, "GET", "/api/v1/config/status", headers);
+    assert.is(status.body.live, true);
+    assert.is(status.body.deploy_scheduled, false);
+
+    // a stops renewing (as a killed process would); a save through b waits in the store...
+    (a.server.roles as unknown as { running: boolean }).running = false;
+    assert.is(
+      (await request(b, "POST", "/api/v1/users", headers, { extension: "101", name: "Bob" }))
+        .status,
+      201,
+    );
+    leaseTimers.advance(3000);
+    await b.server.roles.tick();
+    assert.equal(b.server.roles.held(), [], "a's lease has not run out yet");
+    // ...until the lease runs out: b takes the roles and deploys what differs.
+    leaseTimers.advance(1000);
+    await b.server.roles.tick();
+    await b.server.roles.idle();
+    assert.equal(b.server.roles.held(), ["deployer:files", "ticket-poller", "retention"]);
+    // The takeover deploy runs in the background (the role does not wait for it).
+    for (let i = 0; i < 200 && (await b.server.deployRequests.requested(org.body.id)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(pjsip().includes(endpoint("101")), "the takeover deployed the pending save");
+    assert.not.ok(await b.server.deployRequests.requested(org.body.id), "and marked it done");
+
+    // From now on b deploys its own saves at once (no poll needed).
+    assert.is(
+      (await request(b, "POST", "/api/v1/users", headers, { extension: "102", name: "Cy" })).status,
+      201,
+    );
+    b.engineClock.advance(800);
+    await b.server.engine!.deploys.scheduler.idle();
+    assert.ok(pjsip().includes(endpoint("102")));
+  } finally {
+    await b.server.close();
+    await a.server.close().catch(() => {});
+    await store.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test.run();
