@@ -144,7 +144,11 @@ test("after a rollback in the server's directory status shows the restored revis
     await rig.advance(1000);
     assert.is.not(rig.read(`orgs/${org.prefix}/extensions.conf`), first);
 
-    const rollback = await runCommand(Rollback, ["--org", org.prefix, "--etc", rig.engineDir]);
+    // The org by its slug, as `export` and `calls` take it: the directory's store knows it.
+    const unknown = await runCommand(Rollback, ["--org", "globex", "--etc", rig.engineDir]);
+    assert.is(unknown.code, 1);
+    assert.match(String(unknown.error?.message), `no org with the id or slug "globex" in the store`);
+    const rollback = await runCommand(Rollback, ["--org", "acme", "--etc", rig.engineDir]);
     assert.is(rollback.code, 0, rollback.stderr + String(rollback.error));
     assert.is(rig.read(`orgs/${org.prefix}/extensions.conf`), first);
 
