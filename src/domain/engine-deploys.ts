@@ -185,7 +185,11 @@ const PREFIX_SHAPE = /^[A-Za-z][A-Za-z0-9_-]{0,46}_$/;
  * up in the owner's store when a server's store owns the directory; an id is also found in the
  * header of an org's generated dialplan (`pbxctl deploy` keeps no store to hold slugs).
  */
-async function orgPrefixIn(engineDir: string, org: string, store: DataStore | null): Promise<string> {
+async function orgPrefixIn(
+  engineDir: string,
+  org: string,
+  store: DataStore | null,
+): Promise<string> {
   if (PREFIX_SHAPE.test(org)) return org;
   if (store) {
     const row = await createOrganizationRepository(store.db).findByIdOrSlug(org);
@@ -203,7 +207,8 @@ async function orgPrefixIn(engineDir: string, org: string, store: DataStore | nu
       .catch(() => "");
     if (header.includes(`(${org})`)) return prefix;
   }
-  const known = prefixes.length > 0 ? `: one of ${prefixes.join(", ")}` : ` (${engineDir}/orgs holds none)`;
+  const known =
+    prefixes.length > 0 ? `: one of ${prefixes.join(", ")}` : ` (${engineDir}/orgs holds none)`;
   throw new UnknownOrgError(
     `no org "${org}" deployed in ${engineDir}. Give its context prefix${known}; a slug is known ` +
       "only where a server's store owns the directory",

@@ -335,7 +335,10 @@ export class AmiUnreachableError extends EngineUnavailableError {
 }
 
 /** One message naming host:port, what happened and the likely causes, in order of likelihood. */
-export function amiUnreachableMessage(where: { host: string; port: number }, reason: string): string {
+export function amiUnreachableMessage(
+  where: { host: string; port: number },
+  reason: string,
+): string {
   const address = `${where.host}:${where.port}`;
   if (reason.startsWith("login refused")) {
     return (

@@ -72,7 +72,10 @@ export const CARRIER_ENDPOINT = "pbxctl-carrier";
 export const GATEWAY_INBOUND_CONTEXT = "gateway-inbound";
 
 /** Asterisk's compiled-in directories, used when asterisk.conf does not name them. */
-const ASTERISK_DEFAULT_DIRS = { astdatadir: "/var/lib/asterisk", astspooldir: "/var/spool/asterisk" };
+const ASTERISK_DEFAULT_DIRS = {
+  astdatadir: "/var/lib/asterisk",
+  astspooldir: "/var/spool/asterisk",
+};
 
 /** The files engine init writes, as path (relative to --etc) -> content. Pure. */
 export function engineInitFiles(options: {

@@ -113,7 +113,11 @@ test("deploy --engine ami with no engine listening fails at once, once, naming h
   try {
     await mkdir(join(dir, "orgs"));
     await writeFile(join(dir, "orgs", "one.yaml"), orgYaml("ringall"));
-    const env = { PBX_AMI_PORT: String(port), PBX_AMI_USERNAME: "pbxctl", PBX_AMI_SECRET: "secret" };
+    const env = {
+      PBX_AMI_PORT: String(port),
+      PBX_AMI_USERNAME: "pbxctl",
+      PBX_AMI_SECRET: "secret",
+    };
     await withEnv(env, async () => {
       const etc = join(dir, "etc");
       const out = await runCommand(Deploy, [join(dir, "orgs"), "--etc", etc, "--engine", "ami"]);
@@ -123,7 +127,14 @@ test("deploy --engine ami with no engine listening fails at once, once, naming h
       assert.match(message, "Is Asterisk running");
       assert.not.match(out.stderr, "AMI not connected");
       assert.is(message.split("cannot reach").length, 2, "said once");
-      const rollback = await runCommand(Rollback, ["--org", "one_", "--etc", etc, "--engine", "ami"]);
+      const rollback = await runCommand(Rollback, [
+        "--org",
+        "one_",
+        "--etc",
+        etc,
+        "--engine",
+        "ami",
+      ]);
       assert.match(String(rollback.error?.message), `AMI at 127.0.0.1:${port}`);
     });
   } finally {
@@ -186,7 +197,10 @@ test("rollback without history fails with one clear line", async () => {
       try {
         const fallback = await runCommand(Rollback, ["--org", "one_"]);
         assert.match(String(fallback.error?.message), join(dir, "var/gitops-asterisk"));
-        assert.match(String(fallback.error?.message), "default directory of `pbxctl deploy`; pass --etc DIR");
+        assert.match(
+          String(fallback.error?.message),
+          "default directory of `pbxctl deploy`; pass --etc DIR",
+        );
       } finally {
         process.chdir(cwd);
       }
