@@ -15,6 +15,10 @@ export interface BaresipAccount {
   user: string;
   password: string;
   registrar: string;
+  /** The address baresip sends from and listens on (default 127.0.0.1). */
+  listen?: string;
+  /** false: no REGISTER, the account only places calls (a carrier's side). Default true. */
+  register?: boolean;
 }
 
 /** An event baresip reported (`REGISTER_OK`, `REGISTER_FAIL`, `CALL_ESTABLISHED`, ...). */
@@ -132,7 +136,7 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
     join(dir, "config"),
     [
       "poll_method epoll",
-      `sip_listen 127.0.0.1:${sipPort}`,
+      `sip_listen ${account.listen ?? "127.0.0.1"}:${sipPort}`,
       `audio_source aufile,${microphone}`,
       "audio_player none,none",
       "audio_alert none,none",
@@ -249,10 +253,11 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
     stop,
   };
   try {
-    // regint: one registration that lasts the whole test.
+    // regint: one registration that lasts the whole test (0: none at all).
+    const regint = account.register === false ? 0 : 600;
     await phone.command(
       "uanew",
-      `<sip:${account.user}@${account.registrar};transport=udp>;auth_pass=${account.password};regint=600`,
+      `<sip:${account.user}@${account.registrar};transport=udp>;auth_pass=${account.password};regint=${regint}`,
     );
   } catch (error) {
     await stop();
