@@ -72,7 +72,11 @@ test('POST /simulate takes the digits as the CLI does, "1" or "1,3", with the sa
     body: { did: "08065978011", digits: "1;3" },
   });
   // The text form's own problem, not "must be array".
-  expectError(bad, 400, "digits contains characters that are not allowed here");
+  expectError(
+    bad,
+    400,
+    'digits must be the keys of each prompt separated by commas ("1,3"): at most 15 digits, * or # per prompt, at most 50 prompts',
+  );
 });
 
 test("POST /simulate sees only the caller's org: another org's DID does not reach it", async () => {
