@@ -22,6 +22,24 @@ const document = buildOpenApiDocument(allRoutes, {
 writeFileSync(documentFile, JSON.stringify(document, null, 2));
 writeFileSync(spectralRuleset, JSON.stringify({ extends: ["spectral:oas"] }));
 writeFileSync(redoclyConfig, "extends:\n  - recommended-strict\n");
+// The one exception: SPEC.md §4.2 names the admin update of a pool DID `PUT /did-pool/admin/{id}`,
+// which Redocly's no-ambiguous-paths reads as possibly `/did-pool/{id}/request` or
+// `/did-pool/{id}/set-default` (a DID whose id is "admin" and an update whose id is "request").
+// No real request is both: ids are UUIDs, checked on every one of these routes, and the methods
+// differ (PUT against POST).
+// The rule stays on for every other path (issue 28 item 4); Redocly reads this file beside its
+// config, one entry per reported path.
+writeFileSync(
+  join(dir, ".redocly.lint-ignore.yaml"),
+  [
+    "# SPEC.md §4.2's PUT /did-pool/admin/{id} beside /did-pool/{id}/...: see scripts/lint-openapi.ts",
+    "api-spec.json:",
+    "  no-ambiguous-paths:",
+    "    - '#/paths/~1did-pool~1{id}~1request'",
+    "    - '#/paths/~1did-pool~1{id}~1set-default'",
+    "",
+  ].join("\n"),
+);
 
 /**
  * Redocly CLI prints a boxed "Node.js 20 support is ending" notice on every run under Node 20 (the

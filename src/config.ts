@@ -74,6 +74,14 @@ function isOn(value: string | undefined): boolean {
   return text === "1" || text === "true";
 }
 
+/**
+ * Whether webhook targets on private and loopback ranges are allowed (PBX_WEBHOOK_ALLOW_PRIVATE).
+ * One reading for the server and for `pbxctl apply`, so a file the server would accept applies.
+ */
+export function webhookAllowPrivateFrom(env: NodeJS.ProcessEnv): boolean {
+  return isOn(env.PBX_WEBHOOK_ALLOW_PRIVATE);
+}
+
 function parsePort(value: string | number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const port = Number(value);
@@ -163,6 +171,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     bodyLimit: nonEmpty(env.PBX_BODY_LIMIT) ?? "1mb",
     defaultTrunkHost: nonEmpty(env.PBX_DEFAULT_TRUNK_HOST) ?? "127.0.0.1",
     greetingMaxChars: parseCharacterCap(env.PBX_GREETING_MAX_CHARS),
-    webhookAllowPrivate: isOn(env.PBX_WEBHOOK_ALLOW_PRIVATE),
+    webhookAllowPrivate: webhookAllowPrivateFrom(env),
   };
 }

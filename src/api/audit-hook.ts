@@ -14,8 +14,41 @@ import type { Context } from "koa";
 import { actorOf, recordAudit } from "../domain/audit-log.js";
 import type { DeployScheduler } from "../domain/ports.js";
 import type { Principal } from "../domain/principal.js";
+import type { Db } from "../store/database.js";
+import { inUnitOfWork } from "../store/unit-of-work.js";
 import type { AppDeps } from "./deps.js";
 import { Reply, type RouteDefinition } from "./registry.js";
+
+/**
+ * Mutations that act outside the store (the engine, a network peer, speech, files) or wait on
+ * work that reads the store through its own handle (deploys): they cannot run inside one store
+ * transaction (on SQLite it would hold the one connection while they wait, and a deploy they
+ * await would wait for it in turn). Their record is appended after they succeed, as its own
+ * write. Every other audited mutation runs in a unit of work with its record (issue 28 item 5).
+ */
+export const AUDITED_AFTER_ACTION = new Set([
+  "POST /config/deploy",
+  "POST /config/reload",
+  "POST /organizations/{id}/regenerate",
+  "POST /admin/regenerate-gateway",
+  "POST /ivrs/{id}/publish",
+  "POST /ivrs/{id}/generate-greeting",
+  "POST /greetings",
+  "POST /music-on-hold",
+  "DELETE /greetings/{name}",
+  "DELETE /music-on-hold/{name}",
+  "POST /webhooks/{id}/test",
+  "POST /webhooks/{id}/deliveries/{deliveryId}/replay",
+  "POST /test/call-event",
+  "POST /calls/{linkedId}/hangup",
+  "POST /calls/click-to-call",
+  "POST /calls/originate-to-ai",
+  "POST /calls/{linkedId}/transfer",
+  "POST /calls/{linkedId}/hold",
+  "POST /calls/{linkedId}/unhold",
+  "POST /compliance/retention/purge",
+  "POST /admin/whatsapp/test-send",
+]);
 
 /** Writes that change nothing (a preview, a simulation, a token): never audited. */
 export const NOT_AUDITED = new Set([
@@ -168,6 +201,7 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     values: string[],
     principal: Principal | null,
     ctx: Context,
+    readerDeps: AppDeps,
   ): Promise<unknown> {
     if (!reader) return null;
     const names = [...reader.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]!);
@@ -175,21 +209,48 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     const params = Object.fromEntries(names.map((name, i) => [name, values[i]!]));
     try {
       return dataOf(
-        await reader.handler({ params, query: {}, body: undefined, principal, deps, ctx }),
+        await reader.handler({
+          params,
+          query: {},
+          body: undefined,
+          principal,
+          deps: readerDeps,
+          ctx,
+        }),
       );
     } catch {
       return null; // gone, or not readable by this principal: nothing to show
     }
   }
 
-  /** Runs `handler` and, when it succeeds on an audited route, appends its audit record. */
+  /**
+   * Runs `handler` and, when it succeeds on an audited route, appends its audit record: in the
+   * same unit of work as the change (a failing record fails the request and undoes the change),
+   * or after the action for the routes of AUDITED_AFTER_ACTION.
+   */
   async function around<T>(
     route: RouteDefinition,
     request: { params: Record<string, string>; principal: Principal | null; ctx: Context },
     handler: (deps: AppDeps) => Promise<T> | T,
   ): Promise<T> {
-    const { principal, params, ctx } = request;
+    const { principal } = request;
     if (!isAudited(route) || principal === null) return handler(handlerDeps);
+    if (AUDITED_AFTER_ACTION.has(`${route.method.toUpperCase()} ${route.path}`)) {
+      return audited(route, { ...request, principal }, handlerDeps, handler);
+    }
+    return inUnitOfWork(deps.db, (db) =>
+      audited(route, { ...request, principal }, withDb(handlerDeps, db), handler),
+    );
+  }
+
+  /** Reads before, runs the handler, reads after and appends the record, all through `unitDeps`. */
+  async function audited<T>(
+    route: RouteDefinition,
+    request: { params: Record<string, string>; principal: Principal; ctx: Context },
+    unitDeps: AppDeps,
+    handler: (deps: AppDeps) => Promise<T> | T,
+  ): Promise<T> {
+    const { principal, params, ctx } = request;
     const parts = pathParts(route.path, getPaths);
     const reader = readerOf(route);
     const paramValues = [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map(
@@ -197,20 +258,21 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     );
     const before =
       parts.idParam !== null || route.method !== "post"
-        ? await read(reader, paramValues, principal, ctx)
+        ? await read(reader, paramValues, principal, ctx, unitDeps)
         : null;
     const requestScope: RequestScope = { deployedOrgs: new Set() };
-    const result = await scope.run(requestScope, () => handler(handlerDeps));
+    const result = await scope.run(requestScope, () => handler(unitDeps));
 
     const resourceId = parts.idParam !== null ? (params[parts.idParam] ?? null) : createdId(result);
     const action = actionOf(route, getPaths);
     let after: unknown = null;
     if (action !== "delete") {
       const values = parts.idParam !== null ? paramValues : resourceId !== null ? [resourceId] : [];
-      after = (reader ? await read(reader, values, principal, ctx) : null) ?? dataOf(result);
+      after =
+        (reader ? await read(reader, values, principal, ctx, unitDeps) : null) ?? dataOf(result);
     }
     const orgId = orgOf(principal, parts.resourceType, resourceId, params, result);
-    await recordAudit(deps.db, deps.clock(), {
+    await recordAudit(unitDeps.db, deps.clock(), {
       orgId,
       actor: actorOf(principal),
       requestId: String(ctx.state.requestId ?? ""),
@@ -226,6 +288,14 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
   }
 
   return { around, deps: handlerDeps };
+}
+
+/** `base` seen with `db` as its store handle (the request's unit of work). */
+function withDb(base: AppDeps, db: Db): AppDeps {
+  return new Proxy(base, {
+    get: (target, property, receiver) =>
+      property === "db" ? db : Reflect.get(target, property, receiver),
+  });
 }
 
 /** The org a change belongs to: the caller's, or for admin and service calls the org it names. */

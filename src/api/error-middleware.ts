@@ -46,6 +46,8 @@ export function errorMiddleware(logger: Logger) {
     } catch (error) {
       const requestId = ctx.state.requestId as string;
       if (isDomainError(error)) {
+        const wait = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+        if (typeof wait === "number") ctx.set("Retry-After", String(wait));
         ctx.status = error.status;
         ctx.body = { error: error.message };
         return;

@@ -4,43 +4,18 @@
 // /api/v1 document: it is the intake service's own endpoint, called by the poller. When the
 // server has an internal key (PBX_INTERNAL_KEY), the request must carry it in `X-Internal-Key`.
 import { timingSafeEqual } from "node:crypto";
-import { type Static, Type } from "@sinclair/typebox";
 import Koa, { type Middleware } from "koa";
 import type { Logger } from "pino";
 import { BadRequest, Forbidden, Unauthorized } from "../domain/errors.js";
 import type { TicketIntake } from "../tickets/intake.js";
 import { errorMiddleware } from "./error-middleware.js";
+import { intakeCallFromRecord } from "./intake-record.js";
 import { jsonBodyParser } from "./request-body.js";
 import { securityHeaders } from "./security-headers.js";
-import { compileValidator, describeValidationErrors } from "./validation.js";
 
 /** Where the intake listens, on the API server and alone. */
 export const EVENTS_PATH = "/events";
 
-const Text = (maxLength: number) => Type.String({ maxLength });
-
-/** The body the poller sends: one call, its longest non-Local record. */
-export const IntakeCallBody = Type.Object(
-  {
-    linkedid: Type.String({ minLength: 1, maxLength: 150 }),
-    uniqueid: Type.Optional(Text(150)),
-    channel: Text(200),
-    dstchannel: Type.Optional(Text(200)),
-    src: Type.String({ minLength: 1, maxLength: 80 }),
-    dst: Type.Optional(Text(80)),
-    dcontext: Type.Optional(Text(80)),
-    lastapp: Type.Optional(Text(80)),
-    disposition: Text(16),
-    direction: Text(10),
-    duration: Type.Optional(Type.Integer({ minimum: 0 })),
-    billsec: Type.Optional(Type.Integer({ minimum: 0 })),
-    calldate: Type.String({ format: "date-time" }),
-  },
-  { additionalProperties: false },
-);
-type IntakeCallBody = Static<typeof IntakeCallBody>;
-
-const validateBody = compileValidator(IntakeCallBody, "body");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function sameKey(given: string, expected: string): boolean {
@@ -71,26 +46,8 @@ export function intakeMiddleware(
     }
     const orgId = decodeURIComponent(match[1]!);
     if (!UUID.test(orgId)) throw new BadRequest("org_id must be a UUID");
-    const body = (ctx.request as { body?: unknown }).body;
-    if (!validateBody(body)) {
-      throw new BadRequest(describeValidationErrors(validateBody.errors, "body"));
-    }
-    const call = body as IntakeCallBody;
-    const { accepted } = await intake.receive(orgId.toLowerCase(), {
-      linkedid: call.linkedid,
-      uniqueid: call.uniqueid ?? "",
-      channel: call.channel,
-      dstchannel: call.dstchannel ?? "",
-      src: call.src,
-      dst: call.dst ?? "",
-      dcontext: call.dcontext ?? "",
-      lastapp: call.lastapp ?? "",
-      disposition: call.disposition,
-      direction: call.direction,
-      duration: call.duration ?? 0,
-      billsec: call.billsec ?? 0,
-      calldate: call.calldate,
-    });
+    const call = intakeCallFromRecord((ctx.request as { body?: unknown }).body);
+    const { accepted } = await intake.receive(orgId.toLowerCase(), call);
     ctx.status = 202;
     ctx.body = { accepted: true, duplicate: !accepted };
   };

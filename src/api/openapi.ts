@@ -165,6 +165,7 @@ function operation(route: RouteDefinition): Json {
     if (!spec.schema && Number(status) >= 400) {
       // Every error answer is `{"error": ...}`, declared or not.
       responses[status] = errorResponse(spec.description);
+      if (spec.headers) (responses[status] as Json).headers = { ...spec.headers };
       continue;
     }
     responses[status] = spec.schema
@@ -178,6 +179,7 @@ function operation(route: RouteDefinition): Json {
           ),
         }
       : { description: spec.description };
+    if (spec.headers) (responses[status] as Json).headers = { ...spec.headers };
   }
   if (route.list && responses[200]) {
     (responses[200] as Json).headers = {

@@ -27,6 +27,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** Several media types of the same schema (an export in a format the query picks). */
   contentTypes?: readonly string[];
+  /** Response headers the answer carries (e.g. `Retry-After` on a 429), by name. */
+  headers?: Record<string, { description: string; schema: { type: "integer"; minimum?: number } }>;
 }
 
 export interface RouteRequest<P, Q, B> {

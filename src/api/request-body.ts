@@ -11,6 +11,9 @@ export const BODY_ENCODINGS = ["identity", "gzip", "deflate", "br"] as const;
 
 const ENCODING_MESSAGE = `Unsupported Content-Encoding; accepted: ${BODY_ENCODINGS.join(", ")}`;
 
+/** The methods whose bodies are read; SPEC.md §4.3's member removal is a DELETE with a body. */
+const BODY_METHODS = ["POST", "PUT", "PATCH", "DELETE"] as const;
+
 const JSON_TYPES = ["application/json", "application/*+json"];
 
 /** The body's content codings, outermost last, lower-cased (`identity` when none is named). */
@@ -47,7 +50,7 @@ export function jsonBodyParser(limit: string): Middleware {
   const parse = bodyParser({
     enableTypes: ["json"],
     jsonLimit: limit,
-    parsedMethods: ["POST", "PUT", "PATCH", "DELETE"],
+    parsedMethods: [...BODY_METHODS],
     onError: (error) => {
       const { status, type } = error as { status?: unknown; type?: unknown };
       // `inflation` refuses a coding it does not know with a bare 415 (e.g. `GZIP`).
@@ -57,7 +60,9 @@ export function jsonBodyParser(limit: string): Middleware {
     },
   });
   return async (ctx, next) => {
-    if (hasRequestBody(ctx)) {
+    // A GET (or HEAD, OPTIONS) has no body semantics: a body sent with one is never read, so its
+    // coding and type are no reason to refuse the request (issue 28 item 6).
+    if ((BODY_METHODS as readonly string[]).includes(ctx.method) && hasRequestBody(ctx)) {
       const codings = contentEncodings(ctx);
       const known = (BODY_ENCODINGS as readonly string[]).includes(codings[0]!);
       if (codings.length > 1 || !known) {

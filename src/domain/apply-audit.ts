@@ -1,5 +1,6 @@
 // The audit records of `pbxctl apply` (issue 16): one per org the run changed, by actor `cli`,
-// with the org's exported state (secrets as references, then redacted) before and after.
+// with the org's exported state (secrets as references, then redacted) before and after, written
+// by applyOrgState in the org's own transaction.
 import { randomUUID } from "node:crypto";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
@@ -14,44 +15,40 @@ export async function orgSnapshot(db: Db, orgId: string): Promise<unknown> {
   return exists ? exportState(await loadOrgState(db, orgId)).data : null;
 }
 
-/** Snapshots of the orgs an apply is about to change, by org id. */
-export async function snapshotOrgs(
-  db: Db,
-  orgIds: readonly string[],
-): Promise<Map<string, unknown>> {
-  const snapshots = new Map<string, unknown>();
-  for (const orgId of orgIds) snapshots.set(orgId, await orgSnapshot(db, orgId));
-  return snapshots;
+/** The run an apply's records belong to: one id for every org it changed. */
+export interface ApplyAuditRun {
+  runId: string;
+  now: Date;
+  /** The run deploys the orgs it applied. */
+  deploys: boolean;
+}
+
+/** A new run of `pbxctl apply`. */
+export function applyAuditRun(now: Date, deploys: boolean): ApplyAuditRun {
+  return { runId: randomUUID(), now, deploys };
 }
 
 /**
- * Appends one record per applied org that changed (an unchanged org wrote nothing), all under
- * one run id as their request id. `deploys`: the run deploys the orgs it applied.
+ * Appends the record of one applied org, in the apply's own transaction (`db`), so the change
+ * and its record commit together (issue 28 item 5). An unchanged org writes none.
  */
-export async function auditApplied(
+export async function recordApplied(
   db: Db,
-  now: Date,
-  results: readonly OrgApplyResult[],
-  before: ReadonlyMap<string, unknown>,
-  deploys: boolean,
-  runId: string = randomUUID(),
-): Promise<number> {
-  let written = 0;
-  for (const result of results) {
-    if (result.changes.length === 0) continue;
-    await recordAudit(db, now, {
-      orgId: result.orgId,
-      actor: { kind: "cli", id: null },
-      requestId: runId,
-      resourceType: "organizations",
-      resourceId: result.orgId,
-      action: result.created ? "create" : "apply",
-      operation: "pbxctl apply",
-      before: before.get(result.orgId) ?? null,
-      after: await orgSnapshot(db, result.orgId),
-      schedulesDeploy: deploys,
-    });
-    written += 1;
-  }
-  return written;
+  run: ApplyAuditRun,
+  result: OrgApplyResult,
+  before: unknown,
+): Promise<void> {
+  if (result.changes.length === 0) return;
+  await recordAudit(db, run.now, {
+    orgId: result.orgId,
+    actor: { kind: "cli", id: null },
+    requestId: run.runId,
+    resourceType: "organizations",
+    resourceId: result.orgId,
+    action: result.created ? "create" : "apply",
+    operation: "pbxctl apply",
+    before,
+    after: await orgSnapshot(db, result.orgId),
+    schedulesDeploy: run.deploys,
+  });
 }

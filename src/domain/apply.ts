@@ -21,6 +21,7 @@ import { createQueueRepository } from "../store/queue-repository.js";
 import { createTrunkRepository } from "../store/trunk-repository.js";
 import { createUserRepository } from "../store/user-repository.js";
 import type { UrlPolicy } from "../webhooks/url-guard.js";
+import { type ApplyAuditRun, orgSnapshot, recordApplied } from "./apply-audit.js";
 import { planOrgExtras, writeOrgExtras } from "./apply-extras.js";
 import { numberForms } from "./dids.js";
 import { BadRequest, Conflict } from "./errors.js";
@@ -71,6 +72,8 @@ export interface ApplyOptions {
   now?: () => Date;
   /** Which webhook targets are allowed (PBX_WEBHOOK_ALLOW_PRIVATE); default: public only. */
   webhookUrlPolicy?: UrlPolicy;
+  /** Appends the audit record of a changed org in its transaction (not in a dry run). */
+  audit?: ApplyAuditRun;
 }
 
 /** The org file cannot be applied as it is (the org after the change would be invalid). */
@@ -127,6 +130,8 @@ export async function applyOrgState(
   const orgId = desired.org.id;
 
   return db.transaction().execute(async (trx) => {
+    const audit = options.dryRun ? undefined : options.audit;
+    const before = audit ? await orgSnapshot(trx, orgId) : null;
     const orgs = createOrganizationRepository(trx);
     const existingRow = await orgs.findById(orgId);
     const stored: OrgState = existingRow
@@ -196,6 +201,7 @@ export async function applyOrgState(
     }
     await write(trx, orgId, plan, prune, now);
     await writeOrgExtras(trx, orgId, extras, prune, now);
+    if (audit) await recordApplied(trx, audit, result, before);
     return result;
   });
 }
@@ -369,5 +375,6 @@ function didColumns(orgId: string, did: Did) {
     routing_type: did.routing_type,
     routing_destination: did.routing_destination,
     routing_environment: did.routing_environment,
+    source: did.source ?? "pool",
   };
 }

@@ -316,7 +316,9 @@ export async function releaseDid(deps: DomainDeps, orgId: string, id: string): P
     }
     const now = deps.clock().toISOString();
     const repo = createDidRepository(trx);
-    await repo.update(id, RELEASED_TO_POOL, now);
+    // The org's own number was never the platform's: it goes, it does not join the pool.
+    if (row.source === "org") await repo.delete(id);
+    else await repo.update(id, RELEASED_TO_POOL, now);
     const next = remaining
       .filter((did) => did.pool_status === "assigned")
       .sort((a, b) => (a.number < b.number ? -1 : 1))[0];

@@ -3,7 +3,12 @@
 // international digits); every way of writing one number counts as the same number.
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../model/defaults.js";
-import { Did, type OrgState, type RoutingEnvironment } from "../model/org-state.js";
+import {
+  type DID_SOURCES,
+  Did,
+  type OrgState,
+  type RoutingEnvironment,
+} from "../model/org-state.js";
 import { internationalDigits, isIndian, SENTINEL_DID, sameNumber } from "../model/phone.js";
 import { findIvr, findQueue, findUser } from "../model/refs.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
@@ -30,9 +35,13 @@ export interface DidView {
   routing_type: Did["routing_type"];
   routing_destination: string | null;
   routing_environment: RoutingEnvironment;
+  /** `pool`: the platform's, dispatched by the gateway; `org`: added by the org, its trunks only. */
+  source: DidSource;
   created_at: string;
   updated_at: string;
 }
+
+export type DidSource = (typeof DID_SOURCES)[number];
 
 /** The public shape of a DID row. */
 export function didView(row: DidRow): DidView {
@@ -46,6 +55,7 @@ export function didView(row: DidRow): DidView {
     routing_type: row.routing_type as Did["routing_type"],
     routing_destination: row.routing_destination,
     routing_environment: row.routing_environment as RoutingEnvironment,
+    source: row.source as DidSource,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -80,7 +90,15 @@ export function numberForms(number: string): string[] {
 /** Throws 409 when the store already holds this number in any form (pool or org). */
 export async function assertNumberFree(db: Db, number: string): Promise<void> {
   const existing = await createDidRepository(db).findByNumberForms(numberForms(number));
-  if (existing) throw new Conflict(`DID ${existing.number} already exists`);
+  if (!existing) return;
+  // A number of the pool nobody holds is the platform's to hand out: the org asks for it. (One an
+  // org holds answers as before, without saying whose it is.)
+  if (existing.org_id === null) {
+    throw new Conflict(
+      `${existing.number} is a number of the DID pool: request it with POST /did-pool/${existing.id}/request`,
+    );
+  }
+  throw new Conflict(`DID ${existing.number} already exists`);
 }
 
 /** True for the reserved sentinel, however it is written. */
@@ -172,6 +190,8 @@ export async function createDid(
             ? canonicalDestination(state, type, destination)
             : destination,
         routing_environment: input.routing_environment,
+        // The org's own number: its trunks deliver it, the shared gateway never does.
+        source: "org",
       });
       assertDidValid(state, did);
       const now = deps.clock().toISOString();

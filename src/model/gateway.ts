@@ -8,7 +8,7 @@ import type {
   StagingTunnel,
 } from "./org-state.js";
 import { internationalDigits } from "./phone.js";
-import { isUsableDid } from "./refs.js";
+import { isGatewayDid } from "./refs.js";
 
 /** The deployment the gateway file is compiled for. */
 export interface GatewayOptions {
@@ -18,11 +18,11 @@ export interface GatewayOptions {
   staging_tunnels?: Readonly<Record<string, StagingTunnel>>;
 }
 
-/** What the gateway needs of one org: its usable DIDs, or null when it routes nothing there. */
+/** What the gateway needs of one org: its usable pool DIDs, or null when it routes nothing there. */
 export function gatewayOrgOf(state: OrgState): GatewayOrg | null {
   if (state.org.status !== "active") return null;
   const dids = state.dids
-    .filter(isUsableDid)
+    .filter(isGatewayDid)
     .map((did) => ({ number: did.number, routing_environment: did.routing_environment }))
     .sort(
       (a, b) =>

@@ -98,6 +98,11 @@ export const ACTION_TYPES = [
 export const DID_ROUTING_TYPES = ["extension", "queue", "ivr", "external"] as const;
 export const ROUTING_ENVIRONMENTS = ["prod", "staging", "oss"] as const;
 export const POOL_STATUSES = ["available", "pending", "assigned", "reserved"] as const;
+/**
+ * Where a DID came from: `pool`, the platform's (the shared gateway dispatches it from every
+ * carrier), or `org`, added by the org itself (only its own trunks deliver it).
+ */
+export const DID_SOURCES = ["pool", "org"] as const;
 export const CODECS = ["ulaw", "alaw", "g722", "g729", "gsm", "opus", "slin"] as const;
 export const TRANSPORTS = ["udp", "tcp", "tls"] as const;
 
@@ -265,6 +270,13 @@ export const Did = Type.Object(
       },
     ),
     routing_environment: literals(ROUTING_ENVIRONMENTS, { default: "prod" }),
+    // Optional, and absent means `pool`: org files and older stores name no source.
+    source: Type.Optional(
+      literals(DID_SOURCES, {
+        description:
+          "pool (the default): the platform's number, dispatched by the gateway; org: the org's own, delivered by its trunks only",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

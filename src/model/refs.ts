@@ -38,3 +38,11 @@ export function findDid(state: OrgState, number: string): Did | undefined {
 export function isUsableDid(did: Did): boolean {
   return did.pool_status === "assigned" && did.status === "active";
 }
+
+/**
+ * True for a DID the shared gateway dispatches: usable and the platform's (`source: pool`). An
+ * org's own number reaches it over its own trunks only (issue 28 item 9).
+ */
+export function isGatewayDid(did: Did): boolean {
+  return isUsableDid(did) && (did.source ?? "pool") === "pool";
+}

@@ -24,6 +24,8 @@ export function didFromRow(row: DidRow): Did {
     routing_type: row.routing_type as Did["routing_type"],
     routing_destination: row.routing_destination,
     routing_environment: row.routing_environment as Did["routing_environment"],
+    // `pool` is the default: left out, as org files leave it out.
+    ...(row.source === "org" ? { source: "org" as const } : {}),
   };
 }
 
@@ -46,11 +48,17 @@ export function createDidRepository(db: Db) {
           routing_type: did.routing_type,
           routing_destination: did.routing_destination,
           routing_environment: did.routing_environment,
+          source: did.source ?? "pool",
           created_at: now,
           updated_at: now,
         })
         .execute();
       return { ...did, id };
+    },
+
+    /** Deletes DID `id` (an org's own number it gives up; pool numbers are released instead). */
+    async delete(id: string): Promise<void> {
+      await db.deleteFrom("dids").where("id", "=", id).execute();
     },
 
     /** The row of DID `id`, whoever owns it (callers check the owner). */

@@ -1,4 +1,4 @@
-// Builds the inbound dispatcher's input: every assigned DID of every active org, grouped by org,
+// Builds the inbound dispatcher's input: every assigned pool DID of every active org, by org,
 // orgs by context prefix and numbers ascending, so the gateway file is deterministic.
 import type { GatewayOrg, GatewayState } from "../model/org-state.js";
 import { uriHost } from "../model/wireguard.js";
@@ -22,6 +22,8 @@ export async function loadGatewayState(
     ])
     .where("organizations.status", "=", SERVED_ORG_STATUS)
     .where("dids.pool_status", "=", "assigned")
+    // An org's own numbers (`POST /dids`) come over its own trunks, never the gateway.
+    .where("dids.source", "=", "pool")
     .where("dids.status", "=", "active")
     .orderBy("organizations.context_prefix")
     .orderBy("dids.number")

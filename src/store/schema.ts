@@ -1,6 +1,6 @@
 // Row types of every table, as Kysely sees them. Booleans are integers (0/1) and lists are JSON
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
-import type { Insertable, Selectable, Updateable } from "kysely";
+import type { Generated, Insertable, Selectable, Updateable } from "kysely";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type {
   AuditLogTable,
@@ -11,6 +11,7 @@ import type {
 import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
+import type { LoginThrottleTable } from "./login-throttle-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 import type { TicketTables } from "./ticket-tables.js";
 import type { TrunkRegistrationsTable } from "./trunk-registration-repository.js";
@@ -154,6 +155,8 @@ export interface DidsTable {
   routing_type: string | null;
   routing_destination: string | null;
   routing_environment: string;
+  /** `pool` (the platform's) or `org` (added by the org itself); migration 2803. */
+  source: Generated<string>;
   created_at: string;
   updated_at: string;
 }
@@ -281,6 +284,7 @@ export interface Database extends TicketTables {
   calls: CallsTable;
   call_events: CallEventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  login_throttle: LoginThrottleTable;
   sip_contacts: SipContactsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -1,8 +1,9 @@
-// DELETE /dids/{id} (issue 19, defect 12): an org releases a number back to the pool at once.
+// DELETE /dids/{id} (issue 19, defect 12): an org releases a pool number back to the pool at once
+// (its own numbers, from POST /dids, are deleted instead: test/api/did-source.test.ts).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUserRepository } from "../../src/store/user-repository.js";
-import { addToPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
+import { addToPool, assignFromPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
 import { expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";
 
 let app: TestApp;
@@ -16,10 +17,16 @@ test.before(async () => {
 });
 test.after(async () => app.close());
 
+/** A pool number assigned to `org` through the pool flow (the numbers release returns). */
 const addDid = async (org: TestOrg, number: string) => {
-  const res = await app.request("POST", "/api/v1/dids", { headers: orgKey(org), body: { number } });
-  assert.is(res.status, 201, res.text);
-  return res.body as { id: string; number: string; is_default: boolean };
+  const pooled = await addToPool(app, number);
+  await assignFromPool(app, org, pooled.id);
+  const res = await app.request("GET", "/api/v1/dids", { headers: orgKey(org) });
+  return rowsOf(res).find((d: { id: string }) => d.id === pooled.id) as {
+    id: string;
+    number: string;
+    is_default: boolean;
+  };
 };
 
 test("a released number is available in the pool, unrouted, and the default moves on", async () => {

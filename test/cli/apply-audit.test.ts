@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { parse, stringify } from "yaml";
@@ -18,6 +19,41 @@ import { runCommand } from "./run-command.js";
 
 const ORG = "5a1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3e";
 const PREFIX = `org_${ORG}_`;
+
+/** A data dir with org "audit" (user 1001 Alice) and its exported file, Alice renamed. */
+async function changedOrgFile(): Promise<{ dataDir: string; file: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "pbx-apply-audit-"));
+  const seed = await openDataStore({}, dataDir, { create: true });
+  await insertOrg(seed.db, ORG, "Audit Corp");
+  await seed.db.updateTable("organizations").set({ slug: "audit" }).where("id", "=", ORG).execute();
+  await createUserRepository(seed.db).insert(ORG, {
+    extension: "1001",
+    name: "Alice",
+    routing_type: "human",
+    status: "active",
+    ring_target: "ext",
+    phone_number: null,
+    ring_time: 30,
+    outbound_did: null,
+    call_recording: true,
+    sip: { md5_cred: sipDigest(`${PREFIX}1001`, "pw1001") },
+  });
+  await seed.db.destroy();
+  const exported = await runCommand(Export, [
+    "--org",
+    "audit",
+    "--out",
+    "-",
+    "--data-dir",
+    dataDir,
+  ]);
+  assert.is(exported.code, 0, exported.stderr);
+  const file = join(dataDir, "audit.yaml");
+  const data = parse(exported.stdout);
+  data.users[0].name = "Alice Smith";
+  writeFileSync(file, stringify(data));
+  return { dataDir, file };
+}
 
 test("apply appends one cli record per changed org, with before/after and the deploy revision", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-apply-audit-"));
@@ -83,6 +119,28 @@ test("apply appends one cli record per changed org, with before/after and the de
       assert.is(record.schedules_deploy, true);
       const deployed = applied.result!.orgs[0]!.deploy!;
       assert.is(record.deploy_revision, deployed.revision, "the deploy the apply ran");
+    } finally {
+      await store.db.destroy();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a failing audit write fails the apply and the org is unchanged (issue 28 item 5)", async () => {
+  const { dataDir, file } = await changedOrgFile();
+  try {
+    let store = await openDataStore({}, dataDir, { create: false });
+    await sql`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
+      BEGIN SELECT RAISE(ABORT, 'audit log unavailable'); END`.execute(store.db);
+    await store.db.destroy();
+
+    const applied = await runCommand(Apply, [file, "--no-deploy", "--data-dir", dataDir, "--json"]);
+    assert.is(applied.code, 1);
+    store = await openDataStore({}, dataDir, { create: false });
+    try {
+      const users = await createUserRepository(store.db).listByOrg(ORG);
+      assert.is(users[0]!.name, "Alice", "the change was not made");
     } finally {
       await store.db.destroy();
     }

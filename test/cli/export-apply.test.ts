@@ -485,7 +485,51 @@ test("export writes webhooks (no secret) and platform users with roles; apply re
   }
 });
 
-test.run();
+test("export -> apply --dry-run of a private webhook address honours PBX_WEBHOOK_ALLOW_PRIVATE as the server does", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    const store = await openDataStore({}, dataDir, { create: false });
+    const now = "2026-03-01T00:00:00.000Z";
+    await createWebhookRepository(store.db).insert({
+      id: "55555555-5555-4555-8555-555555555555",
+      org_id: ORG,
+      url: "http://127.0.0.1:9000/pbx",
+      events: JSON.stringify(["call.ended"]),
+      secret: null,
+      active: 1,
+      retry_count: 3,
+      timeout_ms: 4000,
+      last_delivery: null,
+      last_status: null,
+      last_error: null,
+      failure_count: 0,
+      failed_deliveries_in_row: 0,
+      deactivated_reason: null,
+      created_at: now,
+      updated_at: now,
+    });
+    await store.db.destroy();
+    const file = join(dataDir, "acme.yaml");
+    writeFileSync(file, await exportText(dataDir));
+
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store", PBX_WEBHOOK_ALLOW_PRIVATE: "1" }, async () => {
+      const allowed = await apply(dataDir, [file, "--dry-run"]);
+      assert.is(allowed.code, 0, allowed.stderr + String(allowed.error));
+      assert.equal(allowed.result!.orgs[0]!.changes, [], "export -> apply is a no-op");
+    });
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store", PBX_WEBHOOK_ALLOW_PRIVATE: "" }, async () => {
+      const refused = await apply(dataDir, [file, "--dry-run"]);
+      assert.is(refused.code, 1);
+      assert.match(
+        JSON.parse(refused.stdout).failures[0].error,
+        "webhooks[0]: url must not point to a loopback",
+      );
+      assert.match(JSON.parse(refused.stdout).failures[0].error, "PBX_WEBHOOK_ALLOW_PRIVATE=1");
+    });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
 
 test("apply updates every kind of resource of an existing org, rebuilds claims, and --prune removes them", async () => {
   const dataDir = await seededDataDir();
@@ -623,3 +667,5 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test.run();

@@ -7,6 +7,13 @@ import {
   orgTokenForService,
 } from "../../domain/authentication.js";
 import {
+  adminAttempt,
+  identityTokenAttempt,
+  LOGIN_THROTTLE,
+  orgKeyAttempt,
+  withLoginThrottle,
+} from "../../domain/login-throttle.js";
+import {
   adminRegenerateSecret,
   readCredentials,
   regenerateOwnSecret,
@@ -16,6 +23,17 @@ import { userLogin } from "../../domain/user-login.js";
 import { actorName, orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { IdParams, Nullable, TokenResponse, UuidString } from "../schemas.js";
+
+/** The 429 of a throttled login (docs/api.md, "Failed logins"). */
+const THROTTLED = {
+  description: `Too many failed logins from this address (for this account: ${LOGIN_THROTTLE.pairFailures}; for any account: ${LOGIN_THROTTLE.sourceFailures}); locked for 1 s, doubling per further failure, at most ${LOGIN_THROTTLE.maxLockMs / 60_000} minutes`,
+  headers: {
+    "Retry-After": {
+      description: "Seconds until this address may try again",
+      schema: { type: "integer" as const, minimum: 1 },
+    },
+  },
+};
 
 const PermissionName = Type.Union(
   [...API_KEY_PERMISSIONS, ...ROLE_ONLY_PERMISSIONS].map((p) => Type.Literal(p)),
@@ -56,8 +74,12 @@ export const authRoutes = [
     responses: {
       200: { description: "Org JWT", schema: TokenResponse },
       401: { description: "Invalid credentials (wrong secret, or an ak_ key)" },
+      429: THROTTLED,
     },
-    handler: ({ deps, body }) => loginWithOrgKey(deps, body),
+    handler: ({ deps, body, ctx }) =>
+      withLoginThrottle(deps, orgKeyAttempt(body.api_key, ctx.ip), () =>
+        loginWithOrgKey(deps, body),
+      ),
   }),
 
   defineRoute({
@@ -77,8 +99,12 @@ export const authRoutes = [
       },
       503: { description: "User login is not configured" },
       401: { description: "Authentication failed (the identity token does not verify)" },
+      429: THROTTLED,
     },
-    handler: ({ deps, body }) => userLogin(deps, deps.identityVerifier, body),
+    handler: ({ deps, body, ctx }) =>
+      withLoginThrottle(deps, identityTokenAttempt(body.idp_token, ctx.ip), () =>
+        userLogin(deps, deps.identityVerifier, body),
+      ),
   }),
 
   defineRoute({
@@ -96,8 +122,12 @@ export const authRoutes = [
     responses: {
       200: { description: "Admin JWT", schema: TokenResponse },
       401: { description: "Invalid credentials" },
+      429: THROTTLED,
     },
-    handler: ({ deps, body }) => loginAdmin(deps, body),
+    handler: ({ deps, body, ctx }) =>
+      withLoginThrottle(deps, adminAttempt(body.admin_username, ctx.ip), () =>
+        loginAdmin(deps, body),
+      ),
   }),
 
   defineRoute({

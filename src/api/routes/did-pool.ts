@@ -42,8 +42,11 @@ const DidRequest = Type.Object(
   { title: "DidRequest" },
 );
 
-/** Where the admin update of a pool DID is documented (see adminUpdateRoute). */
-const ADMIN_UPDATE_PATH = "/did-pool/admin/dids/{id}";
+/**
+ * Where the admin update of a pool DID is documented: SPEC.md §4.2's path. Linters call it
+ * ambiguous beside `/did-pool/{id}/request` (scripts/lint-openapi.ts allows that one case).
+ */
+const ADMIN_UPDATE_PATH = "/did-pool/admin/{id}";
 
 /** The admin update of a pool DID at `path`; with `aliasOf`, an undocumented second path. */
 function adminUpdateRoute(path: string, aliasOf?: string) {
@@ -54,7 +57,7 @@ function adminUpdateRoute(path: string, aliasOf?: string) {
     tag: "DID Pool",
     summary: "Update any number (admin): routing_environment, status, pool_status",
     description:
-      "pool_status moves only unassigned numbers between `available` and `reserved`; the sentinel stays `reserved`. A change to an assigned number schedules its org's deploy and the gateway. SPEC.md §4.2 names this operation `PUT /did-pool/admin/{id}`, which the server still answers; the document lists it here because that path is ambiguous beside `/did-pool/{id}/request` for client generators.",
+      "pool_status moves only unassigned numbers between `available` and `reserved`; the sentinel stays `reserved`. A change to an assigned number schedules its org's deploy and the gateway. The server also answers the same operation at `PUT /did-pool/admin/dids/{id}` (where earlier documents listed it).",
     auth: "admin",
     params: IdParams,
     body: Type.Object(
@@ -113,7 +116,7 @@ export const didPoolRoutes = [
   }),
 
   adminUpdateRoute(ADMIN_UPDATE_PATH),
-  adminUpdateRoute("/did-pool/admin/{id}", ADMIN_UPDATE_PATH),
+  adminUpdateRoute("/did-pool/admin/dids/{id}", ADMIN_UPDATE_PATH),
 
   defineRoute({
     method: "get",

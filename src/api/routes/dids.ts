@@ -44,6 +44,10 @@ export const DidSchema = Type.Object(
     routing_type: RoutingTypeOrNull,
     routing_destination: Nullable(Type.String()),
     routing_environment: RoutingEnvironment,
+    source: Type.Union([Type.Literal("pool"), Type.Literal("org")], {
+      description:
+        "pool: the platform's number (added to the pool, assigned by an admin), dispatched to the org by the shared gateway from every carrier; org: added by the org itself with POST /dids, delivered by the org's own trunks only",
+    }),
     created_at: Type.String({ format: "date-time" }),
     updated_at: Type.String({ format: "date-time" }),
   },

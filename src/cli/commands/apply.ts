@@ -1,6 +1,7 @@
 import { Args, Flags } from "@oclif/core";
+import { webhookAllowPrivateFrom } from "../../config.js";
 import type { Change } from "../../domain/apply.js";
-import { auditApplied, snapshotOrgs } from "../../domain/apply-audit.js";
+import { applyAuditRun } from "../../domain/apply-audit.js";
 import { type AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
 import {
   type ApplyFailure,
@@ -116,19 +117,16 @@ export default class Apply extends PbxCommand {
 
     const store = await openDataStore(process.env, flags["data-dir"], { create: true });
     try {
-      // The audit log (issue 16) gets each changed org's state before and after the apply.
-      const before = dryRun
-        ? new Map()
-        : await snapshotOrgs(
-            store.db,
-            orgs.map((o) => o.state.org.id),
-          );
       const { results, failures } = await applyOrgFiles(store.db, orgs, {
         prune: flags.prune,
         dryRun,
         serverKey: store.serverKey,
+        // The server's policy for webhook targets, so what the server accepts (and export
+        // wrote) applies again.
+        webhookUrlPolicy: { allowPrivate: webhookAllowPrivateFrom(process.env) },
+        // Each changed org's audit record (issue 16), in that org's transaction.
+        audit: applyAuditRun(new Date(), flags.deploy),
       });
-      if (!dryRun) await auditApplied(store.db, new Date(), results, before, flags.deploy);
       const outcome: ApplyCommandResult = { dryRun, files, orgs: results, failures, gateway: null };
       if (!this.jsonEnabled()) this.printPlan(outcome);
 

@@ -25,6 +25,8 @@ import * as tickets from "./2401-tickets.js";
 import * as crm from "./2501-crm.js";
 import * as customerTunnels from "./2502-customer-tunnels.js";
 import * as compliance from "./2601-compliance.js";
+import * as loginThrottle from "./2802-login-throttle.js";
+import * as didSource from "./2803-did-source.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -49,4 +51,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2501-crm", crm],
   ["2502-customer-tunnels", customerTunnels],
   ["2601-compliance", compliance],
+  ["2802-login-throttle", loginThrottle],
+  ["2803-did-source", didSource],
 ];
