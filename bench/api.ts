@@ -1,18 +1,24 @@
-// npm run bench:api [-- --duration 10]
+// npm run bench:api [-- --duration 10 --metrics-rounds 3]
 // TARGETS.md bench:api, every figure measured in this run:
 //  - start-up: `pbxctl --help`; `pbxctl serve` from spawn to the first 200 on /health; idle RSS;
 //  - authenticated GET /users (50 users) with autocannon, 100 connections, against a bare Koa
-//    JSON handler serving the same body, each server in its own process.
+//    JSON handler serving the same body, each server in its own process;
+//  - the cost of the metrics: the same GET /users on the server with and without its Prometheus
+//    instrumentation (startServer's `metrics: null`), alternated three times, medians compared.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { createMetrics } from "../src/metrics/registry.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const argDuration = process.argv.indexOf("--duration");
 const DURATION = argDuration > 0 ? Number(process.argv[argDuration + 1]) : 10;
+const argRounds = process.argv.indexOf("--metrics-rounds");
+/** Alternated with/without rounds of the metrics cost; more rounds steady a loaded machine. */
+const METRICS_ROUNDS = argRounds > 0 ? Number(process.argv[argRounds + 1]) : 3;
 const ADMIN_PASSWORD = "bench-admin-password";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -170,6 +176,74 @@ async function throughput() {
   }
 }
 
+// The built server, with or without its metrics registry: the same code path as `serve`.
+const SERVER_WITH_METRICS_SWITCH = `
+import { pino } from "pino";
+import { startServer } from "${root}dist/api/server.js";
+import { loadConfig } from "${root}dist/config.js";
+const config = loadConfig(process.env, { port: Number(process.env.PORT), dataDir: process.env.DATA_DIR });
+const logger = pino({ level: "warn" });
+const running = await startServer({
+  config,
+  logger,
+  env: process.env,
+  ...(process.env.METRICS === "off" ? { metrics: null } : {}),
+});
+process.once("SIGTERM", () => running.close().then(() => process.exit(0)));
+`;
+
+/** GET /users req/s with and without the metrics, alternating servers, median of `rounds`. */
+async function metricsCost(rounds = 3) {
+  const script = join(root, "bench/.api-server.mjs");
+  writeFileSync(script, SERVER_WITH_METRICS_SWITCH);
+  const runs: Record<"on" | "off", number[]> = { on: [], off: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const metrics of ["on", "off"] as const) {
+        const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-api-"));
+        const port = await freePort();
+        const child = spawn(process.execPath, [script], {
+          env: {
+            ...process.env,
+            PBX_ADMIN_PASSWORD: ADMIN_PASSWORD,
+            PORT: String(port),
+            DATA_DIR: dataDir,
+            METRICS: metrics,
+          },
+          stdio: "ignore",
+        });
+        const base = `http://127.0.0.1:${port}`;
+        try {
+          await waitFor(`${base}/health`, child);
+          const apiKey = await seed(base);
+          await load(`${base}/api/v1/users`, { "x-api-key": apiKey }); // warm-up, discarded
+          runs[metrics].push((await load(`${base}/api/v1/users`, { "x-api-key": apiKey })).rps);
+        } finally {
+          await stop(child);
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      }
+    }
+  } finally {
+    rmSync(script, { force: true });
+  }
+  return { on: median(runs.on), off: median(runs.off), runs };
+}
+
+/** CPU time the HTTP instruments add to one request (in flight + duration), in-process. */
+function instrumentCostMicros(requests = 1_000_000): number {
+  const { http } = createMetrics().instruments;
+  const routes = ["/api/v1/users", "/api/v1/users/:id", "/api/v1/queues"];
+  const started = process.cpuUsage();
+  for (let i = 0; i < requests; i++) {
+    const begin = process.hrtime.bigint();
+    http.started();
+    http.finished(routes[i % 3]!, "GET", 200, Number(process.hrtime.bigint() - begin) / 1e9);
+  }
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / requests;
+}
+
 spawnSync("npm", ["run", "build"], { cwd: root, stdio: "ignore" });
 const s = await startup();
 console.log("bench:api  start-up (median of 5)");
@@ -186,4 +260,21 @@ console.log(
 console.log(`  bare Koa, same body        ${t.koa.rps.toFixed(0)} req/s, p99 ${t.koa.p99} ms`);
 console.log(
   `  API / bare Koa             ${((t.api.rps / t.koa.rps) * 100).toFixed(0)}% (target >= 50%)`,
+);
+const m = await metricsCost(METRICS_ROUNDS);
+const perRequest = instrumentCostMicros();
+console.log(
+  `bench:api  metrics cost: GET /users, median of ${METRICS_ROUNDS} alternated runs of ${DURATION} s each`,
+);
+console.log(
+  `  with metrics               ${m.on.toFixed(0)} req/s (runs ${m.runs.on.map((r) => r.toFixed(0)).join(", ")})`,
+);
+console.log(
+  `  without metrics            ${m.off.toFixed(0)} req/s (runs ${m.runs.off.map((r) => r.toFixed(0)).join(", ")})`,
+);
+console.log(
+  `  difference                 ${(((m.off - m.on) / m.off) * 100).toFixed(1)}% (target < 5%)`,
+);
+console.log(
+  `  instruments per request    ${perRequest.toFixed(2)} us of CPU (in-process, 1,000,000 requests)`,
 );

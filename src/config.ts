@@ -50,6 +50,13 @@ export interface Config {
   defaultTrunkHost: string;
   /** PBX_WEBHOOK_ALLOW_PRIVATE=1 (or `true`): webhook targets on private ranges are allowed. */
   webhookAllowPrivate: boolean;
+  /** PBX_METRICS_LISTEN: where a second listener serves `/metrics` with no auth; null: none. */
+  metricsListen: ListenAddress | null;
+}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
 }
 
 export interface ConfigOverrides {
@@ -89,6 +96,20 @@ function parsePort(value: string | number | undefined, fallback: number): number
     throw new Error(`invalid port: ${value} (need an integer 0-65535)`);
   }
   return port;
+}
+
+/** `host:port`, `[v6]:port`, or a bare port (on 127.0.0.1): PBX_METRICS_LISTEN. */
+function parseListen(value: string | undefined): ListenAddress | null {
+  const text = nonEmpty(value);
+  if (text === undefined) return null;
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : Number.NaN;
+  if (!match || port > 65535) {
+    throw new Error(
+      `invalid PBX_METRICS_LISTEN: ${text} (need host:port, e.g. 127.0.0.1:9464, or a port)`,
+    );
+  }
+  return { host: match[1]?.replace(/^\[|\]$/g, "") ?? "127.0.0.1", port };
 }
 
 function parseCharacterCap(value: string | undefined): number | null {
@@ -172,5 +193,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     defaultTrunkHost: nonEmpty(env.PBX_DEFAULT_TRUNK_HOST) ?? "127.0.0.1",
     greetingMaxChars: parseCharacterCap(env.PBX_GREETING_MAX_CHARS),
     webhookAllowPrivate: webhookAllowPrivateFrom(env),
+    metricsListen: parseListen(env.PBX_METRICS_LISTEN),
   };
 }

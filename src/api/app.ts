@@ -12,14 +12,19 @@ import { type LiveCallsView, noLiveCalls } from "../domain/live-calls.js";
 import type { DeployScheduler, EngineHealthProbe } from "../domain/ports.js";
 import { createTokenService } from "../domain/tokens.js";
 import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
+import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { type Db, storeIsHealthy } from "../store/database.js";
 import type { TicketIntake } from "../tickets/intake.js";
 import { createSpeechEngine, type SpeechEngine } from "../tts/index.js";
 import type { AppDeps } from "./deps.js";
-import { docsPages } from "./docs-pages.js";
+import { docsPages, docsPaths } from "./docs-pages.js";
 import { errorMiddleware } from "./error-middleware.js";
-import { intakeMiddleware } from "./intake-app.js";
+import { healthProbes, LIVE_PATH, READY_PATH } from "./health-probes.js";
+import { fixedRouteNamer, httpMetrics } from "./http-metrics.js";
+import { EVENTS_PATH, intakeMiddleware } from "./intake-app.js";
+import { adminMetrics, METRICS_PATH } from "./metrics-endpoint.js";
 import { buildOpenApiDocument } from "./openapi.js";
+import { Readiness } from "./readiness.js";
 import type { RouteDefinition } from "./registry.js";
 import { jsonBodyParser } from "./request-body.js";
 import { buildRouter } from "./router.js";
@@ -48,11 +53,17 @@ export interface CreateAppOptions {
   routes?: readonly RouteDefinition[];
   /** The auto-ticket intake, answered under /events (SPEC.md §4.7); absent: not mounted. */
   ticketIntake?: TicketIntake;
+  /** The app's metrics registry; default a new one; null: nothing measured (the bench's baseline). */
+  metrics?: Metrics | null;
 }
 
 export interface PbxApp {
   app: Koa;
   deps: AppDeps;
+  /** What /metrics serves; null when built without metrics. */
+  metrics: Metrics | null;
+  /** What /health/ready answers; the server marks it shutting down first on SIGTERM. */
+  readiness: Readiness;
   /** The OpenAPI document served at /api-spec.json. */
   document: Record<string, unknown>;
 }
@@ -93,9 +104,20 @@ export function createApp(options: CreateAppOptions): PbxApp {
     version: packageVersion(),
   });
   const router = buildRouter(routes, deps);
+  const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
+  const readiness = new Readiness(deps.db);
 
   const app = new Koa({ proxy: false });
   app.silent = true;
+  if (metrics) {
+    metrics.watch({ ready: async () => (await readiness.check()).ready });
+    const docs = docsPaths();
+    const nameFixed = fixedRouteNamer(
+      ["/health", LIVE_PATH, READY_PATH, METRICS_PATH, ...docs.paths],
+      [docs.assetPrefix, `${EVENTS_PATH}/`],
+    );
+    app.use(httpMetrics(metrics.instruments.http, nameFixed));
+  }
   app.use(async (ctx, next) => {
     ctx.state.requestId = randomUUID();
     ctx.set("X-Request-Id", ctx.state.requestId as string);
@@ -115,6 +137,8 @@ export function createApp(options: CreateAppOptions): PbxApp {
     ctx.status = store === "ok" ? 200 : 503;
     ctx.body = { status: store === "ok" ? "ok" : "degraded", store, engine };
   });
+  app.use(healthProbes(readiness));
+  if (metrics) app.use(adminMetrics(metrics, deps));
   app.use(docsPages(document));
   app.use(jsonBodyParser(options.config.bodyLimit));
   if (options.ticketIntake) {
@@ -122,5 +146,5 @@ export function createApp(options: CreateAppOptions): PbxApp {
   }
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, deps, document };
+  return { app, deps, document, metrics, readiness };
 }

@@ -23,6 +23,11 @@ import {
   followCallEvents,
 } from "../engine/call-event-source.js";
 import type { ContactChange, OutboundRegistration } from "../engine/registration-events.js";
+import {
+  type AmiInstruments,
+  type CallIngestInstruments,
+  noInstruments,
+} from "../metrics/instruments.js";
 import { listOrgMarkers, orgMarkerGeneration } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
 
@@ -40,6 +45,15 @@ export interface CallTrackingOptions {
   ami?: AmiConnectionOptions;
   /** Called after each record or journey event is ingested (stored, a replay, or of no org). */
   onIngested?: (input: EngineCallInput, result: IngestResult) => void;
+  /** Ingest counts and lag, and the events connection's state (src/metrics). */
+  instruments?: { calls: CallIngestInstruments; ami: AmiInstruments };
+}
+
+/** When the engine says the input happened (ms since the epoch), if it says. */
+function eventTimeOf(input: EngineCallInput): number | null {
+  if (input.kind === "record") return (input.record.end ?? input.record.start).getTime();
+  const seconds = Number(input.event.timestamp);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null;
 }
 
 export interface CallTracking {
@@ -74,9 +88,19 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
   // Inputs are stored in the order the engine sent them, in batches of what has piled up.
   const pending: EngineCallInput[] = [];
   let draining: Promise<void> | null = null;
+  const measure = options.instruments?.calls ?? noInstruments.calls;
   const report = (batch: readonly EngineCallInput[], results: readonly IngestResult[]) => {
-    if (!options.onIngested) return;
-    for (const [i, input] of batch.entries()) options.onIngested(input, results[i]!);
+    const storedAt = options.clock().getTime();
+    for (const [i, input] of batch.entries()) {
+      const result = results[i]!;
+      const at = eventTimeOf(input);
+      measure.ingested(
+        input.kind,
+        result.stored ? "stored" : result.reason,
+        at === null ? null : (storedAt - at) / 1000,
+      );
+      options.onIngested?.(input, result);
+    }
   };
   const drain = async () => {
     await loaded;
@@ -156,6 +180,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     connection = new AmiConnection({
       ...options.ami,
       events: true,
+      ...(options.instruments ? { instruments: options.instruments.ami } : {}),
       ...(log
         ? { log: (message, fields) => log.info(fields ?? {}, `call events: ${message}`) }
         : {}),

@@ -105,6 +105,11 @@ function assetBody(name: string): Buffer | null {
   return body;
 }
 
+/** The fixed paths this middleware answers, and the prefix of its assets (metric route names). */
+export function docsPaths(): { paths: string[]; assetPrefix: string } {
+  return { paths: ["/api-spec.json", ...Object.keys(PAGES)], assetPrefix: ASSET_PREFIX };
+}
+
 /** Koa middleware serving the document, the two UIs and their assets (GET/HEAD only). */
 export function docsPages(document: object) {
   const json = JSON.stringify(document);

@@ -15,11 +15,15 @@ import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../doma
 import { startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
 import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
+import { noInstruments } from "../metrics/instruments.js";
+import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { type Db, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
 import { EVENTS_PATH } from "./intake-app.js";
+import { storeMetricSources } from "./metric-sources.js";
+import { listenForMetrics } from "./metrics-endpoint.js";
 
 export interface RunningServer {
   url: string;
@@ -31,6 +35,10 @@ export interface RunningServer {
   calls: CallTracking;
   /** Auto-tickets: the intake under /events, the call-record poller, the message outbox. */
   tickets: TicketService;
+  /** The process's metrics (also at /metrics); null when started without. */
+  metrics: Metrics | null;
+  /** The PBX_METRICS_LISTEN listener's URL, when one was asked for. */
+  metricsUrl: string | null;
   /**
    * Settles when the start-up deploy has made the engine directory complete and current (it
    * runs after the server listens, so an unreachable engine does not delay /health).
@@ -52,13 +60,23 @@ export interface StartServerOptions {
   engineHealth?: EngineHealthProbe;
   /** Environment of the engine side (PBX_ENGINE, PBX_AMI_*, PBX_ASTERISK_DIR...); default process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Default: a new registry; null: nothing measured, no /metrics (the bench's baseline). */
+  metrics?: Metrics | null;
   /** Overrides for the engine side (a target, a clock), for tests. */
   engineOptions?: Partial<Omit<ServerEngineOptions, "db" | "dataDir" | "env">>;
+}
+
+function urlOf(server: Server): string {
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(":") ? `[${address}]` : address;
+  return `http://${host}:${port}`;
 }
 
 /** Opens (and migrates) the store, builds the app and listens on config.host:config.port. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const db = options.db ?? (await openStore(options.config.dbFile));
+  const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
+  const instruments = metrics?.instruments ?? noInstruments;
   const engine = options.deployScheduler
     ? null
     : createServerEngine({
@@ -66,6 +84,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         dataDir: options.config.dataDir,
         db,
         logger: options.logger,
+        instruments,
         ...options.engineOptions,
       });
   const engineHealth = options.engineHealth ?? engine?.engineHealth;
@@ -75,6 +94,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     db,
     clock: systemClock,
     logger: options.logger,
+    instruments: { calls: instruments.calls, ami: instruments.ami("events") },
     ...(engine && engineKindFrom(env) === "ami" ? { ami: amiOptionsFrom(env) } : {}),
   });
   // The intake is mounted on this server; the poller POSTs to PBX_EVENTS_URL, by default this
@@ -95,6 +115,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     apiUrl: () => listeningUrl,
     eventsUrl: () => options.config.eventsUrl ?? `${listeningUrl}${EVENTS_PATH}`,
     logger: options.logger,
+    instruments,
   });
   const pbx = createApp({
     ticketIntake: tickets.intake,
@@ -106,6 +127,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     deployScheduler: options.deployScheduler ?? engine?.deploys ?? noDeploys,
     ...(engine ? { configDeploys: engine.deploys } : {}),
     ...(engineHealth ? { engineHealth } : {}),
+    metrics,
+  });
+  metrics?.watch({
+    ...storeMetricSources(db, systemClock),
+    liveCalls: () => calls.live.callCount(),
+    ...(engine ? { pendingDeploys: () => engine.deploys.scheduler.owedDeploys() } : {}),
   });
   const server = pbx.app.listen(options.config.port, options.config.host);
   await new Promise<void>((resolve, reject) => {
@@ -120,21 +147,32 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       serverKey: options.config.serverKey,
       allowPrivate: options.config.webhookAllowPrivate,
       logger: options.logger,
+      instruments: instruments.webhooks,
     });
   } catch (error) {
     server.close();
     await calls.stop();
     throw error;
   }
+  let metricsServer: Server | null = null;
+  if (metrics && options.config.metricsListen) {
+    try {
+      metricsServer = await listenForMetrics(metrics, options.config.metricsListen);
+    } catch (error) {
+      server.close();
+      await webhooks.stop();
+      await calls.stop();
+      throw error;
+    }
+  }
   // Retention (issue 16): every org with a policy is purged daily by this process.
   const retention = startRetentionScheduler({
     context: { db, recordingsDir: options.config.recordingsDir },
     clock: systemClock,
     logger: options.logger,
+    instruments: instruments.retention,
   });
-  const { address, port } = server.address() as AddressInfo;
-  const host = address.includes(":") ? `[${address}]` : address;
-  listeningUrl = `http://${host}:${port}`;
+  listeningUrl = urlOf(server);
   await tickets.start();
   const ready = engine
     ? engine.start().catch((error: unknown) => {
@@ -149,8 +187,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     engine,
     calls,
     tickets,
+    metrics,
+    metricsUrl: metricsServer ? urlOf(metricsServer) : null,
     ready,
     async close() {
+      // Not ready first: a load balancer polling /health/ready stops sending new requests.
+      pbx.readiness.markShuttingDown();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -165,6 +207,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         await webhooks.stop();
         await retention.stop();
         await pbx.deps.speechEngine?.close?.();
+        metricsServer?.close();
+        metricsServer?.closeAllConnections();
         await db.destroy();
       }
     },

@@ -6,6 +6,7 @@
 
 import { systemTimers, type Timers } from "../clock.js";
 import { EngineBusyError, type EngineTarget, type ReloadOutcome } from "../engine/target.js";
+import { noInstruments, type ReloadInstruments } from "../metrics/instruments.js";
 import type { ReloadCommand } from "./reloads.js";
 
 export interface ReloadQueueOptions {
@@ -16,6 +17,8 @@ export interface ReloadQueueOptions {
   retryMaxMs?: number;
   /** The waits between retries (src/clock.ts). */
   timers?: Timers;
+  /** Commands sent and reload durations, by module (src/metrics). */
+  instruments?: ReloadInstruments;
 }
 
 interface Job {
@@ -33,6 +36,7 @@ export class ReloadQueue {
   private readonly retryInitialMs: number;
   private readonly retryMaxMs: number;
   private readonly timers: Timers;
+  private readonly instruments: ReloadInstruments;
   /** Number of reload commands sent to the engine (retries included). */
   sent = 0;
 
@@ -44,6 +48,7 @@ export class ReloadQueue {
     this.retryInitialMs = options.retryInitialMs ?? 200;
     this.retryMaxMs = options.retryMaxMs ?? 5000;
     this.timers = options.timers ?? systemTimers;
+    this.instruments = options.instruments ?? noInstruments.reloads;
   }
 
   /**
@@ -114,6 +119,12 @@ export class ReloadQueue {
   }
 
   private async execute(job: Job): Promise<ReloadOutcome> {
+    const outcome = await this.attempt(job);
+    this.instruments.reloaded(job.command.module, outcome.status, outcome.durationMs / 1000);
+    return outcome;
+  }
+
+  private async attempt(job: Job): Promise<ReloadOutcome> {
     const started = performance.now();
     let delay = this.retryInitialMs;
     let lastError = "";
@@ -123,8 +134,11 @@ export class ReloadQueue {
       this.sent++;
       try {
         const outcome = await this.target.reload({ command: job.command, units: job.units });
+        // A files-only target runs nothing: nothing was sent.
+        if (outcome.status !== "skipped") this.instruments.commandSent(job.command.module);
         return { ...outcome, attempts: attempt, durationMs: performance.now() - started };
       } catch (error) {
+        this.instruments.commandSent(job.command.module);
         lastError = (error as Error).message;
         if (!(error instanceof EngineBusyError) || attempt === this.maxAttempts) break;
         await new Promise<void>((resolve) => this.timers.setTimer(delay, resolve));

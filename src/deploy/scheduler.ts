@@ -9,6 +9,7 @@
 
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import type { CompiledFile } from "../compiler/types.js";
+import { type DeployInstruments, noInstruments } from "../metrics/instruments.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { DeployOptions } from "./deployer.js";
 import { orgUnit, splitIntoUnits, type UnitFiles, unitId } from "./units.js";
@@ -46,6 +47,8 @@ export interface DeploySchedulerOptions {
   onError?: (orgId: string, error: Error) => void;
   /** Waits before retrying a failed deploy, one per consecutive failure (the last repeats). */
   retryDelaysMs?: readonly number[];
+  /** Save-to-applied latency, failures and retries (src/metrics). */
+  instruments?: DeployInstruments;
 }
 
 /** Backoff between retries of a failed deploy. */
@@ -67,6 +70,9 @@ export class OrgDeployScheduler {
   private readonly maxDelayMs: number;
   private readonly retries = new Map<string, TimerHandle>();
   private readonly failures = new Map<string, number>();
+  /** Orgs saved and not yet live, with the time (Timers.now) of the first save not yet live. */
+  private readonly owed = new Map<string, number>();
+  private readonly instruments: DeployInstruments;
   private gatewayRun: Promise<void> | null = null;
   private gatewayAgain = false;
   private stopped = false;
@@ -75,6 +81,7 @@ export class OrgDeployScheduler {
     this.timers = options.timers ?? systemTimers;
     this.debounceMs = options.debounceMs ?? 800;
     this.maxDelayMs = options.maxDelayMs ?? 5000;
+    this.instruments = options.instruments ?? noInstruments.deploys;
   }
 
   /** Asks for a deploy of `orgId` soon; returns at once and never throws. */
@@ -85,6 +92,7 @@ export class OrgDeployScheduler {
     }
     this.cancelRetry(orgId);
     const now = this.timers.now();
+    if (!this.owed.has(orgId)) this.owed.set(orgId, now);
     const existing = this.pending.get(orgId);
     existing?.timer.cancel();
     const firstAt = existing?.firstAt ?? now;
@@ -110,6 +118,17 @@ export class OrgDeployScheduler {
   /** Orgs waiting for their debounce timer or for the retry of a failed deploy. */
   get pendingOrgs(): string[] {
     return [...new Set([...this.pending.keys(), ...this.retries.keys()])];
+  }
+
+  /**
+   * Orgs whose saves the engine does not run yet (scheduled, running, or failed and waiting for
+   * a retry), and how long the first of them has waited, in seconds.
+   */
+  owedDeploys(): { orgs: number; oldestSeconds: number } {
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const at of this.owed.values()) oldest = Math.min(oldest, at);
+    const orgs = this.owed.size;
+    return { orgs, oldestSeconds: orgs === 0 ? 0 : (this.timers.now() - oldest) / 1000 };
   }
 
   /** Consecutive failed deploys of the org (0 once one succeeds). */
@@ -152,6 +171,7 @@ export class OrgDeployScheduler {
   private enqueue(orgId: string, work: () => Promise<void>): Promise<void> {
     const previous = this.running.get(orgId) ?? Promise.resolve();
     const run = previous.then(work).catch((error: unknown) => {
+      this.instruments.failed();
       this.options.onError?.(orgId, error instanceof Error ? error : new Error(String(error)));
     });
     this.running.set(orgId, run);
@@ -183,8 +203,20 @@ export class OrgDeployScheduler {
         );
       }
     }
-    if (failed) this.retryLater(orgId);
-    else this.failures.delete(orgId);
+    if (failed) {
+      this.instruments.failed();
+      this.retryLater(orgId);
+    } else {
+      this.failures.delete(orgId);
+      const savedAt = this.owed.get(orgId);
+      if (savedAt !== undefined) {
+        this.instruments.applied((this.timers.now() - savedAt) / 1000);
+        // A save that came in while this deploy ran is owed by the deploy it scheduled.
+        const next = this.pending.get(orgId);
+        if (next) this.owed.set(orgId, next.firstAt);
+        else this.owed.delete(orgId);
+      }
+    }
     if (build) this.lastPrefix.set(orgId, build.contextPrefix);
     else this.lastPrefix.delete(orgId);
 
@@ -217,6 +249,7 @@ export class OrgDeployScheduler {
       this.timers.setTimer(delay, () => {
         this.retries.delete(orgId);
         if (this.stopped) return;
+        this.instruments.retried();
         void this.enqueue(orgId, async () => {
           const records = await this.runDeploy(orgId);
           this.options.onDeployed?.(orgId, records);

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { Timers } from "../clock.js";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, ReloadOutcome } from "../engine/target.js";
+import type { DeployInstruments } from "../metrics/instruments.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { Deployer } from "./deployer.js";
 import { reloadsFor } from "./reloads.js";
@@ -24,6 +25,8 @@ export interface StoreDeploysOptions {
   onError?: (orgId: string, error: Error) => void;
   /** Told about each finished background deploy. */
   onDeployed?: (orgId: string, records: DeployRecord[]) => void;
+  /** Save-to-applied latency, failures and retries of the background deploys. */
+  instruments?: DeployInstruments;
   /** Orgs compiled per deployer batch at start-up (default 100): bounds memory. */
   startupBatchSize?: number;
 }
@@ -97,6 +100,7 @@ export class StoreDeploys {
       ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
       ...(options.onError ? { onError: options.onError } : {}),
       ...(options.onDeployed ? { onDeployed: options.onDeployed } : {}),
+      ...(options.instruments ? { instruments: options.instruments } : {}),
     });
   }
 

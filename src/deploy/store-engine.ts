@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import type { Timers } from "../clock.js";
+import type { AmiConnection } from "../engine/ami-connection.js";
 import {
   createEngineTarget,
   EngineConfigError,
@@ -13,6 +14,7 @@ import {
   engineHealthProbe,
   resolveEnginePaths,
 } from "../engine/index.js";
+import { type Instruments, noInstruments } from "../metrics/instruments.js";
 import type { GatewayOptions } from "../model/gateway.js";
 import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
@@ -36,6 +38,8 @@ export interface ServerEngineOptions {
   debounceMs?: number;
   maxDelayMs?: number;
   reloadQueueOptions?: ReloadQueueOptions;
+  /** Deploy, reload and AMI measurements (src/metrics); default none. */
+  instruments?: Instruments;
 }
 
 export interface ServerEngine {
@@ -74,13 +78,16 @@ export function gatewayOptionsFrom(env: Env): GatewayOptions {
 export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   const paths = resolveEnginePaths(options.env, options.dataDir);
   const gateway = gatewayOptionsFrom(options.env);
+  const instruments = options.instruments ?? noInstruments;
   const target = options.target ?? createEngineTarget(options.env);
+  // The deployer's AMI session (the events connection is call tracking's).
+  (target as { connection?: AmiConnection }).connection?.instrument(instruments.ami("deploy"));
   const deployer = new Deployer({
     engineDir: paths.asteriskDir,
     target,
     log: new StoreDeployLog(options.db),
     owner: { kind: "store", dataDir: resolve(options.dataDir) },
-    ...(options.reloadQueueOptions ? { reloadQueueOptions: options.reloadQueueOptions } : {}),
+    reloadQueueOptions: { ...options.reloadQueueOptions, instruments: instruments.reloads },
   });
   const logger = options.logger;
   const deploys = new StoreDeploys({
@@ -89,6 +96,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+    instruments: instruments.deploys,
     onError: (orgId, error) =>
       logger?.error({ org_id: orgId, err: error.message }, "background deploy failed"),
     onDeployed: (orgId, records) => {

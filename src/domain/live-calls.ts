@@ -43,6 +43,13 @@ export class LiveCalls implements LiveCallsView {
     private readonly clock: Clock,
   ) {}
 
+  /** How many calls (linkedids) are live on the engine now, whatever their org (for /metrics). */
+  callCount(): number {
+    const calls = new Set<string>();
+    for (const channel of this.channels.values()) calls.add(channel.linkedid);
+    return calls.size;
+  }
+
   /**
    * Applies one channel event: `newchannel` adds the channel, `hangup` removes it, any other
    * event updates a channel already known (events that trail a hangup never bring it back).

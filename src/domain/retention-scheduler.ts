@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { type Clock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { noInstruments, type RetentionInstruments } from "../metrics/instruments.js";
 import { expireIdempotencyKeys } from "./idempotency.js";
 import { auditPurge, type PurgeContext, type PurgeReport, purgeAll } from "./retention.js";
 
@@ -25,7 +26,10 @@ export function startRetentionScheduler(options: {
   logger?: Logger;
   /** false: no timer, tests call tick(). */
   timer?: boolean;
+  /** Rows purged by kind (src/metrics). */
+  instruments?: RetentionInstruments;
 }): RetentionScheduler {
+  const measure = options.instruments ?? noInstruments.retention;
   let lastRun: number | null = null;
   let running: Promise<PurgeReport[] | null> | null = null;
   const tick = async (): Promise<PurgeReport[] | null> => {
@@ -49,6 +53,9 @@ export function startRetentionScheduler(options: {
       const deleted = Object.fromEntries(
         Object.entries(report.kinds).map(([kind, k]) => [kind, k.deleted]),
       );
+      for (const [kind, k] of Object.entries(report.kinds)) {
+        if (k.deleted > 0) measure.purged(kind, k.deleted);
+      }
       options.logger?.info({ org_id: report.org_id, deleted }, "retention purge");
     }
     return reports;

@@ -2,6 +2,7 @@
 // the webhook routes pass to the use cases. Both seal secrets with the server key; whether private
 // targets are allowed comes from the configuration (PBX_WEBHOOK_ALLOW_PRIVATE, src/config.ts).
 import type { Clock } from "../clock.js";
+import type { WebhookInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import {
   createDispatcher,
@@ -31,6 +32,7 @@ export async function startWebhookService(options: {
   allowPrivate: boolean;
   logger?: DispatcherLogger;
   concurrency?: number;
+  instruments?: WebhookInstruments;
 }): Promise<WebhookService> {
   const http = createNodeHttpClient({ allowPrivate: options.allowPrivate });
   const dispatcher = createDispatcher({
@@ -39,6 +41,7 @@ export async function startWebhookService(options: {
     secrets: sealWithKey(options.serverKey),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(options.instruments ? { instruments: options.instruments } : {}),
   });
   await dispatcher.start();
   return {

@@ -4,6 +4,7 @@
 // new one), so this wrapper sends an action only while logged in, fails it fast otherwise, and
 // fails every in-flight action when the connection drops.
 import Manager, { type AmiManager, type AmiMessage } from "asterisk-manager";
+import { type AmiInstruments, noInstruments } from "../metrics/instruments.js";
 import { EngineCommandError, EngineUnavailableError } from "./target.js";
 
 export type { AmiMessage };
@@ -24,6 +25,8 @@ export interface AmiConnectionOptions {
   connectTimeoutMs?: number;
   /** Where connection changes are reported (defaults to nowhere; the server passes pino). */
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Connected state, reconnects and refused actions (src/metrics); see also `instrument()`. */
+  instruments?: AmiInstruments;
 }
 
 type State = "idle" | "connecting" | "ready" | "closed";
@@ -37,7 +40,8 @@ interface Waiter {
 /** A reconnecting AMI session; `action()` resolves with the response message. */
 export class AmiConnection {
   private readonly manager: AmiManager;
-  private readonly options: Required<Omit<AmiConnectionOptions, "log">>;
+  private readonly options: Required<Omit<AmiConnectionOptions, "log" | "instruments">>;
+  private instruments: AmiInstruments;
   private readonly log: (message: string, fields?: Record<string, unknown>) => void;
   private state: State = "idle";
   private backoffMs: number;
@@ -67,6 +71,9 @@ export class AmiConnection {
       ...options,
     };
     this.log = options.log ?? (() => {});
+    this.instruments = options.instruments ?? noInstruments.ami("deploy");
+    // Down until the first login: an engine unreachable from the start is measured too.
+    this.instruments.connected(false);
     this.backoffMs = this.options.reconnectInitialMs;
     // No port: the library must not connect on its own; start() does.
     this.manager = new Manager(
@@ -95,6 +102,12 @@ export class AmiConnection {
   start(): void {
     if (this.state !== "idle") return;
     this.connect();
+  }
+
+  /** Reports to `instruments` from now on (a target built before the server's metrics). */
+  instrument(instruments: AmiInstruments): void {
+    this.instruments = instruments;
+    instruments.connected(this.state === "ready");
   }
 
   get isReady(): boolean {
@@ -132,10 +145,18 @@ export class AmiConnection {
    * collected by ActionID until `completeEvent`. Rejects like `action()`, and with
    * EngineCommandError when Asterisk refuses the action.
    */
-  async listAction(
+  listAction(
     fields: Record<string, string>,
     completeEvent: string,
     answerTimeoutMs = this.options.actionTimeoutMs,
+  ): Promise<AmiMessage[]> {
+    return this.counted(fields, this.sendListAction(fields, completeEvent, answerTimeoutMs));
+  }
+
+  private async sendListAction(
+    fields: Record<string, string>,
+    completeEvent: string,
+    answerTimeoutMs: number,
   ): Promise<AmiMessage[]> {
     await this.ready();
     const id = `pbxctl-${process.pid}-${this.nextActionId++}`;
@@ -222,9 +243,31 @@ export class AmiConnection {
    * connection drops before the answer, or when no answer comes within `answerTimeoutMs`
    * (default: the action timeout).
    */
-  async action(
+  action(
     fields: Record<string, string>,
     answerTimeoutMs = this.options.actionTimeoutMs,
+  ): Promise<AmiMessage> {
+    return this.counted(fields, this.sendAction(fields, answerTimeoutMs));
+  }
+
+  /** Counts an action refused (`Response: Error`) or not answered, by its AMI action name. */
+  private async counted<T>(fields: Record<string, string>, sent: Promise<T>): Promise<T> {
+    try {
+      const answer = await sent;
+      const response = (answer as { response?: unknown }).response;
+      if (typeof response === "string" && response.toLowerCase() === "error") {
+        this.instruments.commandError(fields.Action ?? "unknown");
+      }
+      return answer;
+    } catch (error) {
+      this.instruments.commandError(fields.Action ?? "unknown");
+      throw error;
+    }
+  }
+
+  private async sendAction(
+    fields: Record<string, string>,
+    answerTimeoutMs: number,
   ): Promise<AmiMessage> {
     await this.ready();
     const id = `pbxctl-${process.pid}-${this.nextActionId++}`;
@@ -250,6 +293,7 @@ export class AmiConnection {
   /** Closes the connection for good; pending actions fail. */
   async close(): Promise<void> {
     if (this.state === "closed") return;
+    if (this.state === "ready") this.instruments.connected(false);
     this.state = "closed";
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.failAll(new EngineUnavailableError("AMI closed"));
@@ -273,7 +317,9 @@ export class AmiConnection {
         }
         this.state = "ready";
         this.lastError = null;
+        if (this.logins > 0) this.instruments.reconnected();
         this.logins++;
+        this.instruments.connected(true);
         this.backoffMs = this.options.reconnectInitialMs;
         this.log("AMI connected", { host: this.options.host, port: this.options.port });
         for (const waiter of this.readyWaiters) {
@@ -291,6 +337,7 @@ export class AmiConnection {
     if (this.state === "closed" || this.reconnectTimer) return;
     if (this.state === "ready") {
       this.log("AMI connection lost", { host: this.options.host });
+      this.instruments.connected(false);
       for (const listener of this.lostListeners) listener();
     }
     this.lastError = this.socketError ?? this.lastError ?? "connection closed";

@@ -87,6 +87,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
+/** Names of the migrations this build has that the store has not run (none on a migrated store). */
+export async function migrationsPending(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  return (await migrator.getMigrations())
+    .filter((m) => m.executedAt === undefined)
+    .map((m) => m.name);
+}
+
 /** Opens `file` and migrates it: the one call the server and CLI need. */
 export async function openStore(file: string): Promise<Db> {
   const db = openSqlite(file);

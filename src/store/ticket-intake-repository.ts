@@ -69,6 +69,7 @@ export interface PollerPost {
   linkedid: string;
   body: string;
   attempts: number;
+  created_at: string;
 }
 
 /** The poller's cursor over call_records and its outbox of intake POSTs. */
@@ -139,7 +140,7 @@ export function createTicketPollerRepository(db: Db) {
     due(now: string, limit: number): Promise<PollerPost[]> {
       return db
         .selectFrom("ticket_poller_posts")
-        .select(["org_id", "linkedid", "body", "attempts"])
+        .select(["org_id", "linkedid", "body", "attempts", "created_at"])
         .where("status", "=", "pending")
         .where("next_attempt_at", "<=", now)
         .orderBy("created_at")

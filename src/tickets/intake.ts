@@ -8,6 +8,7 @@
 import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { openTicketForCall } from "../domain/tickets.js";
+import { noInstruments, type TicketInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import { createTicketIntakeRepository } from "../store/ticket-intake-repository.js";
 import { createTicketRepository } from "../store/ticket-repository.js";
@@ -27,6 +28,8 @@ export interface IntakeOptions {
   botWaitMs?: number;
   /** Told when a message outbox row may be due (a new ticket). */
   onTicket?: () => void;
+  /** Tickets opened by source (src/metrics). */
+  instruments?: TicketInstruments;
 }
 
 export interface TicketIntake {
@@ -85,6 +88,7 @@ export function createTicketIntake(options: IntakeOptions): TicketIntake {
       { orgId, source, phone: call.src, channelId: call.channel, linkedid: call.linkedid },
     );
     options.onTicket?.();
+    if (opened.outcome === "created") (options.instruments ?? noInstruments.tickets).opened(source);
     return {
       outcome: opened.outcome === "created" ? source : "repeat_caller",
       ticketId: opened.ticket.id,

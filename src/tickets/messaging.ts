@@ -8,6 +8,13 @@ import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { decrypt } from "../domain/secrets.js";
 import { providerMessagesUrl } from "../domain/ticket-messaging.js";
+import {
+  type AttemptResult,
+  attemptResultOf,
+  failedAttemptResult,
+  noInstruments,
+  type OutboxInstruments,
+} from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import { createTicketMessageRepository } from "../store/ticket-message-repository.js";
 import type { TicketMessageRow } from "../store/ticket-tables.js";
@@ -49,11 +56,14 @@ export function createMessageDispatcher(options: {
   post?: MessagePost;
   timers?: Timers;
   logger?: TicketLogger;
+  /** Sends by result and delivery latency (src/metrics). */
+  instruments?: OutboxInstruments;
 }): MessageDispatcher {
   const { db, clock } = options;
   const post = options.post ?? fetchMessagePost;
   const timers = options.timers ?? systemTimers;
   const logger = options.logger ?? silentLogger;
+  const measure = options.instruments ?? noInstruments.ticketMessages;
   const messages = createTicketMessageRepository(db);
   let running = false;
   let timer: TimerHandle | null = null;
@@ -84,17 +94,25 @@ export function createMessageDispatcher(options: {
     if (!(await messages.claim(row.id, row.attempts, lease))) return;
     let status: number | null = null;
     let problem: string | null = null;
+    // Nothing sent (no URL, no provider): counted as an error.
+    let result: AttemptResult = "error";
     const to = await target(row);
     if (typeof to === "string") problem = to;
     else {
       try {
         status = await post(to.url, row.body, to.headers);
+        result = attemptResultOf(status);
         if (status < 200 || status >= 300) problem = `answered ${status}`;
       } catch (error) {
+        result = failedAttemptResult(error);
         problem = error instanceof Error ? error.message : String(error);
       }
     }
     const now = clock();
+    measure.attempt(
+      result,
+      problem === null ? (now.getTime() - Date.parse(row.created_at)) / 1000 : null,
+    );
     const delay = RETRY_SECONDS[attempts - 1];
     await messages.record(row.id, {
       status: problem === null ? "sent" : delay === undefined ? "failed" : "pending",

@@ -9,6 +9,12 @@
 import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { OrgDirectory } from "../domain/call-org.js";
+import {
+  attemptResultOf,
+  failedAttemptResult,
+  noInstruments,
+  type OutboxInstruments,
+} from "../metrics/instruments.js";
 import { listOrgMarkers } from "../store/call-record-repository.js";
 import type { CallRecordRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
@@ -52,6 +58,8 @@ export interface PollerOptions {
   timers?: Timers;
   logger?: TicketLogger;
   intervalMs?: number;
+  /** Intake POSTs by result and delivery latency (src/metrics). */
+  instruments?: OutboxInstruments;
 }
 
 export interface CallRecordPoller {
@@ -103,6 +111,7 @@ export function createCallRecordPoller(options: PollerOptions): CallRecordPoller
   const timers = options.timers ?? systemTimers;
   const logger = options.logger ?? silentLogger;
   const interval = options.intervalMs ?? POLL_INTERVAL_MS;
+  const measure = options.instruments ?? noInstruments.intakePosts;
   let timer: TimerHandle | null = null;
   let running = false;
   let current: Promise<unknown> | null = null;
@@ -146,13 +155,19 @@ export function createCallRecordPoller(options: PollerOptions): CallRecordPoller
       let problem: string;
       try {
         const status = await post(url, due.body, headers);
-        if (status >= 200 && status < 300) {
+        const delivered = status >= 200 && status < 300;
+        measure.attempt(
+          attemptResultOf(status),
+          delivered ? (clock().getTime() - Date.parse(due.created_at)) / 1000 : null,
+        );
+        if (delivered) {
           await poller.markSent(due.org_id, due.linkedid, attempts);
           sent++;
           continue;
         }
         problem = `intake answered ${status}`;
       } catch (error) {
+        measure.attempt(failedAttemptResult(error), null);
         problem = error instanceof Error ? error.message : String(error);
       }
       failed++;

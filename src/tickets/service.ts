@@ -2,6 +2,7 @@
 // call-record poller and the ticket message dispatcher, started after the server listens and
 // stopped before the store closes.
 import type { Clock } from "../clock.js";
+import type { Instruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import { cachedBotExtensions, httpBotExtensionLookup } from "./bot-extensions.js";
 import { createTicketIntake, type TicketIntake } from "./intake.js";
@@ -28,6 +29,8 @@ export interface TicketServiceOptions {
   /** `{events_url}` for the poller; null: no poller. */
   eventsUrl: (() => string) | null;
   logger: TicketLogger;
+  /** Intake POSTs, ticket messages and tickets opened (src/metrics); default none. */
+  instruments?: Pick<Instruments, "intakePosts" | "ticketMessages" | "tickets">;
 }
 
 export function createTicketService(options: TicketServiceOptions): TicketService {
@@ -36,6 +39,7 @@ export function createTicketService(options: TicketServiceOptions): TicketServic
     clock: options.clock,
     serverKey: options.serverKey,
     logger: options.logger,
+    ...(options.instruments ? { instruments: options.instruments.ticketMessages } : {}),
   });
   const bots = cachedBotExtensions({
     lookup: httpBotExtensionLookup({ apiUrl: options.apiUrl, internalKey: options.internalKey }),
@@ -49,6 +53,7 @@ export function createTicketService(options: TicketServiceOptions): TicketServic
     bots,
     logger: options.logger,
     onTicket: () => messages.wake(),
+    ...(options.instruments ? { instruments: options.instruments.tickets } : {}),
   });
   const poller = options.eventsUrl
     ? createCallRecordPoller({
@@ -57,6 +62,7 @@ export function createTicketService(options: TicketServiceOptions): TicketServic
         eventsUrl: options.eventsUrl,
         internalKey: options.internalKey,
         logger: options.logger,
+        ...(options.instruments ? { instruments: options.instruments.intakePosts } : {}),
       })
     : null;
   return {

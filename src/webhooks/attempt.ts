@@ -1,6 +1,7 @@
 // One delivery attempt: build the signed request, POST it, and record what happened on the
 // delivery row and on the webhook's health fields (in one transaction).
 import { performance } from "node:perf_hooks";
+import { type AttemptResult, attemptResultOf } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import type {
   DeactivatedReason,
@@ -14,6 +15,7 @@ import type { WebhookHttpClient } from "./http-client.js";
 import { DEACTIVATE_AFTER_FAILED_DELIVERIES, ERROR_TEXT_MAX } from "./policy.js";
 import { nextRetryDelayMs } from "./retry.js";
 import type { SecretSealer } from "./secrets.js";
+import { PRIVATE_TARGET_MESSAGE } from "./url-guard.js";
 import { buildWireRequest } from "./wire.js";
 
 export interface AttemptOutcome {
@@ -27,6 +29,14 @@ export interface AttemptOutcome {
   error: string | null;
   retryAfter: string | null;
   sentAt: Date;
+}
+
+/** The result class of an attempt: the answer's status class, or why there was none. */
+export function attemptResult(outcome: AttemptOutcome): AttemptResult {
+  if (outcome.status !== null) return attemptResultOf(outcome.status);
+  if (outcome.error?.includes(PRIVATE_TARGET_MESSAGE)) return "refused";
+  if (outcome.error !== null && /timed out/i.test(outcome.error)) return "timeout";
+  return "error";
 }
 
 function describeFailure(error: unknown): string {

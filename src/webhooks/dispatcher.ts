@@ -9,11 +9,13 @@
 // freed only once its attempt is recorded, so a crash never loses more than what is in flight.
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { noInstruments, type WebhookInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import type { DeliveryRow, WebhookRow } from "../store/schema.js";
 import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
 import { createWebhookRepository } from "../store/webhook-repository.js";
 import {
+  attemptResult,
   type Deactivation,
   decide,
   type FinishedAttempt,
@@ -47,6 +49,8 @@ export interface DispatcherOptions {
   /** Consecutive failed deliveries that deactivate a webhook (default 50). */
   deactivateAfter?: number;
   logger?: DispatcherLogger;
+  /** Attempts by result, delivery latency, endpoints deactivated (src/metrics). */
+  instruments?: WebhookInstruments;
 }
 
 export interface WebhookDispatcher {
@@ -118,6 +122,7 @@ class OutboxDispatcher implements WebhookDispatcher {
   private readonly pollIntervalMs: number;
   private readonly recordOptions: RecordOptions;
   private readonly logger: DispatcherLogger | undefined;
+  private readonly instruments: WebhookInstruments;
   private readonly deliveries: ReturnType<typeof createDeliveryRepository>;
   private readonly webhooks: ReturnType<typeof createWebhookRepository>;
   private readonly recorder: AttemptRecorder;
@@ -153,6 +158,7 @@ class OutboxDispatcher implements WebhookDispatcher {
       deactivateAfter: options.deactivateAfter ?? DEACTIVATE_AFTER_FAILED_DELIVERIES,
     };
     this.logger = options.logger;
+    this.instruments = options.instruments ?? noInstruments.webhooks;
     this.deliveries = createDeliveryRepository(this.db);
     this.webhooks = createWebhookRepository(this.db);
     this.recorder = new AttemptRecorder(
@@ -206,6 +212,7 @@ class OutboxDispatcher implements WebhookDispatcher {
       this.recordOptions,
     );
     for (const d of deactivations) {
+      this.instruments.endpointDisabled(d.reason);
       this.logger?.info({ webhook_id: d.webhookId, reason: d.reason }, "webhook deactivated");
     }
     for (const attempt of attempts) {
@@ -222,7 +229,12 @@ class OutboxDispatcher implements WebhookDispatcher {
         return;
       }
       const outcome = await sendAttempt(this.http, this.secrets, webhook, row, this.clock());
-      const decision = decide(webhook, outcome, this.clock(), this.recordOptions);
+      const finishedAt = this.clock();
+      const decision = decide(webhook, outcome, finishedAt, this.recordOptions);
+      this.instruments.attempt(
+        attemptResult(outcome),
+        outcome.ok ? (finishedAt.getTime() - Date.parse(row.created_at)) / 1000 : null,
+      );
       await this.recorder.add({ webhook, row, outcome, decision });
     } catch (error) {
       this.logger?.error({ err: error, delivery_id: row.id }, "webhook delivery failed");

@@ -28,6 +28,26 @@ test("defaults", () =>
     assert.is(config.eventsUrl, null);
     assert.is(config.logLevel, "info");
     assert.is(config.dbFile, join(dir, "pbx.db"));
+    assert.is(config.metricsListen, null, "no metrics listener unless asked for");
+  }));
+
+test("PBX_METRICS_LISTEN: host:port, [v6]:port or a port on loopback; anything else refused", () =>
+  withDir((dir) => {
+    const listen = (value: string) =>
+      loadConfig({ PBX_DATA_DIR: dir, PBX_METRICS_LISTEN: value }).metricsListen;
+    assert.equal(listen("127.0.0.1:9464"), { host: "127.0.0.1", port: 9464 });
+    assert.equal(listen("[::1]:9464"), { host: "::1", port: 9464 });
+    assert.equal(listen("9464"), { host: "127.0.0.1", port: 9464 });
+    assert.equal(listen("metrics.internal:9100"), { host: "metrics.internal", port: 9100 });
+    for (const bad of ["127.0.0.1", "127.0.0.1:99999", "http://127.0.0.1:9464", "a b:1"]) {
+      assert.throws(
+        () => listen(bad),
+        (error: Error) =>
+          error.message ===
+          `invalid PBX_METRICS_LISTEN: ${bad} (need host:port, e.g. 127.0.0.1:9464, or a port)`,
+        bad,
+      );
+    }
   }));
 
 test("flags override the environment", () =>

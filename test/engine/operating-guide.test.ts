@@ -42,12 +42,18 @@ function shellWords(line: string, etcDir: string): string[] {
   );
 }
 
-/** The JSON body (`-d '...'`) of the guide's curl line for `path`. */
-function guideBody(path: string): Record<string, unknown> {
+/** The guide's curl line for `path` (its `$VARIABLES` as written) and the line after it. */
+function guideCurl(method: string, path: string): string {
   const lines = GUIDE.split("\n");
-  const at = lines.findIndex((l) => l.includes(`/api/v1${path}"`));
-  const body = /-d '([^']*)'/.exec(lines.slice(at, at + 3).join("\n"))?.[1];
-  if (at < 0 || !body) throw new Error(`docs/operating.md has no curl -d for ${path}`);
+  const at = lines.findIndex((l) => l.startsWith(`curl -X ${method} "$PBX_URL/api/v1${path}"`));
+  if (at < 0) throw new Error(`docs/operating.md has no curl -X ${method} for ${path}`);
+  return lines.slice(at, at + 2).join("\n");
+}
+
+/** The JSON body (`-d '...'`) of the guide's curl call. */
+function guideBody(method: string, path: string): Record<string, unknown> {
+  const body = /-d '([^']*)'/.exec(guideCurl(method, path))?.[1];
+  if (!body) throw new Error(`docs/operating.md has no curl -d for ${method} ${path}`);
   return JSON.parse(body) as Record<string, unknown>;
 }
 
@@ -114,15 +120,34 @@ test("§1 engine init printed every variable the server needs, pointing at this 
 test("§2-§4 a softphone registers as the guide says and rings for a carrier's call into gateway-inbound", async (context) => {
   const { engine, rig } = context;
   const org = await rig.createOrg("Acme");
-  const headers = { "x-api-key": org.api_key };
-  const post = async (path: string) => {
-    const res = await rig.request("POST", `/api/v1${path}`, { headers, body: guideBody(path) });
-    assert.is(res.status, 201, `${path}: ${res.text}`);
+  const admin = await rig.adminHeaders();
+  const send = async (method: string, path: string, headers: Record<string, string>) => {
+    const guidePath = path.replace(/[0-9a-f-]{36}/, (id) =>
+      id === didId ? "$DID_ID" : "$REQUEST_ID",
+    );
+    // The credential the guide's line sends is the one used here.
+    const line = guideCurl(method, guidePath);
+    assert.match(
+      line.split("\n")[0]!,
+      "X-API-Key" in headers ? "X-API-Key: $ORG_KEY" : "Bearer $ADMIN_TOKEN",
+    );
+    const body = line.includes("-d '") ? guideBody(method, guidePath) : undefined;
+    const res = await rig.request(method, `/api/v1${path}`, {
+      headers,
+      ...(body ? { body } : {}),
+    });
+    assert.ok(res.status === 200 || res.status === 201, `${method} ${path}: ${res.text}`);
     return res.body;
   };
-  // §4: the user, then §3: the DID routed to it (the DID's routing needs the user).
-  const user = await post("/users");
-  const did = await post("/dids");
+  let didId = "";
+  // §4: the user first (the DID's routing names it), then §3: the pool DID, requested, approved
+  // and routed, each call as the guide writes it.
+  const user = await send("POST", "/users", { "X-API-Key": org.api_key });
+  const did = await send("POST", "/did-pool/admin", admin);
+  didId = did.id;
+  const request = await send("POST", `/did-pool/${didId}/request`, { "X-API-Key": org.api_key });
+  await send("POST", `/did-pool/admin/requests/${request.id}/approve`, admin);
+  await send("PUT", `/dids/${didId}/routing`, { "X-API-Key": org.api_key });
   await rig.advance(6000); // past the deploy debounce: the engine reloads now
   await until("the user's endpoint in the engine", async () =>
     /Unable to find object/.test(await engine.cli(`pjsip show endpoint ${user.sip_username}`))
@@ -134,7 +159,7 @@ test("§2-§4 a softphone registers as the guide says and rings for a carrier's 
   // User name: `sip_username`, the context prefix and the extension.
   assert.match(table.get("user name (and auth user)")!, "`sip_username`");
   assert.match(table.get("user name (and auth user)")!, "`org_<uuid>_1001`");
-  assert.is(user.sip_username, `${org.prefix}${guideBody("/users").extension}`);
+  assert.is(user.sip_username, `${org.prefix}${guideBody("POST", "/users").extension}`);
   assert.match(user.sip_username, /^org_[0-9a-f-]{36}_1001$/);
   assert.match(table.get("password")!, "`sip_password`");
   // Realm: what the engine challenges with (the stored digest is over it).

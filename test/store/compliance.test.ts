@@ -106,15 +106,18 @@ test("the daily scheduler purges once per day on its clock, each org by its own 
   try {
     await setRetention(store.db, A, { audit: 5 }, new Date("2026-01-01T00:00:00Z"));
     let now = new Date("2026-01-12T00:00:00Z");
+    const purged: string[] = [];
     const scheduler = startRetentionScheduler({
       context: { db: store.db, recordingsDir: "/nonexistent" },
       clock: () => now,
       timer: false,
+      instruments: { purged: (kind, n) => purged.push(`${kind} ${n}`) },
     });
     const first = await scheduler.tick();
     assert.is(first!.length, 1, "only A has a policy");
     assert.is(first![0]!.kinds.audit.deleted, 1);
     assert.is(await count(store.db, B), 1, "B untouched");
+    assert.equal(purged, ["audit 1"], "the purge is counted by kind (pbx_retention_purged_total)");
     now = new Date("2026-01-12T23:00:00Z");
     assert.is(await scheduler.tick(), null, "not a day yet");
     now = new Date("2026-01-16T00:00:00Z");

@@ -11,7 +11,8 @@ export default class Serve extends Command {
   static override summary = "Serve the REST API, the OpenAPI document and the documentation pages.";
   static override description =
     "Opens (and migrates) the SQLite store in the data directory, then listens until SIGTERM or " +
-    "SIGINT, finishing open requests and pending deploys before it exits. On start it deploys " +
+    "SIGINT (answering /health/ready 503 first), finishing open requests and pending deploys " +
+    "before it exits. On start it deploys " +
     "whatever differs into the engine directory (<data-dir>/asterisk or PBX_ASTERISK_DIR) so it " +
     "holds every active org, the gateway and the include files; saves deploy in the background. " +
     "The engine is PBX_ENGINE (none or ami, see docs/engine.md). Flags override the PBX_* " +
