@@ -14,6 +14,13 @@ import type { CompiledFile, CompileResult, Diagnostic } from "./types.js";
 import type { DialplanView } from "./views.js";
 import { buildVoicemail } from "./voicemail.js";
 
+export {
+  compileOrgPjsipRealtime,
+  type OrgPjsipRealtime,
+  printRealtimeRows,
+  type RealtimeRow,
+  userPjsipRows,
+} from "./pjsip-realtime.js";
 export type { CompiledFile, CompileResult, Diagnostic } from "./types.js";
 
 /** Path of the gateway dispatcher, relative to the engine config directory. */

@@ -1,5 +1,7 @@
-// An org's pjsip.conf: one endpoint, auth and aor per user (named with the org's context prefix),
-// and per trunk an endpoint, aor, optional outbound auth, identify and registration.
+// An org's PJSIP objects: one endpoint, auth and aor per user (named with the org's context
+// prefix), and per trunk an endpoint, aor, optional outbound auth, identify and registration.
+// They are typed objects with raw values, printed two ways: as pjsip.conf sections (file mode,
+// `buildPjsip`) or as rows of Asterisk's realtime tables (pjsip-realtime.ts).
 // SIP passwords of users never appear: only `password_digest=md5:<hash>` (ASTERISK.md "PJSIP").
 import { compareAscii } from "../model/caller-id.js";
 import { type OrgState, SIP_REALM, type Trunk, type User } from "../model/org-state.js";
@@ -7,92 +9,120 @@ import { assertToken, commentText, dialplanText, pjsipValue } from "./escape.js"
 import { orgMohClass } from "./musiconhold.js";
 import { type OrgNames, orgNames } from "./names.js";
 import type { Diagnostic } from "./types.js";
-import type { ConfigOption, ConfigSection, SectionsView } from "./views.js";
+import type { ConfigOption, SectionsView } from "./views.js";
 
-const opt = (key: string, value: string | number): ConfigOption => ({ key, value: String(value) });
+/** The PJSIP object types pbxctl generates (sorcery's type names). */
+export type PjsipObjectType = "endpoint" | "auth" | "aor" | "identify" | "registration";
 
-function section(name: string, options: ConfigOption[], comments: string[] = []): ConfigSection {
-  return { name: assertToken(name, "section"), comments: comments.map(commentText), options };
+/**
+ * One PJSIP object. `fields` are the options after `type=`, in the order written, with raw
+ * values: never escaped for a file, but never holding a control character either (`field`).
+ */
+export interface PjsipObject {
+  type: PjsipObjectType;
+  id: string;
+  /** For pjsip.conf readers only (a row has no comments). */
+  comments: string[];
+  fields: ConfigOption[];
 }
 
-function userSections(state: OrgState, names: OrgNames, user: User, md5: string): ConfigSection[] {
+/** The objects of one user, or of one trunk, in the order they are written. */
+export interface PjsipOwnerObjects {
+  owner: { kind: "user"; extension: string } | { kind: "trunk"; name: string };
+  objects: PjsipObject[];
+}
+
+/** A raw value; a control character could end a line of pjsip.conf or hide in a row. */
+function field(key: string, value: string | number): ConfigOption {
+  const text = String(value);
+  if (/[\u0000-\u001f\u007f]/.test(text)) throw new Error("control character in a PJSIP value");
+  return { key, value: text };
+}
+
+function object(
+  type: PjsipObjectType,
+  id: string,
+  fields: ConfigOption[],
+  comments: string[] = [],
+): PjsipObject {
+  return { type, id: assertToken(id, "section"), comments: comments.map(commentText), fields };
+}
+
+function userObjects(state: OrgState, names: OrgNames, user: User, md5: string): PjsipObject[] {
   const name = names.endpoint(user.extension);
   const mohClass = orgMohClass(state);
   const display = dialplanText(user.name) || user.extension;
   return [
-    section(
+    object(
+      "endpoint",
       name,
       [
-        opt("type", "endpoint"),
-        opt("context", names.internal),
-        opt("disallow", "all"),
-        opt("allow", "ulaw,alaw,g722"),
-        opt("auth", name),
-        opt("aors", name),
+        field("context", names.internal),
+        field("disallow", "all"),
+        field("allow", "ulaw,alaw,g722"),
+        field("auth", name),
+        field("aors", name),
         // CDR accountcode: call listings are scoped by it (SPEC.md §1, isolation rule 3).
-        opt("accountcode", state.org.id),
-        opt("callerid", pjsipValue(`"${display}" <${user.extension}>`)),
+        field("accountcode", state.org.id),
+        field("callerid", `"${display}" <${user.extension}>`),
         // The bare extension, set by the server and not by the phone: outbound caller ID and
         // recording are looked up by it.
-        opt("set_var", `CALLER_EXT=${user.extension}`),
-        opt("direct_media", "no"),
-        opt("rtp_symmetric", "yes"),
-        opt("force_rport", "yes"),
-        opt("rewrite_contact", "yes"),
+        field("set_var", `CALLER_EXT=${user.extension}`),
+        field("direct_media", "no"),
+        field("rtp_symmetric", "yes"),
+        field("force_rport", "yes"),
+        field("rewrite_contact", "yes"),
         // The class the other party hears when this phone puts a call on hold.
-        ...(mohClass ? [opt("moh_suggest", mohClass)] : []),
+        ...(mohClass ? [field("moh_suggest", mohClass)] : []),
       ],
       [`user ${user.name}`],
     ),
-    section(name, [
-      opt("type", "auth"),
-      opt("auth_type", "digest"),
-      opt("username", name),
-      opt("realm", SIP_REALM),
-      opt("password_digest", `md5:${assertToken(md5, "md5 digest")}`),
+    object("auth", name, [
+      field("auth_type", "digest"),
+      field("username", name),
+      field("realm", SIP_REALM),
+      field("password_digest", `md5:${assertToken(md5, "md5 digest")}`),
     ]),
-    section(name, [opt("type", "aor"), opt("max_contacts", 5), opt("remove_existing", "yes")]),
+    object("aor", name, [field("max_contacts", 5), field("remove_existing", "yes")]),
   ];
 }
 
 function sipUri(trunk: Trunk, user?: string): string {
   const transport = trunk.transport === "udp" ? "" : `;transport=${trunk.transport}`;
-  return pjsipValue(`sip:${user ? `${user}@` : ""}${trunk.host}:${trunk.port}${transport}`);
+  return `sip:${user ? `${user}@` : ""}${trunk.host}:${trunk.port}${transport}`;
 }
 
-function trunkSections(
+function trunkObjects(
   state: OrgState,
   names: OrgNames,
   trunk: Trunk,
   diagnostics: Diagnostic[],
   path: string,
-): ConfigSection[] {
+): PjsipObject[] {
   const name = names.trunk(trunk.name);
   const hasAuth = trunk.username !== null && trunk.password !== undefined;
   const endpoint = [
-    opt("type", "endpoint"),
-    opt("context", names.incoming),
-    opt("disallow", "all"),
-    opt("allow", trunk.codecs.join(",")),
-    opt("aors", name),
-    opt("accountcode", state.org.id),
-    opt("direct_media", "no"),
-    opt("rtp_symmetric", "yes"),
-    opt("force_rport", "yes"),
+    field("context", names.incoming),
+    field("disallow", "all"),
+    field("allow", trunk.codecs.join(",")),
+    field("aors", name),
+    field("accountcode", state.org.id),
+    field("direct_media", "no"),
+    field("rtp_symmetric", "yes"),
+    field("force_rport", "yes"),
   ];
-  if (hasAuth) endpoint.push(opt("outbound_auth", name));
-  if (trunk.username !== null) endpoint.push(opt("from_user", pjsipValue(trunk.username)));
-  const sections = [
-    section(name, endpoint, [`trunk ${trunk.name}`]),
-    section(name, [opt("type", "aor"), opt("contact", sipUri(trunk))]),
+  if (hasAuth) endpoint.push(field("outbound_auth", name));
+  if (trunk.username !== null) endpoint.push(field("from_user", trunk.username));
+  const objects: PjsipObject[] = [
+    object("endpoint", name, endpoint, [`trunk ${trunk.name}`]),
+    object("aor", name, [field("contact", sipUri(trunk))]),
   ];
   if (hasAuth) {
-    sections.push(
-      section(name, [
-        opt("type", "auth"),
-        opt("auth_type", "digest"),
-        opt("username", pjsipValue(trunk.username!)),
-        opt("password", pjsipValue(trunk.password!)),
+    objects.push(
+      object("auth", name, [
+        field("auth_type", "digest"),
+        field("username", trunk.username!),
+        field("password", trunk.password!),
       ]),
     );
   }
@@ -105,12 +135,8 @@ function trunkSections(
     ? [trunk.host, ...trunk.match.filter((m) => m !== trunk.host)]
     : [...trunk.match];
   if (match.length > 0) {
-    sections.push(
-      section(name, [
-        opt("type", "identify"),
-        opt("endpoint", name),
-        opt("match", match.join(",")),
-      ]),
+    objects.push(
+      object("identify", name, [field("endpoint", name), field("match", match.join(","))]),
     );
   }
   if (trunk.registration) {
@@ -122,34 +148,40 @@ function trunkSections(
       });
     } else {
       const registration = [
-        opt("type", "registration"),
-        opt("server_uri", sipUri(trunk)),
-        opt("client_uri", sipUri(trunk, trunk.username)),
-        opt("contact_user", pjsipValue(trunk.username)),
-        opt("retry_interval", 60),
-        opt("expiration", 3600),
-        opt("endpoint", name),
-        opt("line", "yes"),
+        field("server_uri", sipUri(trunk)),
+        field("client_uri", sipUri(trunk, trunk.username)),
+        field("contact_user", trunk.username),
+        field("retry_interval", 60),
+        field("expiration", 3600),
+        field("endpoint", name),
+        field("line", "yes"),
       ];
-      if (hasAuth) registration.push(opt("outbound_auth", name));
-      sections.push(section(name, registration));
+      if (hasAuth) registration.push(field("outbound_auth", name));
+      objects.push(object("registration", name, registration));
     }
   }
-  return sections;
+  return objects;
 }
 
-/** The org's pjsip.conf view. */
-export function buildPjsip(state: OrgState, diagnostics: Diagnostic[]): SectionsView {
+/**
+ * Every PJSIP object of an org, grouped by the user or trunk that owns it: users by extension,
+ * then trunks by name (the file order). Inactive users have none.
+ */
+export function pjsipObjects(state: OrgState, diagnostics: Diagnostic[]): PjsipOwnerObjects[] {
   const names = orgNames(state.org.context_prefix);
-  const sections: ConfigSection[] = [];
+  const owners: PjsipOwnerObjects[] = [];
   const users = state.users
     .map((user, index) => ({ user, index }))
     .filter(({ user }) => user.status === "active")
     .sort((a, b) => compareAscii(a.user.extension, b.user.extension));
   for (const { user, index } of users) {
     const md5 = user.sip?.md5_cred;
-    if (md5) sections.push(...userSections(state, names, user, md5));
-    else if (user.ring_target === "ext") {
+    if (md5) {
+      owners.push({
+        owner: { kind: "user", extension: user.extension },
+        objects: userObjects(state, names, user, md5),
+      });
+    } else if (user.ring_target === "ext") {
       diagnostics.push({
         severity: "error",
         path: `users[${index}].sip`,
@@ -161,14 +193,43 @@ export function buildPjsip(state: OrgState, diagnostics: Diagnostic[]): Sections
     .map((trunk, index) => ({ trunk, index }))
     .sort((a, b) => compareAscii(a.trunk.name, b.trunk.name));
   for (const { trunk, index } of trunks) {
-    sections.push(...trunkSections(state, names, trunk, diagnostics, `trunks[${index}]`));
+    owners.push({
+      owner: { kind: "trunk", name: trunk.name },
+      objects: trunkObjects(state, names, trunk, diagnostics, `trunks[${index}]`),
+    });
   }
+  return owners;
+}
+
+/** The header line of an org's pjsip.conf. */
+export function pjsipHeader(state: OrgState): string[] {
+  return [
+    `generated by pbxctl for org ${commentText(state.org.name)} (${state.org.id}). Do not edit`,
+  ];
+}
+
+/**
+ * Objects as pjsip.conf sections: `type=` first, then the fields, each value escaped for the
+ * file (`;` would start a comment).
+ */
+export function pjsipSections(header: string[], objects: readonly PjsipObject[]): SectionsView {
   return {
-    header: [
-      `generated by pbxctl for org ${commentText(state.org.name)} (${state.org.id}). Do not edit`,
-    ],
-    sections,
+    header,
+    sections: objects.map((o) => ({
+      name: o.id,
+      comments: o.comments,
+      options: [
+        { key: "type", value: o.type },
+        ...o.fields.map((f) => ({ key: f.key, value: pjsipValue(f.value) })),
+      ],
+    })),
   };
+}
+
+/** The org's pjsip.conf view (file mode). */
+export function buildPjsip(state: OrgState, diagnostics: Diagnostic[]): SectionsView {
+  const objects = pjsipObjects(state, diagnostics).flatMap((owner) => owner.objects);
+  return pjsipSections(pjsipHeader(state), objects);
 }
 
 /** An IPv4 address or a bracketed IPv6 address (the model's Host forms that are not names). */

@@ -12,6 +12,14 @@ import { GATEWAY_FILE, TOP_LEVEL_FILES } from "../compiler/index.js";
 import { CDR_VARIABLES } from "../compiler/names.js";
 import { CORE_CONFIG_FILES } from "./engine-core-files.js";
 import { modulesConf } from "./engine-modules.js";
+import {
+  DatabaseUrlError,
+  type PgConnection,
+  parseDatabaseUrl,
+  REALTIME_MODULES,
+  realtimeEngineFiles,
+  realtimePjsipGlobal,
+} from "./engine-realtime-files.js";
 
 export interface EngineInitOptions {
   /** Asterisk's config directory (astetcdir), e.g. /etc/asterisk. */
@@ -32,6 +40,10 @@ export interface EngineInitOptions {
   carriers?: readonly string[];
   /** Overwrite existing files. */
   force?: boolean;
+  /** Where PJSIP objects live: `file` (default, pjsip.conf) or `realtime` (PostgreSQL). */
+  pjsip?: "file" | "realtime";
+  /** `postgres://user:password@host:port/db`; required with `pjsip: "realtime"`. */
+  databaseUrl?: string;
 }
 
 export interface EngineInitResult {
@@ -59,6 +71,8 @@ export class EngineInitError extends Error {
   override readonly name = "EngineInitError";
 }
 
+/** Files holding a secret (the AMI secret, the database password): not world-readable. */
+const SECRET_FILES = new Set(["manager.conf", "res_pgsql.conf"]);
 const SECRET = /^[A-Za-z0-9._~+=-]{8,128}$/;
 const USERNAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
@@ -86,6 +100,8 @@ export function engineInitFiles(options: {
   sipBind: string;
   sipPort: number;
   carriers?: readonly string[];
+  /** Realtime PJSIP from this database; absent: file mode. */
+  realtime?: PgConnection;
 }): Map<string, string> {
   const sipBind = `${options.sipBind.includes(":") ? `[${options.sipBind}]` : options.sipBind}:${options.sipPort}`;
   const header = "; Written by `pbxctl engine init`. pbxctl writes its generated files under";
@@ -124,6 +140,7 @@ export function engineInitFiles(options: {
       "protocol = tcp",
       `bind = ${sipBind}`,
       "",
+      ...(options.realtime ? realtimePjsipGlobal() : []),
       ...carrierSections(options.carriers ?? []),
       include("pjsip.conf"),
       "",
@@ -215,8 +232,21 @@ export function engineInitFiles(options: {
       "",
     ].join("\n"),
   );
-  files.set("modules.conf", modulesConf());
+  files.set(
+    "modules.conf",
+    modulesConf(
+      options.realtime
+        ? {
+            why: "realtime PJSIP: PostgreSQL, the realtime wizard and its memory cache",
+            modules: REALTIME_MODULES,
+          }
+        : undefined,
+    ),
+  );
   for (const [name, content] of CORE_CONFIG_FILES) files.set(name, content);
+  if (options.realtime) {
+    for (const [name, content] of realtimeEngineFiles(options.realtime)) files.set(name, content);
+  }
   return files;
 }
 
@@ -309,6 +339,18 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
   if (/["\r\n;]/.test(includeDir)) {
     throw new EngineInitError(`the generated directory path cannot be included: ${includeDir}`);
   }
+  let realtime: PgConnection | undefined;
+  if (options.pjsip === "realtime") {
+    if (!options.databaseUrl) throw new EngineInitError("--pjsip realtime needs --database-url");
+    try {
+      realtime = parseDatabaseUrl(options.databaseUrl);
+    } catch (error) {
+      if (error instanceof DatabaseUrlError) throw new EngineInitError(error.message);
+      throw error;
+    }
+  } else if (options.databaseUrl) {
+    throw new EngineInitError("--database-url is only used with --pjsip realtime");
+  }
   const files = engineInitFiles({
     includeDir,
     amiUsername,
@@ -317,6 +359,7 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
     sipBind,
     sipPort,
     carriers,
+    ...(realtime ? { realtime } : {}),
   });
   const directories = await asteriskDirectories(etcDir);
 
@@ -346,7 +389,7 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
     symlinks.push(`${sub} -> ${target}`);
   }
   for (const [name, content] of files) {
-    await writeFile(join(etcDir, name), content, { mode: name === "manager.conf" ? 0o640 : 0o644 });
+    await writeFile(join(etcDir, name), content, { mode: SECRET_FILES.has(name) ? 0o640 : 0o644 });
   }
   const placeholders = await writeGeneratedPlaceholders(generatedDir);
   return {

@@ -6,7 +6,7 @@
 // the engine boots with no WARNING or ERROR line (test/engine/load.test.ts).
 
 /** One group of modules and why pbxctl needs it. */
-interface ModuleGroup {
+export interface ModuleGroup {
   why: string;
   modules: readonly string[];
 }
@@ -131,8 +131,8 @@ export const ENGINE_MODULE_GROUPS: readonly ModuleGroup[] = [
   },
 ];
 
-/** modules.conf: load only what pbxctl uses. */
-export function modulesConf(): string {
+/** modules.conf: load only what pbxctl uses, plus `extra` (realtime mode's driver and wizards). */
+export function modulesConf(extra?: ModuleGroup): string {
   const lines = [
     "; Written by `pbxctl engine init`: load only what pbxctl uses (secure by default). Other",
     "; channel drivers and listeners (IAX2, DUNDi, UNISTIM, ARI/HTTP, AGI, WebSocket) stay off;",
@@ -140,7 +140,7 @@ export function modulesConf(): string {
     "[modules]",
     "autoload = no",
   ];
-  for (const group of ENGINE_MODULE_GROUPS) {
+  for (const group of extra ? [...ENGINE_MODULE_GROUPS, extra] : ENGINE_MODULE_GROUPS) {
     lines.push("", `; ${group.why}`);
     for (const module of group.modules) lines.push(`load => ${module}.so`);
   }

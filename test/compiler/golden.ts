@@ -14,7 +14,12 @@ import { dirname, join, relative } from "node:path";
 import { Ajv } from "ajv";
 import { createTwoFilesPatch } from "diff";
 import { parse, parseAllDocuments } from "yaml";
-import { type CompileResult, compileAll } from "../../src/compiler/index.js";
+import {
+  type CompileResult,
+  compileAll,
+  compileOrgPjsipRealtime,
+  printRealtimeRows,
+} from "../../src/compiler/index.js";
 import type { GatewayOptions } from "../../src/model/gateway.js";
 import { type OrgState, OrgStateSchema } from "../../src/model/org-state.js";
 
@@ -71,6 +76,26 @@ export function caseOutput(result: CompileResult): Map<string, string> {
   return output;
 }
 
+/**
+ * The case's PJSIP in realtime mode, as path -> text: per org its rows
+ * (`orgs/<prefix>/pjsip.rows.json`) and the pjsip.conf of what stays a file, diagnostics included.
+ */
+export function realtimeCaseOutput(name: string): Map<string, string> {
+  const output = new Map<string, string>();
+  const diagnostics: string[] = [];
+  for (const org of loadCase(name).orgs) {
+    const result = compileOrgPjsipRealtime(org);
+    output.set(
+      result.file.path.replace(/pjsip\.conf$/, "pjsip.rows.json"),
+      printRealtimeRows(result.rows),
+    );
+    output.set(result.file.path, result.file.content);
+    for (const d of result.diagnostics) diagnostics.push(`${d.severity} ${d.path}: ${d.message}\n`);
+  }
+  if (diagnostics.length > 0) output.set("diagnostics.txt", diagnostics.join(""));
+  return output;
+}
+
 function listFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir).flatMap((entry) => {
@@ -79,9 +104,16 @@ function listFiles(dir: string): string[] {
   });
 }
 
-/** Compares a case with its expected tree; returns the problems (empty = pass). Rewrites under UPDATE_GOLDEN=1. */
-export function checkCase(name: string, output: Map<string, string>): string[] {
-  const expectedDir = join(FIXTURES, name, "expected");
+/**
+ * Compares a case with its expected tree (`expected/`, or `realtime/` for the realtime form);
+ * returns the problems (empty = pass). Rewrites under UPDATE_GOLDEN=1.
+ */
+export function checkCase(
+  name: string,
+  output: Map<string, string>,
+  tree: "expected" | "realtime" = "expected",
+): string[] {
+  const expectedDir = join(FIXTURES, name, tree);
   if (UPDATE) {
     rmSync(expectedDir, { recursive: true, force: true });
     for (const [path, content] of output) {
@@ -99,7 +131,7 @@ export function checkCase(name: string, output: Map<string, string>): string[] {
     }
     const want = readFileSync(join(expectedDir, path), "utf8");
     if (want !== content) {
-      problems.push(createTwoFilesPatch(`expected/${path}`, `actual/${path}`, want, content));
+      problems.push(createTwoFilesPatch(`${tree}/${path}`, `actual/${path}`, want, content));
     }
   }
   for (const path of expected) {

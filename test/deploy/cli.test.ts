@@ -1,4 +1,5 @@
-import { lstat, mkdir, readFile, readlink, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { lstat, mkdir, readFile, readlink, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -328,6 +329,89 @@ test("engine init writes the Asterisk entry files and links the generated tree",
     const badCarrier = await runCommand(EngineInit, ["--etc", etc, "--force", "--carrier", "a;b"]);
     assert.is(badCarrier.code, 1);
     assert.match(String(badCarrier.error?.message), "--carrier is not an IP address or CIDR range");
+  } finally {
+    await cleanup();
+  }
+});
+
+test("engine init --pjsip realtime adds sorcery, extconfig and res_pgsql; file mode has none", async () => {
+  const { dir, cleanup } = await tempDir();
+  try {
+    const etc = join(dir, "asterisk");
+    const url = "postgres://pbx:p%40ss@10.0.0.5:6543/pbxdb";
+    const out = await runCommand(EngineInit, [
+      "--etc",
+      etc,
+      "--pjsip",
+      "realtime",
+      "--database-url",
+      url,
+    ]);
+    assert.is(out.code, 0, out.stderr + String(out.error));
+    const sorcery = await readFile(join(etc, "sorcery.conf"), "utf8");
+    // Looked up by id only, behind a memory cache with a backstop lifetime (ASTERISK.md).
+    for (const [type, table] of [
+      ["endpoint", "ps_endpoints"],
+      ["auth", "ps_auths"],
+      ["aor", "ps_aors"],
+    ]) {
+      assert.match(
+        sorcery,
+        `${type}/cache = memory_cache,object_lifetime_stale=120,object_lifetime_maximum=900,expire_on_reload=yes\n${type} = realtime,${table},allow_unqualified_fetch=no\n`,
+      );
+    }
+    assert.match(
+      sorcery,
+      "[res_pjsip_outbound_registration]\nregistration = realtime,ps_registrations\n",
+    );
+    assert.not.match(sorcery, /^identify/m, "identify stays in pjsip.conf");
+    const extconfig = await readFile(join(etc, "extconfig.conf"), "utf8");
+    for (const table of ["ps_endpoints", "ps_auths", "ps_aors", "ps_registrations"]) {
+      assert.match(extconfig, `${table} => pgsql,general\n`);
+    }
+    const pgsql = await readFile(join(etc, "res_pgsql.conf"), "utf8");
+    assert.match(
+      pgsql,
+      "hostname = 10.0.0.5\nport = 6543\ndbname = pbxdb\nuser = pbx\npassword = p@ss\n",
+    );
+    assert.is(
+      (await stat(join(etc, "res_pgsql.conf"))).mode & 0o777,
+      0o640,
+      "the password is not world-readable",
+    );
+    const modules = await readFile(join(etc, "modules.conf"), "utf8");
+    for (const name of ["res_config_pgsql", "res_sorcery_realtime", "res_sorcery_memory_cache"]) {
+      assert.match(modules, `load => ${name}.so`);
+    }
+    const pjsip = await readFile(join(etc, "pjsip.conf"), "utf8");
+    assert.match(
+      pjsip,
+      "[global]\ntype = global\nendpoint_identifier_order = username,ip\ndisable_multi_domain = yes\n",
+    );
+
+    const plain = join(dir, "plain");
+    assert.is((await runCommand(EngineInit, ["--etc", plain])).code, 0);
+    for (const name of ["sorcery.conf", "extconfig.conf", "res_pgsql.conf"]) {
+      assert.not.ok(existsSync(join(plain, name)), `file mode writes no ${name}`);
+    }
+    assert.not.match(await readFile(join(plain, "pjsip.conf"), "utf8"), "[global]");
+    assert.not.match(await readFile(join(plain, "modules.conf"), "utf8"), "res_config_pgsql");
+
+    for (const [args, message] of [
+      [["--pjsip", "realtime"], "--pjsip realtime needs --database-url"],
+      [["--database-url", url], "--database-url is only used with --pjsip realtime"],
+      [["--pjsip", "realtime", "--database-url", "mysql://a@b/c"], "must start with postgres://"],
+      [
+        ["--pjsip", "realtime", "--database-url", "postgres://a@localhost/c"],
+        "other than localhost",
+      ],
+      [["--pjsip", "realtime", "--database-url", "postgres://a:x%3By@h/c"], "may not hold ';'"],
+      [["--pjsip", "realtime", "--database-url", "postgres://a:b@h/"], "needs a database name"],
+    ] as const) {
+      const bad = await runCommand(EngineInit, ["--etc", join(dir, "bad"), ...args]);
+      assert.is(bad.code, 1, args.join(" "));
+      assert.match(String(bad.error?.message), message);
+    }
   } finally {
     await cleanup();
   }

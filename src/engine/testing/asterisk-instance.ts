@@ -35,6 +35,8 @@ export interface AsteriskInstanceOptions {
     amiUsername: string;
     amiSecret: string;
   }) => Promise<{ generatedDir: string }>;
+  /** Realtime PJSIP from this database (`engine init --pjsip realtime --database-url`). */
+  pjsipDatabaseUrl?: string;
 }
 
 export interface AsteriskInstance {
@@ -190,6 +192,9 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
         amiPort,
         sipBind: "127.0.0.1",
         sipPort,
+        ...(options.pjsipDatabaseUrl
+          ? { pjsip: "realtime" as const, databaseUrl: options.pjsipDatabaseUrl }
+          : {}),
       });
   for (const file of options.files ?? []) {
     const path = join(init.generatedDir, file.path);

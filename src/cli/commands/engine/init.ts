@@ -16,7 +16,9 @@ export default class EngineInit extends PbxCommand {
     "whose calls start in the generated gateway-inbound context) and queues.conf, each " +
     "including the generated file of the same name; " +
     "manager.conf (an AMI user bound to 127.0.0.1), cdr_manager.conf (enabled) and modules.conf " +
-    "(autoload). The generated tree (--generated, default <etc>/pbxctl) is where `pbxctl deploy` " +
+    "(autoload). With --pjsip realtime also sorcery.conf, extconfig.conf and res_pgsql.conf, so " +
+    "endpoints, auths, AORs and trunk registrations are read from PostgreSQL " +
+    "(--database-url). The generated tree (--generated, default <etc>/pbxctl) is where `pbxctl deploy` " +
     "writes; `orgs` and `gateway` in --etc become symlinks to it because Asterisk resolves " +
     "relative includes against its config directory. Prints the environment that points pbxctl " +
     "at this engine (PBX_SOUNDS_DIR and PBX_RECORDINGS_DIR from the astdatadir and astspooldir " +
@@ -55,6 +57,14 @@ export default class EngineInit extends PbxCommand {
       summary: "Port of the PJSIP UDP transport.",
     }),
     force: Flags.boolean({ default: false, summary: "Overwrite existing files." }),
+    pjsip: Flags.string({
+      options: ["file", "realtime"],
+      default: "file",
+      summary: "Where Asterisk reads PJSIP objects: pjsip.conf, or PostgreSQL (realtime).",
+    }),
+    "database-url": Flags.string({
+      summary: "postgres://user:password@host:port/db for --pjsip realtime (res_pgsql.conf).",
+    }),
   };
 
   async run(): Promise<EngineInitResult> {
@@ -71,6 +81,8 @@ export default class EngineInit extends PbxCommand {
         sipPort: flags["sip-port"],
         ...(flags.carrier ? { carriers: flags.carrier } : {}),
         force: flags.force,
+        pjsip: flags.pjsip as "file" | "realtime",
+        ...(flags["database-url"] ? { databaseUrl: flags["database-url"] } : {}),
       });
     } catch (error) {
       if (error instanceof EngineInitError) throw new CommandFailure(error.message);
