@@ -15,3 +15,22 @@ export interface Diagnostic {
    */
   kind?: "conflict";
 }
+
+/** A 1-based line and column in a source file. */
+export interface SourcePosition {
+  line: number;
+  col: number;
+}
+
+/** A diagnostic placed in its file. */
+export interface SourceDiagnostic extends Diagnostic, SourcePosition {
+  file: string;
+}
+
+/** `file:line:col path: message` (warnings say so after the path). */
+export function formatDiagnostic(d: SourceDiagnostic): string {
+  const where = `${d.file}:${d.line}:${d.col}`;
+  const message = d.hint ? `${d.message} (${d.hint})` : d.message;
+  const what = d.severity === "warning" ? `warning: ${message}` : message;
+  return d.path === "" ? `${where}: ${what}` : `${where} ${d.path}: ${what}`;
+}

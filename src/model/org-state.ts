@@ -411,5 +411,4 @@ export type GatewayState = Static<typeof GatewayStateSchema>;
 export type GatewayOrg = Static<typeof GatewayOrg>;
 export type StagingTunnel = Static<typeof StagingTunnel>;
 
-/** Realm of every generated PJSIP auth section; part of each user's md5_cred. */
-export const SIP_REALM = "pbxctl";
+export { SIP_REALM } from "./sip-realm.js";

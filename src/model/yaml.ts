@@ -11,20 +11,16 @@ import {
   parseDocument,
   visit,
 } from "yaml";
-import type { Diagnostic } from "./diagnostic.js";
+import type { SourcePosition } from "./diagnostic.js";
 import { type PathSegment, parsePath } from "./diagnostic-path.js";
+
+export { formatDiagnostic, type SourceDiagnostic, type SourcePosition } from "./diagnostic.js";
 
 /** One parsed YAML file: the document with positions, and what it says as plain data. */
 export interface YamlSource {
   file: string;
   doc: Document.Parsed;
   lineCounter: LineCounter;
-}
-
-/** A 1-based line and column in a source file. */
-export interface SourcePosition {
-  line: number;
-  col: number;
 }
 
 /** A syntax problem of the YAML itself, already placed in the file. */
@@ -166,17 +162,4 @@ export function positionOf(
 function rangeStart(node: unknown): number | undefined {
   const range = (node as Node | null | undefined)?.range;
   return range ? range[0] : undefined;
-}
-
-/** A diagnostic placed in its file. */
-export interface SourceDiagnostic extends Diagnostic, SourcePosition {
-  file: string;
-}
-
-/** `file:line:col path: message` (warnings say so after the path). */
-export function formatDiagnostic(d: SourceDiagnostic): string {
-  const where = `${d.file}:${d.line}:${d.col}`;
-  const message = d.hint ? `${d.message} (${d.hint})` : d.message;
-  const what = d.severity === "warning" ? `warning: ${message}` : message;
-  return d.path === "" ? `${where}: ${what}` : `${where} ${d.path}: ${what}`;
 }

@@ -1,14 +1,15 @@
 // Golden cases of the lint rules: fixtures/lint/<rule>/input.yaml gives exactly expected.txt
 // (`file:line:col path: message`), every finding of that rule and no other. UPDATE_GOLDEN=1
-// rewrites them. Plus the pattern-overlap check behind overlapping-patterns.
+// rewrites them (--strict: test/cli/lint.test.ts). Plus the pattern-overlap check behind
+// overlapping-patterns.
 import { existsSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { lintLoadedOrgs } from "../../src/cli/lib/lint.js";
+import { loadOrgFiles } from "../../src/cli/lib/org-files.js";
 import { patternsOverlap } from "../../src/compiler/dial-pattern.js";
 import { LINT_RULES } from "../../src/compiler/lint.js";
-import { formatDiagnostic, loadOrgPaths } from "../../src/model/files.js";
+import { formatDiagnostic } from "../../src/model/files.js";
 import { expectGoldenText, FIXTURES } from "./golden.js";
 
 const DIR = join(FIXTURES, "lint");
@@ -20,13 +21,17 @@ test("one lint fixture per rule, and a clean one", () => {
 
 for (const name of cases) {
   test(`lint golden: ${name}`, async () => {
-    const loaded = await loadOrgPaths([join(DIR, name, "input.yaml")], {});
+    const loaded = await loadOrgFiles([join(DIR, name, "input.yaml")], {
+      env: {},
+      cache: false,
+      lint: true,
+    });
     assert.equal(
       loaded.diagnostics.filter((d) => d.severity === "error"),
       [],
       "valid input",
     );
-    const findings = await lintLoadedOrgs(loaded.orgs, { strict: false });
+    const findings = loaded.lint;
     const text = findings
       .map((d) => `${formatDiagnostic({ ...d, file: relative(FIXTURES, d.file) })}\n`)
       .join("");
@@ -38,15 +43,6 @@ for (const name of cases) {
     }
   });
 }
-
-test("--strict makes findings errors", async () => {
-  const loaded = await loadOrgPaths([join(DIR, "timeout-zero", "input.yaml")], {});
-  const findings = await lintLoadedOrgs(loaded.orgs, { strict: true });
-  assert.equal(
-    findings.map((d) => d.severity),
-    ["error"],
-  );
-});
 
 test("patternsOverlap: some number matches both", () => {
   const yes: [string, string][] = [

@@ -19,7 +19,8 @@ import {
 } from "../../engine/index.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
-import { loadValidOrgs } from "../lib/load.js";
+import { cacheFlag } from "../lib/flags.js";
+import { loadChangedOrgs, loadValidOrgs } from "../lib/load.js";
 import { formatImpact } from "../lib/plan.js";
 
 export interface ApplyCommandResult {
@@ -92,6 +93,7 @@ export default class Apply extends PbxCommand {
     "data-dir": Flags.directory({
       summary: "Data directory holding the store (env PBX_DATA_DIR, default ./var).",
     }),
+    ...cacheFlag,
   };
 
   async run(): Promise<ApplyCommandResult> {
@@ -111,9 +113,21 @@ export default class Apply extends PbxCommand {
     } else if (paths.length === 0) {
       throw new CommandFailure("give org files or directories, or --changed-since <rev>");
     }
-    const orgs = await loadValidOrgs(files, process.env, (r) =>
-      this.printDiagnostics(r.diagnostics),
-    );
+    const report = (r: { diagnostics: Parameters<PbxCommand["printDiagnostics"]>[0] }) =>
+      this.printDiagnostics(r.diagnostics);
+    const cache = { cache: flags.cache };
+    // Only the changed files are parsed and applied; the checks across files still see every
+    // org file in scope, through the others' cached summaries.
+    const orgs =
+      flags["changed-since"] === undefined
+        ? await loadValidOrgs(files, process.env, report, cache)
+        : await loadChangedOrgs(
+            paths.length > 0 ? paths : ["."],
+            files,
+            process.env,
+            report,
+            cache,
+          );
 
     const store = await openDataStore(process.env, flags["data-dir"], { create: true });
     try {

@@ -3,7 +3,8 @@ import { CompileRefused, compileToDirectory } from "../../deploy/compile-to-dire
 import { progressMode, runSteps } from "../../deploy/progress.js";
 import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
-import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
+import { cacheFlag, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
+import { gatewayFlags, gatewayOf } from "../lib/gateway-flags.js";
 import { loadOrgFilesStep } from "../lib/load.js";
 
 export interface CompileCommandResult {
@@ -28,6 +29,7 @@ export default class Compile extends PbxCommand {
     out: Flags.directory({ required: true, summary: "Directory to write (created if missing)." }),
     ...gatewayFlags,
     ...includeRootFlag,
+    ...cacheFlag,
   };
 
   async run(): Promise<CompileCommandResult> {
@@ -43,6 +45,7 @@ export default class Compile extends PbxCommand {
           (loaded) => {
             orgs = loaded;
           },
+          { cache: flags.cache },
         ),
         {
           title: `Compile into ${flags.out}`,

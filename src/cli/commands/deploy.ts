@@ -18,7 +18,8 @@ import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { colourEnabled, painter } from "../lib/colour.js";
 import { compileTree } from "../lib/compiled-tree.js";
 import { ExitCode } from "../lib/exit-codes.js";
-import { gatewayFlags, orgPathsArgs } from "../lib/flags.js";
+import { cacheFlag, orgPathsArgs } from "../lib/flags.js";
+import { gatewayFlags } from "../lib/gateway-flags.js";
 import { loadOrgFilesStep } from "../lib/load.js";
 
 export interface DeployCommandResult {
@@ -72,6 +73,7 @@ export default class Deploy extends PbxCommand {
         "Remove the files of orgs that are in the engine directory but not in the given YAML.",
     }),
     ...gatewayFlags,
+    ...cacheFlag,
   };
 
   async run(): Promise<DeployCommandResult> {
@@ -110,6 +112,7 @@ export default class Deploy extends PbxCommand {
             (loaded) => {
               orgs = loaded;
             },
+            { cache: flags.cache },
           ),
           {
             title: "Compile",

@@ -1,14 +1,15 @@
 import { Errors, Flags } from "@oclif/core";
-import { impactOf, type OrgImpact } from "../../compiler/impact.js";
-import { loadOrgSources } from "../../model/files.js";
-import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import type { OrgImpact } from "../../compiler/impact.js";
+import type { OrgState } from "../../model/org-state.js";
+import { PbxCommand } from "../lib/base-command.js";
 import { compileTree, readManagedTree } from "../lib/compiled-tree.js";
 import { ExitCode } from "../lib/exit-codes.js";
-import { gatewayFlags, gatewayOf, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
+import { cacheFlag, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
 import { flowFiles, flowRunFailed, flowsDirsFor, runFlows } from "../lib/flows.js";
-import { orgSourcesAtRevision } from "../lib/git-base.js";
+import { gatewayFlags, gatewayOf } from "../lib/gateway-flags.js";
 import { loadValidOrgs } from "../lib/load.js";
 import { formatPlan, type PlanResult, planTrees } from "../lib/plan.js";
+import { basePlanTrees } from "../lib/plan-base.js";
 
 export default class Plan extends PbxCommand {
   static override summary = "Show what a deploy of the org YAML files would change (unified diff).";
@@ -38,6 +39,7 @@ export default class Plan extends PbxCommand {
     }),
     ...gatewayFlags,
     ...includeRootFlag,
+    ...cacheFlag,
   };
 
   async run(): Promise<PlanResult> {
@@ -47,36 +49,36 @@ export default class Plan extends PbxCommand {
     const options = { includeRoot: flags["include-root"] };
     const report = (r: { diagnostics: Parameters<PbxCommand["printDiagnostics"]>[0] }) =>
       this.printDiagnostics(r.diagnostics);
-    const afterOrgs = (await loadValidOrgs(paths, process.env, report)).map((o) => o.state);
-    const after = compileTree(afterOrgs, gateway, options).files;
+    // Flow assertions beside the org files must hold for what would be deployed: they need
+    // every org's state, which --base otherwise reads only for the orgs that changed.
+    const flowFilesFound = (await Promise.all(flowsDirsFor(paths).map(flowFiles))).flat();
     let before: Map<string, string>;
+    let after: Map<string, string>;
+    let afterOrgs: OrgState[];
     let impact: OrgImpact[] | undefined;
     if (flags.base !== undefined) {
-      const loaded = loadOrgSources(await orgSourcesAtRevision(paths, flags.base), process.env);
-      report(loaded);
-      if (loaded.diagnostics.some((d) => d.severity === "error")) {
-        throw new CommandFailure(`the org files at ${flags.base} have errors`);
-      }
-      impact = impactOf(
-        loaded.orgs.map((o) => o.state),
-        afterOrgs,
-      );
-      before =
-        loaded.orgs.length === 0
-          ? new Map()
-          : compileTree(
-              loaded.orgs.map((o) => o.state),
-              gateway,
-              options,
-            ).files;
+      const trees = await basePlanTrees({
+        paths,
+        rev: flags.base,
+        env: process.env,
+        cache: flags.cache,
+        gateway,
+        includeRoot: flags["include-root"],
+        allStates: flowFilesFound.length > 0,
+        report,
+      });
+      ({ before, after, impact } = trees);
+      afterOrgs = trees.orgs.map((o) => o.state);
     } else {
+      afterOrgs = (await loadValidOrgs(paths, process.env, report, { cache: flags.cache })).map(
+        (o) => o.state,
+      );
+      after = compileTree(afterOrgs, gateway, options).files;
       before = await readManagedTree(flags.against!);
     }
     const plan: PlanResult = planTrees(before, after);
     // Only --base has the org files on both sides; an engine directory holds compiled files.
     if (impact !== undefined) plan.impact = impact;
-    // Flow assertions beside the org files must hold for what would be deployed.
-    const flowFilesFound = (await Promise.all(flowsDirsFor(paths).map(flowFiles))).flat();
     if (flowFilesFound.length > 0) plan.flows = await runFlows(flowFilesFound, afterOrgs);
     if (!this.jsonEnabled()) {
       // --base compares two revisions of the YAML, never the engine: "up to date" would claim

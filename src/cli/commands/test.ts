@@ -2,6 +2,7 @@ import { dirname } from "node:path";
 import { Args, Flags } from "@oclif/core";
 import { PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
+import { cacheFlag } from "../lib/flags.js";
 import { type FlowRun, flowFiles, flowRunFailed, formatFlowRun, runFlows } from "../lib/flows.js";
 import { loadValidOrgs } from "../lib/load.js";
 
@@ -24,6 +25,7 @@ export default class Test extends PbxCommand {
       multiple: true,
       summary: "Org files or directories (default: the directory holding the flows directory).",
     }),
+    ...cacheFlag,
   };
 
   async run(): Promise<FlowRun> {
@@ -33,8 +35,11 @@ export default class Test extends PbxCommand {
       this.error(`no flow files (*.yaml) in ${args.dir}`, { exit: ExitCode.usageOrChanges });
     }
     const orgPaths = flags.orgs ?? [dirname(args.dir)];
-    const orgs = await loadValidOrgs(orgPaths, process.env, (r) =>
-      this.printDiagnostics(r.diagnostics),
+    const orgs = await loadValidOrgs(
+      orgPaths,
+      process.env,
+      (r) => this.printDiagnostics(r.diagnostics),
+      { cache: flags.cache },
     );
     const run = await runFlows(
       files,

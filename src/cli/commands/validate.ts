@@ -1,13 +1,12 @@
 import { Flags } from "@oclif/core";
 import { progressMode, runSteps } from "../../deploy/progress.js";
-import type { SourceDiagnostic } from "../../model/files.js";
-import { orgFilePaths } from "../../model/files.js";
+import type { SourceDiagnostic } from "../../model/diagnostic.js";
+import { orgFilePaths } from "../../model/org-file-paths.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
-import { orgPathsArgs } from "../lib/flags.js";
-import { lintLoadedOrgs } from "../lib/lint.js";
+import { cacheFlag, orgPathsArgs } from "../lib/flags.js";
 import { countProblems } from "../lib/load.js";
-import { loadOrgPathsInParallel } from "../lib/parallel-load.js";
+import { loadOrgFileList, type OrgFilesLoad } from "../lib/org-files.js";
 
 export interface ValidateResult {
   files: string[];
@@ -31,6 +30,7 @@ export default class Validate extends PbxCommand {
     strict: Flags.boolean({
       summary: "Report lint findings as errors (exit 1 when there is one).",
     }),
+    ...cacheFlag,
   };
 
   async run(): Promise<ValidateResult> {
@@ -38,25 +38,27 @@ export default class Validate extends PbxCommand {
     const paths = argv as string[];
     const files = await orgFilePaths(paths);
     if (files.length === 0) throw new CommandFailure(`no org files (*.yaml) in ${paths.join(" ")}`);
-    let loaded!: Awaited<ReturnType<typeof loadOrgPathsInParallel>>;
+    let loaded!: OrgFilesLoad;
     await runSteps(
       [
         {
           title: `Check ${files.length} org file(s)`,
           run: async () => {
-            loaded = await loadOrgPathsInParallel(files, process.env);
+            loaded = await loadOrgFileList(files, {
+              env: process.env,
+              cache: flags.cache,
+              lint: true,
+              statesOf: new Set(),
+            });
             return `Checked ${files.length} org file(s)`;
           },
         },
       ],
       progressMode(this.jsonEnabled()),
     );
-    const findings = await lintLoadedOrgs(loaded.orgs, {
-      strict: flags.strict,
-      skipFiles: new Set(
-        loaded.diagnostics.filter((d) => d.severity === "error").map((d) => d.file),
-      ),
-    });
+    const findings = loaded.lint.map((d) =>
+      flags.strict ? { ...d, severity: "error" as const } : d,
+    );
     const diagnostics = [...loaded.diagnostics, ...findings];
     const result = { files, ...countProblems({ orgs: [], diagnostics }), diagnostics };
     this.printDiagnostics(diagnostics);

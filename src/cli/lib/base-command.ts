@@ -1,8 +1,8 @@
 // What every pbxctl command shares: --json, typed domain errors shown as one line on stderr
 // (never a stack trace), diagnostics printing and exit codes from the one table.
 import { Command, Errors } from "@oclif/core";
-import type { SourceDiagnostic } from "../../model/files.js";
-import { formatDiagnostic, OrgFileError } from "../../model/files.js";
+import { formatDiagnostic, type SourceDiagnostic } from "../../model/diagnostic.js";
+import { OrgFileError } from "../../model/org-file-paths.js";
 import { colourEnabled, painter } from "./colour.js";
 import { ExitCode } from "./exit-codes.js";
 import { nearestName } from "./nearest.js";

@@ -2,10 +2,16 @@
 // compiling into memory for plan and deploy (pbxctl compile streams: deploy/compile-to-directory.ts).
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { compileAll, TOP_LEVEL_FILES } from "../../compiler/index.js";
-import type { CompiledFile, Diagnostic } from "../../compiler/types.js";
+import {
+  compileAll,
+  compileGateway,
+  compileOrg,
+  compileTopLevel,
+  TOP_LEVEL_FILES,
+} from "../../compiler/index.js";
+import type { CompiledFile, CompileResult, Diagnostic } from "../../compiler/types.js";
 import type { GatewayOptions } from "../../model/gateway.js";
-import type { OrgState } from "../../model/org-state.js";
+import type { GatewayState, OrgState } from "../../model/org-state.js";
 import { CommandFailure } from "./base-command.js";
 
 // The compiler's own list, so a new top-level file (voicemail.conf) is managed without a change here.
@@ -22,11 +28,36 @@ export function compileTree(
   gateway: GatewayOptions,
   options: { includeRoot?: string | undefined } = {},
 ): { files: Map<string, string>; warnings: Diagnostic[] } {
-  const result = compileAll(
-    orgs,
-    gateway,
-    options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot },
+  return treeOf(
+    compileAll(
+      orgs,
+      gateway,
+      options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot },
+    ),
   );
+}
+
+/**
+ * Part of a tree, for a change that touched only some of it: the files of `orgs`, the gateway
+ * file when `gateway` is given and the top-level files when `prefixes` (every org's) are.
+ * Compiler errors throw, as in `compileTree`.
+ */
+export function compilePartialTree(
+  orgs: readonly OrgState[],
+  parts: { gateway: GatewayState | null; prefixes: readonly string[] | null },
+  options: { includeRoot?: string | undefined } = {},
+): { files: Map<string, string>; warnings: Diagnostic[] } {
+  const results: CompileResult[] = orgs.map(compileOrg);
+  if (parts.gateway) results.push(compileGateway(parts.gateway));
+  if (parts.prefixes) {
+    const top = options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot };
+    results.push(compileTopLevel(parts.prefixes, top));
+  }
+  const files = results.flatMap((r) => r.files).sort((a, b) => (a.path < b.path ? -1 : 1));
+  return treeOf({ files, diagnostics: results.flatMap((r) => r.diagnostics) });
+}
+
+function treeOf(result: CompileResult): { files: Map<string, string>; warnings: Diagnostic[] } {
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) {
     const lines = errors.map((d) => `${d.path}: ${d.message}`).join("\n");

@@ -1,10 +1,21 @@
-// The parallel loader must give exactly what the one-thread loader gives: the same states, the
-// same diagnostics in the same order, cross-file clashes included.
+// Loading on the worker pool must give exactly what the model's one-thread loader gives: the
+// same states, the same diagnostics in the same order, cross-file clashes included.
 import { readFile } from "node:fs/promises";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { loadOrgSourcesInParallel } from "../../src/cli/lib/parallel-load.js";
-import { loadOrgSources, type OrgSource } from "../../src/model/files.js";
+import { loadOrgFileInputs } from "../../src/cli/lib/org-files.js";
+import { type LoadResult, loadOrgSources, type OrgSource } from "../../src/model/files.js";
+import type { SecretEnvironment } from "../../src/model/secrets.js";
+
+async function loadInParallel(
+  input: OrgSource[],
+  env: SecretEnvironment,
+  pool: { threads?: number; minFiles?: number } = {},
+): Promise<LoadResult> {
+  const inputs = input.map((source) => ({ ...source, cacheDir: null }));
+  const { orgs, diagnostics } = await loadOrgFileInputs(inputs, { env, cache: false, ...pool });
+  return { orgs, diagnostics };
+}
 
 async function sources(): Promise<OrgSource[]> {
   const acme = await readFile("orgs/acme.yaml", "utf8");
@@ -41,7 +52,7 @@ test("loading in worker threads gives the one-thread result exactly", async () =
   const input = await sources();
   const env = { ACME_TRUNK_PASSWORD: "from-env" };
   const inThread = loadOrgSources(input, env);
-  const parallel = await loadOrgSourcesInParallel(input, env, { threads: 3, minFiles: 0 });
+  const parallel = await loadInParallel(input, env, { threads: 3, minFiles: 0 });
   assert.ok(inThread.diagnostics.length >= 4, "the input really has problems");
   assert.ok(inThread.orgs.length >= 8, "and orgs that load");
   assert.equal(parallel, inThread);
@@ -49,7 +60,7 @@ test("loading in worker threads gives the one-thread result exactly", async () =
 
 test("few files load in this thread", async () => {
   const input = (await sources()).slice(0, 2);
-  const result = await loadOrgSourcesInParallel(input, {});
+  const result = await loadInParallel(input, {});
   assert.equal(result, loadOrgSources(input, {}));
 });
 

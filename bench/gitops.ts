@@ -1,0 +1,189 @@
+// npm run bench:gitops [-- --small 1000 --large 10000 --runs 3]
+// A GitOps pipeline on a repository of org files shaped like orgs/acme.yaml (acme-variants.ts),
+// each figure the median of --runs runs of the built CLI (`node bin/run.js`, as a pipeline runs
+// it), peak RSS the largest of those runs:
+// 1. the floor: the `yaml` package's own parse (with positions, as the loader parses) of the
+//    --small files on one core, in this process;
+// 2. cold `validate` of the --small files (no cache yet; the cache is written), against the floor;
+// 3. warm `validate` of the --large files after one file changed (the cache written by a first
+//    validate), `plan --base HEAD` and `apply --changed-since HEAD --dry-run` of that one-file
+//    change, in a git repository of the --large files.
+// Setting up writes 11,000 files (about 90 MB) and commits 10,000 of them: about a minute.
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { LineCounter, parseDocument } from "yaml";
+import { acmeVariant, acmeVariantName } from "./acme-variants.js";
+
+const option = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const SMALL = option("--small", 1000);
+const LARGE = option("--large", 10000);
+const RUNS = option("--runs", 3);
+const CLI = join(import.meta.dirname, "..", "bin", "run.js");
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function writeOrgs(dir: string, count: number): void {
+  mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < count; i++) writeFileSync(join(dir, acmeVariantName(i)), acmeVariant(i));
+}
+
+interface Run {
+  ms: number;
+  rssKb: number;
+  status: number | null;
+}
+
+/** One CLI run in `cwd`, timed, with its peak RSS (GNU time). */
+function cli(cwd: string, args: string[], okStatuses: number[] = [0]): Run {
+  const rssFile = join(cwd, ".bench-rss");
+  const start = performance.now();
+  const child = spawnSync(
+    "/usr/bin/time",
+    ["-f", "%M", "-o", rssFile, process.execPath, CLI, ...args],
+    { cwd, encoding: "utf8", maxBuffer: 1 << 30, env: { ...process.env, NO_COLOR: "1" } },
+  );
+  const ms = performance.now() - start;
+  if (!okStatuses.includes(child.status ?? -1)) {
+    throw new Error(
+      `pbxctl ${args.join(" ")} exited ${child.status}:\n${child.stderr.slice(-2000)}`,
+    );
+  }
+  const rssKb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+  rmSync(rssFile);
+  return { ms, rssKb, status: child.status };
+}
+
+function runs(label: string, once: () => Run, count = RUNS): { ms: number; rssKb: number } {
+  const results: Run[] = [];
+  for (let r = 0; r < count; r++) results.push(once());
+  const ms = median(results.map((x) => x.ms));
+  const rssKb = Math.max(...results.map((x) => x.rssKb));
+  say(
+    `  ${label.padEnd(58)} ${seconds(ms).padStart(8)}  (runs: ${results.map((x) => seconds(x.ms)).join(", ")}; peak RSS ${(rssKb / 1024).toFixed(0)} MB)`,
+  );
+  return { ms, rssKb };
+}
+
+const root = mkdtempSync(join(tmpdir(), "pbxctl-bench-gitops-"));
+try {
+  say(
+    `machine load (1/5/15 min): ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+  say(
+    `setting up in ${root}: ${SMALL} + ${LARGE} acme-sized org files, a git repository of ${LARGE}...`,
+  );
+  const setupStart = performance.now();
+  const small = join(root, "small");
+  writeOrgs(join(small, "orgs"), SMALL);
+  const large = join(root, "large");
+  writeOrgs(join(large, "orgs"), LARGE);
+  const git = (...args: string[]) =>
+    execFileSync("git", args, { cwd: large, stdio: ["ignore", "pipe", "pipe"] });
+  git("init", "-q");
+  git("-c", "core.autocrlf=false", "add", "-A");
+  git("-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qm", "orgs");
+  say(`  set up in ${seconds(performance.now() - setupStart)}`);
+
+  // 1. The floor.
+  const texts = Array.from({ length: SMALL }, (_, i) => acmeVariant(i));
+  const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+  const floorRuns: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    const start = performance.now();
+    for (const text of texts) parseDocument(text, { lineCounter: new LineCounter() });
+    floorRuns.push(performance.now() - start);
+  }
+  const floor = median(floorRuns);
+  say(`\n${SMALL} files (${(bytes / 1e6).toFixed(1)} MB):`);
+  say(
+    `  ${"yaml package's own parse, one core (the floor)".padEnd(58)} ${seconds(floor).padStart(8)}  (runs: ${floorRuns.map(seconds).join(", ")})`,
+  );
+
+  // 2. Cold validate.
+  const cold = runs("cold validate (no cache; writes it)", () => {
+    rmSync(join(small, "orgs", ".pbxctl"), { recursive: true, force: true });
+    return cli(small, ["validate", "orgs"]);
+  });
+  const noCache = runs("validate --no-cache", () => cli(small, ["validate", "orgs", "--no-cache"]));
+  const warmSmall = runs("warm validate, nothing changed", () => cli(small, ["validate", "orgs"]));
+
+  // 3. The large repository: one file changes between runs, never committed.
+  say(`\n${LARGE} files in git:`);
+  const changed = join(large, "orgs", acmeVariantName(Math.floor(LARGE / 2)));
+  const original = readFileSync(changed, "utf8");
+  let edit = 0;
+  const changeOneFile = () => {
+    edit++;
+    writeFileSync(changed, original.replace("name: Alice Rao", `name: Alice Rao ${edit}`));
+  };
+  // Once: it is the slow side, needed for the ratio and to write the cache the rest uses.
+  const coldLarge = runs(
+    "cold validate (no cache; writes it; one run)",
+    () => {
+      rmSync(join(large, "orgs", ".pbxctl"), { recursive: true, force: true });
+      return cli(large, ["validate", "orgs"]);
+    },
+    1,
+  );
+  const warmLarge = runs("warm validate after one file changed", () => {
+    changeOneFile();
+    return cli(large, ["validate", "orgs"]);
+  });
+  const plan = runs("plan --base HEAD, one file changed", () => {
+    changeOneFile();
+    return cli(large, ["plan", "orgs", "--base", "HEAD"], [2]);
+  });
+  const dataDir = join(root, "var");
+  cli(large, ["apply", "orgs", "--changed-since", "HEAD", "--dry-run", "--data-dir", dataDir]);
+  const apply = runs("apply --changed-since HEAD --dry-run, one file changed", () => {
+    changeOneFile();
+    return cli(large, [
+      "apply",
+      "orgs",
+      "--changed-since",
+      "HEAD",
+      "--dry-run",
+      "--data-dir",
+      dataDir,
+    ]);
+  });
+
+  const peak = Math.max(
+    ...[cold, noCache, warmSmall, coldLarge, warmLarge, plan, apply].map((r) => r.rssKb),
+  );
+  const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
+  say("\ntargets (TARGETS.md bench:gitops, issue 30):");
+  say(
+    `  cold validate of ${SMALL} / floor = ${(cold.ms / floor).toFixed(2)}x (target <= 1.2x): ${verdict(cold.ms <= 1.2 * floor)}`,
+  );
+  say(
+    `  warm validate at ${LARGE} after one change = ${seconds(warmLarge.ms)} (target <= 0.5 s): ${verdict(warmLarge.ms <= 500)}; ` +
+      `${(warmLarge.ms / coldLarge.ms).toFixed(2)}x its cold validate (target <= 0.25x): ${verdict(warmLarge.ms <= 0.25 * coldLarge.ms)}`,
+  );
+  say(
+    `  plan --base at ${LARGE} = ${seconds(plan.ms)} (target <= 1 s): ${verdict(plan.ms <= 1000)}`,
+  );
+  say(
+    `  apply --changed-since --dry-run at ${LARGE} = ${seconds(apply.ms)} (target <= 1 s): ${verdict(apply.ms <= 1000)}`,
+  );
+  say(`  peak RSS of any run: ${(peak / 1024).toFixed(0)} MB`);
+  say(
+    `machine load (1/5/15 min) at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}

@@ -1,0 +1,162 @@
+// Analyzing many org files on every core. Parsing YAML with source positions is most of the time
+// of `validate`, `compile`, `plan` and `deploy` on a large repository, and each file parses on
+// its own: worker threads take small batches from one queue (a thread slowed by a busy machine
+// simply takes fewer), and every answer is put back at its file's index, so the result is in the
+// files' order whatever the timing. Few files are analyzed in this thread: starting workers
+// costs more than it saves.
+import { availableParallelism } from "node:os";
+import { extname } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Worker } from "node:worker_threads";
+import type { OrgSource } from "../../model/org-file-paths.js";
+import type { OrgFileAnalysis } from "../../model/org-file-result.js";
+import { startModuleWorker } from "../../module-worker.js";
+import type { AnalysisRequest, AnalysisResponse } from "./load-worker.js";
+
+const WORKER_URL = new URL(
+  `./load-worker${extname(fileURLToPath(import.meta.url))}`,
+  import.meta.url,
+);
+
+/** Files per message at most: small enough to balance busy cores, large enough to cost nothing. */
+const MAX_BATCH = 16;
+
+export interface AnalyzeOptions {
+  /** Lint findings in each analysis's `extra`. */
+  lint: boolean;
+  /** Parsed states kept (otherwise `state` is null and only the summary says the org loaded). */
+  states: boolean;
+}
+
+export interface PoolOptions {
+  /** Worker threads at most (default: the machine's parallelism, up to 8). */
+  threads?: number;
+  /** Below this many files everything is analyzed in this thread (default 48). */
+  minFiles?: number;
+}
+
+/** Worker threads started ahead of the work (their start-up overlaps reading the files). */
+export interface AnalysisPool {
+  analyze(sources: readonly OrgSource[], options: AnalyzeOptions): Promise<OrgFileAnalysis[]>;
+  close(): Promise<void>;
+}
+
+/** The thread count `threads` asks for on this machine (at least 1). */
+export function poolThreads(options: PoolOptions = {}): number {
+  return Math.max(1, options.threads ?? Math.min(availableParallelism(), 8));
+}
+
+/** Whether `files` files are worth worker threads under `options`. */
+export function worthWorkers(files: number, options: PoolOptions = {}): boolean {
+  return files >= (options.minFiles ?? 48) && poolThreads(options) >= 2;
+}
+
+/** Starts `threads` workers (none until asked for work: they load their modules meanwhile). */
+export function startAnalysisPool(threads: number): AnalysisPool {
+  const workers: Worker[] = Array.from({ length: threads }, () => {
+    const worker = startModuleWorker(WORKER_URL);
+    // An idle pool never keeps the process alive (a command that failed before using it exits).
+    worker.unref();
+    return worker;
+  });
+  let closed = false;
+  return {
+    analyze: (sources, options) => runQueue(workers, sources, options),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await Promise.all(workers.map((worker) => worker.terminate()));
+    },
+  };
+}
+
+/**
+ * The analyses of `sources`, in their order: on the given pool, else on a pool started for them
+ * when they are many (and closed after), else in this thread.
+ */
+export async function analyzeSources(
+  sources: readonly OrgSource[],
+  options: AnalyzeOptions & PoolOptions & { pool?: AnalysisPool | undefined },
+): Promise<OrgFileAnalysis[]> {
+  if (sources.length === 0) return [];
+  if (options.pool) return options.pool.analyze(sources, options);
+  if (!worthWorkers(sources.length, options)) {
+    // Loaded only when a file is analyzed here: a load answered from the cache never pays for
+    // the YAML parser, the schema validator or the lint rules.
+    const { analyzeOrgFile } = await import("./org-file-analysis.js");
+    return sources.map((source) => {
+      const analysis = analyzeOrgFile(source, options.lint);
+      if (!options.states) analysis.state = null;
+      return analysis;
+    });
+  }
+  const pool = startAnalysisPool(Math.min(poolThreads(options), sources.length));
+  try {
+    return await pool.analyze(sources, options);
+  } finally {
+    await pool.close();
+  }
+}
+
+function runQueue(
+  workers: readonly Worker[],
+  sources: readonly OrgSource[],
+  options: AnalyzeOptions,
+): Promise<OrgFileAnalysis[]> {
+  const results: OrgFileAnalysis[] = new Array(sources.length);
+  // At least two batches per worker, so a slow worker's share is taken by the others.
+  const batch = Math.max(1, Math.min(MAX_BATCH, Math.ceil(sources.length / (workers.length * 2))));
+  let next = 0;
+  let pending = 0;
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    const cleanups: (() => void)[] = [];
+    const fail = (error: Error) => {
+      if (failed) return;
+      failed = true;
+      for (const cleanup of cleanups) cleanup();
+      reject(error);
+    };
+    const send = (worker: Worker): boolean => {
+      if (next >= sources.length) return false;
+      const start = next;
+      next = Math.min(sources.length, start + batch);
+      pending++;
+      const request: AnalysisRequest = {
+        id: start,
+        sources: sources.slice(start, next),
+        lint: options.lint,
+        states: options.states,
+      };
+      worker.postMessage(request);
+      return true;
+    };
+    for (const worker of workers) {
+      const onMessage = (response: AnalysisResponse) => {
+        pending--;
+        if (!response.ok) return fail(new Error(response.message));
+        response.analyses.forEach((analysis, k) => {
+          results[response.id + k] = analysis;
+        });
+        if (!send(worker) && pending === 0 && !failed) {
+          for (const cleanup of cleanups) cleanup();
+          resolve(results);
+        }
+      };
+      const onError = (error: Error) => fail(error);
+      const onExit = (code: number) =>
+        fail(new Error(`org file loader thread exited with code ${code}`));
+      worker.ref();
+      worker.on("message", onMessage);
+      worker.once("error", onError);
+      worker.once("exit", onExit);
+      cleanups.push(() => {
+        worker.off("message", onMessage);
+        worker.off("error", onError);
+        worker.off("exit", onExit);
+        worker.unref();
+      });
+    }
+    for (const worker of workers) send(worker);
+  });
+}

@@ -1,0 +1,292 @@
+// The analysis cache beside the org files (docs/gitops.md, "The cache"): used for unchanged
+// files, never for a changed file, another pbxctl version or a corrupted entry; secrets never
+// in it; the checks across files still see every file when only one changed; and every
+// command's output the same with the cache cold, warm, and off.
+import { execFileSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import Apply from "../../src/cli/commands/apply.js";
+import Compile from "../../src/cli/commands/compile.js";
+import Plan from "../../src/cli/commands/plan.js";
+import Validate from "../../src/cli/commands/validate.js";
+import { compileTree } from "../../src/cli/lib/compiled-tree.js";
+import { CACHE_DIR, cacheVersion } from "../../src/cli/lib/org-file-cache.js";
+import { loadOrgFiles } from "../../src/cli/lib/org-files.js";
+import { planTrees } from "../../src/cli/lib/plan.js";
+import { formatDiagnostic } from "../../src/model/diagnostic.js";
+import { loadOrgSources } from "../../src/model/files.js";
+import { ROOT, runCommand } from "./run-command.js";
+
+let repo = "";
+let orgs = "";
+const cwd = process.cwd();
+
+function git(...args: string[]): void {
+  execFileSync("git", args, {
+    cwd: repo,
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@example.test",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@example.test",
+    },
+  });
+}
+
+test.before.each(() => {
+  repo = mkdtempSync(join(tmpdir(), "pbxctl-cache-"));
+  orgs = join(repo, "orgs");
+  mkdirSync(orgs);
+  for (const name of ["acme.yaml", "globex.yaml"]) {
+    cpSync(join(ROOT, "orgs", name), join(orgs, name));
+  }
+  git("init", "-q");
+  git("add", ".");
+  git("commit", "-qm", "orgs");
+});
+test.after.each(() => {
+  process.chdir(cwd);
+  rmSync(repo, { recursive: true, force: true });
+});
+
+const packFile = () => join(orgs, CACHE_DIR, cacheVersion(), "analyses.json");
+const readPack = () =>
+  JSON.parse(readFileSync(packFile(), "utf8")) as { entries: Record<string, PackEntry> };
+type PackEntry = { after: object[]; summary: { slug: string } | null };
+
+function edit(name: string, from: string, to: string): void {
+  const file = join(orgs, name);
+  const text = readFileSync(file, "utf8");
+  assert.ok(text.includes(from), `${name} contains ${from}`);
+  writeFileSync(file, text.replace(from, to));
+}
+
+/** Adds a made-up problem to the cached entry of the file whose org has `slug`. */
+function plantProblem(slug: string, message: string): void {
+  const pack = readPack();
+  const entry = Object.values(pack.entries).find((e) => e.summary?.slug === slug);
+  assert.ok(entry, `an entry for ${slug}`);
+  entry.after.push({ severity: "error", path: "org.name", message, line: 1, col: 1 });
+  writeFileSync(packFile(), JSON.stringify(pack));
+}
+
+test("an unchanged file is answered from the cache; a changed file never is", async () => {
+  const first = await runCommand(Validate, [orgs]);
+  assert.is(first.code, 0, first.stderr);
+  assert.ok(existsSync(packFile()), "the cache is written beside the org files");
+  assert.is(readFileSync(join(orgs, CACHE_DIR, ".gitignore"), "utf8").includes("*"), true);
+
+  plantProblem("acme", "planted in the cache");
+  const cached = await runCommand(Validate, [orgs]);
+  assert.match(cached.stderr, "planted in the cache", "the entry was used");
+
+  edit("acme.yaml", "name: Bob Iyer", "name: Bob Iyer Jr");
+  const changed = await runCommand(Validate, [orgs]);
+  assert.is(changed.code, 0, changed.stderr);
+  assert.not.match(changed.stderr, "planted in the cache");
+
+  edit("acme.yaml", "extension: 1002", "extension: 10x2");
+  const broken = await runCommand(Validate, [orgs]);
+  assert.is(broken.code, 1);
+  assert.match(broken.stderr, /acme\.yaml:\d+:\d+ users\[1\]\.extension: /);
+});
+
+test("an entry of another pbxctl version is never used", async () => {
+  // No state asked for: what the cache holds is enough.
+  const options = { env: {}, cache: true, cacheVersion: "version-a", statesOf: new Set<string>() };
+  await loadOrgFiles([orgs], options);
+  const pack = join(orgs, CACHE_DIR, "version-a", "analyses.json");
+  const stored = JSON.parse(readFileSync(pack, "utf8"));
+  const entry = Object.values(stored.entries as Record<string, PackEntry>)[0]!;
+  entry.after.push({ severity: "error", path: "", message: "from version a", line: 1, col: 1 });
+  writeFileSync(pack, JSON.stringify(stored));
+
+  const sameVersion = await loadOrgFiles([orgs], options);
+  assert.ok(sameVersion.diagnostics.some((d) => d.message === "from version a"));
+  const other = await loadOrgFiles([orgs], { ...options, cacheVersion: "version-b" });
+  assert.equal(other.diagnostics, []);
+  // The other version's cache is replaced, not kept beside.
+  assert.equal(readdirSync(join(orgs, CACHE_DIR)).sort(), [".gitignore", "version-b"]);
+});
+
+test("a corrupted cache is ignored and rewritten", async () => {
+  const clean = await runCommand(Validate, [orgs, "--json"]);
+  writeFileSync(packFile(), '{"format": 1, "entries": {"trunc');
+  const afterGarbage = await runCommand(Validate, [orgs, "--json"]);
+  assert.is(afterGarbage.stdout, clean.stdout);
+  assert.is(Object.keys(readPack().entries).length, 2, "rewritten with both files");
+
+  // One entry of the wrong shape: that file is analyzed again, the other is still used.
+  const pack = readPack();
+  const [first, second] = Object.keys(pack.entries);
+  (pack.entries as Record<string, unknown>)[first!] = { before: 5 };
+  writeFileSync(packFile(), JSON.stringify(pack));
+  plantProblem(pack.entries[second!]!.summary!.slug, "still cached");
+  const afterBadEntry = await runCommand(Validate, [orgs]);
+  assert.match(afterBadEntry.stderr, "still cached");
+  const rewritten = readPack().entries[first!] as PackEntry & { lint: boolean };
+  assert.is(rewritten.lint, true, "the corrupted entry was replaced");
+});
+
+test("secrets are read from the environment on every run and never cached", async () => {
+  edit(
+    "acme.yaml",
+    "    # password_env: ACME_TRUNK_PASSWORD",
+    "    password_env: ACME_TRUNK_PASSWORD",
+  );
+  delete process.env.ACME_TRUNK_PASSWORD;
+  const missing = await runCommand(Validate, [orgs]);
+  assert.is(missing.code, 1);
+  assert.match(missing.stderr, "environment variable ACME_TRUNK_PASSWORD is not set");
+  process.env.ACME_TRUNK_PASSWORD = "trunk-secret-value";
+  try {
+    const set = await runCommand(Validate, [orgs]);
+    assert.is(set.code, 0, set.stderr);
+    const out = join(repo, "out");
+    const compiled = await runCommand(Compile, [orgs, "--out", out]);
+    assert.is(compiled.code, 0, compiled.stderr);
+    assert.not.match(readFileSync(packFile(), "utf8"), "trunk-secret-value");
+  } finally {
+    delete process.env.ACME_TRUNK_PASSWORD;
+  }
+});
+
+test("a clash across files is found when only one of the two files changed", async () => {
+  assert.is((await runCommand(Validate, [orgs])).code, 0);
+  // globex takes a number acme holds; acme's file is unchanged and answered from the cache.
+  edit("globex.yaml", "number: +918065978021", "number: +918065978001");
+  const validate = await runCommand(Validate, [orgs]);
+  assert.is(validate.code, 1);
+  assert.match(validate.stderr, "DID +918065978001 is also assigned in");
+
+  process.chdir(repo);
+  const plan = await runCommand(Plan, ["orgs", "--base", "HEAD"]);
+  assert.is(plan.code, 1);
+  assert.match(plan.stderr, "DID +918065978001 is also assigned in");
+  const apply = await runCommand(Apply, [
+    "orgs",
+    "--changed-since",
+    "HEAD",
+    "--dry-run",
+    "--data-dir",
+    join(repo, "var"),
+  ]);
+  assert.is(apply.code, 1);
+  assert.match(apply.stderr, "DID +918065978001 is also assigned in");
+  assert.match(apply.error!.message, "1 error(s) in org files");
+});
+
+test("slugs are unique across files too", async () => {
+  edit("globex.yaml", "slug: globex", "slug: acme");
+  const load = await loadOrgFiles([orgs], { env: {}, cache: true });
+  assert.equal(load.crossFile.map(formatDiagnostic), [
+    `${join(orgs, "globex.yaml")}:7:9 org.slug: slug acme is also used in ${join(orgs, "acme.yaml")}`,
+  ]);
+});
+
+/** Runs `argv` three times: cache cold, cache warm, --no-cache; all three must print the same. */
+async function sameEveryWay(command: Parameters<typeof runCommand>[0], argv: string[]) {
+  rmSync(join(orgs, ".pbxctl"), { recursive: true, force: true });
+  const cold = await runCommand(command, argv);
+  const warm = await runCommand(command, argv);
+  const off = await runCommand(command, [...argv, "--no-cache"]);
+  for (const [name, run] of [
+    ["warm", warm],
+    ["--no-cache", off],
+  ] as const) {
+    assert.is(run.code, cold.code, `${name} exit code`);
+    assert.is(run.stdout, cold.stdout, `${name} stdout`);
+    assert.is(run.stderr, cold.stderr, `${name} stderr`);
+  }
+  return cold;
+}
+
+test("validate, plan and compile print and write the same with the cache cold, warm and off", async () => {
+  // Problems of every kind: a lint warning, a schema error, a plaintext password warning.
+  edit("acme.yaml", "timeout: 5 #", "timeout: 0 #");
+  writeFileSync(join(orgs, "broken.yaml"), "org:\n  id: not-a-uuid\n  name: Broken\n");
+  const validate = await sameEveryWay(Validate, [orgs]);
+  assert.is(validate.code, 1);
+  assert.match(validate.stderr, "warning:");
+  const json = await sameEveryWay(Validate, [orgs, "--json"]);
+  assert.ok(JSON.parse(json.stdout).diagnostics.length >= 2);
+  rmSync(join(orgs, "broken.yaml"));
+
+  git("add", ".");
+  git("commit", "-qm", "lint");
+  edit("acme.yaml", "max_wait: 120", "max_wait: 90");
+  edit("globex.yaml", "number: +918065978021", "number: +918065978022");
+  process.chdir(repo);
+  const plan = await sameEveryWay(Plan, ["orgs", "--base", "HEAD"]);
+  assert.is(plan.code, 2, plan.stderr);
+  assert.match(plan.stdout, "gateway/extensions.conf", "a DID moved: the gateway is compared");
+  assert.match(plan.stdout, /Plan: 0 to add, \d+ to change, 0 to remove\./);
+
+  const trees: Record<string, string>[] = [];
+  for (const flags of [[], [], ["--no-cache"]]) {
+    const out = join(repo, `out-${trees.length}`);
+    const run = await runCommand(Compile, ["orgs", "--out", out, ...flags]);
+    assert.is(run.code, 0, run.stderr);
+    const files: Record<string, string> = {};
+    for (const path of readdirSync(out, { recursive: true }) as string[]) {
+      const full = join(out, path);
+      if (path.endsWith(".conf")) files[path] = readFileSync(full, "utf8");
+    }
+    trees.push(files);
+  }
+  assert.ok(Object.keys(trees[0]!).length > 10);
+  assert.equal(trees[1], trees[0]);
+  assert.equal(trees[2], trees[0]);
+});
+
+test("plan --base compiles only what changed, yet plans exactly the whole tree's change", async () => {
+  const before = loadOrgSources(
+    ["acme.yaml", "globex.yaml"].map((name) => ({
+      file: name,
+      text: readFileSync(join(orgs, name), "utf8"),
+    })),
+    {},
+  );
+  edit("globex.yaml", "number: +918065978021", "number: +918065978023");
+  edit("acme.yaml", "max_wait: 120", "max_wait: 90");
+  const after = loadOrgSources(
+    ["acme.yaml", "globex.yaml"].map((name) => ({
+      file: name,
+      text: readFileSync(join(orgs, name), "utf8"),
+    })),
+    {},
+  );
+  const gateway = { environment: "prod", staging_endpoint: "staging-tunnel" } as const;
+  const whole = planTrees(
+    compileTree(
+      before.orgs.map((o) => o.state),
+      gateway,
+    ).files,
+    compileTree(
+      after.orgs.map((o) => o.state),
+      gateway,
+    ).files,
+  );
+  process.chdir(repo);
+  const plan = await runCommand(Plan, ["orgs", "--base", "HEAD", "--json"]);
+  assert.is(plan.code, 2, plan.stderr);
+  const result = JSON.parse(plan.stdout) as typeof whole;
+  assert.equal(result.files, whole.files);
+  assert.equal(result.reloads, whole.reloads);
+  assert.is(result.diff, whole.diff);
+});
+
+test.run();
