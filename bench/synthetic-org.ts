@@ -102,7 +102,9 @@ export function syntheticOrg(index: number, size: OrgSize = TARGET_SIZE): OrgSta
     trunks: [
       {
         name: "carrier",
-        host: "203.0.113.10",
+        // Its own carrier address (198.18.0.0/15, the benchmarking range): an address one org's
+        // trunk matches may not be another org's.
+        host: `198.${18 + ((index >> 16) & 1)}.${(index >> 8) & 255}.${index & 255}`,
         port: 5060,
         transport: "udp",
         username: `acme${index}`,

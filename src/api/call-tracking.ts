@@ -7,7 +7,7 @@ import type { Clock } from "../clock.js";
 import type { CallControlPort } from "../domain/call-control.js";
 import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
 import { RefreshingOrgDirectory } from "../domain/call-org.js";
-import { NotFound } from "../domain/errors.js";
+import { CHANNEL_GONE, type ControlAction, refusalError } from "../domain/engine-refusals.js";
 import { LiveCalls } from "../domain/live-calls.js";
 import { RegistrationIngest } from "../domain/registration-ingest.js";
 import { TrunkRegistrationIngest } from "../domain/trunk-registration-ingest.js";
@@ -15,7 +15,6 @@ import {
   AmiConnection,
   type AmiConnectionOptions,
   type AmiMessage,
-  assertSuccess,
 } from "../engine/ami-connection.js";
 import {
   type CallEventHandlers,
@@ -32,7 +31,11 @@ import { listOrgMarkers, orgMarkerGeneration } from "../store/call-record-reposi
 import type { Db } from "../store/database.js";
 
 /** How the engine answers an action on a channel that is gone (recorded: fixtures/ami/call-control.json). */
-const CHANNEL_GONE = /no such channel|does not exist|not found/i;
+/** Throws the documented error for an engine refusal of `action` (src/domain/engine-refusals.ts). */
+function expectSuccess(answer: AmiMessage, action: ControlAction): void {
+  if (String(answer.response ?? "").toLowerCase() !== "error") return;
+  throw refusalError(action, String(answer.message ?? ""));
+}
 
 /** Most inputs written in one transaction: a burst costs a few commits, not one per event. */
 const BATCH = 500;
@@ -201,8 +204,8 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     async hangup(channel) {
       const answer = await events.action({ Action: "Hangup", Channel: channel });
       // A channel that hung up meanwhile is what was asked for.
-      if (/no such channel/i.test(String(answer.message ?? ""))) return;
-      assertSuccess(answer, `Hangup ${channel}`);
+      if (CHANNEL_GONE.test(String(answer.message ?? ""))) return;
+      expectSuccess(answer, "Hangup");
     },
     async blindTransfer(channel, context, exten) {
       const answer = await events.action({
@@ -212,9 +215,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
         Exten: exten,
       });
       // The call ended between the lookup and the action: answered like any call not live.
-      if (/does not exist/i.test(String(answer.message ?? "")))
-        throw new NotFound("Call not found");
-      assertSuccess(answer, `BlindTransfer ${channel}`);
+      expectSuccess(answer, "BlindTransfer");
     },
     async originate(request) {
       // Async: the answer says the engine queued the call, not that anyone picked up (a phone
@@ -237,12 +238,12 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
           .map(([name, value]) => `${name}=${value}`)
           .join(","),
       });
-      assertSuccess(answer, `Originate ${request.channel}`);
+      expectSuccess(answer, "Originate");
     },
     async getVariable(channel, name) {
       const answer = await events.action({ Action: "Getvar", Channel: channel, Variable: name });
       if (CHANNEL_GONE.test(String(answer.message ?? ""))) return null;
-      assertSuccess(answer, `Getvar ${name} on ${channel}`);
+      expectSuccess(answer, "Getvar");
       const value = answer.value;
       return typeof value === "string" ? value : "";
     },
@@ -253,8 +254,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
         Variable: name,
         Value: value,
       });
-      if (CHANNEL_GONE.test(String(answer.message ?? ""))) throw new NotFound("Call not found");
-      assertSuccess(answer, `Setvar ${name} on ${channel}`);
+      expectSuccess(answer, "Setvar");
     },
     async redirect(channel, to, extra) {
       const answer = await events.action({
@@ -268,8 +268,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
         ExtraExten: extra.to.exten,
         ExtraPriority: "1",
       });
-      if (CHANNEL_GONE.test(String(answer.message ?? ""))) throw new NotFound("Call not found");
-      assertSuccess(answer, `Redirect ${channel}`);
+      expectSuccess(answer, "Redirect");
     },
     async bridge(channel1, channel2) {
       const answer = await events.action({
@@ -279,7 +278,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
         Tone: "no",
       });
       if (CHANNEL_GONE.test(String(answer.message ?? ""))) return false;
-      assertSuccess(answer, `Bridge ${channel1} ${channel2}`);
+      expectSuccess(answer, "Bridge");
       return true;
     },
   };

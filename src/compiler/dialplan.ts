@@ -181,15 +181,33 @@ function dialContext(plan: Plan): DialplanContext {
       );
     } else {
       entries.push(
-        extension(
-          user.extension,
-          [step(`Dial(PJSIP/${names.endpoint(user.extension)},\${ARG1})`), step("Return()")],
-          [`${user.name}: rings the softphone`],
-        ),
+        extension(user.extension, softphoneSteps(names.endpoint(user.extension)), [
+          `${user.name}: rings the softphone when it is registered`,
+        ]),
       );
     }
   });
   return context(names.dial, entries, { comments: ["Gosub(...,<extension>,1(<ring seconds>))"] });
+}
+
+/**
+ * Rings a softphone only while it has a reachable contact: `Dial(PJSIP/<endpoint>)` with none
+ * logs two engine ERRORs ("Could not create dialog", "Failed to create outgoing session") for
+ * what is a normal situation, a phone that is offline. The check reads only the length of
+ * PJSIP_DIAL_CONTACTS (contact URIs come from the phone's REGISTER: they are never put into the
+ * Dial arguments, where a `&` or `,` would dial or mean something else). An offline phone ends
+ * the call as Dial's failure did: DIALSTATUS=CHANUNAVAIL and hang-up cause 3 (no route to
+ * destination), so the call record stays FAILED, webhooks say `call.failed` and a queue moves
+ * on to its next member. Every caller of the dial Gosub hangs up after it anyway.
+ */
+function softphoneSteps(endpoint: string): DialplanStep[] {
+  return [
+    step(`GotoIf($[\${LEN(\${PJSIP_DIAL_CONTACTS(${endpoint})})} = 0]?offline)`),
+    step(`Dial(PJSIP/${endpoint},\${ARG1})`),
+    step("Return()"),
+    step("Set(DIALSTATUS=CHANUNAVAIL)", "offline"),
+    step("Hangup(3)"),
+  ];
 }
 
 const SOURCE_WORDS: Record<ResolvedCallerId["source"], string> = {

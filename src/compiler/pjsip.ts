@@ -5,6 +5,7 @@
 // SIP passwords of users never appear: only `password_digest=md5:<hash>` (ASTERISK.md "PJSIP").
 import { compareAscii } from "../model/caller-id.js";
 import { type OrgState, SIP_REALM, type Trunk, type User } from "../model/org-state.js";
+import { identifyMatches } from "../model/trunk-identify.js";
 import { assertToken, commentText, dialplanText, pjsipValue } from "./escape.js";
 import { orgMohClass } from "./musiconhold.js";
 import { type OrgNames, orgNames } from "./names.js";
@@ -130,10 +131,7 @@ function trunkObjects(
   // resolves host names in `match` once, at load, and warns for a name that does not resolve;
   // a registering trunk is identified by its line anyway, so its host is added only when it is
   // an address. A trunk that does not register has nothing else: its host is always added.
-  const hostIdentifies = !trunk.registration || isIpLiteral(trunk.host);
-  const match = hostIdentifies
-    ? [trunk.host, ...trunk.match.filter((m) => m !== trunk.host)]
-    : [...trunk.match];
+  const match = identifyMatches(trunk);
   if (match.length > 0) {
     objects.push(
       object("identify", name, [field("endpoint", name), field("match", match.join(","))]),
@@ -230,9 +228,4 @@ export function pjsipSections(header: string[], objects: readonly PjsipObject[])
 export function buildPjsip(state: OrgState, diagnostics: Diagnostic[]): SectionsView {
   const objects = pjsipObjects(state, diagnostics).flatMap((owner) => owner.objects);
   return pjsipSections(pjsipHeader(state), objects);
-}
-
-/** An IPv4 address or a bracketed IPv6 address (the model's Host forms that are not names). */
-function isIpLiteral(host: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.startsWith("[");
 }

@@ -15,6 +15,7 @@ import type {
 import { isVoicemailMailbox } from "../model/org-state.js";
 import { findIvr, findQueue, findTrunk, findUser } from "../model/refs.js";
 import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
+import { bestMatch } from "./dial-pattern.js";
 
 /** The order in which menu options are written (and in which a reader expects them). */
 export const DIGIT_ORDER = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "*", "#"];
@@ -220,4 +221,27 @@ export function outboundEntries(state: OrgState): {
     });
   }
   return { routes, problems };
+}
+
+/**
+ * The route entry the outbound context sends `number` to, as the engine picks it: a leading `+`
+ * is dropped first (`_+X.` routes the rest again), then the most specific pattern wins.
+ * Undefined when no route takes the number (the call would find no extension).
+ */
+export function outboundEntryFor(state: OrgState, number: string): OutboundEntry | undefined {
+  const digits = number.startsWith("+") ? number.slice(1) : number;
+  return bestMatch(outboundEntries(state).routes, digits, (entry) => entry.pattern);
+}
+
+/**
+ * Whether the internal context has an extension for `exten`: an active user, then the included
+ * IVR, queue and outbound contexts in that order (SPEC.md §4.4 rule 4).
+ */
+export function internalContextHas(state: OrgState, exten: string): boolean {
+  return (
+    isReachableUser(state.users.find((u) => u.extension === exten)) ||
+    state.ivrs.some((ivr) => isPublished(ivr) && ivr.extension === exten) ||
+    state.queues.some((queue) => queue.number === exten) ||
+    outboundEntryFor(state, exten) !== undefined
+  );
 }

@@ -13,7 +13,6 @@ import {
   sameNumber,
 } from "../model/phone.js";
 import { isUsableDid } from "../model/refs.js";
-import { bestMatch } from "./dial-pattern.js";
 import { callerIdComment } from "./dialplan.js";
 import { type OrgNames, orgNames } from "./names.js";
 import {
@@ -27,7 +26,7 @@ import {
   menuOptions,
   menuRepeats,
   optionDestination,
-  outboundEntries,
+  outboundEntryFor,
   queueTimeoutDestination,
 } from "./routing.js";
 
@@ -465,7 +464,7 @@ function runMenu(walk: Walk, ivr: Ivr): Outcome {
 /** Whether the outbound context has an extension for `number`. */
 function hasOutboundRoute(walk: Walk, number: string): boolean {
   if (number.startsWith("+")) return true; // `_+X.` drops the plus and routes again
-  return bestMatch(outboundEntries(walk.state).routes, number, (e) => e.pattern) !== undefined;
+  return outboundEntryFor(walk.state, number) !== undefined;
 }
 
 /**
@@ -485,7 +484,7 @@ function enterOutbound(walk: Walk, dialled: string, callerExt?: string, leg = fa
     });
     number = number.slice(1);
   }
-  const entry = bestMatch(outboundEntries(state).routes, number, (e) => e.pattern);
+  const entry = outboundEntryFor(state, number);
   if (!entry) {
     add(walk, {
       context: names.outbound,

@@ -2,12 +2,14 @@
 // Asterisk modules refuse a reload while another runs, and PJSIP reloads are slow). A reload the
 // engine refuses as "already in progress" is retried with backoff. An identical command still
 // waiting in the queue is shared: two orgs whose dialplans changed get one `dialplan reload`
-// after both files are written.
+// after both files are written. Queue reloads waiting together become one: two different named
+// queue reloads could not both work (the first loads queues.conf, the second finds it
+// "unchanged", see `queueReload`), so they wait as one full `queue reload all`.
 
 import { systemTimers, type Timers } from "../clock.js";
 import { EngineBusyError, type EngineTarget, type ReloadOutcome } from "../engine/target.js";
 import { noInstruments, type ReloadInstruments } from "../metrics/instruments.js";
-import type { ReloadCommand } from "./reloads.js";
+import { fullReloadOf, type ReloadCommand } from "./reloads.js";
 
 export interface ReloadQueueOptions {
   /** How many times a refused reload is sent in all (default 8). */
@@ -67,13 +69,18 @@ export class ReloadQueue {
     for (const command of commands) {
       let index = -1;
       for (let i = from; i < this.pending.length; i++) {
-        if (this.pending[i]!.command.command === command.command) {
+        const waiting = this.pending[i]!.command;
+        if (
+          waiting.command === command.command ||
+          (waiting.module === "queues" && command.module === "queues")
+        ) {
           index = i;
           break;
         }
       }
       if (index >= 0) {
         const job = this.pending[index]!;
+        if (job.command.command !== command.command) job.command = fullReloadOf("queues");
         for (const unit of unitList) if (!job.units.includes(unit)) job.units.push(unit);
         jobs.push(job);
         from = index + 1;

@@ -46,9 +46,8 @@ export function queueNames(content: string | null): Set<string> {
 
 /**
  * The reload commands for a set of file changes, at most one per module, in a fixed order
- * (PJSIP first so that endpoints exist before the dialplan that dials them). Queues are
- * reloaded by name when only queue files of orgs changed: `queue reload all <names>` costs far
- * less than reloading every queue of every tenant.
+ * (PJSIP first so that endpoints exist before the dialplan that dials them). A queue is
+ * reloaded by name when it is the only one that changed (see `queueReload`).
  */
 export function reloadsFor(changes: readonly FileChange[]): ReloadCommand[] {
   const touched = new Set<EngineModule>();
@@ -78,12 +77,29 @@ export function reloadsFor(changes: readonly FileChange[]): ReloadCommand[] {
       }
     }
   }
-  const names = [...queues].sort();
   return MODULE_ORDER.filter((module) => touched.has(module)).map((module) =>
-    module === "queues" && !allQueues && names.length > 0
-      ? { module, command: `queue reload all ${names.join(" ")}` }
-      : fullReloadOf(module),
+    module === "queues" && !allQueues ? queueReload(queues) : fullReloadOf(module),
   );
+}
+
+/**
+ * The one reload that loads every queue in `names`: `queue reload all <name>` for a single queue
+ * (it costs far less than reloading every queue of every tenant), the full reload otherwise.
+ * Never several names: app_queue loads queues.conf with CONFIG_FLAG_FILEUNCHANGED for each name
+ * it is given, so every name after the first finds the file "unchanged" and is silently not
+ * reloaded (checked on Asterisk 22.10.1: `queue reload all q1 q2` after adding both left q2
+ * missing); and a list of names grows past the 1,022-byte line AMI accepts (`AMI_MAX_LINE_BYTES`).
+ */
+export function queueReload(names: ReadonlySet<string>): ReloadCommand {
+  if (names.size === 1) return { module: "queues", command: `queue reload all ${[...names][0]}` };
+  return fullReloadOf("queues");
+}
+
+/** The queue a named queue reload names, or null for the full reload (or another command). */
+export function queueNamedBy(command: ReloadCommand): string | null {
+  if (command.module !== "queues") return null;
+  const name = command.command.slice("queue reload all".length).trim();
+  return name === "" ? null : name;
 }
 
 /** The text of one `[name]` section up to the next section, for comparing queues one by one. */
@@ -130,7 +146,7 @@ export function reloadsWithForced(
 
 /**
  * One list of reloads covering several lists (several units deployed together): one command per
- * module, queues by the union of their names unless one list reloads every queue.
+ * module; queues by name only when all lists name the same single queue (`queueReload`).
  */
 export function mergeReloads(lists: readonly (readonly ReloadCommand[])[]): ReloadCommand[] {
   const modules = new Set<EngineModule>();
@@ -139,13 +155,11 @@ export function mergeReloads(lists: readonly (readonly ReloadCommand[])[]): Relo
   for (const command of lists.flat()) {
     modules.add(command.module);
     if (command.module !== "queues") continue;
-    const names = command.command.slice("queue reload all".length).trim();
-    if (names === "") allQueues = true;
-    else for (const name of names.split(/\s+/)) queues.add(name);
+    const name = queueNamedBy(command);
+    if (name === null) allQueues = true;
+    else queues.add(name);
   }
   return MODULE_ORDER.filter((module) => modules.has(module)).map((module) =>
-    module === "queues" && !allQueues
-      ? { module, command: `queue reload all ${[...queues].sort().join(" ")}` }
-      : fullReloadOf(module),
+    module === "queues" && !allQueues ? queueReload(queues) : fullReloadOf(module),
   );
 }

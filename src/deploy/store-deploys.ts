@@ -233,7 +233,7 @@ export class StoreDeploys {
       (unit) => unit.kind === "org" && !servedUnits.has(unitId(unit)),
     );
     const size = Math.max(1, this.options.startupBatchSize ?? 100);
-    const records: DeployRecord[] = [];
+    const byUnit = new Map<string, DeployRecord>();
     for (let from = 0; from === 0 || from < served.length; from += size) {
       const chunk = served.slice(from, from + size);
       const groups: UnitFiles[] = [];
@@ -242,18 +242,25 @@ export class StoreDeploys {
         if (files) groups.push({ unit: orgUnit(org.contextPrefix), files });
       }
       if (from + size >= served.length) {
-        // The last batch: the gateway and the include files go with it, so they are written
-        // after every org file they name; org directories no longer served are removed.
+        // The last batch: the gateway goes with it, so it is written after every org file it
+        // names; org directories no longer served are removed.
         groups.push(...stale.map((unit) => ({ unit, files: [] })));
         try {
           groups.push({ unit: { kind: "gateway" }, files: (await this.builds.gateway()).files });
         } catch (error) {
           await this.recordFailure("gateway", trigger, error as Error);
         }
-        groups.push({ unit: { kind: "top" }, files: await this.builds.topLevelFiles() });
       }
-      records.push(...(await this.deployer.deployUnits(groups, { trigger })));
+      // The include files go with every batch: the engine loads a batch's orgs only once an
+      // include names them, and the deployer checks that it did. The include guard keeps them
+      // to the org files on disk so far, so each batch adds its own orgs.
+      groups.push({ unit: { kind: "top" }, files: await this.builds.topLevelFiles() });
+      // One record per unit in the summary: the include files' last deploy is the one that counts.
+      for (const record of await this.deployer.deployUnits(groups, { trigger })) {
+        byUnit.set(record.unit, record);
+      }
     }
+    const records = [...byUnit.values()];
     return {
       units: records.length,
       changed: records.filter((r) => r.result !== "unchanged"),

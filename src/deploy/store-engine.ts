@@ -38,6 +38,8 @@ export interface ServerEngineOptions {
   debounceMs?: number;
   maxDelayMs?: number;
   reloadQueueOptions?: ReloadQueueOptions;
+  /** Orgs per batch of the start-up deploy (default 100). */
+  startupBatchSize?: number;
   /** Deploy, reload and AMI measurements (src/metrics); default none. */
   instruments?: Instruments;
 }
@@ -96,6 +98,9 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+    ...(options.startupBatchSize !== undefined
+      ? { startupBatchSize: options.startupBatchSize }
+      : {}),
     instruments: instruments.deploys,
     onError: (orgId, error) =>
       logger?.error({ org_id: orgId, err: error.message }, "background deploy failed"),

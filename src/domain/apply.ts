@@ -10,6 +10,7 @@ import { type OrgImpact, orgImpact } from "../compiler/impact.js";
 import type { OrgExtras } from "../model/org-extras.js";
 import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
 import { internationalDigits } from "../model/phone.js";
+import { claimedAddressMessage, claimedElsewhere } from "../model/trunk-identify.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
 import { createDidRepository, RELEASED_TO_POOL } from "../store/did-repository.js";
@@ -161,6 +162,16 @@ export async function applyOrgState(
         `${desired.org.name}: ${first.path}: ${first.message}` +
           (problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""),
       );
+    }
+    // A carrier address another org's trunk matches is that org's traffic (as the API refuses).
+    const elsewhere = await createTrunkRepository(trx).listOutsideOrg(orgId);
+    for (const [index, trunk] of plan.state.trunks.entries()) {
+      const claimed = claimedElsewhere(trunk, elsewhere);
+      if (claimed !== undefined) {
+        throw new Conflict(
+          `${desired.org.name}: trunks[${index}]: ${claimedAddressMessage(claimed)}`,
+        );
+      }
     }
     const result = {
       ...describe(plan, stored, !existingRow, prune),

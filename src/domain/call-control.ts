@@ -3,6 +3,8 @@
 // channels of it (rule 3): another org's call, or a channel of it the org does not own, is never
 // touched, and is answered like an unknown call.
 import { orgNames } from "../compiler/names.js";
+import { internalContextHas } from "../compiler/routing.js";
+import type { OrgState } from "../model/org-state.js";
 import { BadRequest, Conflict, NotFound, Unavailable } from "./errors.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
 
@@ -88,9 +90,19 @@ export async function hangupCall(
 /** Where a call may be transferred: an extension of the org or a phone number, digits only. */
 export const TRANSFER_TARGET = "^\\+?[0-9]{2,15}$";
 
-export interface TransferDeps extends CallControlDeps {
+export interface HoldDeps extends CallControlDeps {
   /** The org's context prefix (`org_<id>_`): its channels and its internal context are named by it. */
   contextPrefix(orgId: string): Promise<string>;
+}
+
+export interface TransferDeps extends HoldDeps {
+  /** The org's configuration as the compiler reads it (where a transfer target leads). */
+  orgState(orgId: string): Promise<OrgState>;
+}
+
+/** The message when a transfer target is nowhere in the org's internal context. */
+export function unreachableTargetMessage(to: string): string {
+  return `${to} is not an extension of the org and no outbound route of the org matches it`;
 }
 
 /**
@@ -127,6 +139,10 @@ export async function transferCall(
     if (!transferer) throw new Conflict("The call has no answered phone of the org to transfer");
   }
   if (!CHANNEL_NAME.test(transferer)) throw new Error("unexpected channel name from the engine");
+  // The engine would accept a transfer to nowhere and drop the caller: refuse it first.
+  if (!internalContextHas(await deps.orgState(orgId), request.to)) {
+    throw new BadRequest(unreachableTargetMessage(request.to));
+  }
   await deps.control.blindTransfer(transferer, orgNames(prefix).internal, request.to);
   return { success: true, channel: transferer, to: request.to };
 }
@@ -177,7 +193,7 @@ function liveCallFor(deps: CallControlDeps, orgId: string, linkedid: string) {
  * leg keeps the held party's name (HOLD_PEER_VARIABLE) for the unhold.
  */
 export async function holdCall(
-  deps: TransferDeps,
+  deps: HoldDeps,
   orgId: string,
   linkedid: string,
   request: { channel?: string | undefined } = {},
@@ -215,7 +231,7 @@ export async function holdCall(
  * `channel`) and the party it holds are bridged again (AMI Bridge), which stops the music.
  */
 export async function unholdCall(
-  deps: TransferDeps,
+  deps: HoldDeps,
   orgId: string,
   linkedid: string,
   request: { channel?: string | undefined } = {},

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import { orgNames } from "../compiler/names.js";
+import { outboundEntryFor } from "../compiler/routing.js";
 import {
   type CallerIdSource,
   REQUEST_CALLER_ID_VARIABLE,
@@ -64,6 +65,7 @@ export function clickToCall(
     const user = state.users.find((u) => u.extension === request.from && u.status === "active");
     if (!user) throw new NotFound(`Extension ${request.from} is not an active user of the org`);
     checkNumber(request.to);
+    checkRouted(state, request.to);
     return {
       // The user's phone rings first (its own internal entry: its dial logic, its ring time).
       channel: `Local/${user.extension}@${names.internal}`,
@@ -88,6 +90,7 @@ export function originateToAi(
 ): Promise<PlacedCall> {
   return placeOnce(deps, orgId, "originate-to-ai", request, idempotencyKey, (state, names) => {
     checkNumber(request.to);
+    checkRouted(state, request.to);
     const agent = aiAgentOf(state);
     return {
       // The customer is dialled first through the org's outbound routes, as the agent would.
@@ -136,6 +139,19 @@ function aiAgentOf(state: OrgState): User {
 function checkNumber(to: string): void {
   // Reaches the Originate's Exten and a Local channel name: digits and a leading + only.
   if (!looksLikePhoneNumber(to)) throw new BadRequest(badPhoneNumberMessage(to));
+}
+
+/** The message when no outbound route of the org takes `number` (exported for the transfer). */
+export function noRouteMessage(number: string): string {
+  return `No outbound route of the org matches ${number}`;
+}
+
+/**
+ * Refuses a number the org's outbound context has no extension for, before the engine is asked:
+ * the engine would refuse the Originate ("Extension does not exist") or fail the call unseen.
+ */
+function checkRouted(state: OrgState, to: string): void {
+  if (!outboundEntryFor(state, to)) throw new BadRequest(noRouteMessage(to));
 }
 
 function callerIdFor(

@@ -46,6 +46,11 @@ export class TooManyRequests extends DomainError {
   readonly status = 429;
 }
 
+/** 502: the engine refused an action for a reason the API has no better answer for. */
+export class EngineRefused extends DomainError {
+  readonly status = 502;
+}
+
 /** 503: a feature that needs configuration the server does not have. */
 export class Unavailable extends DomainError {
   readonly status = 503;

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../model/defaults.js";
 import { type OrgState, Trunk } from "../model/org-state.js";
+import { claimedAddressMessage, claimedElsewhere } from "../model/trunk-identify.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
@@ -96,6 +97,16 @@ function assertTrunkValid(state: OrgState, trunk: Trunk & { id: string }): void 
   assertValidAt(next, `trunks[${next.trunks.length - 1}]`);
 }
 
+/**
+ * 409 when the trunk's identify would match an address or range another org's trunk matches:
+ * Asterisk would give that traffic to one of them, so naming it could take another tenant's
+ * carrier calls. The message never names the other org.
+ */
+export async function assertAddressesUnclaimed(db: Db, orgId: string, trunk: Trunk): Promise<void> {
+  const claimed = claimedElsewhere(trunk, await createTrunkRepository(db).listOutsideOrg(orgId));
+  if (claimed !== undefined) throw new Conflict(claimedAddressMessage(claimed));
+}
+
 async function saveTrunk(
   deps: DomainDeps,
   orgId: string,
@@ -131,6 +142,7 @@ export async function createTrunk(
     const base = withDefaults(Trunk, { name: input.name, host: input.host });
     const trunk = { ...merge(base, input), id: randomUUID() };
     assertTrunkValid(state, trunk);
+    await assertAddressesUnclaimed(trx, orgId, trunk);
     return createTrunkRepository(trx).insert(orgId, trunk);
   });
 }
@@ -147,6 +159,7 @@ export async function updateTrunk(
     const state = await loadOrgState(trx, orgId);
     const trunk = { ...merge(current, input), id };
     assertTrunkValid(state, trunk);
+    await assertAddressesUnclaimed(trx, orgId, trunk);
     await createTrunkRepository(trx).replace(id, trunk);
     return trunk;
   });

@@ -31,6 +31,28 @@ export interface AmiConnectionOptions {
 
 type State = "idle" | "connecting" | "ready" | "closed";
 
+/**
+ * The longest line (CRLF not counted) Asterisk's AMI reads: main/manager.c reads a line into
+ * `inbuf[1025]`, keeps one byte for the NUL and needs the CRLF inside the buffer, so 1,022 bytes.
+ * A longer line is refused with "Failed to parse message: line too long" (checked on 22.10.1).
+ */
+export const AMI_MAX_LINE_BYTES = 1022;
+
+/**
+ * Throws EngineCommandError when a header line of the action would be longer than the engine
+ * reads, so a caller learns it here instead of from a refusal (or a line cut in two).
+ */
+export function assertActionFits(fields: Record<string, string>): void {
+  for (const [key, value] of Object.entries(fields)) {
+    const bytes = Buffer.byteLength(`${key}: ${value}`);
+    if (bytes > AMI_MAX_LINE_BYTES) {
+      throw new EngineCommandError(
+        `${fields.Action ?? "AMI action"}: the ${key} line is ${bytes} bytes, over the ${AMI_MAX_LINE_BYTES} bytes AMI accepts`,
+      );
+    }
+  }
+}
+
 interface Waiter {
   resolve: () => void;
   reject: (error: Error) => void;
@@ -150,6 +172,7 @@ export class AmiConnection {
     completeEvent: string,
     answerTimeoutMs = this.options.actionTimeoutMs,
   ): Promise<AmiMessage[]> {
+    assertActionFits(fields);
     return this.counted(fields, this.sendListAction(fields, completeEvent, answerTimeoutMs));
   }
 
@@ -247,6 +270,7 @@ export class AmiConnection {
     fields: Record<string, string>,
     answerTimeoutMs = this.options.actionTimeoutMs,
   ): Promise<AmiMessage> {
+    assertActionFits(fields);
     return this.counted(fields, this.sendAction(fields, answerTimeoutMs));
   }
 

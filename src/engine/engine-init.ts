@@ -130,6 +130,13 @@ export function engineInitFiles(options: {
       `; ${options.includeDir}.`,
       // UDP for phones and most carriers; TCP for trunks whose URI says `transport=tcp`. Both on
       // one port: a transport is chosen by protocol, so they do not clash.
+      // Phones by username before any trunk's address (Asterisk's default is ip first): a
+      // trunk's identify `match` then never claims a phone's REGISTER or call, even from the
+      // carrier's own address. Only the identifiers of the modules pbxctl loads.
+      "[global]",
+      "type = global",
+      "endpoint_identifier_order = username,ip",
+      "",
       "[transport-udp]",
       "type = transport",
       "protocol = udp",

@@ -6,6 +6,7 @@ import { gatewayOrgOf } from "./gateway.js";
 import type { GatewayOrg, OrgState } from "./org-state.js";
 import { internationalDigits } from "./phone.js";
 import { isUsableDid } from "./refs.js";
+import { identifyMatches, matchesOverlap } from "./trunk-identify.js";
 import type { SourceDiagnostic, SourcePosition } from "./yaml.js";
 
 /** One org's claims on what orgs deployed together share, each placed in its file. */
@@ -15,7 +16,10 @@ export interface OrgSummary {
   slug: string | null;
   /** The assigned, active DIDs (`key`: international digits): no two org files may both hold one. */
   dids: (SummaryClaim & { key: string })[];
-  /** Each trunk's `match` addresses (inbound traffic identified as that trunk). */
+  /**
+   * The addresses and ranges each trunk is identified by (its `match` entries and, where it
+   * identifies the trunk, its host: trunk-identify.ts): no two org files may overlap.
+   */
   trunk_matches: SummaryClaim[];
   /** What the gateway dispatches to this org (null: nothing). */
   gateway: GatewayOrg | null;
@@ -53,9 +57,10 @@ export function summarizeOrg(
   });
   const trunkMatches: SummaryClaim[] = [];
   state.trunks.forEach((trunk, t) => {
-    trunk.match.forEach((address, m) => {
-      trunkMatches.push(claim(`trunks[${t}].match[${m}]`, address));
-    });
+    for (const entry of identifyMatches(trunk)) {
+      const m = trunk.match.indexOf(entry);
+      trunkMatches.push(claim(m < 0 ? `trunks[${t}].host` : `trunks[${t}].match[${m}]`, entry));
+    }
   });
   return {
     id: state.org.id,
@@ -73,8 +78,8 @@ export function summarizeOrg(
 }
 
 /**
- * Orgs compiled together share one engine: ids, context prefixes, slugs and DIDs must not
- * collide. One pass with maps of what earlier files claimed (comparing every pair of orgs took
+ * Orgs compiled together share one engine: ids, context prefixes, slugs, DIDs and trunk
+ * addresses must not collide. One pass with maps of what earlier files claimed (comparing every pair of orgs took
  * seconds at 1,000 orgs); the later file in the given order gets the problem.
  */
 export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagnostic[] {
@@ -85,6 +90,7 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
   const prefixes = new Map<string, string>();
   const slugs = new Map<string, string>();
   const numbers = new Map<string, string>();
+  const addresses: { entry: string; file: string }[] = [];
   for (const { file, summary } of files) {
     const idOwner = ids.get(summary.id);
     if (idOwner !== undefined) {
@@ -112,12 +118,27 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
       }
       claimed.push(key);
     }
+    // A carrier address or range another file's trunk matches: Asterisk would give its traffic
+    // to one of the two orgs (trunk-identify.ts). Pairwise, but over the few match entries of
+    // each org, not over its numbers.
+    for (const match of summary.trunk_matches) {
+      const owner = addresses.find((claim) => matchesOverlap(match.value, claim.entry));
+      if (owner !== undefined) {
+        error(
+          file,
+          match.path,
+          match.at,
+          `${match.value} is already matched by a trunk in ${owner.file}`,
+        );
+      }
+    }
     // Claims are recorded after the org's own checks: a number twice in one file is the
     // single-org validator's concern, not a clash between files.
     if (idOwner === undefined) ids.set(summary.id, file);
     if (prefixOwner === undefined) prefixes.set(summary.context_prefix, file);
     if (summary.slug !== null && slugOwner === undefined) slugs.set(summary.slug, file);
     for (const key of claimed) if (!numbers.has(key)) numbers.set(key, file);
+    for (const match of summary.trunk_matches) addresses.push({ entry: match.value, file });
   }
   return problems;
 }

@@ -83,6 +83,12 @@ export function createTrunkRepository(db: Db) {
       await db.deleteFrom("trunks").where("id", "=", id).execute();
     },
 
+    /** Every other org's trunks (what a trunk's identify match must not overlap), any order. */
+    async listOutsideOrg(orgId: string): Promise<Trunk[]> {
+      const rows = await db.selectFrom("trunks").selectAll().where("org_id", "!=", orgId).execute();
+      return rows.map(trunkFromRow);
+    },
+
     /** Trunks of the org ordered by name. */
     async listByOrg(orgId: string): Promise<Trunk[]> {
       const rows = await db

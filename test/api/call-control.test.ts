@@ -68,6 +68,18 @@ const heldEngine = {
 const post = (org: TestOrg, path: string, body: unknown, headers: Record<string, string> = {}) =>
   app.request("POST", `/api/v1${path}`, { headers: { ...orgKey(org), ...headers }, body });
 
+/** A carrier trunk (its own address per org) and a route for US numbers, 10 or 11 digits. */
+async function seedUsRoute(org: TestOrg, host: string) {
+  const trunk = await post(org, "/trunks", { name: "carrier", host });
+  assert.is(trunk.status, 201, trunk.text);
+  const route = await post(org, "/outbound-routes", {
+    name: "US",
+    patterns: ["_NXXNXXXXXX", "_1NXXNXXXXXX"],
+    trunk: "carrier",
+  });
+  assert.is(route.status, 201, route.text);
+}
+
 async function seedAgent(orgId: string, extension: string) {
   await insertUser(app.db, orgId, {
     ...sipUser(`org_${orgId}_`, extension),
@@ -90,7 +102,11 @@ test.before(async () => {
   bravo = await app.createOrg("Bravo");
   charlie = await app.createOrg("Charlie");
   await seedUser(app, acme.id, "101");
+  await seedUser(app, acme.id, "102");
   await seedAgent(acme.id, "150");
+  await seedUsRoute(acme, "198.51.100.1");
+  await seedUsRoute(bravo, "198.51.100.2");
+  await seedUsRoute(charlie, "198.51.100.3");
   await seedAgent(charlie.id, "150");
   await assignFromPool(app, acme, (await addToPool(app, "+918065978011")).id);
   await assignFromPool(app, bravo, (await addToPool(app, "+918065978012")).id);
@@ -170,6 +186,27 @@ test("nothing unchecked reaches the engine: bad numbers and unknown extensions",
     await post(acme, "/calls/click-to-call", { from: "202", to: "4155550100" }),
     404,
     "Extension 202 is not an active user of the org",
+  );
+  assert.equal(originated, []);
+});
+
+test("a number no outbound route of the org matches is a 400 naming it, before the engine is asked", async () => {
+  // Ten digits starting 0: neither _NXXNXXXXXX (N is 2-9) nor _1NXXNXXXXXX takes it.
+  const unrouted = "0876543210";
+  expectError(
+    await post(acme, "/calls/click-to-call", { from: "101", to: unrouted }),
+    400,
+    `No outbound route of the org matches ${unrouted}`,
+  );
+  expectError(
+    await post(acme, "/calls/click-to-call", { from: "101", to: `+44${unrouted}` }),
+    400,
+    `No outbound route of the org matches +44${unrouted}`,
+  );
+  expectError(
+    await post(acme, "/calls/originate-to-ai", { to: unrouted }),
+    400,
+    `No outbound route of the org matches ${unrouted}`,
   );
   assert.equal(originated, []);
 });
@@ -271,6 +308,13 @@ test("transfer: the org's answered phone hands its peer over; another org's call
     await post(acme, path, { to: "102", channel: "PJSIP/other-1" }),
     404,
     "Channel not found in this call",
+  );
+  // Neither an extension of the org nor a number its routes take: the engine would drop the
+  // caller, so nothing is sent.
+  expectError(
+    await post(acme, path, { to: "555" }),
+    400,
+    "555 is not an extension of the org and no outbound route of the org matches it",
   );
   assert.equal(transfers, []);
   const res = await post(acme, path, { to: "102" });

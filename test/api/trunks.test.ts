@@ -119,6 +119,63 @@ test("rules: unique name (409), registration needs a username, schema character 
   expectError(await call(acme, "POST", "/trunks", { name: "ok" }), 400, "host is required");
 });
 
+test("an address or range another org's trunk matches is 409, without naming that org", async () => {
+  const held = await call(beta, "POST", "/trunks", {
+    name: "beta-carrier",
+    host: "sip.beta-carrier.example",
+    registration: true,
+    username: "beta",
+    match: ["203.0.113.0/28", "2001:db8::/64"],
+  });
+  assert.is(held.status, 201, held.text);
+  const refused = [
+    // An address inside the range, a range around it, the same IPv6 network written longer.
+    [
+      {
+        name: "claim1",
+        host: "sip.other.example",
+        registration: true,
+        username: "a",
+        match: ["203.0.113.10"],
+      },
+      "203.0.113.10",
+    ],
+    [{ name: "claim2", host: "203.0.113.0" }, "203.0.113.0"],
+    [
+      {
+        name: "claim3",
+        host: "sip.other.example",
+        registration: true,
+        username: "a",
+        match: ["203.0.112.0/23"],
+      },
+      "203.0.112.0/23",
+    ],
+    [{ name: "claim4", host: "[2001:db8:0:0::5]" }, "[2001:db8:0:0::5]"],
+  ] as const;
+  for (const [body, entry] of refused) {
+    const res = await call(acme, "POST", "/trunks", body);
+    expectError(res, 409, `${entry} is already matched by another organization's trunk`);
+    assert.not.match(res.text, "Beta");
+  }
+  // Next to the range is free; so is a host name that registers (identified by its line).
+  const beside = await call(acme, "POST", "/trunks", {
+    name: "beside",
+    host: "203.0.113.16",
+    match: ["203.0.113.17"],
+  });
+  assert.is(beside.status, 201, beside.text);
+  expectError(
+    await call(acme, "PUT", `/trunks/${beside.body.id}`, { match: ["203.0.113.15"] }),
+    409,
+    "203.0.113.15 is already matched by another organization's trunk",
+  );
+  const listed = await call(acme, "GET", `/trunks/${beside.body.id}`);
+  assert.equal(listed.body.match, ["203.0.113.17"], "the refused update changed nothing");
+  await call(acme, "DELETE", `/trunks/${beside.body.id}`);
+  await call(beta, "DELETE", `/trunks/${held.body.id}`);
+});
+
 test("a trunk used by a route cannot be deleted: 409 names the route", async () => {
   const trunk = (await call(acme, "POST", "/trunks", { name: "busy", host: "b.example" })).body;
   const route = await call(acme, "POST", "/outbound-routes", {

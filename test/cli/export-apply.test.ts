@@ -236,6 +236,43 @@ test("apply is all or nothing per org: a collision with a kept resource writes n
   }
 });
 
+test("apply refuses a trunk matching another org's carrier address (409), writing nothing", async () => {
+  const dataDir = await seededDataDir();
+  try {
+    const other = "7a1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d";
+    const store = await openDataStore({}, dataDir, { create: false });
+    await insertOrg(store.db, other, "Other Corp");
+    await createTrunkRepository(store.db).insert(other, {
+      name: "theirs",
+      host: "198.51.100.20",
+      port: 5060,
+      transport: "udp",
+      username: null,
+      registration: false,
+      codecs: ["ulaw"],
+      match: ["192.0.2.0/24"],
+    });
+    await store.db.destroy();
+    const file = join(dataDir, "acme.yaml");
+    const original = await exportText(dataDir);
+    const data = parse(original);
+    data.trunks[0].match = ["192.0.2.77"];
+    writeFileSync(file, stringify(data));
+    await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
+      const out = await apply(dataDir, [file]);
+      assert.is(out.code, 1);
+      assert.match(
+        out.result?.failures[0]?.error ?? out.stdout,
+        "trunks[0]: 192.0.2.77 is already matched by another organization's trunk",
+      );
+      assert.not.match(out.result?.failures[0]?.error ?? out.stdout, "Other Corp");
+    });
+    assert.is(await exportText(dataDir), original, "nothing of the org was written");
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test("an org only in YAML is created active with its id and deployed into the engine directory", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-gitops-"));
   try {

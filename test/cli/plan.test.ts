@@ -132,7 +132,9 @@ test("--base: the configuration change between a git revision and the working tr
     .replace("9b7e6d5c-4a3b-4c2d-8e1f-0a9b8c7d6e5f", "12345678-4a3b-4c2d-8e1f-0a9b8c7d6e5f")
     .replace("context_prefix: globex_", "context_prefix: initech_")
     .replace("slug: globex", "slug: initech")
-    .replace(/\+91806597802/g, "+91222222222");
+    .replace(/\+91806597802/g, "+91222222222")
+    // Its own carrier address: globex's is globex's inbound traffic.
+    .replace(/198\.51\.100\.7/g, "198.51.100.8");
   await writeFile(join(orgs, "initech.yaml"), initech);
   const added = await runCommand(Plan, [orgs, "--base", "HEAD", "--json"]);
   assert.is(added.code, 2, added.stderr);

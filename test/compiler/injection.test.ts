@@ -139,7 +139,7 @@ function withValue(path: string[], value: string): Record<string, unknown> {
 
 /** `${NAME` and `$[` forms the compiler itself writes; anything else came from data. */
 const OWN_VARIABLES =
-  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|PBX_REQUEST_CID|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\(|DIALPLAN_EXISTS\(|CONSENT_PEER)/;
+  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|PBX_REQUEST_CID|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\(|DIALPLAN_EXISTS\(|CONSENT_PEER|LEN\(|PJSIP_DIAL_CONTACTS\()/;
 const PJSIP_KEY = /^[a-z_]+=/;
 
 /** Problems with one compiled file, judged line by line against what the compiler may write. */

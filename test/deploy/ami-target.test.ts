@@ -1,7 +1,11 @@
 import { type AddressInfo, connect, createServer } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { AmiConnection, AmiUnreachableError } from "../../src/engine/ami-connection.js";
+import {
+  AMI_MAX_LINE_BYTES,
+  AmiConnection,
+  AmiUnreachableError,
+} from "../../src/engine/ami-connection.js";
 import { createAmiTarget } from "../../src/engine/ami-target.js";
 import {
   amiOptionsFrom,
@@ -12,6 +16,7 @@ import {
   engineKindFrom,
   resolveEnginePaths,
 } from "../../src/engine/index.js";
+import { EngineCommandError } from "../../src/engine/target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 
 const credentials = { host: "127.0.0.1", username: "pbxctl", secret: "secret" };
@@ -23,6 +28,50 @@ async function until(check: () => boolean, what: string, timeoutMs = 3000): Prom
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+test("a line over 1,022 bytes: the fake refuses it as Asterisk does, the connection never sends one", async () => {
+  const ami = new FakeAmiServer();
+  const port = await ami.listen();
+  const socket = connect(port, "127.0.0.1");
+  socket.setEncoding("utf8");
+  let text = "";
+  socket.on("data", (chunk: string) => {
+    text += chunk;
+  });
+  const connection = new AmiConnection({ ...credentials, port });
+  try {
+    const command = (bytes: number) =>
+      `queue reload all ${"q".repeat(bytes - "Command: queue reload all ".length)}`;
+    socket.write("Action: Login\r\nActionID: a1\r\nUsername: pbxctl\r\nSecret: secret\r\n\r\n");
+    socket.write(
+      `Action: Command\r\nActionID: a2\r\nCommand: ${command(AMI_MAX_LINE_BYTES + 1)}\r\n\r\n`,
+    );
+    socket.write(
+      `Action: Command\r\nActionID: a3\r\nCommand: ${command(AMI_MAX_LINE_BYTES)}\r\n\r\n`,
+    );
+    await until(() => text.includes("ActionID: a3"), "both answers");
+    await until(() => text.endsWith("\r\n\r\n"), "end of message");
+    assert.match(
+      text,
+      "Response: Error\r\nActionID: a2\r\nMessage: Failed to parse message: line too long\r\n\r\n",
+    );
+    assert.not.match(text, /ActionID: a3\r\nMessage: Failed to parse/);
+
+    const before = ami.received.length;
+    try {
+      await connection.action({ Action: "Command", Command: command(AMI_MAX_LINE_BYTES + 1) });
+      assert.unreachable("sent a line AMI cannot read");
+    } catch (error) {
+      assert.instance(error, EngineCommandError);
+      assert.match((error as Error).message, "over the 1022 bytes AMI accepts");
+    }
+    assert.is(ami.received.length, before, "nothing reached the engine");
+  } finally {
+    socket.destroy();
+    await connection.close();
+    await ami.close();
+  }
+});
 
 test("the fake server speaks AMI: banner, login, ActionID echo, CRLF blank-line messages", async () => {
   const ami = new FakeAmiServer();

@@ -66,4 +66,33 @@ test("a reload refused maxAttempts times fails with the engine's message, no mor
   assert.is(clock.pendingTimers, 0);
 });
 
+test("queue reloads waiting together become one, full when they name different queues", async () => {
+  const clock = new FakeClock();
+  const sent: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const target: EngineTarget = {
+    kind: "ami",
+    async reload({ command }): Promise<ReloadOutcome> {
+      sent.push(command.command);
+      if (sent.length === 1) await gate;
+      return { command: command.command, status: "ok", attempts: 1, durationMs: 0 };
+    },
+    health: async () => ({ status: "healthy", checkedAt: "" }),
+    close: async () => {},
+  };
+  const queue = new ReloadQueue(target, { timers: clock });
+  const first = queue.run([{ module: "dialplan", command: "dialplan reload" }], "org:a_");
+  await settle();
+  // Both wait behind the running dialplan reload: by name, the second would find queues.conf
+  // already loaded by the first and reload nothing.
+  const a = queue.run([{ module: "queues", command: "queue reload all a_q1" }], "org:a_");
+  const b = queue.run([{ module: "queues", command: "queue reload all b_q1" }], "org:b_");
+  release();
+  await Promise.all([first, a, b]);
+  assert.equal(sent, ["dialplan reload", "queue reload all"]);
+});
+
 test.run();

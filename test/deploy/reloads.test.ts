@@ -1,7 +1,7 @@
 // Which reload each changed file needs (ASTERISK.md "Reloads"); never `core reload`.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { type FileChange, reloadsFor } from "../../src/deploy/reloads.js";
+import { type FileChange, mergeReloads, reloadsFor } from "../../src/deploy/reloads.js";
 
 const change = (path: string, before: string | null, after: string | null): FileChange => ({
   path,
@@ -61,6 +61,36 @@ test("queues are reloaded by name, unless a queue was removed or the include fil
   assert.equal(commands([change("queues.conf", "#include a", "#include a\n#include b")]), [
     "queue reload all",
   ]);
+});
+
+test("two changed queues are one full reload: app_queue reloads only the first name it is given", () => {
+  const before = "[p_q1]\nstrategy=ringall\n\n[p_q2]\nstrategy=ringall\n";
+  assert.equal(
+    commands([change("orgs/p_/queues.conf", before, before.replaceAll("ringall", "linear"))]),
+    ["queue reload all"],
+  );
+  assert.equal(
+    commands([change("orgs/p_/queues.conf", before, `${before}\n[p_q3]\nstrategy=linear\n`)]),
+    ["queue reload all p_q3"],
+  );
+});
+
+test("units deployed together reload one named queue only when they name the same one", () => {
+  const named = (name: string) => [
+    { module: "queues" as const, command: `queue reload all ${name}` },
+  ];
+  assert.equal(
+    mergeReloads([named("p_q1"), named("p_q1")]).map((c) => c.command),
+    ["queue reload all p_q1"],
+  );
+  // 500 orgs' queues by name would be a 24,000-byte AMI line; one full reload is one short line.
+  const many = Array.from({ length: 500 }, (_, i) =>
+    named(`org_${String(i).padStart(36, "0")}_q6000`),
+  );
+  assert.equal(
+    mergeReloads(many).map((c) => c.command),
+    ["queue reload all"],
+  );
 });
 
 test("no change ever asks for a core reload", () => {

@@ -4,11 +4,12 @@
 // effect is visible in the engine, the include race cannot reach it, a reload Asterisk answered
 // but did not apply is caught, and a module that declined at boot is loaded by the first deploy.
 import { readFile, rm, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { splitIntoUnits } from "../../src/deploy/units.js";
-import { commandOutput } from "../../src/engine/ami-connection.js";
+import { AMI_MAX_LINE_BYTES, commandOutput } from "../../src/engine/ami-connection.js";
 import { type createAmiTarget, moduleFileOf } from "../../src/engine/ami-target.js";
 import {
   type AmiTranscript,
@@ -16,6 +17,7 @@ import {
   type TranscriptAnswer,
   templateOf,
 } from "../../src/engine/testing/ami-transcript.js";
+import { LONG_LINE } from "../../src/engine/testing/fake-ami.js";
 import {
   boot,
   compileYaml as compile,
@@ -32,6 +34,42 @@ org: { id: ${id}, name: Org ${prefix}, context_prefix: ${prefix} }
 users: [${extensions.map((e) => `{ extension: "${e}", name: User ${e}, sip: { md5_cred: ${MD5} } }`).join(", ")}]
 queues: [${queues.map((q) => `{ number: "${q}", name: Queue ${q} }`).join(", ")}]
 `;
+}
+
+/**
+ * Logs in over a raw socket and sends one action of `lines` as they are (AmiConnection refuses to
+ * send a line over the limit); resolves with the answer to it, `Key: value` pairs.
+ */
+function rawAmiAnswer(
+  port: number,
+  username: string,
+  secret: string,
+  lines: string[],
+): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let buffer = "";
+    socket.setEncoding("utf8");
+    socket.on("error", reject);
+    socket.write(
+      `Action: Login\r\nUsername: ${username}\r\nSecret: ${secret}\r\nEvents: off\r\n\r\n`,
+    );
+    socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    socket.on("data", (chunk: string) => {
+      buffer += chunk;
+      for (const block of buffer.split("\r\n\r\n").slice(0, -1)) {
+        if (!block.includes("ActionID: raw-1")) continue;
+        const fields: Record<string, string> = {};
+        for (const line of block.split("\r\n")) {
+          const colon = line.indexOf(":");
+          if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 1).trim();
+        }
+        socket.destroy();
+        resolve(fields);
+        return;
+      }
+    });
+  });
 }
 
 const A = org("orga_", "aaaaaaaa-0000-4000-8000-000000000001", ["101", "102"], ["600"]);
@@ -102,6 +140,27 @@ test("every command the AMI target sends is answered as fixtures/ami/asterisk-22
             }),
           );
         }
+        // A line one byte over what AMI reads, sent raw (AmiConnection never sends one), with
+        // the longest line it accepts beside it for contrast.
+        const longest = `queue reload all ${"q".repeat(AMI_MAX_LINE_BYTES - "Command: queue reload all ".length)}`;
+        const fits = await rawAmiAnswer(engine.amiPort, engine.amiUsername, engine.amiSecret, [
+          "Action: Command",
+          "ActionID: raw-1",
+          `Command: ${longest}`,
+        ]);
+        assert.equal(fits.Response, "Success", "a line of exactly the limit is read");
+        const tooLong = await rawAmiAnswer(engine.amiPort, engine.amiUsername, engine.amiSecret, [
+          "Action: Command",
+          "ActionID: raw-1",
+          `Command: ${longest}q`,
+        ]);
+        answers.push({
+          command: LONG_LINE,
+          case: "line too long",
+          response: tooLong.Response ?? "",
+          message: tooLong.Message ?? "",
+          output: [],
+        });
         const recorded: AmiTranscript = {
           engine: (await engine.cli("core show version")).trim().split(" ").slice(0, 2).join(" "),
           answers,

@@ -15,8 +15,8 @@ export interface BaresipAccount {
   user: string;
   password: string;
   registrar: string;
-  /** The address baresip sends from and listens on (default 127.0.0.1). */
-  listen?: string;
+  /** The loopback address the phone sends from (default 127.0.0.1). */
+  listenHost?: string;
   /** false: no REGISTER, the account only places calls (a carrier's side). Default true. */
   register?: boolean;
 }
@@ -136,7 +136,7 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
     join(dir, "config"),
     [
       "poll_method epoll",
-      `sip_listen ${account.listen ?? "127.0.0.1"}:${sipPort}`,
+      `sip_listen ${account.listenHost ?? "127.0.0.1"}:${sipPort}`,
       `audio_source aufile,${microphone}`,
       "audio_player none,none",
       "audio_alert none,none",

@@ -71,10 +71,10 @@ async function answer(phone: Baresip, since: number) {
   await phone.waitForEvent((e) => e.type === "CALL_ESTABLISHED", { since });
 }
 
-async function outboundSetup(service: Service, org: Org, carrierPort: number) {
+async function outboundSetup(service: Service, org: Org, carrierPort: number, host: string) {
   await service.call("POST", "/trunks", org, {
     name: "carrier",
-    host: CARRIER_HOST,
+    host,
     port: carrierPort,
   });
   await service.call("POST", "/outbound-routes", org, {
@@ -87,7 +87,7 @@ async function outboundSetup(service: Service, org: Org, carrierPort: number) {
 test.before(async (context) => {
   const carrierPort = await freeLoopbackPort();
   context.carrier = new FakeCarrier();
-  await context.carrier.listen(carrierPort, CARRIER_HOST);
+  await context.carrier.listen(carrierPort, "0.0.0.0");
   const service = await startService();
   context.service = service;
   const db = service.rig.db;
@@ -114,7 +114,10 @@ test.before(async (context) => {
     .set({ routing_type: "extension", routing_destination: "101" })
     .where("number", "=", "+918065978020")
     .execute();
-  for (const org of [acme, bravo]) await outboundSetup(service, org, carrierPort);
+  // Each org reaches the carrier at its own loopback address (the carrier listens on all of
+  // them): an address one org's trunk matches is that org's inbound traffic alone.
+  await outboundSetup(service, acme, carrierPort, CARRIER_HOST);
+  await outboundSetup(service, bravo, carrierPort, "127.0.0.3");
   await service.call("PUT", "/settings", limited, { max_concurrent_calls: 1 }, 200);
   await service.deploy();
   await until("call tracking connected", () => service.rig.running.calls.live.tracking);
@@ -506,6 +509,32 @@ test("the engine's answers to the call-control actions are those the fast suite'
       Priority: "1",
       Account: acme.id,
       Async: "true",
+    }),
+    // Refusals the API maps to documented errors (src/domain/engine-refusals.ts): a route the
+    // engine has not loaded, and a channel name it cannot dial.
+    await ask("no such extension", {
+      Action: "Originate",
+      Channel: `Local/101@${acme.prefix}internal`,
+      Context: `${acme.prefix}outbound`,
+      Exten: "nosuchexten",
+      Priority: "1",
+      Account: acme.id,
+      Async: "true",
+    }),
+    await ask("invalid channel", {
+      Action: "Originate",
+      Channel: "nochannel",
+      Context: `${acme.prefix}internal`,
+      Exten: "150",
+      Priority: "1",
+      Account: acme.id,
+      Async: "true",
+    }),
+    await ask("no extension", {
+      Action: "BlindTransfer",
+      Channel: `PJSIP/${acme.prefix}101-7fffffff`,
+      Context: `${acme.prefix}internal`,
+      Exten: "",
     }),
     await ask("no such channel", {
       Action: "BlindTransfer",

@@ -43,20 +43,26 @@ async function phoneOf(service: Service, org: Org, extension: string): Promise<B
 test.before(async (context) => {
   const carrierPort = await freeLoopbackPort();
   context.carrier = new FakeCarrier();
-  await context.carrier.listen(carrierPort, CARRIER_HOST);
+  await context.carrier.listen(carrierPort, "0.0.0.0");
   const service = await startService();
   context.service = service;
   const db = service.rig.db;
   context.acme = await service.createOrg("Acme");
   context.bravo = await service.createOrg("Bravo");
   const { acme, bravo } = context;
+  // Each org reaches the carrier at its own loopback address (the carrier listens on all of
+  // them): an address one org's trunk matches is that org's inbound traffic alone.
+  const hosts = new Map([
+    [acme, CARRIER_HOST],
+    [bravo, "127.0.0.3"],
+  ]);
   for (const org of [acme, bravo]) {
     await insertUser(db, org.id, sipUser(org.prefix, "101"));
     await insertUser(db, org.id, sipUser(org.prefix, "102"));
     await insertUser(db, org.id, { ...sipUser(org.prefix, "150"), routing_type: "ai_agent" });
     await service.call("POST", "/trunks", org, {
       name: "carrier",
-      host: CARRIER_HOST,
+      host: hosts.get(org)!,
       port: carrierPort,
     });
     await service.call("POST", "/outbound-routes", org, {

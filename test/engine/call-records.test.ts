@@ -14,7 +14,6 @@ import {
   ORG_A,
   ORG_B,
   PREFIX_A,
-  SCENARIO_CARRIER_HOST,
   SCENARIO_ORGS,
   SCENARIOS,
   scenarioDialplan,
@@ -50,7 +49,7 @@ function follow(engine: AsteriskInstance, db: Db): CallTracking {
 test.before(async (context) => {
   const carrierPort = await freeLoopbackPort();
   context.carrier = new FakeCarrier();
-  await context.carrier.listen(carrierPort, SCENARIO_CARRIER_HOST);
+  await context.carrier.listen(carrierPort, "0.0.0.0");
   context.engine = await boot(scenarioFiles(carrierPort), {
     etcFiles: { "extensions_test.conf": scenarioDialplan() },
     extensionsAppend: '#include "extensions_test.conf"',

@@ -37,7 +37,11 @@ const phoneCred = (extension: string) =>
   sipDigest(`${PREFIX_A}${extension}`, phonePassword(extension));
 
 function orgsYaml(carrierPort: number): string {
-  const trunk = `trunks: [ { name: carrier, host: ${SCENARIO_CARRIER_HOST}, port: ${carrierPort} } ]
+  // Each org reaches the carrier at its own loopback address (the carrier listens on all of
+  // them): an address one org's trunk matches is that org's inbound traffic alone.
+  const trunk = (
+    host: string,
+  ) => `trunks: [ { name: carrier, host: ${host}, port: ${carrierPort} } ]
 outbound_routes: [ { name: India, patterns: ["_91XXXXXXXXXX"], trunk: carrier } ]`;
   return `
 org: { id: ${ORG_A}, name: Acme, context_prefix: ${PREFIX_A} }
@@ -60,12 +64,12 @@ ivrs:
       - { digit: "2", action_type: queue, action_destination: aaaaaaaa-0000-4000-8000-0000000000a1 }
 dids:
   - { number: "+918065978001", is_default: true, routing_type: ivr, routing_destination: ${MAIN_IVR} }
-${trunk}
+${trunk(SCENARIO_CARRIER_HOST)}
 ---
 org: { id: ${ORG_B}, name: Bravo, context_prefix: ${PREFIX_B} }
 users: [ { extension: "101", name: Someone, sip: { md5_cred: ${MD5} } } ]
 dids: [ { number: "+918065978004", routing_type: extension, routing_destination: "101" } ]
-${trunk}
+${trunk("127.0.0.3")}
 `;
 }
 

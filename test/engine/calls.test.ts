@@ -21,7 +21,11 @@ const MAIN = "aaaaaaaa-0000-4000-8000-0000000000b1";
 const MD5 = "5f4dcc3b5aa765d61d8327deb882cf99";
 
 function orgsYaml(carrierPort: number): string {
-  const trunk = `trunks: [ { name: carrier, host: 127.0.0.1, port: ${carrierPort} } ]
+  // Each org reaches the carrier at its own loopback address (the carrier listens on all of
+  // them): an address one org's trunk matches is that org's inbound traffic alone.
+  const trunk = (
+    host: string,
+  ) => `trunks: [ { name: carrier, host: ${host}, port: ${carrierPort} } ]
 outbound_routes: [ { name: India, patterns: ["_91XXXXXXXXXX", "_X."], trunk: carrier } ]`;
   return `
 org: { id: ${A}, name: Acme, context_prefix: ${P} }
@@ -55,18 +59,18 @@ dids:
   - { number: "+918065978001", is_default: true, routing_type: ivr, routing_destination: ${MAIN} }
   - { number: "+918065978002" }
   - { number: "+918065978003" }
-${trunk}
+${trunk("127.0.0.1")}
 ---
 # No default DID: the first assigned, active DID by number (rule 4).
 org: { id: bbbbbbbb-0000-4000-8000-000000000002, name: First by number, context_prefix: org_b_ }
 users: [ { extension: "101", name: Someone, sip: { md5_cred: ${MD5} } } ]
 dids: [ { number: "+918065978009" }, { number: "+918065978004" }, { number: "+918065978005", status: inactive } ]
-${trunk}
+${trunk("127.0.0.3")}
 ---
 # No DID at all: the sentinel (rule 5).
 org: { id: cccccccc-0000-4000-8000-000000000003, name: No DIDs, context_prefix: org_c_ }
 users: [ { extension: "101", name: Someone, sip: { md5_cred: ${MD5} } } ]
-${trunk}
+${trunk("127.0.0.4")}
 ---
 # A default DID outside the owned range becomes the sentinel; a local-form DID is 91 + rest.
 org: { id: dddddddd-0000-4000-8000-000000000004, name: Out of range, context_prefix: org_d_ }
@@ -74,7 +78,7 @@ users:
   - { extension: "101", name: Someone, sip: { md5_cred: ${MD5} } }
   - { extension: "102", name: Local form, outbound_did: "08065978029", sip: { md5_cred: ${MD5} } }
 dids: [ { number: "+14155550100", is_default: true }, { number: "08065978029" } ]
-${trunk}
+${trunk("127.0.0.5")}
 `;
 }
 
@@ -123,7 +127,7 @@ test.before(async (context) => {
     { environment: "prod", staging_endpoint: "staging-tunnel" },
   );
   context.carrier = new FakeCarrier();
-  await context.carrier.listen(carrierPort);
+  await context.carrier.listen(carrierPort, "0.0.0.0");
   context.engine = await boot(compiled.files, {
     etcFiles: { "extensions_test.conf": testDialplan() },
     extensionsAppend: '#include "extensions_test.conf"',
@@ -207,10 +211,12 @@ test("rule 2: an invalid digit plays pbx-invalid and retries the menu", async ({
 });
 
 const options: Array<[digit: string, app: string, args: string | RegExp, what: string]> = [
-  ["1", "Dial", `PJSIP/${P}101,30`, "extension: the user's extension in the internal context"],
+  // No phone is registered here: the user is rung through the dial Gosub, which finds no
+  // contact and returns without Dial (the registered case: sip-client.test.ts).
+  ["1", "Gosub", `${P}dial,101,1(30)`, "extension: the user's extension in the internal context"],
   ["2", "Queue", new RegExp(`^${P}q600`), "queue: the queue number in the queue context"],
   ["3", "Goto", `${P}ivrm_501,s,1`, "ivr: the target IVR's extension in the IVR context"],
-  ["4", "Dial", `PJSIP/${P}150,30`, "ai_agent: the agent user's internal extension"],
+  ["4", "Gosub", `${P}dial,150,1(30)`, "ai_agent: the agent user's internal extension"],
   ["5", "VoiceMail", `101@${P}vm,u`, "voicemail: the mailbox"],
   ["6", "Playback", "auth-thankyou", "callback: a prompt after storing the caller"],
   ["#", "Playback", "vm-goodbye", "hangup: goodbye"],
@@ -288,7 +294,7 @@ test("queue timeout to a user: after max_wait the call rings that user", async (
     engine,
     `601@${P}queue`,
     "s@pbxtest-silent",
-    new RegExp(`Dial\\("[^"]*", "PJSIP/${P}103`),
+    new RegExp(`Executing \\[103@${P}dial:\\d+\\] Hangup`),
   );
   assertStep(list, "Queue", new RegExp(`^${P}q601`), "joined the queue");
   assertStep(list, "Goto", `${P}internal,103,1`, "timeout destination: user 103");
@@ -354,17 +360,26 @@ for (const [from, expected, rule] of callerIds) {
   });
 }
 
-test("every traced call logged no WARNING/ERROR but Asterisk's own for a phone that is offline", ({
+test("a call to a phone that never registered: no Dial, DIALSTATUS=CHANUNAVAIL, 0 ERROR lines", async ({
   engine,
 }) => {
-  // Dial(PJSIP/<user>) to an endpoint with no registered contact logs these two ERRORs in
-  // Asterisk 22; nothing else may appear.
-  const offline =
-    /Could not create dialog to invalid URI '[^']+'\. {2}Is endpoint registered and reachable\?|Failed to create outgoing session to endpoint '[^']+'/;
-  assert.equal(
-    engine.problems().filter((line) => !offline.test(line)),
-    [],
+  const since = engine.log().length;
+  const list = await traceCall(
+    engine,
+    `101@${P}internal`,
+    "s@pbxtest-silent",
+    new RegExp(`Executing \\[101@${P}dial:\\d+\\] Hangup`),
   );
+  const ring = list.filter((step) => step.context === `${P}dial`);
+  // Ended as Dial's failure did (cause 3): the record stays FAILED, the webhook call.failed.
+  assert.equal(calls(ring), ["GotoIf(1?offline)", "Set(DIALSTATUS=CHANUNAVAIL)", "Hangup(3)"]);
+  // Dial(PJSIP/<user>) with no contact logged two ERRORs here ("Could not create dialog",
+  // "Failed to create outgoing session") before the dial Gosub checked for a contact.
+  assert.equal(engine.problems(since), []);
+});
+
+test("every traced call logged no WARNING or ERROR", ({ engine }) => {
+  assert.equal(engine.problems(), []);
 });
 
 test.run();

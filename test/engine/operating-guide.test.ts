@@ -183,7 +183,7 @@ test("§2-§4 a softphone registers as the guide says and rings for a carrier's 
     user: "carrier",
     password: "unused",
     registrar: `${SIP_ADDRESS}:${engine.sipPort}`,
-    listen: CARRIER_ADDRESS,
+    listenHost: CARRIER_ADDRESS,
     register: false,
   });
   try {

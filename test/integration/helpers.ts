@@ -54,6 +54,7 @@ export async function startRig(
     env?: Record<string, string>;
     /** Serve this data directory (e.g. a restored one) instead of a fresh one; removed on close. */
     dataDir?: string;
+    startupBatchSize?: number;
   } = {},
 ): Promise<Rig> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "pbx-integration-"));
@@ -82,6 +83,7 @@ export async function startRig(
       engineOptions: {
         timers: clock,
         reloadQueueOptions: { retryInitialMs: 1, retryMaxMs: 2, maxAttempts: 3 },
+        ...(options.startupBatchSize ? { startupBatchSize: options.startupBatchSize } : {}),
         ...(ami
           ? {
               target: createAmiTarget({

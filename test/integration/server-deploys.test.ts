@@ -1,4 +1,5 @@
 // The server as it runs: real store, real scheduler (fake clock), real deployer, fake AMI engine.
+import { rmSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { StoreDeployLog } from "../../src/deploy/store-deploy-log.js";
@@ -36,6 +37,33 @@ test("start-up deploys every active org and the include files name it; a restart
     const startup = records.filter((r) => r.trigger === "startup").slice(0, 3);
     assert.ok(startup.length === 3 && startup.every((r) => r.result === "unchanged"));
     assert.ok(startup.every((r) => r.filesWritten.length === 0));
+  }));
+
+test("a start-up deploy in several batches: each batch's orgs are included and loaded at once", () =>
+  withRig({ ami: true, startupBatchSize: 1 }, async (rig) => {
+    const orgs = [
+      await rig.createOrg("One"),
+      await rig.createOrg("Two"),
+      await rig.createOrg("Three"),
+    ];
+    for (const org of orgs) await insertUser(rig.db, org.id, sipUser(org.prefix, "100"));
+    await rig.advance(6000);
+    // An empty engine directory, as on a new engine node: start-up writes every org again.
+    rmSync(rig.engineDir, { recursive: true, force: true });
+    await rig.restart();
+    const records = await new StoreDeployLog(rig.db).recent({ limit: 50 });
+    const startup = records.filter((r) => r.trigger === "startup");
+    assert.equal(
+      startup.filter((r) => r.result === "failed").map((r) => `${r.unit}: ${r.error}`),
+      [],
+    );
+    for (const org of orgs) {
+      assert.ok(
+        startup.some((r) => r.unit === `org:${org.prefix}` && r.result === "ok"),
+        `${org.prefix} deployed at start-up`,
+      );
+      for (const file of TOP) assert.match(rig.read(file)!, `orgs/${org.prefix}/${file}`);
+    }
   }));
 
 test("an API save answers before the deploy; after the debounce the files change with one dialplan reload", () =>

@@ -190,6 +190,40 @@ test("orgs loaded together may not share an id, a context prefix or a DID", () =
 
 test.run();
 
+test("orgs loaded together may not match one carrier address or overlapping ranges", () => {
+  const text = (id: string, prefix: string, trunk: string) =>
+    [
+      "org:",
+      `  id: ${id}`,
+      `  name: ${prefix}`,
+      `  context_prefix: ${prefix}`,
+      "trunks:",
+      trunk,
+      "",
+    ].join("\n");
+  const result = loadOrgSources(
+    [
+      {
+        file: "orgs/a.yaml",
+        text: text(ORG, "a_", "  - { name: c, host: 203.0.113.10, match: [198.51.100.0/24] }"),
+      },
+      {
+        file: "orgs/b.yaml",
+        text: text(
+          "bbbbbbbb-0000-4000-8000-000000000002",
+          "b_",
+          "  - { name: c, host: 203.0.113.10, match: [198.51.100.77, 192.0.2.1] }",
+        ),
+      },
+    ],
+    {},
+  );
+  assert.equal(result.diagnostics.map(formatDiagnostic), [
+    "orgs/b.yaml:6:22 trunks[0].host: 203.0.113.10 is already matched by a trunk in orgs/a.yaml",
+    "orgs/b.yaml:6:44 trunks[0].match[0]: 198.51.100.77 is already matched by a trunk in orgs/a.yaml",
+  ]);
+});
+
 test("an alias bomb is one positioned error in words, never a bare ReferenceError", () => {
   const out = messages([
     "org:", // 1

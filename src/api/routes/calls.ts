@@ -19,6 +19,7 @@ import {
   callJourney,
   listOrgCalls,
 } from "../../domain/calls.js";
+import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { AppDeps } from "../deps.js";
 import { rangedFileReply } from "../file-reply.js";
@@ -191,7 +192,14 @@ const transferDeps = (deps: AppDeps) => ({
     if (!org) throw new Error(`org ${orgId} vanished`);
     return org.context_prefix;
   },
+  orgState: (orgId: string) => loadOrgState(deps.db, orgId),
 });
+
+/** The 502 every call-control operation may answer (src/domain/engine-refusals.ts). */
+const ENGINE_REFUSED = {
+  description:
+    "`The engine refused <Action>: <the engine's message>`: Asterisk refused the action for a reason no other status describes",
+};
 
 /** The `Idempotency-Key` request header; an empty one counts as none. */
 const idempotencyKey = (ctx: { get(name: string): string }) =>
@@ -345,6 +353,7 @@ export const callRoutes = [
         schema: Type.Object({ success: Type.Literal(true), channels: Type.Array(Type.String()) }),
       },
       404: { description: "`Call not found`: no live call of the org with this linkedid" },
+      502: ENGINE_REFUSED,
       503: { description: "the server follows no engine, or it is not connected" },
     },
     handler: ({ deps, principal, params }) =>
@@ -401,10 +410,17 @@ export const callRoutes = [
     ),
     responses: {
       200: { description: "the engine placed the call", schema: PlacedCall },
-      400: { description: "`to` is not a phone number, or a bad Idempotency-Key" },
+      400: {
+        description:
+          "`to` is not a phone number, `No outbound route of the org matches <to>`, or a bad Idempotency-Key",
+      },
       403: { description: "`caller_id_not_assigned`, or the key lacks `calls.click_to_call`" },
       404: { description: "`from` is not an active user extension of the org" },
-      409: { description: "the Idempotency-Key was used for another request, or is in progress" },
+      409: {
+        description:
+          "the Idempotency-Key was used for another request, or is in progress; or `The engine refused Originate: Extension does not exist.` (the org's route is not loaded yet: its deploy is pending or failed)",
+      },
+      502: ENGINE_REFUSED,
       503: { description: "the server follows no engine, or it is not connected" },
     },
     handler: ({ deps, principal, body, ctx }) =>
@@ -426,10 +442,14 @@ export const callRoutes = [
       200: { description: "the engine placed the call", schema: PlacedCall },
       400: {
         description:
-          "`no_caller_id_available`, `to` is not a phone number, the org has no active ai_agent user, or a bad Idempotency-Key",
+          "`no_caller_id_available`, `to` is not a phone number, `No outbound route of the org matches <to>`, the org has no active ai_agent user, or a bad Idempotency-Key",
       },
       403: { description: "`caller_id_not_assigned`, or the key lacks `calls.originate_ai`" },
-      409: { description: "the Idempotency-Key was used for another request, or is in progress" },
+      409: {
+        description:
+          "the Idempotency-Key was used for another request, or is in progress; or `The engine refused Originate: Extension does not exist.` (the agent's extension is not loaded yet)",
+      },
+      502: ENGINE_REFUSED,
       503: { description: "the server follows no engine, or it is not connected" },
     },
     handler: ({ deps, principal, body, ctx }) =>
@@ -469,9 +489,16 @@ export const callRoutes = [
           to: Type.String(),
         }),
       },
-      400: { description: "`to` is not an extension or a phone number" },
+      400: {
+        description:
+          "`to` is not an extension or a phone number, or `<to> is not an extension of the org and no outbound route of the org matches it`",
+      },
       404: { description: "`Call not found` (also another org's), or `channel` is not in it" },
-      409: { description: "the call has no answered phone of the org to transfer from" },
+      409: {
+        description:
+          "the call has no answered phone of the org to transfer from, or `The engine refused BlindTransfer: Transfer not permitted` (`invalid`, `failed`): the channel is not in a state to transfer",
+      },
+      502: ENGINE_REFUSED,
       503: { description: "the server follows no engine, or it is not connected" },
     },
     handler: ({ deps, principal, params, body }) =>
@@ -521,9 +548,10 @@ export const callRoutes = [
         409: {
           description:
             action === "hold"
-              ? "the call has no answered phone of the org, is not connected to exactly one other party, or is already on hold"
+              ? "the call has no answered phone of the org, is not connected to exactly one other party, or is already on hold; or `The engine refused Redirect: <the engine's message>` (a channel not up)"
               : "the call is not on hold, or the held party has hung up",
         },
+        502: ENGINE_REFUSED,
         503: { description: "the server follows no engine, or it is not connected" },
       },
       handler: ({ deps, principal, params, body }) =>

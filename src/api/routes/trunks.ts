@@ -101,7 +101,10 @@ export const trunkRoutes = [
     body: TrunkCreate,
     responses: {
       201: { description: "The trunk", schema: TrunkSchema },
-      409: { description: "A trunk of that name exists" },
+      409: {
+        description:
+          "A trunk of that name exists, or `<address> is already matched by another organization's trunk` (its host or a `match` entry overlaps another org's trunk's)",
+      },
     },
     handler: ({ deps, body, principal }) => createTrunk(deps, orgCaller(principal).orgId, body),
   }),
@@ -128,7 +131,10 @@ export const trunkRoutes = [
     body: TrunkUpdate,
     responses: {
       200: { description: "The trunk", schema: TrunkSchema },
-      409: { description: "Another trunk of the org has that name" },
+      409: {
+        description:
+          "Another trunk of the org has that name, or `<address> is already matched by another organization's trunk`",
+      },
     },
     handler: ({ deps, params, body, principal }) =>
       updateTrunk(deps, orgCaller(principal).orgId, params.id, body),

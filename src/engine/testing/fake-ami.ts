@@ -5,11 +5,13 @@
 //
 // It accepts only the commands a real Asterisk 22 accepted and answers them word for word as it
 // did (fixtures/ami/asterisk-22.json, recorded by the engine suite); anything else gets the
-// engine's "No such command". Given the engine directory, it also "loads" the generated files at
+// engine's "No such command"; a message with a line longer than the engine reads is refused as
+// the engine refuses it (the `line too long` case of the same file). Given the engine directory, it also "loads" the generated files at
 // each reload the way Asterisk does (reading stops at an `#include` of a missing file), so the
 // deployer's after-reload checks (`dialplan show`, `pjsip show endpoint`, `queue show`) see
 // what a real engine would.
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import { AMI_MAX_LINE_BYTES } from "../ami-connection.js";
 import {
   answersFor,
   fill,
@@ -50,6 +52,8 @@ export interface FakeAmiOptions {
   implicitIncludes?: boolean;
 }
 
+/** The transcript's entry for a message with a line longer than AMI reads. */
+export const LONG_LINE = "(any line over 1022 bytes)";
 const RELOAD = /^(dialplan reload|module reload \S+|queue reload\b.*|moh reload)$/;
 const BUSY_TEXT = "A module reload request is already in progress; please be patient";
 
@@ -162,11 +166,24 @@ export class FakeAmiServer {
         const fields = parse(block);
         const action = fields.Action ?? "";
         this.received.push({ action, fields, at: performance.now(), connection });
+        if (block.split("\r\n").some((line) => Buffer.byteLength(line) > AMI_MAX_LINE_BYTES)) {
+          this.refuseLongLine(socket, fields.ActionID);
+          continue;
+        }
         void this.answer(socket, action, fields);
       }
     });
     socket.on("close", () => this.sockets.delete(socket));
     socket.on("error", () => {});
+  }
+
+  /** Asterisk's answer to a message with a line over its buffer, as recorded. */
+  private refuseLongLine(socket: Socket, actionId: string | undefined): void {
+    const recorded = answersFor(LONG_LINE)?.answers[0];
+    const headers = recorded
+      ? { Response: recorded.response, Message: recorded.message }
+      : { Response: "Error", Message: "Invalid/unknown command" };
+    if (!socket.destroyed) socket.write(format(headers, actionId));
   }
 
   private async answer(socket: Socket, action: string, fields: Record<string, string>) {
