@@ -18,7 +18,7 @@ import {
   parseDatabaseUrl,
   REALTIME_MODULES,
   realtimeEngineFiles,
-  realtimePjsipGlobal,
+  realtimePjsipGlobalOptions,
 } from "./engine-realtime-files.js";
 
 export interface EngineInitOptions {
@@ -136,6 +136,7 @@ export function engineInitFiles(options: {
       "[global]",
       "type = global",
       "endpoint_identifier_order = username,ip",
+      ...(options.realtime ? realtimePjsipGlobalOptions() : []),
       "",
       "[transport-udp]",
       "type = transport",
@@ -147,7 +148,6 @@ export function engineInitFiles(options: {
       "protocol = tcp",
       `bind = ${sipBind}`,
       "",
-      ...(options.realtime ? realtimePjsipGlobal() : []),
       ...carrierSections(options.carriers ?? []),
       include("pjsip.conf"),
       "",

@@ -96,18 +96,11 @@ const SORCERY_SECTION = {
   registration: "res_pjsip_outbound_registration",
 } as const;
 
-/** The lines realtime mode adds to the top-level pjsip.conf (before the generated include). */
-export function realtimePjsipGlobal(): string[] {
-  return [
-    // `username` before `ip`: a trunk's address never claims a phone's REGISTER. No multi-domain:
-    // username identification then looks up the endpoint id itself first, and a miss (which the
-    // cache never keeps) costs no extra query per request.
-    "[global]",
-    "type = global",
-    "endpoint_identifier_order = username,ip",
-    "disable_multi_domain = yes",
-    "",
-  ];
+/** The options realtime mode adds to the top-level pjsip.conf's `[global]` section. */
+export function realtimePjsipGlobalOptions(): string[] {
+  // No multi-domain: username identification then looks up the endpoint id itself first, and a
+  // miss (which the cache never keeps) costs no extra query per request.
+  return ["disable_multi_domain = yes"];
 }
 
 /** sorcery.conf, extconfig.conf and res_pgsql.conf for realtime mode. Pure. */

@@ -394,7 +394,13 @@ test("engine init --pjsip realtime adds sorcery, extconfig and res_pgsql; file m
     for (const name of ["sorcery.conf", "extconfig.conf", "res_pgsql.conf"]) {
       assert.not.ok(existsSync(join(plain, name)), `file mode writes no ${name}`);
     }
-    assert.not.match(await readFile(join(plain, "pjsip.conf"), "utf8"), "[global]");
+    const plainPjsip = await readFile(join(plain, "pjsip.conf"), "utf8");
+    assert.match(
+      plainPjsip,
+      "[global]\ntype = global\nendpoint_identifier_order = username,ip\n\n",
+    );
+    assert.not.match(plainPjsip, "disable_multi_domain", "file mode keeps multi-domain lookups");
+    assert.is(pjsip.split("[global]").length, 2, "one global section in realtime mode");
     assert.not.match(await readFile(join(plain, "modules.conf"), "utf8"), "res_config_pgsql");
 
     for (const [args, message] of [
