@@ -4,6 +4,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TOTAL_HEADER } from "./pagination.js";
 import type { AuthKind, RouteDefinition } from "./registry.js";
+import { withRequestExamples } from "./request-examples.js";
 import { ErrorBody, ServerErrorBody } from "./schemas.js";
 import { TAGS } from "./tags.js";
 
@@ -229,7 +230,7 @@ function operation(route: RouteDefinition): Json {
   if (route.body) {
     op.requestBody = {
       required: true,
-      content: { "application/json": { schema: toOpenApiSchema(route.body) } },
+      content: { "application/json": { schema: withRequestExamples(toOpenApiSchema(route.body)) } },
     };
   }
   if (route.callbacks) op.callbacks = callbacks(route);

@@ -68,7 +68,15 @@ export function describeValidationErrors(
     const field = fieldName(anyOf.instancePath) || source;
     if (allowed.length > 0) return `${field} must be one of: ${allowed.join(", ")}`;
   }
-  const first = list[0];
+  // A union of forms (an array or its text form): the branches of another type than the value
+  // only say "must be array"; the error of the branch of the value's own type says what is wrong.
+  const ownForm = anyOf
+    ? list.filter(
+        (e) =>
+          e.keyword !== "anyOf" && !(e.keyword === "type" && e.instancePath === anyOf.instancePath),
+      )
+    : list;
+  const first = ownForm[0] ?? list[0];
   if (!first) return `Invalid ${source}`;
   const params = first.params as Record<string, unknown>;
   switch (first.keyword) {

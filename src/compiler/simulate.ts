@@ -30,6 +30,14 @@ import {
   queueTimeoutDestination,
 } from "./routing.js";
 
+/**
+ * The digits of each prompt from their text form, `1,3` (what `pbxctl simulate --digits` and
+ * `POST /simulate` take): comma-separated, an empty entry waits the prompt out; "" is none.
+ */
+export function digitsFromText(text: string): string[] {
+  return text === "" ? [] : text.split(",");
+}
+
 export interface SimulationInput {
   /** The number called, in any form a carrier delivers (local, international, E.164). */
   did: string;

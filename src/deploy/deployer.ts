@@ -143,7 +143,10 @@ export class Deployer {
   async rollback(unit: DeployUnit): Promise<DeployRecord> {
     const snapshot = await this.readSnapshot(unit);
     if (!snapshot) {
-      throw new NoPreviousVersionError(`no previous version of ${unitId(unit)} to roll back to`);
+      throw new NoPreviousVersionError(
+        `no previous version of ${unitId(unit)} to roll back to in ${this.snapshotFile(unit)} ` +
+          `(engine directory ${this.engineDir}; a version is kept when a deploy replaces files the engine had loaded)`,
+      );
     }
     return this.deploy(unit, snapshot.files, {
       trigger: "rollback",

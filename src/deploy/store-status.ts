@@ -4,6 +4,7 @@
 // one org).
 import type { GatewayOptions } from "../model/gateway.js";
 import type { Db } from "../store/database.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
 import { revisionOf } from "./revision.js";
 import { type StatusOptions, type UnitStatus, unitStatuses } from "./status.js";
 import { StoreBuilds } from "./store-builds.js";
@@ -37,7 +38,13 @@ export async function storeUnitStatuses(
   }
   desired.set("gateway", revisionOf((await builds.gateway()).files));
   desired.set("top", revisionOf(await builds.topLevelFiles()));
-  const statuses = await unitStatuses(new StoreDeployLog(db), desired, options);
+  const orgNames = new Map(
+    (await createOrganizationRepository(db).list()).map((org) => [
+      org.context_prefix,
+      org.slug ?? org.name,
+    ]),
+  );
+  const statuses = await unitStatuses(new StoreDeployLog(db), desired, { ...options, orgNames });
   // An org that never had files and has none now (not active) is not pending.
   const empty = revisionOf([]);
   return statuses.map((s) =>

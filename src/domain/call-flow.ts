@@ -44,3 +44,6 @@ export async function renderDotSvg(dot: string): Promise<string> {
   }
   return result.output;
 }
+
+/** `1,3` -> the digits of each prompt (the form the CLI's --digits takes). */
+export { digitsFromText } from "../compiler/simulate.js";

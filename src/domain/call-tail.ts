@@ -2,7 +2,7 @@
 // `kubectl logs -f`. It reads the store (the same database the server writes, SQLite in WAL
 // mode lets a reader follow a writer), so it needs no credential and no engine connection, and
 // shows exactly what rule 3 gave to each org.
-import { callEventsAfter, tailStartId } from "../store/call-event-feed.js";
+import { anyCallRecorded, callEventsAfter, tailStartId } from "../store/call-event-feed.js";
 import type { CallEventRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
 import { engineTime } from "./call-webhooks.js";
@@ -85,4 +85,18 @@ export function formatTailedEvent(event: TailedCallEvent, showOrg: boolean): str
   ]
     .filter((part) => part !== "")
     .join("  ");
+}
+
+/**
+ * Why a store shows no call at all, and what to do, or null when it holds some: the usual cause
+ * is a server that never had an engine to hear calls from (PBX_ENGINE=none, the default).
+ */
+export async function noEngineEventsHint(db: Db): Promise<string | null> {
+  if (await anyCallRecorded(db)) return null;
+  return (
+    "no engine events are recorded in this store: a server with PBX_ENGINE=none (the default, " +
+    "files only) hears no calls. Connect an Asterisk: `pbxctl engine init --etc /etc/asterisk`, " +
+    "then run `pbxctl serve` with PBX_ENGINE=ami and the PBX_AMI_* variables it prints " +
+    "(docs/operating.md)."
+  );
 }

@@ -2,7 +2,8 @@
 // `rollback` parse flags, call these and print; an API operation could call them the same way.
 // Each opens what it needs (the engine target, the store of the directory's owner), acts, and
 // closes it again.
-import { resolve } from "node:path";
+import { readdir, readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { type DeployLog, FileDeployLog } from "../deploy/deploy-log.js";
 import { Deployer } from "../deploy/deployer.js";
 import { foreignOwnerReason, readOwner } from "../deploy/ownership.js";
@@ -16,6 +17,7 @@ import { createServerEngine } from "../deploy/store-engine.js";
 import { orgUnit } from "../deploy/units.js";
 import { createEngineTarget, type EngineKind, type EngineTarget } from "../engine/index.js";
 import { resolveGitopsEngineDir } from "../engine/paths.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
 import type { OrgApplyResult } from "./apply.js";
 import { type DataStore, deployAppliedOrgs, openDataStore } from "./gitops.js";
 
@@ -45,7 +47,8 @@ export interface AppliedOrgDeploy {
 /**
  * Deploys the applied orgs from the store into the server's engine directory (diff-aware) and
  * the gateway when DIDs moved; pending deploys are flushed before it returns.
- * Throws EngineConfigError when the engine settings are incomplete.
+ * Throws EngineConfigError when the engine settings are incomplete, EngineUnavailableError when
+ * the engine cannot be reached (nothing deployed; the store keeps what was applied).
  */
 export async function deployAppliedToEngine(
   store: DataStore,
@@ -61,6 +64,12 @@ export async function deployAppliedToEngine(
     dataDir: store.dataDir,
     db: store.db,
   });
+  try {
+    await engine.target.reach?.();
+  } catch (error) {
+    await engine.close({ flush: false });
+    throw error;
+  }
   try {
     const deployed = await deployAppliedOrgs(engine.deploys, results);
     return {
@@ -89,7 +98,7 @@ export async function deployAppliedToEngine(
  * A Deployer for a store-less deploy of org files into `engineDir`, and the target it reloads.
  * Throws EngineDirOwnedError for a directory another source owns (unless `force`: a forced
  * deploy leaves the owner's record alone, the directory is still its), EngineConfigError for
- * incomplete engine settings. Close the target when done.
+ * incomplete engine settings, EngineUnavailableError when the engine cannot be reached. Close the target when done.
  */
 export async function openFilesDeployer(options: {
   engineDir: string;
@@ -100,6 +109,7 @@ export async function openFilesDeployer(options: {
   const foreign = await foreignOwnerReason(options.engineDir, { kind: "files" });
   if (foreign && !options.force) throw new EngineDirOwnedError(foreign);
   const target = createEngineTarget(options.env, options.engineKind, { actionTimeoutMs: 15_000 });
+  await reachOrClose(target);
   const deployer = new Deployer({
     engineDir: options.engineDir,
     target,
@@ -112,12 +122,14 @@ export async function openFilesDeployer(options: {
 /**
  * Puts back the org's kept previous files (`.pbxctl/previous/`) and reloads, recorded where the
  * directory's owner keeps its deploy log (a server's store, or `.pbxctl/`). Throws
- * EngineDirOwnedError (files nobody recorded, unless `force`), NoStoreError,
- * EngineConfigError, NoPreviousVersionError, InvalidDeployPathError.
+ * EngineDirOwnedError (files nobody recorded, unless `force`), NoStoreError, UnknownOrgError,
+ * EngineConfigError, EngineUnavailableError (unreachable engine), NoPreviousVersionError,
+ * InvalidDeployPathError.
  */
 export async function rollbackOrg(options: {
   engineDir: string;
-  contextPrefix: string;
+  /** The org: its context prefix, id, or (in a directory a server's store owns) its slug. */
+  org: string;
   engineKind: EngineKind;
   env: Env;
   force: boolean;
@@ -133,15 +145,72 @@ export async function rollbackOrg(options: {
       ? await openDataStore(options.env, owner.dataDir, { create: false })
       : null;
   try {
+    const contextPrefix = await orgPrefixIn(etc, options.org, store);
     const log: DeployLog = store ? new StoreDeployLog(store.db) : new FileDeployLog(etc);
     const target = createEngineTarget(options.env, options.engineKind);
+    await reachOrClose(target);
     try {
       const deployer = new Deployer({ engineDir: etc, target, log });
-      return summarizeRecord(await deployer.rollback(orgUnit(options.contextPrefix)));
+      return summarizeRecord(await deployer.rollback(orgUnit(contextPrefix)));
     } finally {
       await target.close();
     }
   } finally {
     await store?.db.destroy();
   }
+}
+
+/**
+ * A command acts once: an engine it cannot reach is one clear failure now (EngineUnavailableError
+ * naming the address and what to check), not a wait through every reload's reconnects.
+ */
+async function reachOrClose(target: EngineTarget): Promise<void> {
+  try {
+    await target.reach?.();
+  } catch (error) {
+    await target.close();
+    throw error;
+  }
+}
+
+/** `rollback --org` names no org the engine directory (or its owner's store) knows. */
+export class UnknownOrgError extends Error {
+  override readonly name = "UnknownOrgError";
+}
+
+const PREFIX_SHAPE = /^[A-Za-z][A-Za-z0-9_-]{0,46}_$/;
+
+/**
+ * The context prefix of `org` in `engineDir`: a prefix is taken as it is; an id or slug is looked
+ * up in the owner's store when a server's store owns the directory; an id is also found in the
+ * header of an org's generated dialplan (`pbxctl deploy` keeps no store to hold slugs).
+ */
+async function orgPrefixIn(
+  engineDir: string,
+  org: string,
+  store: DataStore | null,
+): Promise<string> {
+  if (PREFIX_SHAPE.test(org)) return org;
+  if (store) {
+    const row = await createOrganizationRepository(store.db).findByIdOrSlug(org);
+    if (row) return row.context_prefix;
+    throw new UnknownOrgError(
+      `no org with the id or slug "${org}" in the store at ${store.dataDir}, which owns ${engineDir}`,
+    );
+  }
+  const prefixes = (await readdir(join(engineDir, "orgs")).catch(() => [] as string[]))
+    .filter((name) => PREFIX_SHAPE.test(name))
+    .sort();
+  for (const prefix of prefixes) {
+    const header = await readFile(join(engineDir, "orgs", prefix, "extensions.conf"), "utf8")
+      .then((text) => text.slice(0, text.indexOf("\n")))
+      .catch(() => "");
+    if (header.includes(`(${org})`)) return prefix;
+  }
+  const known =
+    prefixes.length > 0 ? `: one of ${prefixes.join(", ")}` : ` (${engineDir}/orgs holds none)`;
+  throw new UnknownOrgError(
+    `no org "${org}" deployed in ${engineDir}. Give its context prefix${known}; a slug is known ` +
+      "only where a server's store owns the directory",
+  );
 }

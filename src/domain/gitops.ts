@@ -13,6 +13,8 @@ import { type ApplyOptions, applyOrgState, type OrgApplyResult } from "./apply.j
 
 export interface DataStore {
   dataDir: string;
+  /** The SQLite file of the store (`<data-dir>/pbx.db`). */
+  dbFile: string;
   db: Db;
   serverKey: Buffer;
 }
@@ -43,6 +45,7 @@ export async function openDataStore(
   );
   return {
     dataDir: config.dataDir,
+    dbFile: config.dbFile,
     db: await openStore(store),
     serverKey: config.serverKey,
   };

@@ -21,6 +21,8 @@ export interface AmiConnectionOptions {
   reconnectMaxMs?: number;
   /** How long an action may wait for the login and then for its response. */
   actionTimeoutMs?: number;
+  /** How long `reach()` waits for a first login before it gives up. */
+  connectTimeoutMs?: number;
   /** Where connection changes are reported (defaults to nowhere; the server passes pino). */
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** Connected state, reconnects and refused actions (src/metrics); see also `instrument()`. */
@@ -72,6 +74,10 @@ export class AmiConnection {
   private readonly eventListeners = new Set<(event: AmiMessage) => void>();
   private readonly loginListeners = new Set<() => void>();
   private readonly lostListeners = new Set<() => void>();
+  /** Told the outcome of each connection attempt (null: logged in; else why it failed). */
+  private readonly attemptListeners = new Set<(failure: string | null) => void>();
+  /** The socket error of the attempt under way (ECONNREFUSED, ETIMEDOUT, ...), if any. */
+  private socketError: string | null = null;
   private nextActionId = 1;
   private lastError: string | null = null;
   /** How many times a login succeeded (1 + the number of reconnects). */
@@ -83,6 +89,7 @@ export class AmiConnection {
       reconnectInitialMs: 250,
       reconnectMaxMs: 30_000,
       actionTimeoutMs: 10_000,
+      connectTimeoutMs: 5_000,
       ...options,
     };
     this.log = options.log ?? (() => {});
@@ -99,6 +106,9 @@ export class AmiConnection {
       this.options.events,
     );
     this.manager.on("close", () => this.onClose());
+    this.manager.on("error", (error: NodeJS.ErrnoException) => {
+      this.socketError = socketErrorText(error);
+    });
     this.manager.on("managerevent", (event: AmiMessage) => {
       const collector =
         typeof event.actionid === "string" ? this.listCollectors.get(event.actionid) : undefined;
@@ -203,6 +213,34 @@ export class AmiConnection {
     });
   }
 
+  /**
+   * Fails fast when the engine cannot be reached: resolves once logged in, rejects with
+   * AmiUnreachableError on the first connection attempt that fails (refused, closed before the
+   * greeting, login refused) or when none logs in within `timeoutMs`. For commands that act once
+   * and exit, where waiting through reconnects only delays the same answer.
+   */
+  reach(timeoutMs = this.options.connectTimeoutMs): Promise<void> {
+    if (this.state === "ready") return Promise.resolve();
+    const where = { host: this.options.host, port: this.options.port };
+    if (this.state === "closed") {
+      return Promise.reject(new AmiUnreachableError(where, "connection closed by pbxctl"));
+    }
+    return new Promise((resolve, reject) => {
+      const settle = (failure: string | null) => {
+        clearTimeout(timer);
+        this.attemptListeners.delete(settle);
+        if (failure === null) resolve();
+        else reject(new AmiUnreachableError(where, failure));
+      };
+      const timer = setTimeout(
+        () => settle(`no AMI login within ${timeoutMs} ms (${this.lastError ?? "no answer"})`),
+        timeoutMs,
+      );
+      this.attemptListeners.add(settle);
+      this.start();
+    });
+  }
+
   /** Resolves once logged in; rejects with EngineUnavailableError after `timeoutMs`. */
   ready(timeoutMs = this.options.actionTimeoutMs): Promise<void> {
     if (this.state === "ready") return Promise.resolve();
@@ -288,12 +326,14 @@ export class AmiConnection {
 
   private connect(): void {
     this.state = "connecting";
+    this.socketError = null;
     this.manager.connect(this.options.port, this.options.host, () => {
       this.manager.login((err) => {
         if (this.state === "closed") return;
         if (err) {
           this.lastError = `login refused: ${String(err.message ?? "authentication failed")}`;
           this.log("AMI login refused", { host: this.options.host, port: this.options.port });
+          this.attemptEnded(this.lastError);
           // Drop the socket; onClose retries with backoff (the secret may be fixed meanwhile).
           this.manager.disconnect();
           this.onClose();
@@ -312,6 +352,7 @@ export class AmiConnection {
         }
         this.readyWaiters.clear();
         for (const listener of this.loginListeners) listener();
+        this.attemptEnded(null);
       });
     });
   }
@@ -323,7 +364,8 @@ export class AmiConnection {
       this.instruments.connected(false);
       for (const listener of this.lostListeners) listener();
     }
-    this.lastError ??= "connection closed";
+    this.lastError = this.socketError ?? this.lastError ?? "connection closed";
+    if (this.state === "connecting") this.attemptEnded(this.lastError);
     this.state = "connecting";
     this.failInFlight(new EngineUnavailableError("AMI connection closed before the answer"));
     const delay = this.backoffMs;
@@ -333,6 +375,10 @@ export class AmiConnection {
       if (this.state !== "closed") this.connect();
     }, delay);
     this.reconnectTimer.unref();
+  }
+
+  private attemptEnded(failure: string | null): void {
+    for (const listener of [...this.attemptListeners]) listener(failure);
   }
 
   private failInFlight(error: Error): void {
@@ -346,6 +392,53 @@ export class AmiConnection {
       waiter.reject(error);
     }
     this.readyWaiters.clear();
+  }
+}
+
+/** The engine's AMI could not be reached (or refused the login); the message says what to check. */
+export class AmiUnreachableError extends EngineUnavailableError {
+  constructor(
+    readonly where: { host: string; port: number },
+    readonly reason: string,
+  ) {
+    super(amiUnreachableMessage(where, reason));
+  }
+}
+
+/** One message naming host:port, what happened and the likely causes, in order of likelihood. */
+export function amiUnreachableMessage(
+  where: { host: string; port: number },
+  reason: string,
+): string {
+  const address = `${where.host}:${where.port}`;
+  if (reason.startsWith("login refused")) {
+    return (
+      `AMI at ${address} refused the login (${reason}): PBX_AMI_USERNAME and PBX_AMI_SECRET must ` +
+      "be a user and its secret in Asterisk's manager.conf (`pbxctl engine init` prints them), " +
+      "and that user's permit lines must allow this host"
+    );
+  }
+  return (
+    `cannot reach Asterisk's AMI at ${address}: ${reason}. Is Asterisk running ` +
+    '(`asterisk -rx "core show uptime"`)? Is PBX_AMI_PORT the port in manager.conf? Does ' +
+    "manager.conf's bindaddr, or the AMI user's deny/permit ACL, allow this host?"
+  );
+}
+
+function socketErrorText(error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case "ECONNREFUSED":
+      return "connection refused (nothing listens there)";
+    case "ETIMEDOUT":
+      return "connection timed out";
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return "host unreachable";
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return "host name not found";
+    default:
+      return error.code ? `${error.code}: ${error.message}` : error.message;
   }
 }
 

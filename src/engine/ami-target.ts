@@ -165,6 +165,7 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
         return { status: "unhealthy", checkedAt, error: (error as Error).message };
       }
     },
+    reach: () => connection.reach(),
     close: () => connection.close(),
   };
 }

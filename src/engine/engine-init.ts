@@ -6,7 +6,7 @@
 // (both would own extensions.conf), and `orgs` and `gateway` in the config directory are
 // symlinks to the generated tree's.
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, readlink, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { GATEWAY_FILE, TOP_LEVEL_FILES } from "../compiler/index.js";
 import { CDR_VARIABLES } from "../compiler/names.js";
@@ -30,8 +30,14 @@ export interface EngineInitOptions {
   /** Generated when absent (24 random bytes, hex). */
   amiSecret?: string;
   amiPort?: number;
+  /** Address of the SIP transports; default loopback (nothing outside the host reaches it). */
   sipBind?: string;
   sipPort?: number;
+  /**
+   * Addresses (or CIDR ranges) of the carrier that sends DID calls: its INVITEs are identified by
+   * source address and start in the generated `gateway-inbound` context.
+   */
+  carriers?: readonly string[];
   /** Overwrite existing files. */
   force?: boolean;
   /** Where PJSIP objects live: `file` (default, pjsip.conf) or `realtime` (PostgreSQL). */
@@ -50,6 +56,12 @@ export interface EngineInitResult {
   amiUsername: string;
   amiSecret: string;
   amiPort: number;
+  /** Where the SIP transports listen (`address:port`). */
+  sipListen: string;
+  /** Whether SIP is bound to a loopback address (unreachable from other hosts). */
+  sipLoopbackOnly: boolean;
+  /** Where each directory the env names came from (asterisk.conf, or Asterisk's defaults). */
+  directoriesFrom: string;
   /** Environment for `pbxctl serve` / `pbxctl deploy` to reach this engine. */
   env: Record<string, string>;
 }
@@ -64,6 +76,20 @@ const SECRET_FILES = new Set(["manager.conf", "res_pgsql.conf"]);
 const SECRET = /^[A-Za-z0-9._~+=-]{8,128}$/;
 const USERNAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
+const CARRIER = /^[0-9A-Fa-f:.]{2,45}(\/\d{1,3})?$/;
+
+/** The default SIP address: loopback, so a fresh engine is reachable from this host only. */
+export const DEFAULT_SIP_BIND = "127.0.0.1";
+/** The PJSIP endpoint carrier traffic arrives on (`--carrier`); its context is the gateway's. */
+export const CARRIER_ENDPOINT = "pbxctl-carrier";
+/** The generated gateway's context, where a carrier's DID calls start. */
+export const GATEWAY_INBOUND_CONTEXT = "gateway-inbound";
+
+/** Asterisk's compiled-in directories, used when asterisk.conf does not name them. */
+const ASTERISK_DEFAULT_DIRS = {
+  astdatadir: "/var/lib/asterisk",
+  astspooldir: "/var/spool/asterisk",
+};
 
 /** The files engine init writes, as path (relative to --etc) -> content. Pure. */
 export function engineInitFiles(options: {
@@ -73,6 +99,7 @@ export function engineInitFiles(options: {
   amiPort: number;
   sipBind: string;
   sipPort: number;
+  carriers?: readonly string[];
   /** Realtime PJSIP from this database; absent: file mode. */
   realtime?: PgConnection;
 }): Map<string, string> {
@@ -121,6 +148,7 @@ export function engineInitFiles(options: {
       "protocol = tcp",
       `bind = ${sipBind}`,
       "",
+      ...carrierSections(options.carriers ?? []),
       include("pjsip.conf"),
       "",
     ].join("\n"),
@@ -229,6 +257,59 @@ export function engineInitFiles(options: {
   return files;
 }
 
+/**
+ * The carrier's endpoint: calls from its addresses (identify by source address) start in the
+ * gateway context, which sends each DID to its org. No AOR: pbxctl never dials the carrier
+ * through it (outbound calls use each org's own trunks).
+ */
+function carrierSections(carriers: readonly string[]): string[] {
+  if (carriers.length === 0) return [];
+  return [
+    "; The carrier's DID calls, identified by source address, start in the generated gateway.",
+    `[${CARRIER_ENDPOINT}]`,
+    "type = endpoint",
+    `context = ${GATEWAY_INBOUND_CONTEXT}`,
+    "disallow = all",
+    "allow = ulaw,alaw",
+    "direct_media = no",
+    "rtp_symmetric = yes",
+    "force_rport = yes",
+    "",
+    `[${CARRIER_ENDPOINT}]`,
+    "type = identify",
+    `endpoint = ${CARRIER_ENDPOINT}`,
+    `match = ${carriers.join(",")}`,
+    "",
+  ];
+}
+
+/** Whether `address` is a loopback address (IPv4 127/8 or ::1). */
+export function isLoopbackAddress(address: string): boolean {
+  return /^127\./.test(address) || address === "::1";
+}
+
+/**
+ * astdatadir and astspooldir as `<etc>/asterisk.conf` sets them, else Asterisk's defaults:
+ * greetings and music on hold are played from `<astdatadir>/sounds`, recordings are written
+ * under `<astspooldir>/monitor`.
+ */
+export async function asteriskDirectories(
+  etcDir: string,
+): Promise<{ astdatadir: string; astspooldir: string; from: string }> {
+  const file = join(etcDir, "asterisk.conf");
+  const text = await readFile(file, "utf8").catch(() => null);
+  const found: Record<string, string> = {};
+  for (const line of (text ?? "").split("\n")) {
+    const match = /^\s*(astdatadir|astspooldir)\s*=>?\s*(\S.*?)\s*$/.exec(line);
+    if (match) found[match[1]!] = match[2]!;
+  }
+  return {
+    astdatadir: found.astdatadir ?? ASTERISK_DEFAULT_DIRS.astdatadir,
+    astspooldir: found.astspooldir ?? ASTERISK_DEFAULT_DIRS.astspooldir,
+    from: text === null ? "Asterisk's defaults (no asterisk.conf in --etc)" : file,
+  };
+}
+
 /** Writes the top-level Asterisk files and the symlinks into the generated tree. */
 export async function initEngine(options: EngineInitOptions): Promise<EngineInitResult> {
   const etcDir = resolve(options.etcDir);
@@ -246,8 +327,16 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
   if (!SECRET.test(amiSecret)) {
     throw new EngineInitError("--ami-secret must be 8-128 characters of A-Z a-z 0-9 . _ ~ + = -");
   }
-  const sipBind = options.sipBind ?? "0.0.0.0";
+  const sipBind = options.sipBind ?? DEFAULT_SIP_BIND;
   if (!ADDRESS.test(sipBind)) throw new EngineInitError(`--sip-bind is not an address: ${sipBind}`);
+  const carriers = options.carriers ?? [];
+  for (const carrier of carriers) {
+    if (!CARRIER.test(carrier)) {
+      throw new EngineInitError(
+        `--carrier is not an IP address or CIDR range: ${carrier} (Asterisk resolves host names once, at load)`,
+      );
+    }
+  }
   const amiPort = options.amiPort ?? 5038;
   const sipPort = options.sipPort ?? 5060;
 
@@ -276,8 +365,10 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
     amiPort,
     sipBind,
     sipPort,
+    carriers,
     ...(realtime ? { realtime } : {}),
   });
+  const directories = await asteriskDirectories(etcDir);
 
   await mkdir(etcDir, { recursive: true });
   for (const sub of ["orgs", "gateway"]) await mkdir(join(generatedDir, sub), { recursive: true });
@@ -317,6 +408,9 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
     amiUsername,
     amiSecret,
     amiPort,
+    sipListen: `${sipBind.includes(":") ? `[${sipBind}]` : sipBind}:${sipPort}`,
+    sipLoopbackOnly: isLoopbackAddress(sipBind),
+    directoriesFrom: directories.from,
     env: {
       PBX_ENGINE: "ami",
       PBX_ASTERISK_DIR: generatedDir,
@@ -324,6 +418,10 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
       PBX_AMI_PORT: String(amiPort),
       PBX_AMI_USERNAME: amiUsername,
       PBX_AMI_SECRET: amiSecret,
+      // Greetings and music on hold are played from <astdatadir>/sounds; MixMonitor writes the
+      // recordings the API serves under <astspooldir>/monitor.
+      PBX_SOUNDS_DIR: join(directories.astdatadir, "sounds"),
+      PBX_RECORDINGS_DIR: join(directories.astspooldir, "monitor"),
     },
   };
 }

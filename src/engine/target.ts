@@ -64,6 +64,12 @@ export interface EngineTarget {
    * Absent on targets with no engine to ask. Throws EngineUnavailableError when unreachable.
    */
   verify?(probes: readonly EngineProbe[]): Promise<EngineProbe[]>;
+  /**
+   * Resolves once the engine answers; rejects at once (with an EngineUnavailableError naming the
+   * address and what to check) when it cannot be reached. Absent on targets with nothing to reach.
+   * For commands that act once: a server keeps reconnecting instead.
+   */
+  reach?(): Promise<void>;
   /** Asks the engine whether it is up and answering. Never throws. */
   health(): Promise<EngineHealth>;
   /** Releases connections; the target is unusable afterwards. */

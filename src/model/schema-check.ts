@@ -106,6 +106,10 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   // Call-flow questions (`pbxctl simulate`, flow files, `POST /simulate`).
   ["^\\+?[0-9]{3,20}$", "must be a number: optional +, then 3-20 digits"],
   ["^[0-9*#]{0,15}$", "must be at most 15 keys: digits, * or #"],
+  [
+    "^[0-9*#]{0,15}(,[0-9*#]{0,15}){0,49}$",
+    'must be the keys of each prompt separated by commas ("1,3"): at most 15 digits, * or # per prompt, at most 50 prompts',
+  ],
 ]);
 
 /** Said of a value breaking a pattern that has no rule in words above: never the regex itself. */

@@ -25,3 +25,12 @@ export async function tailStartId(db: Db, orgId: string | null, count: number): 
   if (rows.length <= count) return 0;
   return rows[rows.length - 1]!.id;
 }
+
+/** Whether the store holds any engine call event or call record at all, of any org. */
+export async function anyCallRecorded(db: Db): Promise<boolean> {
+  const [event, record] = await Promise.all([
+    db.selectFrom("call_events").select("id").limit(1).executeTakeFirst(),
+    db.selectFrom("call_records").select("id").limit(1).executeTakeFirst(),
+  ]);
+  return event !== undefined || record !== undefined;
+}

@@ -3,7 +3,7 @@
 // draws the org's call graph.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startTestApp, type TestApp } from "./helpers.js";
+import { expectError, startTestApp, type TestApp } from "./helpers.js";
 import { newOrg, seedDid, seedIvr, type TestOrg } from "./users-helpers.js";
 
 let app: TestApp;
@@ -49,6 +49,34 @@ test("POST /simulate walks the org's DID -> IVR -> option -> user, naming each c
     "dial,4001",
   ]);
   assert.match(res.body.outcome, /answered by Alice \(4001\)/);
+});
+
+test('POST /simulate takes the digits as the CLI does, "1" or "1,3", with the same walk', async () => {
+  const asArray = await app.request("POST", "/api/v1/simulate", {
+    headers: acme.headers,
+    body: { did: "08065978011", digits: ["1"] },
+  });
+  const asText = await app.request("POST", "/api/v1/simulate", {
+    headers: acme.headers,
+    body: { did: "08065978011", digits: "1" },
+  });
+  assert.is(asText.status, 200, asText.text);
+  assert.equal(asText.body, asArray.body);
+  const waits = await app.request("POST", "/api/v1/simulate", {
+    headers: acme.headers,
+    body: { did: "08065978011", digits: ",1" },
+  });
+  assert.is(waits.status, 200, waits.text);
+  const bad = await app.request("POST", "/api/v1/simulate", {
+    headers: acme.headers,
+    body: { did: "08065978011", digits: "1;3" },
+  });
+  // The text form's own problem, not "must be array".
+  expectError(
+    bad,
+    400,
+    'digits must be the keys of each prompt separated by commas ("1,3"): at most 15 digits, * or # per prompt, at most 50 prompts',
+  );
 });
 
 test("POST /simulate sees only the caller's org: another org's DID does not reach it", async () => {

@@ -308,7 +308,7 @@ test("PBX_GREETING_MAX_CHARS caps greeting text (400 above it)", async () => {
   app.pbx.deps.speechEngine = fakeSpeechEngine();
   const path = await greetingPath(key);
   expectError(
-    await app.request("POST", path, { headers: key, body: { text: "a ".repeat(1000) + "b" } }),
+    await app.request("POST", path, { headers: key, body: { text: `${"a ".repeat(1000)}b` } }),
     400,
     "greeting text must be ≤ 2000 characters",
   );

@@ -124,6 +124,38 @@ test("request schemas in the document are the validating ones (OpenAPI 3.0 diale
   assert.not.ok(text.includes('"type":"null"'), "3.0 has no null type");
 });
 
+test("every patterned string of every request body has a realistic example its pattern accepts", () => {
+  const missing: string[] = [];
+  let checked = 0;
+  // biome-ignore lint/suspicious/noExplicitAny: the document is walked as plain JSON
+  const walk = (schema: any, where: string) => {
+    if (!schema || typeof schema !== "object") return;
+    if (schema.type === "string" && typeof schema.pattern === "string") {
+      checked++;
+      if (typeof schema.example !== "string") missing.push(`${where}: no example`);
+      else if (!new RegExp(schema.pattern, "u").test(schema.example)) {
+        missing.push(`${where}: ${schema.example} does not match ${schema.pattern}`);
+      }
+    }
+    for (const [key, sub] of Object.entries(schema.properties ?? {})) walk(sub, `${where}.${key}`);
+    walk(schema.items, `${where}[]`);
+    for (const combiner of ["anyOf", "oneOf", "allOf"]) {
+      for (const branch of schema[combiner] ?? []) walk(branch, where);
+    }
+  };
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    // biome-ignore lint/suspicious/noExplicitAny: the document is walked as plain JSON
+    for (const [method, op] of Object.entries(operations as Record<string, any>)) {
+      walk(op.requestBody?.content?.["application/json"]?.schema, `${method} ${path}`);
+    }
+  }
+  assert.ok(checked > 100, `walked the bodies (${checked} patterned strings)`);
+  assert.equal(missing, [], "add a candidate to EXAMPLES_BY_NAME (src/api/request-examples.ts)");
+  const user = doc.paths["/users"].post.requestBody.content["application/json"].schema;
+  assert.is(user.properties.extension.example, "1001");
+  assert.is(user.properties.name.example, "Sales");
+});
+
 test("what generators and linters need: descriptions, nullable with a type, upload media types", () => {
   for (const { path, method, op } of operations()) {
     assert.ok(op.description, `${method} ${path} has a description`);

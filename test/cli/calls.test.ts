@@ -71,6 +71,38 @@ test("calls list: the org's history, filters, --json", async () => {
   assert.match(text.stderr, /1 of 1 calls/);
 });
 
+test("calls list and tail over a store no engine ever fed say why it is empty and what to do", async () => {
+  const quiet = mkdtempSync(join(tmpdir(), "pbx-calls-quiet-"));
+  const store = (await openDataStore({}, quiet, { create: true })).db;
+  try {
+    await insertOrg(store, ORG_A, ORG_A, "quiet_");
+  } finally {
+    await store.destroy();
+  }
+  const list = await runCommand(CallsList, ["--org", ORG_A, "--data-dir", quiet]);
+  assert.is(list.code, 0);
+  assert.match(list.stderr, "0 of 0 calls");
+  assert.match(list.stderr, "no engine events are recorded in this store");
+  assert.match(list.stderr, "PBX_ENGINE=none");
+  assert.match(list.stderr, "PBX_ENGINE=ami");
+  const tail = await runCommand(CallsTail, ["--data-dir", quiet, "--no-follow"]);
+  assert.is(tail.code, 0);
+  assert.match(tail.stderr, "no engine events are recorded in this store");
+  // A store with calls never says it, even for an org with none matching.
+  const filtered = await runCommand(CallsList, [
+    "--org",
+    ORG_B,
+    "--data-dir",
+    dir,
+    "--number",
+    "999",
+  ]);
+  assert.match(filtered.stderr, "0 of 0 calls");
+  assert.not.match(filtered.stderr, "no engine events");
+  const fed = await runCommand(CallsTail, ["--data-dir", dir, "--no-follow", "--lines", "1"]);
+  assert.not.match(fed.stderr, "no engine events");
+});
+
 test("calls list: an unknown org, a bad filter, no store: exit 1 with one line", async () => {
   const unknown = await runCommand(CallsList, ["--org", "nope", "--data-dir", dir]);
   assert.is(unknown.code, 1);

@@ -312,15 +312,15 @@ test("an org only in YAML is created active with its id and deployed into the en
 
 test("status reads the store: saved but not deployed is PENDING; after apply it is live", async () => {
   const dataDir = await seededDataDir();
-  const statusOf = async () => {
+  const statusOf = async (code: number) => {
     const out = await runCommand(Status, ["--data-dir", dataDir, "--json"]);
-    assert.is(out.code, 0, out.stderr + String(out.error));
-    const result = out.result as StatusCommandResult;
+    assert.is(out.code, code, out.stderr + String(out.error));
+    const result = JSON.parse(out.stdout) as StatusCommandResult;
     assert.is(result.source, "store");
     return result.units.find((u) => u.unit === `org:${PREFIX}`);
   };
   try {
-    const before = await statusOf();
+    const before = await statusOf(3); // PENDING
     assert.ok(before, "the org is a unit");
     assert.is(before.appliedRevision, null);
     assert.type(before.desiredRevision, "string");
@@ -332,12 +332,16 @@ test("status reads the store: saved but not deployed is PENDING; after apply it 
       const out = await apply(dataDir, [yaml]);
       assert.is(out.code, 0, out.stderr + String(out.error));
     });
-    const after = await statusOf();
+    const after = await statusOf(0); // OK
     assert.is(after?.pending, false);
     assert.is(after?.appliedRevision, before.desiredRevision, "what was saved is what is live");
     const text = await runCommand(Status, ["--data-dir", dataDir]);
     assert.not.match(text.stdout, /PENDING/, text.stdout);
-    assert.match(text.stdout, /^org:\S+\s+[0-9a-f]{12}\s/m, "the applied column shows a revision");
+    assert.match(
+      text.stdout,
+      /^org:\S+\s+acme\s+[0-9a-f]{12}\s/m,
+      "the org's slug, then the applied column shows a revision",
+    );
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

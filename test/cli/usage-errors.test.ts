@@ -30,6 +30,20 @@ test("an unknown flag with --json prints {error} and exits 2", async () => {
   assert.match(onlyError(out.stdout), "--colour");
 });
 
+test("an unknown flag names the nearest one, as an unknown command does", async () => {
+  const typo = await runCommand(Validate, [join(ROOT, "orgs"), "--strcit"]);
+  assert.is(typo.code, 2);
+  assert.match(
+    String(typo.error?.message),
+    "Nonexistent flag: --strcit. Did you mean --strict for --strcit?",
+  );
+  const json = await runCommand(Plan, [join(ROOT, "orgs"), "--agianst", "x", "--json"]);
+  assert.match(onlyError(json.stdout), "Did you mean --against for --agianst?");
+  // Nothing near: no guess.
+  const far = await runCommand(Validate, [join(ROOT, "orgs"), "--colour", "--json"]);
+  assert.not.match(onlyError(far.stdout), "Did you mean");
+});
+
 test("a failure with --json is {error} too", async () => {
   const out = await runCommand(Validate, [join(ROOT, "no-such-dir"), "--json"]);
   assert.is(out.code, 1);

@@ -100,7 +100,30 @@ test("a directory without org files is an error, not a silent pass", async () =>
   assert.match(out.error!.message, `no org files (*.yaml) in ${empty}`);
 });
 
-test("each problem shows its source line with a caret under the column; plain when piped", async () => {
+/** Runs `body` with NO_COLOR set. */
+async function withNoColor<T>(body: () => Promise<T>): Promise<T> {
+  const before = process.env.NO_COLOR;
+  process.env.NO_COLOR = "1";
+  try {
+    return await body();
+  } finally {
+    if (before === undefined) delete process.env.NO_COLOR;
+    else process.env.NO_COLOR = before;
+  }
+}
+
+/** Runs `body` with stderr taken for a terminal (as a user at a shell has it). */
+async function onTerminal<T>(body: () => Promise<T>): Promise<T> {
+  const before = process.stderr.isTTY;
+  process.stderr.isTTY = true;
+  try {
+    return await body();
+  } finally {
+    process.stderr.isTTY = before;
+  }
+}
+
+test("on a terminal each problem shows its source line with a caret; piped, the line alone", async () => {
   const file = join(dir, "caret.yaml");
   await writeFile(
     file,
@@ -115,14 +138,20 @@ test("each problem shows its source line with a caret under the column; plain wh
       "",
     ].join("\n"),
   );
-  const out = await runCommand(Validate, [file]);
+  // NO_COLOR: the caret lines compare as plain text.
+  const out = await withNoColor(() => onTerminal(() => runCommand(Validate, [file])));
   assert.is(out.code, 1);
   const lines = out.stderr.split("\n");
   const at = lines.findIndex((line) => line.startsWith(`${file}:9:22 `));
   assert.ok(at >= 0, out.stderr);
   assert.is(lines[at + 1], "  9 |         action_type: dance");
   assert.is(lines[at + 2], "    |                      ^");
-  assert.not.match(out.stderr, "\u001b[", "no colour when stderr is not a terminal");
+  const piped = await runCommand(Validate, [file]);
+  assert.is(piped.code, 1);
+  assert.match(piped.stderr, `${file}:9:22 `);
+  assert.not.match(piped.stderr, "  9 |", "no source lines when piped");
+  assert.not.match(piped.stderr, "^", "no caret when piped");
+  assert.not.match(piped.stderr, "\u001b[", "no colour when stderr is not a terminal");
 });
 
 test("an alias bomb is reported at file:line:col with its source line", async () => {
@@ -135,7 +164,7 @@ test("an alias bomb is reported at file:line:col with its source line", async ()
         .join(", ")}]`,
     );
   await writeFile(file, [...ORG, ...rows, ""].join("\n"));
-  const out = await runCommand(Validate, [file]);
+  const out = await withNoColor(() => onTerminal(() => runCommand(Validate, [file])));
   assert.is(out.code, 1);
   assert.match(out.stderr, `${file}:5:10: aliases (*name) expand to too many nodes`);
   assert.match(out.stderr, "  5 | x1: &a1 [*a0");

@@ -1,7 +1,11 @@
-import { connect } from "node:net";
+import { type AddressInfo, connect, createServer } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { AMI_MAX_LINE_BYTES, AmiConnection } from "../../src/engine/ami-connection.js";
+import {
+  AMI_MAX_LINE_BYTES,
+  AmiConnection,
+  AmiUnreachableError,
+} from "../../src/engine/ami-connection.js";
 import { createAmiTarget } from "../../src/engine/ami-target.js";
 import {
   amiOptionsFrom,
@@ -222,6 +226,65 @@ test("a wrong secret fails actions with a clear error and no crash", async () =>
     assert.ok(!ami.received.some((a) => a.action === "Ping"), "no action sent before login");
   } finally {
     await connection.close();
+    await ami.close();
+  }
+});
+
+test("reach() fails on the first refused connection, once, naming host:port and what to check", async () => {
+  const ami = new FakeAmiServer();
+  const port = await ami.listen();
+  await ami.close(); // nothing listens there
+  // A reconnect delay far beyond the test: only the first attempt can answer.
+  const connection = new AmiConnection({ ...credentials, port, reconnectInitialMs: 60_000 });
+  const lines: string[] = [];
+  try {
+    await connection.reach();
+    assert.unreachable("nothing listens");
+  } catch (error) {
+    assert.instance(error, AmiUnreachableError);
+    lines.push((error as Error).message);
+  } finally {
+    await connection.close();
+  }
+  assert.is(lines.length, 1);
+  const [message] = lines;
+  assert.match(message!, `cannot reach Asterisk's AMI at 127.0.0.1:${port}: connection refused`);
+  assert.match(message!, "Is Asterisk running");
+  assert.match(message!, "PBX_AMI_PORT");
+  assert.match(message!, "manager.conf");
+});
+
+test("reach() gives up after its timeout when the port answers nothing, and on a refused login", async () => {
+  // Accepts TCP and never greets: an AMI port behind a firewall's tarpit, or not Asterisk.
+  // It reads (and drops) what it gets, so it sees the client's end and lets the socket close.
+  const silent = createServer((socket) => socket.resume());
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const port = (silent.address() as AddressInfo).port;
+  const connection = new AmiConnection({ ...credentials, port, connectTimeoutMs: 50 });
+  try {
+    await connection.reach();
+    assert.unreachable("no login");
+  } catch (error) {
+    assert.instance(error, AmiUnreachableError);
+    assert.match((error as Error).message, `AMI at 127.0.0.1:${port}: no AMI login within 50 ms`);
+  } finally {
+    await connection.close();
+    silent.close();
+  }
+  const ami = new FakeAmiServer();
+  const refused = new AmiConnection({
+    ...credentials,
+    secret: "wrong",
+    port: await ami.listen(),
+    reconnectInitialMs: 60_000,
+  });
+  try {
+    await refused.reach();
+    assert.unreachable("wrong secret");
+  } catch (error) {
+    assert.match((error as Error).message, /refused the login .*PBX_AMI_SECRET/);
+  } finally {
+    await refused.close();
     await ami.close();
   }
 });

@@ -17,6 +17,8 @@ export interface BaresipAccount {
   registrar: string;
   /** The loopback address the phone sends from (default 127.0.0.1). */
   listenHost?: string;
+  /** false: no REGISTER, the account only places calls (a carrier's side). Default true. */
+  register?: boolean;
 }
 
 /** An event baresip reported (`REGISTER_OK`, `REGISTER_FAIL`, `CALL_ESTABLISHED`, ...). */
@@ -251,10 +253,11 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
     stop,
   };
   try {
-    // regint: one registration that lasts the whole test.
+    // regint: one registration that lasts the whole test (0: none at all).
+    const regint = account.register === false ? 0 : 600;
     await phone.command(
       "uanew",
-      `<sip:${account.user}@${account.registrar};transport=udp>;auth_pass=${account.password};regint=600`,
+      `<sip:${account.user}@${account.registrar};transport=udp>;auth_pass=${account.password};regint=${regint}`,
     );
   } catch (error) {
     await stop();

@@ -104,15 +104,27 @@ test("status shows DRIFTED for a file changed behind its back, and --refresh re-
     const status = async (...extra: string[]) => {
       const out = await runCommand(Status, ["--etc", etc, ...extra]);
       const json = await runCommand(Status, ["--etc", etc, "--json", ...extra]);
-      return { text: out.stdout, result: json.result as StatusCommandResult };
+      assert.is(out.code, json.code);
+      // The JSON is printed whatever the exit code says.
+      return {
+        text: out.stdout,
+        code: json.code,
+        result: JSON.parse(json.stdout) as StatusCommandResult,
+      };
     };
     const clean = await status();
+    assert.is(clean.code, 0, "every unit OK");
+    // Named by the org its files were generated for, beside the prefix.
+    assert.is(clean.result.units.find((unit) => unit.unit === "org:gitone_")?.org, "Git One");
+    assert.match(clean.text, /org:gitone_\s+Git One\s/);
     assert.ok(clean.result.units.every((unit) => unit.drifted.length === 0));
     assert.not.match(clean.text, "DRIFTED");
 
     await writeFile(join(etc, "orgs/gitone_/extensions.conf"), "; edited by hand\n");
     const drifted = await status();
+    assert.is(drifted.code, 4, "DRIFTED exits 4");
     const one = drifted.result.units.find((unit) => unit.unit === "org:gitone_")!;
+
     assert.equal(one.drifted, [{ path: "orgs/gitone_/extensions.conf", change: "changed" }]);
     assert.match(drifted.text, /org:gitone_ .*DRIFTED/);
     assert.match(drifted.text, "drifted: orgs/gitone_/extensions.conf (changed)");
@@ -144,14 +156,23 @@ test("after a rollback in the server's directory status shows the restored revis
     await rig.advance(1000);
     assert.is.not(rig.read(`orgs/${org.prefix}/extensions.conf`), first);
 
-    const rollback = await runCommand(Rollback, ["--org", org.prefix, "--etc", rig.engineDir]);
+    // The org by its slug, as `export` and `calls` take it: the directory's store knows it.
+    const unknown = await runCommand(Rollback, ["--org", "globex", "--etc", rig.engineDir]);
+    assert.is(unknown.code, 1);
+    assert.match(
+      String(unknown.error?.message),
+      `no org with the id or slug "globex" in the store`,
+    );
+    const rollback = await runCommand(Rollback, ["--org", "acme", "--etc", rig.engineDir]);
     assert.is(rollback.code, 0, rollback.stderr + String(rollback.error));
     assert.is(rig.read(`orgs/${org.prefix}/extensions.conf`), first);
 
     const out = await runCommand(Status, ["--data-dir", rig.dataDir, "--json"]);
-    const unit = (out.result as StatusCommandResult).units.find(
+    assert.is(out.code, 3, "PENDING exits 3");
+    const unit = (JSON.parse(out.stdout) as StatusCommandResult).units.find(
       (u) => u.unit === `org:${org.prefix}`,
     )!;
+    assert.is(unit.org, "acme", "named by its slug from the store");
     assert.is(unit.pending, true, "the store's revision is not live any more");
     assert.is(unit.lastDeploy?.trigger, "rollback");
     assert.is(unit.lastDeploy?.restored?.revision, unit.appliedRevision);
@@ -160,7 +181,7 @@ test("after a rollback in the server's directory status shows the restored revis
     const text = await runCommand(Status, ["--data-dir", rig.dataDir]);
     assert.match(
       text.stdout,
-      new RegExp(`org:${org.prefix} .*\\(rollback to [0-9a-f]{12}\\).*PENDING`),
+      new RegExp(`org:${org.prefix} +acme .*\\(rollback to [0-9a-f]{12}\\).*PENDING`),
     );
   } finally {
     await rig.close();
@@ -186,7 +207,8 @@ test("a rollback recorded in another log (as pbxctl did before) shows as DRIFTED
     });
     await elsewhere.rollback(orgUnit(org.prefix));
     const out = await runCommand(Status, ["--data-dir", rig.dataDir, "--json"]);
-    const unit = (out.result as StatusCommandResult).units.find(
+    assert.is(out.code, 4, "DRIFTED exits 4");
+    const unit = (JSON.parse(out.stdout) as StatusCommandResult).units.find(
       (u) => u.unit === `org:${org.prefix}`,
     )!;
     assert.equal(unit.drifted, [{ path: `orgs/${org.prefix}/extensions.conf`, change: "changed" }]);

@@ -52,10 +52,12 @@ export async function startRig(
     ami?: boolean;
     reloadDelayMs?: number;
     env?: Record<string, string>;
+    /** Serve this data directory (e.g. a restored one) instead of a fresh one; removed on close. */
+    dataDir?: string;
     startupBatchSize?: number;
   } = {},
 ): Promise<Rig> {
-  const dataDir = mkdtempSync(join(tmpdir(), "pbx-integration-"));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "pbx-integration-"));
   // The fake "loads" what the server deploys into <data-dir>/asterisk, as the engine would.
   const ami = options.ami
     ? new FakeAmiServer({

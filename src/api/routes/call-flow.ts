@@ -2,11 +2,13 @@
 // call graph as a picture (`GET /call-flow.svg`). Answers come from the same rule functions the
 // compiler writes the dialplan with.
 import { Type } from "@sinclair/typebox";
-import { ownOrgCallFlowSvg, simulateOwnOrgCall } from "../../domain/call-flow.js";
+import { digitsFromText, ownOrgCallFlowSvg, simulateOwnOrgCall } from "../../domain/call-flow.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 
 const NUMBER = "^\\+?[0-9]{3,20}$";
+/** What a caller presses at one prompt. */
+const PROMPT_DIGITS = "[0-9*#]{0,15}";
 
 const SimulateBody = Type.Object(
   {
@@ -15,10 +17,21 @@ const SimulateBody = Type.Object(
       description: "The number called, in any form (local 0..., 91..., +91...)",
     }),
     digits: Type.Optional(
-      Type.Array(Type.String({ pattern: "^[0-9*#]{0,15}$" }), {
-        maxItems: 50,
-        description: 'What the caller presses at each menu prompt, in order; "" lets it time out',
-      }),
+      Type.Union(
+        [
+          Type.Array(Type.String({ pattern: `^${PROMPT_DIGITS}$` }), {
+            maxItems: 50,
+            description:
+              'What the caller presses at each menu prompt, in order; "" lets it time out',
+          }),
+          Type.String({
+            pattern: `^${PROMPT_DIGITS}(,${PROMPT_DIGITS}){0,49}$`,
+            description:
+              'The same as the CLI\'s --digits: "1,3", an empty entry lets a prompt time out',
+          }),
+        ],
+        { description: 'The digits pressed at each prompt: ["1", "3"] or "1,3"' },
+      ),
     ),
     caller: Type.Optional(Type.String({ pattern: NUMBER, description: "The caller's number" })),
     no_answer: Type.Optional(
@@ -75,7 +88,7 @@ export const callFlowRoutes = [
     handler: ({ deps, body, principal }) =>
       simulateOwnOrgCall(deps.db, orgCaller(principal).orgId, {
         did: body.did,
-        digits: body.digits ?? [],
+        digits: typeof body.digits === "string" ? digitsFromText(body.digits) : (body.digits ?? []),
         ...(body.caller === undefined ? {} : { caller: body.caller }),
         noAnswer: body.no_answer ?? false,
       }),

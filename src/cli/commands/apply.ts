@@ -11,7 +11,12 @@ import {
   openDataStore,
   orgFilesChangedSince,
 } from "../../domain/gitops.js";
-import { ENGINE_KINDS, EngineConfigError, type EngineKind } from "../../engine/index.js";
+import {
+  ENGINE_KINDS,
+  EngineConfigError,
+  type EngineKind,
+  EngineUnavailableError,
+} from "../../engine/index.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { cacheFlag } from "../lib/flags.js";
@@ -164,6 +169,10 @@ export default class Apply extends PbxCommand {
       deployed = await deployAppliedToEngine(store, process.env, engineKind, outcome.orgs);
     } catch (error) {
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
+      if (error instanceof EngineUnavailableError) {
+        // The store already holds what was applied: the server's next start deploys it.
+        throw new CommandFailure(`applied to the store, not deployed: ${error.message}`);
+      }
       throw error;
     }
     for (const entry of deployed.orgs) {

@@ -12,7 +12,7 @@ import {
   gitopsEngineDir,
   openFilesDeployer,
 } from "../../domain/engine-deploys.js";
-import { ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
+import { ENGINE_KINDS, EngineConfigError, EngineUnavailableError } from "../../engine/index.js";
 import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { colourEnabled, painter } from "../lib/colour.js";
@@ -94,7 +94,9 @@ export default class Deploy extends PbxCommand {
             "directory (--etc) or pass --force to overwrite anyway.",
         );
       }
-      if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
+      if (error instanceof EngineConfigError || error instanceof EngineUnavailableError) {
+        throw new CommandFailure(error.message);
+      }
       throw error;
     }
     const { deployer, target } = opened;

@@ -2,9 +2,14 @@ import { Flags } from "@oclif/core";
 import { NoPreviousVersionError } from "../../deploy/deployer.js";
 import { type DeployRecordSummary, fileChanges } from "../../deploy/record-summary.js";
 import { InvalidDeployPathError } from "../../deploy/units.js";
-import { EngineDirOwnedError, gitopsEngineDir, rollbackOrg } from "../../domain/engine-deploys.js";
+import {
+  EngineDirOwnedError,
+  gitopsEngineDir,
+  rollbackOrg,
+  UnknownOrgError,
+} from "../../domain/engine-deploys.js";
 import { NoStoreError } from "../../domain/gitops.js";
-import { ENGINE_KINDS, EngineConfigError } from "../../engine/index.js";
+import { ENGINE_KINDS, EngineConfigError, EngineUnavailableError } from "../../engine/index.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 
@@ -22,11 +27,13 @@ export default class Rollback extends PbxCommand {
     "roll back to or the reload failed.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> --org org_2f6c1e0a-0000-4000-8000-000000000001_ --etc /etc/asterisk/pbxctl --engine ami",
+    "<%= config.bin %> <%= command.id %> --org acme --etc /var/lib/pbxctl/asterisk",
   ];
   static override flags = {
     org: Flags.string({
       required: true,
-      summary: "The org's context prefix (its directory under orgs/).",
+      summary:
+        "The org: its context prefix (its directory under orgs/), its id, or its slug where a server's store owns the directory.",
     }),
     etc: Flags.directory({
       summary: "Engine config directory [default: PBX_ASTERISK_DIR or ./var/gitops-asterisk].",
@@ -49,7 +56,7 @@ export default class Rollback extends PbxCommand {
     try {
       summary = await rollbackOrg({
         engineDir: gitopsEngineDir(process.env, flags.etc),
-        contextPrefix: flags.org,
+        org: flags.org,
         engineKind: flags.engine,
         env: process.env,
         force: flags.force,
@@ -59,9 +66,22 @@ export default class Rollback extends PbxCommand {
         throw new CommandFailure(`${error.reason}; pass --force to roll back anyway.`);
       }
       if (
+        (error instanceof NoPreviousVersionError || error instanceof UnknownOrgError) &&
+        flags.etc === undefined &&
+        !process.env.PBX_ASTERISK_DIR
+      ) {
+        // The default directory is only `pbxctl deploy`'s: a server's is elsewhere.
+        throw new CommandFailure(
+          `${error.message}. That is the default directory of \`pbxctl deploy\`; pass --etc DIR ` +
+            "(or set PBX_ASTERISK_DIR) for another, e.g. a server's <data-dir>/asterisk.",
+        );
+      }
+      if (
         error instanceof NoStoreError ||
         error instanceof EngineConfigError ||
+        error instanceof EngineUnavailableError ||
         error instanceof NoPreviousVersionError ||
+        error instanceof UnknownOrgError ||
         error instanceof InvalidDeployPathError
       ) {
         throw new CommandFailure(error.message);

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { Command, Flags } from "@oclif/core";
 import { pino } from "pino";
 import pretty from "pino-pretty";
@@ -5,6 +6,7 @@ import { startServer } from "../../api/server.js";
 import { loadConfig } from "../../config.js";
 import { EngineConfigError } from "../../engine/index.js";
 import { StoreBehindError } from "../../store/database.js";
+import { colourEnabled } from "../lib/colour.js";
 
 export default class Serve extends Command {
   static override summary = "Serve the REST API, the OpenAPI document and the documentation pages.";
@@ -47,7 +49,10 @@ export default class Serve extends Command {
       ...(flags["data-dir"] !== undefined ? { dataDir: flags["data-dir"] } : {}),
     });
     const logger = flags.pretty
-      ? pino({ level: config.logLevel }, pretty({ colorize: true, destination: 2 }))
+      ? pino(
+          { level: config.logLevel },
+          pretty({ colorize: colourEnabled(process.stderr), destination: 2 }),
+        )
       : pino({ level: config.logLevel });
     if (config.generatedAdminPassword) {
       // Shown this once; only its hash is kept (in the data dir).
@@ -75,6 +80,16 @@ export default class Serve extends Command {
       },
       "pbxctl serving",
     );
+    if (running.engine?.target.kind === "ami" && !existsSync(config.recordingsDir)) {
+      // Asterisk writes recordings under its own <astspooldir>/monitor; a directory that is not
+      // there means every GET /calls/{id}/recording will answer 404.
+      logger.warn(
+        { recordings_dir: config.recordingsDir },
+        "the recordings directory does not exist: recordings will not be found. With " +
+          "PBX_ENGINE=ami, PBX_RECORDINGS_DIR must be Asterisk's <astspooldir>/monitor " +
+          "(`pbxctl engine init` prints it)",
+      );
+    }
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         logger.info({ signal }, "shutting down");

@@ -1,5 +1,5 @@
 import { Args, Flags } from "@oclif/core";
-import { type Simulation, simulateCall } from "../../compiler/simulate.js";
+import { digitsFromText, type Simulation, simulateCall } from "../../compiler/simulate.js";
 import { findDid } from "../../model/refs.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { loadOrgStates, orgSourceFlags } from "../lib/org-source.js";
@@ -44,7 +44,7 @@ export default class Simulate extends PbxCommand {
     if (!state) throw new CommandFailure(`no org among the files has the DID ${flags.did}`);
     const result = simulateCall(state, {
       did: flags.did,
-      digits: flags.digits === "" ? [] : flags.digits.split(","),
+      digits: digitsFromText(flags.digits),
       ...(flags.caller === undefined ? {} : { caller: flags.caller }),
       noAnswer: flags["no-answer"],
     });

@@ -11,7 +11,7 @@ import { resolveEnginePaths } from "../../engine/index.js";
 import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { colourEnabled, painter } from "../lib/colour.js";
-import { statusTable } from "../lib/status-table.js";
+import { statusExitCode, statusTable } from "../lib/status-table.js";
 
 export interface StatusCommandResult {
   /** `store`: the server's data directory; `files`: the deploy log of an engine directory. */
@@ -36,7 +36,10 @@ export default class Status extends PbxCommand {
     "when pbxctl wrote it is not re-read unless --refresh is given.\n\n" +
     "Where it reads: with --data-dir, or when the data directory (PBX_DATA_DIR, default ./var) " +
     "holds a store and --etc is not given, the server's store (desired revisions compiled from " +
-    "it); otherwise the deploy log (.pbxctl/) of the engine directory written by `pbxctl deploy`.";
+    "it); otherwise the deploy log (.pbxctl/) of the engine directory written by `pbxctl deploy`. " +
+    "Org units also show the org's slug (from the store) or name (from its generated files).\n\n" +
+    "Exit code, the worst state of any unit: 0 all OK, 3 PENDING, 4 DRIFTED, 5 FAILED (1 an " +
+    "error such as no store, 2 a usage error).";
   static override examples = [
     "<%= config.bin %> <%= command.id %>",
     "<%= config.bin %> <%= command.id %> --data-dir /var/lib/pbxctl --json",
@@ -74,7 +77,7 @@ export default class Status extends PbxCommand {
       if (result.units.length === 0) this.log(`no deploys recorded in ${result.from}`);
       else for (const line of statusTable(result.units, painter(colourEnabled()))) this.log(line);
     }
-    return result;
+    return this.finish(result, statusExitCode(result.units));
   }
 
   private async fromStore(

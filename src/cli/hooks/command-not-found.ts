@@ -3,6 +3,7 @@
 // the nearest command is named in the message itself.
 import { type Hook, toConfiguredId } from "@oclif/core";
 import askDidYouMean from "@oclif/plugin-not-found";
+import { nearestName as nearestCommand } from "../lib/nearest.js";
 
 const hook: Hook<"command_not_found"> = async function (options) {
   if (process.stdin.isTTY) return askDidYouMean.call(this, options);
@@ -29,26 +30,4 @@ const hook: Hook<"command_not_found"> = async function (options) {
 
 export default hook;
 
-/** The id closest to `typed` by edit distance, if it is close enough to be a typo. */
-export function nearestCommand(typed: string, ids: readonly string[]): string | undefined {
-  let best: { id: string; distance: number } | undefined;
-  for (const id of ids) {
-    const distance = editDistance(typed, id);
-    if (!best || distance < best.distance) best = { id, distance };
-  }
-  // More than half the word changed is not a typo of it.
-  return best && best.distance <= Math.max(2, Math.floor(typed.length / 2)) ? best.id : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
+export { nearestCommand };

@@ -5,6 +5,7 @@ import { formatDiagnostic, type SourceDiagnostic } from "../../model/diagnostic.
 import { OrgFileError } from "../../model/org-file-paths.js";
 import { colourEnabled, painter } from "./colour.js";
 import { ExitCode } from "./exit-codes.js";
+import { nearestName } from "./nearest.js";
 import { diskSources, sourceSnippet } from "./source-snippet.js";
 
 /** A problem the user can fix (bad input, unreadable path, refused compile): exit 1, one line. */
@@ -16,13 +17,15 @@ export abstract class PbxCommand extends Command {
   static override enableJsonFlag = true;
 
   /**
-   * Prints problems to stderr (not in --json mode): `file:line:col path: message`, then the
-   * source line with a caret under the column when the file can be read.
+   * Prints problems to stderr (not in --json mode): `file:line:col path: message`, then, on a
+   * terminal, the source line with a caret under the column when the file can be read. Piped
+   * (CI logs, grep, editors' problem matchers) a problem is its one line.
    */
   protected printDiagnostics(diagnostics: readonly SourceDiagnostic[]): void {
     if (this.jsonEnabled()) return;
     const paint = painter(colourEnabled(process.stderr));
-    const sources = diskSources();
+    const sources: ReturnType<typeof diskSources> =
+      process.stderr.isTTY === true ? diskSources() : () => undefined;
     for (const d of diagnostics) {
       const text = formatDiagnostic(d);
       this.logToStderr(paint(d.severity === "error" ? "red" : "yellow", text));
@@ -44,6 +47,27 @@ export abstract class PbxCommand extends Command {
   }
 
   /**
+   * An unknown flag gets "Did you mean --etc?" like an unknown command gets its nearest command
+   * (oclif's parser names the flag and nothing more). The message is amended in place, so the
+   * error keeps its exit code (2) and oclif's help hint.
+   */
+  private suggestFlags(err: Error & { flags?: unknown }): void {
+    if (!/^Nonexistent flags?:/.test(err.message) || !Array.isArray(err.flags)) return;
+    const known = Object.entries(this.ctor.flags ?? {}).flatMap(([name, flag]) =>
+      (flag as { hidden?: boolean }).hidden ? [] : [name],
+    );
+    const hints = (err.flags as unknown[]).flatMap((typed) => {
+      const bare = String(typed).replace(/^-+/, "").split("=")[0]!;
+      const nearest = nearestName(bare, known);
+      return nearest ? [`--${nearest} for ${String(typed)}`] : [];
+    });
+    if (hints.length === 0) return;
+    // After the first line, before oclif's "See more help with --help".
+    const [first, ...rest] = err.message.split("\n");
+    err.message = [`${first}. Did you mean ${hints.join(", ")}?`, ...rest].join("\n");
+  }
+
+  /**
    * The --json form of a failure: `{"error": "<message>"}`, nothing else. oclif's default spreads
    * the error's own properties, which for a usage error is the parser's whole state (the command
    * definition, package.json): hundreds of lines no script can use.
@@ -54,6 +78,7 @@ export abstract class PbxCommand extends Command {
 
   protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
     if (err instanceof Errors.ExitError) throw err;
+    this.suggestFlags(err);
     const expected = err instanceof OrgFileError || err instanceof CommandFailure;
     const shown = expected ? new Errors.CLIError(err.message, { exit: ExitCode.error }) : err;
     if (this.jsonEnabled()) {

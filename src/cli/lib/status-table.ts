@@ -2,6 +2,7 @@
 // row per unit, then the files of a drifted unit and a failed deploy's error indented below it.
 import type { UnitStatus } from "../../deploy/status.js";
 import type { Paint } from "./colour.js";
+import { StatusExitCode } from "./exit-codes.js";
 
 /** The state words of a unit: OK, PENDING (saved, not live), DRIFTED (files changed on disk). */
 export function unitState(unit: UnitStatus): string[] {
@@ -21,6 +22,7 @@ export function statusTable(units: readonly UnitStatus[], paint: Paint): string[
       unit,
       cells: [
         unit.unit,
+        unit.org ?? "-",
         unit.appliedRevision ? unit.appliedRevision.slice(0, 12) : "(none)",
         unit.desiredRevision ? unit.desiredRevision.slice(0, 12) : "-",
         last ? `${last.result} ${last.at} (${last.trigger}${restored})` : "-",
@@ -29,7 +31,7 @@ export function statusTable(units: readonly UnitStatus[], paint: Paint): string[
       ],
     };
   });
-  const header = ["UNIT", "APPLIED", "DESIRED", "LAST DEPLOY", "ENGINE", "STATE"];
+  const header = ["UNIT", "ORG", "APPLIED", "DESIRED", "LAST DEPLOY", "ENGINE", "STATE"];
   const widths = header.map((title, i) =>
     Math.max(title.length, ...rows.map((row) => row.cells[i]!.length)),
   );
@@ -41,7 +43,7 @@ export function statusTable(units: readonly UnitStatus[], paint: Paint): string[
   };
   const lines = [paint("bold", line(header))];
   for (const { unit, cells } of rows) {
-    lines.push(line(cells, cells[5] === "OK" ? "green" : "yellow"));
+    lines.push(line(cells, cells[cells.length - 1] === "OK" ? "green" : "yellow"));
     for (const file of unit.drifted) lines.push(`  drifted: ${file.path} (${file.change})`);
     if (unit.pending) {
       const wanted = unit.desiredRevision ?? unit.lastDeploy?.revision ?? "";
@@ -50,4 +52,16 @@ export function statusTable(units: readonly UnitStatus[], paint: Paint): string[
     if (unit.lastDeploy?.error) lines.push(paint("red", `  error: ${unit.lastDeploy.error}`));
   }
   return lines;
+}
+
+/**
+ * The exit code of `pbxctl status` for these units: the worst state any unit is in, so a script
+ * can tell "all live" from "not yet live", "changed behind pbxctl's back" and "a deploy failed".
+ */
+export function statusExitCode(units: readonly UnitStatus[]): number {
+  const states = new Set(units.flatMap(unitState));
+  if (states.has("FAILED")) return StatusExitCode.failed;
+  if (states.has("DRIFTED")) return StatusExitCode.drifted;
+  if (states.has("PENDING")) return StatusExitCode.pending;
+  return StatusExitCode.ok;
 }

@@ -23,6 +23,18 @@ export interface AsteriskInstanceOptions {
   extensionsAppend?: string;
   amiUsername?: string;
   amiSecret?: string;
+  /**
+   * Writes the top-level files in place of `initEngine` (e.g. the `pbxctl engine init` command a
+   * guide gives, run as a user would); asterisk.conf is already in `etcDir`. Answers the
+   * generated tree it set up.
+   */
+  init?: (engine: {
+    etcDir: string;
+    amiPort: number;
+    sipPort: number;
+    amiUsername: string;
+    amiSecret: string;
+  }) => Promise<{ generatedDir: string }>;
   /** Realtime PJSIP from this database (`engine init --pjsip realtime --database-url`). */
   pjsipDatabaseUrl?: string;
 }
@@ -148,35 +160,7 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
   const sipPort = await freeLoopbackPort(new Set([amiPort]));
   const amiUsername = options.amiUsername ?? "pbxctl";
   const amiSecret = options.amiSecret ?? "pbxctl-test-secret";
-  const init = await initEngine({
-    etcDir,
-    amiUsername,
-    amiSecret,
-    amiPort,
-    sipBind: "127.0.0.1",
-    sipPort,
-    ...(options.pjsipDatabaseUrl
-      ? { pjsip: "realtime" as const, databaseUrl: options.pjsipDatabaseUrl }
-      : {}),
-  });
-  for (const file of options.files ?? []) {
-    const path = join(init.generatedDir, file.path);
-    await mkdir(join(path, ".."), { recursive: true });
-    await writeFile(path, file.content);
-  }
-  // Before boot: a music-on-hold class is scanned when its module loads.
-  for (const [name, bytes] of Object.entries(options.sounds ?? {})) {
-    const path = join(soundsDir, name);
-    await mkdir(join(path, ".."), { recursive: true });
-    await writeFile(path, bytes);
-  }
-  for (const [name, content] of Object.entries(options.etcFiles ?? {})) {
-    await writeFile(join(etcDir, name), content);
-  }
-  if (options.extensionsAppend) {
-    const top = join(etcDir, "extensions.conf");
-    await writeFile(top, `${readFileSync(top, "utf8")}${options.extensionsAppend}\n`);
-  }
+  // First: engine init reads the directories Asterisk uses from it.
   const config = join(etcDir, "asterisk.conf");
   await writeFile(
     config,
@@ -199,6 +183,37 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
       "",
     ].join("\n"),
   );
+  const init = options.init
+    ? await options.init({ etcDir, amiPort, sipPort, amiUsername, amiSecret })
+    : await initEngine({
+        etcDir,
+        amiUsername,
+        amiSecret,
+        amiPort,
+        sipBind: "127.0.0.1",
+        sipPort,
+        ...(options.pjsipDatabaseUrl
+          ? { pjsip: "realtime" as const, databaseUrl: options.pjsipDatabaseUrl }
+          : {}),
+      });
+  for (const file of options.files ?? []) {
+    const path = join(init.generatedDir, file.path);
+    await mkdir(join(path, ".."), { recursive: true });
+    await writeFile(path, file.content);
+  }
+  // Before boot: a music-on-hold class is scanned when its module loads.
+  for (const [name, bytes] of Object.entries(options.sounds ?? {})) {
+    const path = join(soundsDir, name);
+    await mkdir(join(path, ".."), { recursive: true });
+    await writeFile(path, bytes);
+  }
+  for (const [name, content] of Object.entries(options.etcFiles ?? {})) {
+    await writeFile(join(etcDir, name), content);
+  }
+  if (options.extensionsAppend) {
+    const top = join(etcDir, "extensions.conf");
+    await writeFile(top, `${readFileSync(top, "utf8")}${options.extensionsAppend}\n`);
+  }
   await writeFile(
     join(etcDir, "logger.conf"),
     "[general]\n[logfiles]\nfull => notice,warning,error,verbose,dtmf\n",

@@ -1,4 +1,5 @@
 import { Flags } from "@oclif/core";
+import { noEngineEventsHint } from "../../../domain/call-tail.js";
 import {
   CALL_FILTER_PATTERNS,
   CALL_PAGE,
@@ -99,6 +100,8 @@ export default class CallsList extends PbxCommand {
       if (!this.jsonEnabled()) {
         for (const call of page.calls) this.log(callLine(call));
         this.logToStderr(`${page.calls.length} of ${page.total} calls`);
+        const hint = page.total === 0 ? await noEngineEventsHint(db) : null;
+        if (hint) this.logToStderr(hint);
       }
       return { org_id: orgId!, total: page.total, calls: page.calls };
     });

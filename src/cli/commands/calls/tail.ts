@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Flags } from "@oclif/core";
-import { formatTailedEvent, tailCallEvents } from "../../../domain/call-tail.js";
+import {
+  formatTailedEvent,
+  noEngineEventsHint,
+  tailCallEvents,
+} from "../../../domain/call-tail.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { withStoredOrg } from "../../lib/stored-org.js";
 
@@ -54,6 +58,9 @@ export default class CallsTail extends PbxCommand {
     try {
       return await withStoredOrg(flags["data-dir"], flags.org, async (db, orgId) => {
         let events = 0;
+        // Said once, before waiting: a files-only server never stores an event to follow.
+        const hint = flags.json ? null : await noEngineEventsHint(db);
+        if (hint) this.logToStderr(hint);
         for await (const event of tailCallEvents({
           db,
           orgId,

@@ -1,22 +1,32 @@
 import { Flags } from "@oclif/core";
-import { EngineInitError, type EngineInitResult, initEngine } from "../../../engine/engine-init.js";
+import {
+  DEFAULT_SIP_BIND,
+  EngineInitError,
+  type EngineInitResult,
+  initEngine,
+} from "../../../engine/engine-init.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 
 export default class EngineInit extends PbxCommand {
   static override summary =
     "Write the top-level Asterisk files that include pbxctl's generated tree.";
   static override description =
-    "Writes into Asterisk's config directory (--etc): extensions.conf, pjsip.conf (with a UDP " +
-    "transport) and queues.conf, each including the generated file of the same name; " +
+    "Writes into Asterisk's config directory (--etc): extensions.conf, pjsip.conf (UDP and TCP " +
+    "transports on --sip-bind, loopback unless told otherwise, and with --carrier an endpoint " +
+    "whose calls start in the generated gateway-inbound context) and queues.conf, each " +
+    "including the generated file of the same name; " +
     "manager.conf (an AMI user bound to 127.0.0.1), cdr_manager.conf (enabled) and modules.conf " +
     "(autoload). With --pjsip realtime also sorcery.conf, extconfig.conf and res_pgsql.conf, so " +
     "endpoints, auths, AORs and trunk registrations are read from PostgreSQL " +
     "(--database-url). The generated tree (--generated, default <etc>/pbxctl) is where `pbxctl deploy` " +
     "writes; `orgs` and `gateway` in --etc become symlinks to it because Asterisk resolves " +
     "relative includes against its config directory. Prints the environment that points pbxctl " +
-    "at this engine; the AMI secret is shown once. Refuses to overwrite files without --force.";
+    "at this engine (PBX_SOUNDS_DIR and PBX_RECORDINGS_DIR from the astdatadir and astspooldir " +
+    "of <etc>/asterisk.conf, else Asterisk's defaults); the AMI secret is shown once. Says on " +
+    "stderr when SIP listens on loopback only. Refuses to overwrite files without --force.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> --etc /etc/asterisk",
+    '<%= config.bin %> <%= command.id %> --etc /etc/asterisk --sip-bind "$SIP_ADDRESS" --carrier "$CARRIER_ADDRESS"',
     '<%= config.bin %> <%= command.id %> --etc /etc/asterisk --generated /var/lib/pbxctl/asterisk --ami-secret "$AMI_SECRET"',
   ];
   static override flags = {
@@ -31,8 +41,14 @@ export default class EngineInit extends PbxCommand {
       summary: "AMI port (bound to 127.0.0.1).",
     }),
     "sip-bind": Flags.string({
-      default: "0.0.0.0",
-      summary: "Address of the PJSIP UDP transport.",
+      default: DEFAULT_SIP_BIND,
+      summary:
+        "Address of the PJSIP UDP and TCP transports (loopback by default: give the address phones and the carrier reach).",
+    }),
+    carrier: Flags.string({
+      multiple: true,
+      summary:
+        "IP address or CIDR range of the carrier sending DID calls (repeatable): they start in gateway-inbound.",
     }),
     "sip-port": Flags.integer({
       default: 5060,
@@ -63,6 +79,7 @@ export default class EngineInit extends PbxCommand {
         amiPort: flags["ami-port"],
         sipBind: flags["sip-bind"],
         sipPort: flags["sip-port"],
+        ...(flags.carrier ? { carriers: flags.carrier } : {}),
         force: flags.force,
         pjsip: flags.pjsip as "file" | "realtime",
         ...(flags["database-url"] ? { databaseUrl: flags["database-url"] } : {}),
@@ -77,6 +94,14 @@ export default class EngineInit extends PbxCommand {
       this.log(`generated tree: ${result.generatedDir}`);
       this.log("point pbxctl at this engine with:");
       for (const [name, value] of Object.entries(result.env)) this.log(`  export ${name}=${value}`);
+      this.log(`(sounds and recordings directories from ${result.directoriesFrom})`);
+    }
+    if (result.sipLoopbackOnly) {
+      // On stderr even with --json: a phone on another machine would fail with no other clue.
+      this.logToStderr(
+        `note: SIP listens on ${result.sipListen} (loopback) only: phones and carriers on other ` +
+          "machines cannot reach it. Pass --sip-bind <address> (0.0.0.0: every interface) to serve them.",
+      );
     }
     return result;
   }

@@ -7,6 +7,7 @@ import { systemClock } from "../../../clock.js";
 import { loadConfig } from "../../../config.js";
 import { openStore } from "../../../store/database.js";
 import { createTicketService } from "../../../tickets/service.js";
+import { colourEnabled } from "../../lib/colour.js";
 
 export default class IntakeServe extends Command {
   static override summary =
@@ -62,7 +63,10 @@ export default class IntakeServe extends Command {
       "",
     );
     const logger = flags.pretty
-      ? pino({ level: config.logLevel }, pretty({ colorize: true, destination: 2 }))
+      ? pino(
+          { level: config.logLevel },
+          pretty({ colorize: colourEnabled(process.stderr), destination: 2 }),
+        )
       : pino({ level: config.logLevel });
     const db = await openStore(config.store);
     const tickets = createTicketService({
