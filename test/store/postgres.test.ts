@@ -81,7 +81,7 @@ if (testBackend() === "postgres") {
       const { rows } = await sql<{ table_name: string; column_name: string; data_type: string }>`
         select table_name, column_name, data_type from information_schema.columns
         where table_schema = current_schema() and table_name not like 'kysely_%'`.execute(store.db);
-      const instant = /(_at|^calldate|^answerdate|^enddate|^at|^last_delivery|^locked_until)$/;
+      const instant = /(_at|^calldate|^answerdate|^enddate|^at|^last_delivery|_until)$/;
       for (const c of rows) {
         const where = `${c.table_name}.${c.column_name}`;
         if (instant.test(c.column_name)) {

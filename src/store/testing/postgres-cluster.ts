@@ -4,7 +4,7 @@
 // refuses to run as root; under root (CI) the cluster runs as the `postgres` system user the
 // Debian package creates, which owns the temp dir.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { chownSync, openSync, readFileSync } from "node:fs";
+import { chownSync, existsSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -20,8 +20,15 @@ export interface PostgresCluster {
   url(database: string): string;
   /** Runs one statement on the `postgres` database (CREATE/DROP DATABASE and the like). */
   admin(statement: string): Promise<void>;
+  /** The server's log so far (with `settings: {log_statement: "all"}`, every statement). */
+  log(): string;
   /** Stops the server (fast shutdown, then SIGKILL by PID) and removes its directory. */
   stop(): Promise<void>;
+}
+
+export interface PostgresClusterOptions {
+  /** More server settings (`-c name=value`), e.g. `{log_statement: "all"}`. */
+  settings?: Record<string, string>;
 }
 
 const running = new Set<ChildProcess>();
@@ -111,7 +118,12 @@ async function waitReady(url: string, child: ChildProcess, logFile: string): Pro
 }
 
 /** Creates and starts a cluster; resolves once it accepts connections. */
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+export async function startPostgresCluster(
+  options: PostgresClusterOptions = {},
+): Promise<PostgresCluster> {
+  if (!existsSync(join(POSTGRES_BIN, "postgres"))) {
+    throw new Error(`${POSTGRES_BIN}/postgres not found: apt-get install postgresql-15`);
+  }
   installExitHook();
   const user = serverUser();
   const dir = await mkdtemp("/tmp/pbxpg-");
@@ -138,6 +150,10 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       ...["-D", data, "-p", String(port), "-k", dir],
       ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"],
       ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => [
+        "-c",
+        `${name}=${value}`,
+      ]),
     ],
     { ...(user ?? {}), stdio: ["ignore", log, log] },
   );
@@ -175,6 +191,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
         await client.end();
       }
     },
+    log: () => readFileSync(logFile, "utf8"),
     stop,
   };
 }
