@@ -72,22 +72,29 @@ test("calls list: the org's history, filters, --json", async () => {
 });
 
 test("calls list and tail over a store no engine ever fed say why it is empty and what to do", async () => {
+  // The quiet store is its own SQLite file, also on a test:pg run (whose suite store holds calls).
   const quiet = mkdtempSync(join(tmpdir(), "pbx-calls-quiet-"));
-  const store = (await openDataStore({}, quiet, { create: true })).db;
+  const url = process.env.PBX_DATABASE_URL;
+  delete process.env.PBX_DATABASE_URL;
   try {
-    await insertOrg(store, ORG_A, ORG_A, "quiet_");
+    const store = (await openDataStore({}, quiet, { create: true })).db;
+    try {
+      await insertOrg(store, ORG_A, ORG_A, "quiet_");
+    } finally {
+      await store.destroy();
+    }
+    const list = await runCommand(CallsList, ["--org", ORG_A, "--data-dir", quiet]);
+    assert.is(list.code, 0);
+    assert.match(list.stderr, "0 of 0 calls");
+    assert.match(list.stderr, "no engine events are recorded in this store");
+    assert.match(list.stderr, "PBX_ENGINE=none");
+    assert.match(list.stderr, "PBX_ENGINE=ami");
+    const tail = await runCommand(CallsTail, ["--data-dir", quiet, "--no-follow"]);
+    assert.is(tail.code, 0);
+    assert.match(tail.stderr, "no engine events are recorded in this store");
   } finally {
-    await store.destroy();
+    if (url !== undefined) process.env.PBX_DATABASE_URL = url;
   }
-  const list = await runCommand(CallsList, ["--org", ORG_A, "--data-dir", quiet]);
-  assert.is(list.code, 0);
-  assert.match(list.stderr, "0 of 0 calls");
-  assert.match(list.stderr, "no engine events are recorded in this store");
-  assert.match(list.stderr, "PBX_ENGINE=none");
-  assert.match(list.stderr, "PBX_ENGINE=ami");
-  const tail = await runCommand(CallsTail, ["--data-dir", quiet, "--no-follow"]);
-  assert.is(tail.code, 0);
-  assert.match(tail.stderr, "no engine events are recorded in this store");
   // A store with calls never says it, even for an org with none matching.
   const filtered = await runCommand(CallsList, [
     "--org",

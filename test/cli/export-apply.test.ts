@@ -243,7 +243,7 @@ test("apply refuses a trunk matching another org's carrier address (409), writin
   const dataDir = await seededDataDir();
   try {
     const other = "7a1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d";
-    const store = await openDataStore({}, dataDir, { create: false });
+    const store = await openDataStore(process.env, dataDir, { create: false });
     await insertOrg(store.db, other, "Other Corp");
     await createTrunkRepository(store.db).insert(other, {
       name: "theirs",
