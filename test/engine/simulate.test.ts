@@ -134,7 +134,8 @@ const CASES: {
     did: "08065978001",
     digits: ["1"],
     peer: "D1@simtest-dtmf",
-    until: new RegExp(`Executing \\[101@${P}internal:\\d+\\] Hangup`),
+    // The user never registered: the dial step hangs up (offline) before internal would.
+    until: new RegExp(`Executing \\[101@${P}dial:\\d+\\] Hangup`),
   },
   {
     name: "E.164 DID, no digit: timeouts until max_retries, then goodbye",
@@ -155,7 +156,8 @@ const CASES: {
     did: "+918065978001",
     digits: ["2"],
     peer: "D2@simtest-dtmf",
-    until: new RegExp(`Executing \\[103@${P}internal:\\d+\\] Hangup`),
+    // The user never registered: the dial step hangs up (offline) before internal would.
+    until: new RegExp(`Executing \\[103@${P}dial:\\d+\\] Hangup`),
   },
   {
     name: "option 3 to a nested IVR that times out",
