@@ -92,7 +92,13 @@ export async function emitEvent(
 ): Promise<EmittedEvent> {
   const eventType = parseWebhookEvent(type);
   if (trx === undefined) {
-    return db.transaction().execute((own) => emitEvent(own, orgId, eventType, data, own, clock));
+    const emitted = await db
+      .transaction()
+      .execute((own) => emitEvent(own, orgId, eventType, data, own, clock));
+    // The signal inside the transaction came before the commit: a dispatcher on another
+    // connection (PostgreSQL) found nothing. Now the rows are there to claim.
+    if (emitted.deliveries > 0) outboxSignal.emit("emitted");
+    return emitted;
   }
   const handle = trx;
   const webhooks = (await createWebhookRepository(handle).listActiveByOrg(orgId)).filter((w) =>
