@@ -39,17 +39,20 @@ function writeOrgs(dir: string, count: number): void {
 
 interface Run {
   ms: number;
+  /** CPU time (user + system, the process and its threads and children): on a machine shared
+   * with other work the wall time grows with the load, this much less. */
+  cpuMs: number;
   rssKb: number;
   status: number | null;
 }
 
-/** One CLI run in `cwd`, timed, with its peak RSS (GNU time). */
+/** One CLI run in `cwd`, timed, with its CPU time and peak RSS (GNU time). */
 function cli(cwd: string, args: string[], okStatuses: number[] = [0]): Run {
   const rssFile = join(cwd, ".bench-rss");
   const start = performance.now();
   const child = spawnSync(
     "/usr/bin/time",
-    ["-f", "%M", "-o", rssFile, process.execPath, CLI, ...args],
+    ["-f", "%M %U %S", "-o", rssFile, process.execPath, CLI, ...args],
     { cwd, encoding: "utf8", maxBuffer: 1 << 30, env: { ...process.env, NO_COLOR: "1" } },
   );
   const ms = performance.now() - start;
@@ -58,20 +61,26 @@ function cli(cwd: string, args: string[], okStatuses: number[] = [0]): Run {
       `pbxctl ${args.join(" ")} exited ${child.status}:\n${child.stderr.slice(-2000)}`,
     );
   }
-  const rssKb = Number(readFileSync(rssFile, "utf8").trim().split("\n").pop());
+  const [rss, user, system] = readFileSync(rssFile, "utf8").trim().split("\n").pop()!.split(" ");
   rmSync(rssFile);
-  return { ms, rssKb, status: child.status };
+  const cpuMs = (Number(user) + Number(system)) * 1000;
+  return { ms, cpuMs, rssKb: Number(rss), status: child.status };
 }
 
-function runs(label: string, once: () => Run, count = RUNS): { ms: number; rssKb: number } {
+function runs(
+  label: string,
+  once: () => Run,
+  count = RUNS,
+): { ms: number; cpuMs: number; rssKb: number } {
   const results: Run[] = [];
   for (let r = 0; r < count; r++) results.push(once());
   const ms = median(results.map((x) => x.ms));
+  const cpuMs = median(results.map((x) => x.cpuMs));
   const rssKb = Math.max(...results.map((x) => x.rssKb));
   say(
-    `  ${label.padEnd(58)} ${seconds(ms).padStart(8)}  (runs: ${results.map((x) => seconds(x.ms)).join(", ")}; peak RSS ${(rssKb / 1024).toFixed(0)} MB)`,
+    `  ${label.padEnd(58)} ${seconds(ms).padStart(8)}  (runs: ${results.map((x) => seconds(x.ms)).join(", ")}; CPU ${seconds(cpuMs)}; peak RSS ${(rssKb / 1024).toFixed(0)} MB)`,
   );
-  return { ms, rssKb };
+  return { ms, cpuMs, rssKb };
 }
 
 const root = mkdtempSync(join(tmpdir(), "pbxctl-bench-gitops-"));
