@@ -35,6 +35,7 @@ import { loadOrgFiles } from "../../src/cli/lib/org-files.js";
 import { planTrees } from "../../src/cli/lib/plan.js";
 import { formatDiagnostic } from "../../src/model/diagnostic.js";
 import { loadOrgSources } from "../../src/model/files.js";
+import { OrgFileError } from "../../src/model/org-file-paths.js";
 import { ROOT, runCommand } from "./run-command.js";
 
 let repo = "";
@@ -309,6 +310,20 @@ const noProblems = {
   summary: null,
   extra: [],
 };
+
+test("a file that cannot be read is refused by name, with the cache and without", async () => {
+  await loadOrgFiles([orgs], { env: {}, cache: true });
+  mkdirSync(join(orgs, "folder.yaml"));
+  for (const cache of [true, false]) {
+    try {
+      await loadOrgFiles([orgs], { env: {}, cache });
+      assert.unreachable("a directory named like an org file loaded");
+    } catch (error) {
+      assert.instance(error, OrgFileError);
+      assert.is((error as Error).message, `${join(orgs, "folder.yaml")}: cannot be read`);
+    }
+  }
+});
 
 test("stat index: a file changed within the racy window is hashed again, even with the same stat", async () => {
   // Explicit stamps: the case no clock can make on demand, a second write that keeps size, mtime,
