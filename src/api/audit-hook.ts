@@ -159,10 +159,16 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     }
   }
   const inner = deps.deployScheduler;
+  // A deploy asked for inside a request's unit of work is passed on once the unit has committed:
+  // the deploy reads the store from other connections, which must see the change (realtime
+  // PJSIP writes a saved user's rows at once, issue 24). A unit that rolls back deploys nothing.
+  const uncommitted = new AsyncLocalStorage<Set<string>>();
   const deployScheduler: DeployScheduler = {
     scheduleDeploy(orgId) {
       scope.getStore()?.deployedOrgs.add(orgId);
-      inner.scheduleDeploy(orgId);
+      const held = uncommitted.getStore();
+      if (held) held.add(orgId);
+      else inner.scheduleDeploy(orgId);
     },
   };
   /**
@@ -238,9 +244,20 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     if (AUDITED_AFTER_ACTION.has(`${route.method.toUpperCase()} ${route.path}`)) {
       return audited(route, { ...request, principal }, handlerDeps, handler);
     }
-    return inUnitOfWork(deps.db, (db) =>
-      audited(route, { ...request, principal }, withDb(handlerDeps, db), handler),
+    const deploys = new Set<string>();
+    const result = await uncommitted.run(deploys, () =>
+      inUnitOfWork(deps.db, (db) =>
+        audited(route, { ...request, principal }, withDb(handlerDeps, db), handler),
+      ),
     );
+    for (const orgId of deploys) {
+      try {
+        inner.scheduleDeploy(orgId);
+      } catch {
+        // As notifyConfigChanged: the save succeeded; the scheduler logs its own failures.
+      }
+    }
+    return result;
   }
 
   /** Reads before, runs the handler, reads after and appends the record, all through `unitDeps`. */
