@@ -29,6 +29,8 @@ export interface Rig {
   running: RunningServer;
   clock: FakeClock;
   ami: FakeAmiServer | null;
+  /** The server's environment (PBX_DATABASE_URL and PBX_PJSIP on a realtime rig). */
+  env: Record<string, string>;
   /** Log lines (JSON) the server wrote at level info and above. */
   logs: string[];
   request(
@@ -146,6 +148,7 @@ export async function startRig(
       return clock;
     },
     ami,
+    env,
     logs,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };

@@ -6,9 +6,11 @@
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import Status from "../../src/cli/commands/status.js";
 import { loadConfig, pjsipModeFrom } from "../../src/config.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
+import { runCommand } from "../cli/run-command.js";
 import { testBackend } from "../store/test-database.js";
 import { eventually } from "../tickets/helpers.js";
 import { type Rig, withRig } from "./helpers.js";
@@ -35,6 +37,20 @@ test("PBX_PJSIP is file by default; realtime needs PBX_DATABASE_URL; anything el
     /PBX_PJSIP=realtime needs PBX_DATABASE_URL/,
   );
 });
+
+/** Runs `work` with `env` added to process.env (what a CLI command reads), then restores it. */
+async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  const before = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    return await work();
+  } finally {
+    for (const key of Object.keys(env)) {
+      if (before[key] === undefined) delete process.env[key];
+      else process.env[key] = before[key];
+    }
+  }
+}
 
 /** The AMI actions the fake engine received since `from`, as `Action Cache Object` strings. */
 function expiries(ami: FakeAmiServer, from = 0): string[] {
@@ -173,6 +189,12 @@ if (testBackend() === "postgres") {
       ]);
       // The row is written all the same; only the engine's cache is owed.
       assert.ok(await createPjsipRealtimeRepository(rig.db).row("ps_endpoints", id));
+      // `pbxctl status` lists them, and they make it PENDING (exit 3).
+      const status = await withEnv(rig.env, () => runCommand(Status, ["--data-dir", rig.dataDir]));
+      assert.is(status.code, 3, status.stdout + status.stderr);
+      assert.match(status.stdout, "PJSIP objects the engine has not taken yet (3):");
+      for (const kind of ["endpoint", "auth", "aor"])
+        assert.match(status.stdout, `  ${kind} ${id} (saved `);
 
       const back = new FakeAmiServer({});
       await back.listen(port);
