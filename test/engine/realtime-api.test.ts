@@ -138,6 +138,29 @@ test("a trunk's endpoint is its row and its identify by address is the file's", 
   assert.not.match(log, "Reloading module 'res_pjsip.so'");
 });
 
+test("after Asterisk restarts, then PostgreSQL restarts, users still register, and a user saved after both too", async (context) => {
+  const first = await call(context, "POST", "/users", { extension: "3001", name: "Carol" });
+  await realtime(context).idle();
+  const carol = `${context.org.prefix}3001`;
+  assert.is(await register(context, carol, first.body.sip_password!), "REGISTER_OK");
+
+  const boot = context.engine.log().length;
+  await context.engine.restart();
+  assert.equal(context.engine.problems(boot), [], context.engine.problems(boot).join("\n"));
+  assert.is(await register(context, carol, first.body.sip_password!), "REGISTER_OK");
+
+  await context.db.restart();
+  // The rows are read again: Asterisk's cache is empty after its restart and the phone's AOR
+  // and auth come from the database (res_config_pgsql reconnects on its own).
+  assert.is(await register(context, carol, first.body.sip_password!), "REGISTER_OK");
+  const second = await call(context, "POST", "/users", { extension: "3002", name: "Dave" });
+  assert.is(second.status, 201);
+  await realtime(context).idle();
+  const dave = `${context.org.prefix}3002`;
+  assert.is(await register(context, dave, second.body.sip_password!), "REGISTER_OK");
+  assert.equal(await realtime(context).pending(), []);
+});
+
 test("what realtime mode sends is answered as fixtures/ami/pjsip-realtime.json records", async (context) => {
   const created = await call(context, "POST", "/users", { extension: "2002", name: "Bob" });
   await realtime(context).idle();
