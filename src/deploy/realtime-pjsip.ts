@@ -110,7 +110,7 @@ export class RealtimePjsip {
     let changes = 0;
     for (const handle of handles) {
       try {
-        changes += (await this.replace(handle.id)).length;
+        changes += (await this.replace(handle.id, { queueAdded: false })).length;
       } catch (error) {
         this.options.logger?.error(
           { org_id: handle.id, err: (error as Error).message },
@@ -174,7 +174,10 @@ export class RealtimePjsip {
     if (changes.length > 0) await this.flush();
   }
 
-  private async replace(orgId: string): Promise<PjsipRowChange[]> {
+  private async replace(
+    orgId: string,
+    options: { queueAdded?: boolean } = {},
+  ): Promise<PjsipRowChange[]> {
     const built = await this.options.builds.orgPjsipRows(orgId);
     if (built === null) {
       // The org is gone, and its prefix with it: remove every row no org owns.
@@ -189,6 +192,7 @@ export class RealtimePjsip {
       prefix: built.prefix,
       rows: built.rows,
       at: this.now(),
+      ...options,
     });
   }
 

@@ -94,6 +94,13 @@ export function createPjsipRealtimeRepository(db: Db) {
       prefix: string;
       rows: readonly PjsipRow[];
       at: string;
+      /**
+       * Queue added rows for the engine too (default true: a save's new endpoint is verified).
+       * The engine caches only objects it found, so an added row has nothing stale to expire;
+       * the start-up pass of every org leaves them out, or a first realtime start would owe the
+       * engine every object of every org.
+       */
+      queueAdded?: boolean;
     }): Promise<PjsipRowChange[]> {
       const { orgId, prefix, rows, at } = options;
       for (const row of rows) {
@@ -112,20 +119,33 @@ export function createPjsipRealtimeRepository(db: Db) {
           const found = await sql<Record<string, string | null>>`
             select * from ${sql.table(table)} where ${underPrefix(prefix)}`.execute(trx);
           for (const row of found.rows) existing.set(row.id as string, row);
-          const desired = rows.filter((row) => row.table === table);
-          for (const row of desired) {
+          const added: Readonly<Record<string, string>>[] = [];
+          for (const row of rows.filter((r) => r.table === table)) {
             const before = existing.get(row.id);
             existing.delete(row.id);
-            if (before && sameRow(row.columns, before)) continue;
-            await writeRow(trx, table, row.columns, before);
-            changes.push({ table, id: row.id, change: before ? "changed" : "added" });
+            if (!before) {
+              added.push(row.columns);
+              changes.push({ table, id: row.id, change: "added" });
+            } else if (!sameRow(row.columns, before)) {
+              await updateRow(trx, table, row.columns, before);
+              changes.push({ table, id: row.id, change: "changed" });
+            }
           }
-          for (const id of existing.keys()) {
-            await sql`delete from ${sql.table(table)} where id = ${id}`.execute(trx);
-            changes.push({ table, id, change: "removed" });
+          await insertRows(trx, table, added);
+          const removed = [...existing.keys()];
+          if (removed.length > 0) {
+            await sql`delete from ${sql.table(table)} where id in (${sql.join(removed)})`.execute(
+              trx,
+            );
+            for (const id of removed) changes.push({ table, id, change: "removed" });
           }
         }
-        await queue(trx, orgId, changes, at);
+        await queue(
+          trx,
+          orgId,
+          options.queueAdded === false ? changes.filter((c) => c.change !== "added") : changes,
+          at,
+        );
         return changes;
       });
     },
@@ -199,26 +219,39 @@ export function createPjsipRealtimeRepository(db: Db) {
 
 export type PjsipRealtimeRepository = ReturnType<typeof createPjsipRealtimeRepository>;
 
-async function writeRow(
+async function updateRow(
   trx: Kysely<unknown> | Db,
   table: PjsipRealtimeTable,
   columns: Readonly<Record<string, string>>,
-  before: Readonly<Record<string, string | null>> | undefined,
+  before: Readonly<Record<string, string | null>>,
 ): Promise<void> {
-  if (before) {
-    // Every column the compiler leaves out goes back to NULL: a row is the compiler's whole
-    // object, never a merge with what was there.
-    const assignments = Object.keys(before)
-      .filter((column) => column !== "id")
-      .map((column) => sql`${sql.ref(column)} = ${columns[column] ?? null}`);
-    await sql`update ${sql.table(table)} set ${sql.join(assignments)} where id = ${before.id}`.execute(
-      trx,
-    );
-    return;
+  // Every column the compiler leaves out goes back to NULL: a row is the compiler's whole
+  // object, never a merge with what was there.
+  const assignments = Object.keys(before)
+    .filter((column) => column !== "id")
+    .map((column) => sql`${sql.ref(column)} = ${columns[column] ?? null}`);
+  await sql`update ${sql.table(table)} set ${sql.join(assignments)} where id = ${before.id}`.execute(
+    trx,
+  );
+}
+
+/** Inserts rows, one statement per set of columns (a user's and a trunk's rows differ). */
+async function insertRows(
+  trx: Kysely<unknown> | Db,
+  table: PjsipRealtimeTable,
+  rows: readonly Readonly<Record<string, string>>[],
+): Promise<void> {
+  const byColumns = new Map<string, Readonly<Record<string, string>>[]>();
+  for (const row of rows) {
+    const key = Object.keys(row).join(",");
+    byColumns.set(key, [...(byColumns.get(key) ?? []), row]);
   }
-  const names = Object.keys(columns);
-  await sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
-    values (${sql.join(names.map((n) => columns[n]))})`.execute(trx);
+  for (const group of byColumns.values()) {
+    const names = Object.keys(group[0]!);
+    const values = group.map((row) => sql`(${sql.join(names.map((n) => row[n]))})`);
+    await sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
+      values ${sql.join(values)}`.execute(trx);
+  }
 }
 
 async function queue(
@@ -227,15 +260,18 @@ async function queue(
   changes: readonly PjsipRowChange[],
   at: string,
 ): Promise<void> {
-  for (const change of changes) {
+  const owed = changes.flatMap((change) => {
     const kind = PENDING_KIND[change.table];
-    if (kind === null) continue;
-    await sql`
-      insert into pjsip_realtime_pending (kind, id, org_id, seq, queued_at)
-      values (${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at})
-      on conflict (kind, id) do update
-        set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`.execute(
-      trx,
-    );
-  }
+    return kind === null
+      ? []
+      : [sql`(${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at})`];
+  });
+  if (owed.length === 0) return;
+  await sql`
+    insert into pjsip_realtime_pending (kind, id, org_id, seq, queued_at)
+    values ${sql.join(owed)}
+    on conflict (kind, id) do update
+      set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`.execute(
+    trx,
+  );
 }
