@@ -125,7 +125,8 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
       ? new RealtimePjsip({
           db: options.db,
           builds,
-          target,
+          // Unwrapped: it verifies endpoints against their rows itself.
+          target: engineTarget,
           reloads: deployer.reloads,
           ...(options.timers ? { timers: options.timers } : {}),
           ...(logger ? { logger } : {}),
