@@ -116,9 +116,16 @@ export class StoreBuilds {
     if (!handle) return null;
     if (!isServed(handle.status)) return { prefix: handle.contextPrefix, rows: [] };
     const state = await loadOrgState(this.options.db, orgId);
-    // An org the compiler refuses deploys nothing in file mode; its rows stay as they are too.
-    refuseOnErrors(`org ${orgId}`, compileOrg(state));
-    return { prefix: handle.contextPrefix, rows: compileOrgPjsipRealtime(state).rows };
+    // Only the PJSIP objects are compiled (this runs on every save, outside the debounce); PJSIP
+    // the compiler refuses leaves the rows as they are. The rest of the org (dialplan, queues)
+    // is the debounced file deploy's, refused there as in file mode.
+    const compiled = compileOrgPjsipRealtime(state);
+    const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+    if (errors.length > 0) {
+      const lines = errors.map((d) => `${d.path}: ${d.message}`).join("; ");
+      throw new CompileRefusedError(`the compiler refused org ${orgId}'s PJSIP: ${lines}`);
+    }
+    return { prefix: handle.contextPrefix, rows: compiled.rows };
   }
 
   /**
