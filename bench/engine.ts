@@ -139,7 +139,8 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       db,
       env,
       logger: pino({ level: "silent" }),
-      engineOptions: { target },
+      // Realtime PJSIP's own session, as the server opens one from the environment.
+      engineOptions: { target, ...(databaseUrl ? { realtimeTarget: createAmiTarget(ami) } : {}) },
     });
     const running = server;
     const summary = await running.ready;

@@ -38,6 +38,13 @@ export interface ServerEngineOptions {
   logger?: Logger;
   /** Default: built from `env` (PBX_ENGINE, PBX_AMI_*). */
   target?: EngineTarget;
+  /**
+   * Realtime PJSIP's own engine session (cache expiries and endpoint checks). Default: `target`
+   * when one is given, else a second one built from `env`: AMI runs one action at a time per
+   * session, and the deployer's session spends minutes in a dialplan reload at 1,000 orgs, which
+   * a new user's expiry must not wait behind.
+   */
+  realtimeTarget?: EngineTarget;
   timers?: Timers;
   debounceMs?: number;
   maxDelayMs?: number;
@@ -120,13 +127,18 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     soundsDir: paths.soundsDir,
     pjsip: pjsipMode,
   });
+  const realtimeTarget =
+    pjsipMode !== "realtime"
+      ? null
+      : (options.realtimeTarget ??
+        (options.target ? engineTarget : createEngineTarget(options.env)));
   const realtime =
-    pjsipMode === "realtime"
+    realtimeTarget !== null
       ? new RealtimePjsip({
           db: options.db,
           builds,
-          // Unwrapped: it verifies endpoints against their rows itself.
-          target: engineTarget,
+          // Not the file deployer's wrapped target: it verifies endpoints against their rows.
+          target: realtimeTarget,
           reloads: deployer.reloads,
           ...(options.timers ? { timers: options.timers } : {}),
           ...(logger ? { logger } : {}),
@@ -220,6 +232,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
         await realtime?.stop();
       } finally {
         await target.close();
+        if (realtimeTarget && realtimeTarget !== engineTarget) await realtimeTarget.close();
       }
     },
   };
