@@ -288,6 +288,19 @@ export interface DeployRequestsTable {
   requested_at: string;
 }
 
+/**
+ * A change of a realtime PJSIP row the engine has not taken yet (2950, PostgreSQL only): `kind`
+ * endpoint, auth or aor (its cached object is to be expired) or registration (outbound
+ * registrations to be reloaded). `seq` grows with every change of the object.
+ */
+export interface PjsipRealtimePendingTable {
+  kind: string;
+  id: string;
+  org_id: string;
+  seq: number;
+  queued_at: string;
+}
+
 export interface Database extends TicketTables {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -321,6 +334,7 @@ export interface Database extends TicketTables {
   retention_policies: RetentionPoliciesTable;
   consent_records: ConsentRecordsTable;
   trunk_registrations: TrunkRegistrationsTable;
+  pjsip_realtime_pending: PjsipRealtimePendingTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
