@@ -160,6 +160,7 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
   }
   const inner = deps.deployScheduler;
   const deployScheduler: DeployScheduler = {
+    recordDeploy: (db, orgId) => inner.recordDeploy(db, orgId),
     scheduleDeploy(orgId) {
       scope.getStore()?.deployedOrgs.add(orgId);
       inner.scheduleDeploy(orgId);

@@ -59,7 +59,7 @@ interface Pending {
   timer: TimerHandle;
 }
 
-/** Debounced per-org deploys; implements the domain's `DeployScheduler` port. */
+/** Debounced per-org deploys: the `scheduleDeploy` half of the domain's `DeployScheduler` port (SharedDeploys records the requests). */
 export class OrgDeployScheduler {
   private readonly pending = new Map<string, Pending>();
   private readonly running = new Map<string, Promise<void>>();

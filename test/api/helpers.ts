@@ -88,7 +88,10 @@ export async function startTestApp(
   const pbx = createApp({
     db,
     config,
-    deployScheduler: { scheduleDeploy: (orgId) => deploys.push(orgId) },
+    deployScheduler: {
+      recordDeploy: async () => {},
+      scheduleDeploy: (orgId) => deploys.push(orgId),
+    },
     clock: () => clock.now,
     logger: pino({ level: "silent" }),
     ...(options.identityVerifier !== undefined

@@ -11,7 +11,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { type RunningServer, startServer } from "../../src/api/server.js";
 import { loadConfig } from "../../src/config.js";
+import { SharedDeploys } from "../../src/deploy/shared-deploys.js";
+import { createDeployRequestRepository } from "../../src/store/deploy-request-repository.js";
 import { FakeClock } from "../deploy/helpers.js";
+import { freshStore, insertOrg } from "../store/helpers.js";
 import { freshStoreLocation } from "../store/test-database.js";
 
 const PASSWORD = "shared-deploys-password";
@@ -148,6 +151,37 @@ test("a save through any replica goes live; a dead deployer's role and saves are
     await a.server.close().catch(() => {});
     await store.drop();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a save's deploy request commits with the save: none for a rolled-back one", async () => {
+  const store = await freshStore();
+  const shared = new SharedDeploys({ db: store.db, replicaId: "r1", clock: () => new Date(T0) });
+  const requests = createDeployRequestRepository(store.db);
+  const org = "33333333-3333-4333-8333-333333333333";
+  try {
+    await insertOrg(store.db, org);
+    await store.db
+      .transaction()
+      .execute(async (trx) => {
+        await shared.recordDeploy(trx, org);
+        throw new Error("the save failed after recording");
+      })
+      .catch(() => {});
+    assert.not.ok(await requests.isPending(org), "a rolled-back save leaves no request");
+
+    // A crash between the commit and anything after it cannot lose the request: it is in the
+    // save's transaction, committed or not with it.
+    await store.db.transaction().execute(async (trx) => {
+      await trx.updateTable("organizations").set({ name: "Saved" }).where("id", "=", org).execute();
+      await shared.recordDeploy(trx, org);
+    });
+    assert.equal(await requests.pending(), [{ orgId: org, seq: 1, requestedBy: "r1" }]);
+    // Not the deployer: scheduling after the commit does nothing here, the request stays pending.
+    shared.scheduleDeploy(org);
+    assert.ok(await requests.isPending(org));
+  } finally {
+    await store.close();
   }
 });
 
