@@ -20,7 +20,7 @@ import { mediaDirsProbe } from "../media-check.js";
 import { noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { ReplicaRoles, type ReplicaRolesOptions } from "../replica/roles.js";
-import { type Db, openMigratedStore, openStore } from "../store/database.js";
+import { type Db, followStoreChanges, openMigratedStore, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
@@ -90,6 +90,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     (options.migrate === false
       ? await openMigratedStore(options.config.store)
       : await openStore(options.config.store));
+  // On PostgreSQL, reads are cached only while the change feed follows the other replicas'
+  // commits (one LISTEN connection); on SQLite this does nothing.
+  await followStoreChanges(db, (error) =>
+    options.logger.warn(
+      { err: error },
+      "store change feed interrupted: reads uncached until it is back",
+    ),
+  );
   const replicaId = options.config.replicaId;
   // Several replicas may share this store (issue 23): every one serves the API and delivers
   // webhooks (claims are leases); the roles that must run once are taken by lease.

@@ -66,7 +66,7 @@ test("an instant and a count read back exactly as SQLite answers them", async ()
 });
 
 if (testBackend() === "postgres") {
-  test("PostgreSQL reads are never served from the read cache (no generation)", async () => {
+  test("PostgreSQL reads are not cached while the handle does not follow its change feed (no generation)", async () => {
     const store = await freshStore();
     try {
       assert.is(storeGeneration(store.db), null);

@@ -29,6 +29,7 @@ import * as loginThrottle from "./2802-login-throttle.js";
 import * as didSource from "./2803-did-source.js";
 import * as orgLedIndexes from "./2804-org-led-indexes.js";
 import * as replicaCoordination from "./2901-replica-coordination.js";
+import * as changeNotifications from "./2910-change-notifications.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -57,4 +58,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2803-did-source", didSource],
   ["2804-org-led-indexes", orgLedIndexes],
   ["2901-replica-coordination", replicaCoordination],
+  ["2910-change-notifications", changeNotifications],
 ];
