@@ -113,6 +113,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: options.logger,
     ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
   });
+  // The deployer role's lease name, known once the engine's address is (below).
+  let deployerRole = "";
   const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
   const instruments = metrics?.instruments ?? noInstruments;
   const engine = options.deployScheduler
@@ -125,6 +127,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         instruments,
         ...options.engineOptions,
         shared,
+        // Only the deployer-lease holder's reloads go through, each checked before and after.
+        reloadFence: () => roles.assertHolds(deployerRole),
       });
   const engineHealth = options.engineHealth ?? engine?.engineHealth;
   // The engine's call events come over their own AMI connection (the deployer's asks for none).
@@ -217,12 +221,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // The roles. The deployer and the ingest are per engine (named by its AMI address, or the
   // files-only engine); the others are one per store.
   const engineName = ami ? `${ami.host}:${ami.port}` : "files";
+  deployerRole = `deployer:${engineName}`;
   let closing = false;
   let deployerRun: Promise<StartupSummary | null> | null = null;
   let deployerTerms = 0;
   if (engine) {
     roles.add({
-      name: `deployer:${engineName}`,
+      name: deployerRole,
       start: () => {
         const trigger = deployerTerms++ === 0 ? "startup" : "takeover";
         deployerRun = engine.start(trigger).catch((error: unknown) => {

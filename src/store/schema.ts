@@ -275,6 +275,8 @@ export interface LeasesTable {
   holder: string;
   acquired_at: string;
   expires_at: string;
+  /** The lease's term: up by one each time it is taken rather than renewed in time (2911). */
+  epoch: Generated<number>;
 }
 
 /** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2901). */

@@ -30,6 +30,7 @@ import * as didSource from "./2803-did-source.js";
 import * as orgLedIndexes from "./2804-org-led-indexes.js";
 import * as replicaCoordination from "./2901-replica-coordination.js";
 import * as changeNotifications from "./2910-change-notifications.js";
+import * as leaseEpochs from "./2911-lease-epochs.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -59,4 +60,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2804-org-led-indexes", orgLedIndexes],
   ["2901-replica-coordination", replicaCoordination],
   ["2910-change-notifications", changeNotifications],
+  ["2911-lease-epochs", leaseEpochs],
 ];
