@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import type { Config } from "../config.js";
+import { DeployJobs } from "../deploy/deploy-jobs.js";
 import { SharedDeploys } from "../deploy/shared-deploys.js";
 import type { StartupSummary } from "../deploy/store-deploys.js";
 import {
@@ -130,6 +131,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         // Only the deployer-lease holder's reloads go through, each checked before and after.
         reloadFence: () => roles.assertHolds(deployerRole),
       });
+  // On-request deploys are carried out by the deployer-lease holder (queued from elsewhere).
+  const deployJobs = engine
+    ? new DeployJobs({
+        db,
+        replicaId,
+        deploys: engine.deploys,
+        logger: options.logger,
+      })
+    : null;
   const engineHealth = options.engineHealth ?? engine?.engineHealth;
   // The engine's call events come over their own AMI connection (the deployer's asks for none).
   const env = options.env ?? process.env;
@@ -170,7 +180,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     config,
     logger: options.logger,
     deployScheduler: options.deployScheduler ?? (engine ? shared : noDeploys),
-    ...(engine ? { configDeploys: engine.deploys } : {}),
+    ...(deployJobs ? { configDeploys: deployJobs } : {}),
     ...(engineHealth ? { engineHealth } : {}),
     replica: { id: replicaId, roles: () => roles.held() },
     mediaDirs: mediaDirsProbe(
@@ -234,8 +244,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
           options.logger.error({ err: error }, `${trigger} deploy failed`);
           return null;
         });
+        deployJobs?.startServing();
       },
       stop: async () => {
+        await deployJobs?.stopServing();
         await deployerRun;
         // Shutting down: deploy what this replica's saves left pending (SIGTERM's promise).
         // Lost the lease: the requests stay in the store for the next deployer.

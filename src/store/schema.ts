@@ -279,6 +279,19 @@ export interface LeasesTable {
   epoch: Generated<number>;
 }
 
+/** An on-request deploy queued for the deployer-lease holder (2912). */
+export interface DeployJobsTable {
+  id: string;
+  kind: string;
+  org_id: string | null;
+  trigger: string | null;
+  requested_by: string;
+  requested_at: string;
+  claimed_by: string | null;
+  finished_at: string | null;
+  outcome: string | null;
+}
+
 /** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2901). */
 export interface DeployRequestsTable {
   org_id: string;
@@ -315,6 +328,7 @@ export interface Database extends TicketTables {
   webhook_deliveries: WebhookDeliveriesTable;
   leases: LeasesTable;
   deploy_requests: DeployRequestsTable;
+  deploy_jobs: DeployJobsTable;
   crm_records: CrmRecordsTable;
   crm_fields: CrmFieldsTable;
   customer_tunnels: CustomerTunnelsTable;

@@ -116,6 +116,31 @@ test("a save through any replica goes live; a dead deployer's role and saves are
     assert.is(status.body.live, true);
     assert.is(status.body.deploy_scheduled, false);
 
+    // On-request deploys go to the deployer too: one asked of b is carried out by a (b's own
+    // deploys are never used for it) and b answers with a's outcome.
+    b.server.engine!.deploys.deployOrgNow = () => Promise.reject(new Error("b must not deploy"));
+    const ranOnA: string[] = [];
+    const deployOnA = a.server.engine!.deploys.deployOrgNow.bind(a.server.engine!.deploys);
+    a.server.engine!.deploys.deployOrgNow = (orgId) => {
+      ranOnA.push(orgId);
+      return deployOnA(orgId);
+    };
+    const onRequest = await request(b, "POST", "/api/v1/config/deploy", headers);
+    assert.is(onRequest.status, 200, JSON.stringify(onRequest.body));
+    assert.is(onRequest.body.success, true);
+    assert.is(onRequest.body.org_id, org.body.id);
+    assert.equal(ranOnA, [org.body.id], "carried out by the deployer");
+    const regenerated = await request(
+      b,
+      "POST",
+      `/api/v1/organizations/${org.body.id}/regenerate`,
+      headers,
+    );
+    assert.is(regenerated.status, 200, "regenerate: the same path");
+    assert.equal(ranOnA, [org.body.id, org.body.id]);
+    const reload = await request(b, "POST", "/api/v1/config/reload", headers);
+    assert.is(reload.status, 200, JSON.stringify(reload.body));
+
     // a stops renewing (as a killed process would); a save through b waits in the store...
     (a.server.roles as unknown as { running: boolean }).running = false;
     assert.is(

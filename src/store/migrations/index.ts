@@ -31,6 +31,7 @@ import * as orgLedIndexes from "./2804-org-led-indexes.js";
 import * as replicaCoordination from "./2901-replica-coordination.js";
 import * as changeNotifications from "./2910-change-notifications.js";
 import * as leaseEpochs from "./2911-lease-epochs.js";
+import * as deployJobs from "./2912-deploy-jobs.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -61,4 +62,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2901-replica-coordination", replicaCoordination],
   ["2910-change-notifications", changeNotifications],
   ["2911-lease-epochs", leaseEpochs],
+  ["2912-deploy-jobs", deployJobs],
 ];
