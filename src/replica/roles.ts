@@ -48,7 +48,7 @@ export class LeaseLostError extends Error {
 interface Held {
   role: Role;
   held: boolean;
-  /** The lease's term while held (the store's epoch), else null. */
+  /** The lease's term from when it was taken until it was lost or released, else null. */
   epoch: number | null;
   /** The role's start/stop calls, one after the other. */
   changes: Promise<void>;
@@ -98,8 +98,9 @@ export class ReplicaRoles {
    * finds out here, before it acts, even if it has not noticed on a tick yet.
    */
   async assertHolds(name: string): Promise<void> {
-    const entry = this.roles.get(name);
-    const epoch = entry?.held ? entry.epoch : null;
+    // The term, not `held`: a role stopping at shutdown still flushes its work (the pending
+    // deploys of SIGTERM) under its lease, which is released only afterwards.
+    const epoch = this.roles.get(name)?.epoch ?? null;
     if (epoch !== null && (await this.leases.holds(name, this.replicaId, epoch, this.clock()))) {
       return;
     }
@@ -140,6 +141,7 @@ export class ReplicaRoles {
       if (!entry.held) continue;
       this.change(entry, false);
       await entry.changes;
+      entry.epoch = null;
       await this.leases
         .release(entry.role.name, this.replicaId)
         .catch((error: unknown) =>
