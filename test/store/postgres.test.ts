@@ -99,6 +99,7 @@ if (testBackend() === "postgres") {
     // Unique and primary keys are platform-wide (global ids and numbers); these are the
     // background workers' and the admin's, read across every org on purpose.
     const platformWide = new Set([
+      "deploy_jobs_unfinished",
       "did_requests_status",
       "dids_pool_status",
       "org_users_email",
