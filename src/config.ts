@@ -68,6 +68,8 @@ export interface Config {
   replicaId: string;
   /** PBX_METRICS_LISTEN: where a second listener serves `/metrics` with no auth; null: none. */
   metricsListen: ListenAddress | null;
+  /** PBX_PJSIP: PJSIP objects in files (default) or as rows of the PostgreSQL store. */
+  pjsipMode: PjsipMode;
 }
 
 export interface ListenAddress {
@@ -158,6 +160,28 @@ export function storeLocationFrom(env: NodeJS.ProcessEnv, sqliteFile: string): S
     throw new Error("invalid PBX_DATABASE_URL: need a postgres:// or postgresql:// URL");
   }
   return { kind: "postgres", url, poolSize };
+}
+
+/**
+ * Where Asterisk reads PJSIP endpoints, auths and AORs from (PBX_PJSIP): `file` (the default)
+ * writes them into each org's pjsip.conf and reloads res_pjsip; `realtime` keeps them as rows of
+ * the store's `ps_*` tables, which Asterisk reads itself (docs/engine.md), so it needs the
+ * PostgreSQL store.
+ */
+export type PjsipMode = "file" | "realtime";
+
+/** PBX_PJSIP, checked against PBX_DATABASE_URL. */
+export function pjsipModeFrom(env: Readonly<Record<string, string | undefined>>): PjsipMode {
+  const mode = nonEmpty(env.PBX_PJSIP) ?? "file";
+  if (mode !== "file" && mode !== "realtime") {
+    throw new Error(`invalid PBX_PJSIP: "${mode}" (need file or realtime)`);
+  }
+  if (mode === "realtime" && nonEmpty(env.PBX_DATABASE_URL) === undefined) {
+    throw new Error(
+      "PBX_PJSIP=realtime needs PBX_DATABASE_URL: Asterisk reads the PJSIP rows from the PostgreSQL store (set PBX_DATABASE_URL, or use PBX_PJSIP=file)",
+    );
+  }
+  return mode;
 }
 
 /**
@@ -263,5 +287,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
       nonEmpty(env.PBX_REPLICA_ID) ??
       `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
     metricsListen: parseListen(env.PBX_METRICS_LISTEN),
+    pjsipMode: pjsipModeFrom(env),
   };
 }

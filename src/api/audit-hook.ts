@@ -239,9 +239,29 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     if (AUDITED_AFTER_ACTION.has(`${route.method.toUpperCase()} ${route.path}`)) {
       return audited(route, { ...request, principal }, handlerDeps, handler);
     }
-    return inUnitOfWork(deps.db, (db) =>
-      audited(route, { ...request, principal }, withDb(handlerDeps, db), handler),
+    // A deploy asked for inside the unit of work is passed on once the unit has committed: the
+    // deploy reads the store over other connections, which must see the change (realtime PJSIP
+    // writes a saved user's rows at once, issue 24). A unit that rolls back deploys nothing.
+    const deploys = new Set<string>();
+    const held: DeployScheduler = {
+      // Recorded through the unit itself (the save's transaction): it commits with the change.
+      recordDeploy: (db, orgId) => inner.recordDeploy(db, orgId),
+      scheduleDeploy(orgId) {
+        scope.getStore()?.deployedOrgs.add(orgId);
+        deploys.add(orgId);
+      },
+    };
+    const result = await inUnitOfWork(deps.db, (db) =>
+      audited(route, { ...request, principal }, withDb(handlerDeps, db, held), handler),
     );
+    for (const orgId of deploys) {
+      try {
+        inner.scheduleDeploy(orgId);
+      } catch {
+        // As notifyConfigChanged: the save succeeded; the scheduler logs its own failures.
+      }
+    }
+    return result;
   }
 
   /** Reads before, runs the handler, reads after and appends the record, all through `unitDeps`. */
@@ -291,11 +311,18 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
   return { around, deps: handlerDeps };
 }
 
-/** `base` seen with `db` as its store handle (the request's unit of work). */
-function withDb(base: AppDeps, db: Db): AppDeps {
+/**
+ * `base` seen with `db` as its store handle (the request's unit of work) and `scheduler` as its
+ * deploy scheduler (which holds deploys until the unit commits).
+ */
+function withDb(base: AppDeps, db: Db, scheduler: DeployScheduler): AppDeps {
   return new Proxy(base, {
     get: (target, property, receiver) =>
-      property === "db" ? db : Reflect.get(target, property, receiver),
+      property === "db"
+        ? db
+        : property === "deployScheduler"
+          ? scheduler
+          : Reflect.get(target, property, receiver),
   });
 }
 

@@ -10,6 +10,7 @@ import {
   compileTopLevel,
   type TopLevelOptions,
 } from "../compiler/index.js";
+import { compileOrgPjsipRealtime, type RealtimeRow } from "../compiler/pjsip-realtime.js";
 import type { GatewayOptions } from "../model/gateway.js";
 import type { OrgState } from "../model/org-state.js";
 import { isUsableDid } from "../model/refs.js";
@@ -40,6 +41,11 @@ export interface StoreBuildOptions {
    * `<sounds>/moh/<org id>/`. Absent: no org has music of its own.
    */
   soundsDir?: string;
+  /**
+   * PBX_PJSIP: `realtime` keeps endpoints, auths and AORs out of the org's pjsip.conf (they are
+   * rows, `orgPjsipRows`); the file keeps what must stay a file (trunks' identify). Default `file`.
+   */
+  pjsip?: "file" | "realtime";
 }
 
 /** An org as the deploy side knows it: id, context prefix and whether it is served. */
@@ -95,7 +101,31 @@ export class StoreBuilds {
     // Recording consent (issue 16) is store data, not configuration: added here like the music.
     const refused = await refusedNumbers(this.options.db, orgId);
     if (refused.length > 0) state.recording_consent_refused = refused;
-    return { state, files: refuseOnErrors(`org ${orgId}`, compileOrg(state)) };
+    const files = refuseOnErrors(`org ${orgId}`, compileOrg(state));
+    if (this.options.pjsip !== "realtime") return { state, files };
+    const identifyOnly = compileOrgPjsipRealtime(state).file;
+    return { state, files: files.map((f) => (f.path === identifyOnly.path ? identifyOnly : f)) };
+  }
+
+  /**
+   * Realtime PJSIP: the org's prefix and its rows (endpoints, auths, AORs, registrations), none
+   * when it is not served; null when the org does not exist. Throws CompileRefusedError.
+   */
+  async orgPjsipRows(orgId: string): Promise<{ prefix: string; rows: RealtimeRow[] } | null> {
+    const handle = await this.org(orgId);
+    if (!handle) return null;
+    if (!isServed(handle.status)) return { prefix: handle.contextPrefix, rows: [] };
+    const state = await loadOrgState(this.options.db, orgId);
+    // Only the PJSIP objects are compiled (this runs on every save, outside the debounce); PJSIP
+    // the compiler refuses leaves the rows as they are. The rest of the org (dialplan, queues)
+    // is the debounced file deploy's, refused there as in file mode.
+    const compiled = compileOrgPjsipRealtime(state);
+    const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+    if (errors.length > 0) {
+      const lines = errors.map((d) => `${d.path}: ${d.message}`).join("; ");
+      throw new CompileRefusedError(`the compiler refused org ${orgId}'s PJSIP: ${lines}`);
+    }
+    return { prefix: handle.contextPrefix, rows: compiled.rows };
   }
 
   /**

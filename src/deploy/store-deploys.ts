@@ -33,6 +33,20 @@ export interface StoreDeploysOptions {
   onBuildStart?: (orgId: string) => Promise<void>;
   /** Whether a deploy of the org is requested in the store (by any replica) and not done yet. */
   requested?: (orgId: string) => Promise<boolean>;
+  /**
+   * Realtime PJSIP (PBX_PJSIP=realtime, src/deploy/realtime-pjsip.ts): an org's endpoint, auth
+   * and AOR rows are written and the engine told at once on every save, never after the files'
+   * debounce; the start-up deploy writes every org's. Absent in file mode.
+   */
+  pjsipRows?: PjsipRowSync;
+}
+
+/** The part of RealtimePjsip the deploys call. */
+export interface PjsipRowSync {
+  /** Writes the org's rows and tells the engine; never throws. */
+  sync(orgId: string): Promise<void>;
+  /** Every org's rows, then the engine told. */
+  syncEverything(): Promise<unknown>;
 }
 
 /** What a deploy of one org changed. */
@@ -108,8 +122,12 @@ export class StoreDeploys {
     });
   }
 
-  /** Debounced background deploy of the org (returns at once, never throws). */
+  /**
+   * Debounced background deploy of the org (returns at once, never throws); in realtime PJSIP
+   * mode its rows are written at once, outside the debounce.
+   */
   scheduleDeploy(orgId: string): void {
+    if (this.options.pjsipRows) void this.track(this.options.pjsipRows.sync(orgId));
     this.scheduler.scheduleDeploy(orgId);
   }
 
@@ -122,6 +140,7 @@ export class StoreDeploys {
     const handle = await this.builds.org(orgId);
     if (!handle) throw new UnknownOrgError(`organization ${orgId} not found`);
     this.buildErrors.delete(orgId);
+    await this.options.pjsipRows?.sync(orgId);
     const records = await this.track(this.scheduler.deployNow(orgId));
     const unit = unitId(orgUnit(handle.contextPrefix));
     const record = records.find((r) => r.unit === unit);
@@ -232,6 +251,8 @@ export class StoreDeploys {
    */
   async deployEverything(trigger = "startup"): Promise<StartupSummary> {
     const started = performance.now();
+    // Realtime PJSIP: rows first, so every endpoint the files' dialplan dials is served.
+    await this.options.pjsipRows?.syncEverything();
     const orgs = await this.builds.orgs();
     const served = orgs.filter((org) => isServed(org.status));
     const servedUnits = new Set(served.map((org) => unitId(orgUnit(org.contextPrefix))));

@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import type { Timers } from "../clock.js";
+import { type PjsipMode, pjsipModeFrom } from "../config.js";
 import type { AmiConnection } from "../engine/ami-connection.js";
 import {
   createEngineTarget,
@@ -14,6 +15,7 @@ import {
   engineHealthProbe,
   resolveEnginePaths,
 } from "../engine/index.js";
+import { realtimePjsipTarget } from "../engine/realtime-pjsip-target.js";
 import { type Instruments, noInstruments } from "../metrics/instruments.js";
 import type { GatewayOptions } from "../model/gateway.js";
 import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js";
@@ -21,6 +23,7 @@ import type { Db } from "../store/database.js";
 import { Deployer } from "./deployer.js";
 import { fencedTarget, type ReloadFence } from "./fenced-target.js";
 import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
+import { RealtimePjsip } from "./realtime-pjsip.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
 import type { SharedDeploys } from "./shared-deploys.js";
 import { StoreBuilds } from "./store-builds.js";
@@ -36,6 +39,13 @@ export interface ServerEngineOptions {
   logger?: Logger;
   /** Default: built from `env` (PBX_ENGINE, PBX_AMI_*). */
   target?: EngineTarget;
+  /**
+   * Realtime PJSIP's own engine session (cache expiries and endpoint checks). Default: `target`
+   * when one is given, else a second one built from `env`: AMI runs one action at a time per
+   * session, and the deployer's session spends minutes in a dialplan reload at 1,000 orgs, which
+   * a new user's expiry must not wait behind.
+   */
+  realtimeTarget?: EngineTarget;
   timers?: Timers;
   debounceMs?: number;
   maxDelayMs?: number;
@@ -65,6 +75,10 @@ export interface ServerEngine {
   gateway: GatewayOptions;
   /** The engine state for /health: `files-only`, `connected` or `disconnected`. */
   engineHealth: () => string;
+  /** PBX_PJSIP: where Asterisk reads PJSIP endpoints, auths and AORs from. */
+  pjsipMode: PjsipMode;
+  /** Realtime PJSIP's rows and the engine's pending objects; null in file mode. */
+  realtime: RealtimePjsip | null;
   /**
    * Deploys whatever differs so the engine directory is complete and current (at start-up, or
    * when this replica takes the deployer role over: `trigger`), then follows deploy requests.
@@ -97,7 +111,11 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   const paths = resolveEnginePaths(options.env, options.dataDir);
   const gateway = gatewayOptionsFrom(options.env);
   const instruments = options.instruments ?? noInstruments;
-  const target = options.target ?? createEngineTarget(options.env);
+  const pjsipMode = pjsipModeFrom(options.env);
+  const engineTarget = options.target ?? createEngineTarget(options.env);
+  // Realtime mode never reloads res_pjsip: a changed pjsip.conf (trunks' identify only) reloads
+  // the identify module instead.
+  const target = pjsipMode === "realtime" ? realtimePjsipTarget(engineTarget) : engineTarget;
   // The deployer's AMI session (the events connection is call tracking's).
   (target as { connection?: AmiConnection }).connection?.instrument(instruments.ami("deploy"));
   const deployer = new Deployer({
@@ -109,6 +127,29 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   });
   const logger = options.logger;
   const shared = options.shared;
+  const builds = new StoreBuilds({
+    db: options.db,
+    gateway,
+    soundsDir: paths.soundsDir,
+    pjsip: pjsipMode,
+  });
+  const realtimeTarget =
+    pjsipMode !== "realtime"
+      ? null
+      : (options.realtimeTarget ??
+        (options.target ? engineTarget : createEngineTarget(options.env)));
+  const realtime =
+    realtimeTarget !== null
+      ? new RealtimePjsip({
+          db: options.db,
+          builds,
+          // Not the file deployer's wrapped target: it verifies endpoints against their rows.
+          target: realtimeTarget,
+          reloads: deployer.reloads,
+          ...(options.timers ? { timers: options.timers } : {}),
+          ...(logger ? { logger } : {}),
+        })
+      : null;
   const deploys = new StoreDeploys({
     ...(shared
       ? {
@@ -116,8 +157,9 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
           requested: (orgId: string) => shared.requested(orgId),
         }
       : {}),
-    builds: new StoreBuilds({ db: options.db, gateway, soundsDir: paths.soundsDir }),
+    builds,
     deployer,
+    ...(realtime ? { pjsipRows: realtime } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
@@ -160,6 +202,8 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     deploys,
     gateway,
     engineHealth: engineHealthProbe(target),
+    pjsipMode,
+    realtime,
     async start(trigger = "startup") {
       // The server deploys whatever differs at start-up: a directory another source wrote is
       // taken over (said in the log), so `pbxctl deploy` refuses it from now on.
@@ -191,8 +235,10 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     async close(closeOptions = {}) {
       try {
         await deploys.stop(closeOptions);
+        await realtime?.stop();
       } finally {
         await target.close();
+        if (realtimeTarget && realtimeTarget !== engineTarget) await realtimeTarget.close();
       }
     },
   };

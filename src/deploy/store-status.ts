@@ -21,9 +21,11 @@ export async function storeUnitStatuses(
   gateway: GatewayOptions,
   options: StatusOptions = {},
   soundsDir?: string,
+  pjsip: "file" | "realtime" = "file",
 ): Promise<UnitStatus[]> {
+  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify).
   const builds = new StoreBuilds(
-    soundsDir === undefined ? { db, gateway } : { db, gateway, soundsDir },
+    soundsDir === undefined ? { db, gateway, pjsip } : { db, gateway, soundsDir, pjsip },
   );
   const desired = new Map<string, string>();
   for (const org of await builds.orgs()) {

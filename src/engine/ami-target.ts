@@ -141,6 +141,21 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
       }
       return contradicted;
     },
+    async expireCachedObject(cache: string, id: string) {
+      const answer = await connection.action({
+        Action: "SorceryMemoryCacheExpireObject",
+        Cache: cache,
+        Object: id,
+      });
+      if (String(answer.response ?? "").toLowerCase() === "success") return "expired";
+      const message = String(answer.message ?? "");
+      // res_sorcery_memory_cache answers an object it does not hold with this error: nothing
+      // stale is cached, which is all an expiry is for.
+      if (/could not be expired/i.test(message)) return "not cached";
+      throw new EngineCommandError(
+        `SorceryMemoryCacheExpireObject ${cache} ${id}: ${message || "(no answer)"}`,
+      );
+    },
     async health(): Promise<EngineHealth> {
       const checkedAt = new Date().toISOString();
       try {

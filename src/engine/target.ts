@@ -70,6 +70,14 @@ export interface EngineTarget {
    * For commands that act once: a server keeps reconnecting instead.
    */
   reach?(): Promise<void>;
+  /**
+   * Realtime PJSIP (issue 24): drops one object from one of the engine's sorcery memory caches
+   * (`res_pjsip/endpoint`, `res_pjsip/auth`, `res_pjsip/aor`), so its next lookup reads the
+   * database. Resolves `expired`, or `not cached` when the cache did not hold it (nothing stale
+   * to drop). Throws EngineCommandError for a cache the engine does not have and
+   * EngineUnavailableError when unreachable. Absent on targets with no engine to tell.
+   */
+  expireCachedObject?(cache: string, id: string): Promise<"expired" | "not cached">;
   /** Asks the engine whether it is up and answering. Never throws. */
   health(): Promise<EngineHealth>;
   /** Releases connections; the target is unusable afterwards. */

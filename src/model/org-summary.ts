@@ -3,10 +3,11 @@
 // trunks' match addresses and its gateway entry, each with where it is written. The checks run
 // over these summaries, so a file that did not change is never parsed again to check the others.
 import { gatewayOrgOf } from "./gateway.js";
+import { MatchClaims } from "./match-claims.js";
 import type { GatewayOrg, OrgState } from "./org-state.js";
 import { internationalDigits } from "./phone.js";
 import { isUsableDid } from "./refs.js";
-import { identifyMatches, matchesOverlap } from "./trunk-identify.js";
+import { identifyMatches } from "./trunk-identify.js";
 import type { SourceDiagnostic, SourcePosition } from "./yaml.js";
 
 /** One org's claims on what orgs deployed together share, each placed in its file. */
@@ -90,7 +91,7 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
   const prefixes = new Map<string, string>();
   const slugs = new Map<string, string>();
   const numbers = new Map<string, string>();
-  const addresses: { entry: string; file: string }[] = [];
+  const addresses = new MatchClaims<string>();
   for (const { file, summary } of files) {
     const idOwner = ids.get(summary.id);
     if (idOwner !== undefined) {
@@ -119,16 +120,15 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
       claimed.push(key);
     }
     // A carrier address or range another file's trunk matches: Asterisk would give its traffic
-    // to one of the two orgs (trunk-identify.ts). Pairwise, but over the few match entries of
-    // each org, not over its numbers.
+    // to one of the two orgs (trunk-identify.ts); the earliest file's claim is named.
     for (const match of summary.trunk_matches) {
-      const owner = addresses.find((claim) => matchesOverlap(match.value, claim.entry));
+      const owner = addresses.firstOverlapping(match.value);
       if (owner !== undefined) {
         error(
           file,
           match.path,
           match.at,
-          `${match.value} is already matched by a trunk in ${owner.file}`,
+          `${match.value} is already matched by a trunk in ${owner}`,
         );
       }
     }
@@ -138,7 +138,7 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
     if (prefixOwner === undefined) prefixes.set(summary.context_prefix, file);
     if (summary.slug !== null && slugOwner === undefined) slugs.set(summary.slug, file);
     for (const key of claimed) if (!numbers.has(key)) numbers.set(key, file);
-    for (const match of summary.trunk_matches) addresses.push({ entry: match.value, file });
+    for (const match of summary.trunk_matches) addresses.add(match.value, file);
   }
   return problems;
 }

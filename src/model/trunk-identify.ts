@@ -21,11 +21,12 @@ export function identifyMatches(trunk: Pick<Trunk, "host" | "registration" | "ma
     : [...trunk.match];
 }
 
-/** An address range: family and first..last address as integers. */
-interface Range {
+/** An address range: family, first..last address as integers, and its CIDR prefix length. */
+export interface Range {
   family: 4 | 6;
   first: bigint;
   last: bigint;
+  prefix: number;
 }
 
 function ipv4(text: string): bigint | null {
@@ -77,7 +78,7 @@ export function matchRange(entry: string): Range | null {
   if (!Number.isInteger(prefix) || prefix < 0 || prefix > bits) return null;
   const hostBits = BigInt(bits - prefix);
   const first = (address >> hostBits) << hostBits;
-  return { family, first, last: first + (1n << hostBits) - 1n };
+  return { family, first, last: first + (1n << hostBits) - 1n, prefix };
 }
 
 /** Whether two identify `match` entries claim a common source: overlapping ranges, or one name. */

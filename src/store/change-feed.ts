@@ -2,7 +2,7 @@
 // replicas commit without this process seeing it, so the store generation that cached reads are
 // keyed on (src/store/read-cache.ts) is built from what PostgreSQL tells it:
 // - a commit that changed a table cached reads read fires its statement-level trigger, which
-//   notifies `pbx_store_changes` (migration 2910); this feed LISTENs on one dedicated
+//   notifies `pbx_store_changes` (migration 2960); this feed LISTENs on one dedicated
 //   connection and counts each notification;
 // - this process's own commits count at once (the driver reports them, database-postgres.ts), so
 //   a request that just wrote reads its write even before the notification is back;
@@ -18,11 +18,11 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 
-/** The channel migration 2910's triggers notify. */
+/** The channel migration 2960's triggers notify. */
 export const CHANGES_CHANNEL = "pbx_store_changes";
 
 /**
- * The tables cached reads read, each with migration 2910's trigger. A cached read of any other
+ * The tables cached reads read, each with migration 2960's trigger. A cached read of any other
  * table would miss other replicas' changes: add the table's trigger in a migration first.
  */
 export const CACHED_TABLES: readonly string[] = ["organizations", "api_keys", "users"];

@@ -1,4 +1,4 @@
-// On-request deploy jobs (migration 2912): queued by a replica that is not the deployer, carried
+// On-request deploy jobs (migration 2962): queued by a replica that is not the deployer, carried
 // out by the deployer-lease holder, answered from the row. See src/deploy/deploy-jobs.ts.
 import type { Db } from "./database.js";
 import type { DeployJobsTable } from "./schema.js";

@@ -2,7 +2,7 @@
 // must run once. One conditional upsert decides, so it is the same on SQLite and PostgreSQL: the
 // row is written when nobody holds it, when its holder renews, or when it expired; otherwise
 // nothing is written and nothing returned. Times are the caller's clock (ISO 8601 UTC). Each
-// row counts its terms (`epoch`, migration 2911) so a holder can fence what it does: `holds`
+// row counts its terms (`epoch`, migration 2961) so a holder can fence what it does: `holds`
 // checks that its term is still the current, unexpired one.
 import { type Selectable, sql } from "kysely";
 import type { Db } from "./database.js";

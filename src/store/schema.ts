@@ -275,11 +275,11 @@ export interface LeasesTable {
   holder: string;
   acquired_at: string;
   expires_at: string;
-  /** The lease's term: up by one each time it is taken rather than renewed in time (2911). */
+  /** The lease's term: up by one each time it is taken rather than renewed in time (2961). */
   epoch: Generated<number>;
 }
 
-/** An on-request deploy queued for the deployer-lease holder (2912). */
+/** An on-request deploy queued for the deployer-lease holder (2962). */
 export interface DeployJobsTable {
   id: string;
   kind: string;
@@ -301,6 +301,19 @@ export interface DeployRequestsTable {
   /** The replica whose save bumped `seq` last. */
   requested_by: string;
   requested_at: string;
+}
+
+/**
+ * A change of a realtime PJSIP row the engine has not taken yet (2950, PostgreSQL only): `kind`
+ * endpoint, auth or aor (its cached object is to be expired) or registration (outbound
+ * registrations to be reloaded). `seq` grows with every change of the object.
+ */
+export interface PjsipRealtimePendingTable {
+  kind: string;
+  id: string;
+  org_id: string;
+  seq: number;
+  queued_at: string;
 }
 
 export interface Database extends TicketTables {
@@ -337,6 +350,7 @@ export interface Database extends TicketTables {
   retention_policies: RetentionPoliciesTable;
   consent_records: ConsentRecordsTable;
   trunk_registrations: TrunkRegistrationsTable;
+  pjsip_realtime_pending: PjsipRealtimePendingTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

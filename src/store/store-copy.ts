@@ -22,8 +22,10 @@ export class StoreCopyError extends Error {
   override readonly name = "StoreCopyError";
 }
 
-// Kysely's own bookkeeping: each store keeps its own migration records.
-const SKIPPED = /^kysely_/;
+// Kysely's own bookkeeping: each store keeps its own migration records. The realtime PJSIP tables
+// (migration 2950) exist only on PostgreSQL and hold what the compiler derives from the store:
+// the first realtime deploy writes them, so there is nothing to copy from SQLite.
+const SKIPPED = /^(kysely_|ps_|pjsip_realtime_)/;
 
 // Tables whose rows a migration writes itself (2401 starts the ticket poller's cursor): a freshly
 // migrated target holds them, so they do not make it "not empty", and the source's rows replace

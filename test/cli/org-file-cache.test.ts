@@ -11,6 +11,8 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,11 +24,18 @@ import Compile from "../../src/cli/commands/compile.js";
 import Plan from "../../src/cli/commands/plan.js";
 import Validate from "../../src/cli/commands/validate.js";
 import { compileTree } from "../../src/cli/lib/compiled-tree.js";
-import { CACHE_DIR, cacheVersion } from "../../src/cli/lib/org-file-cache.js";
+import {
+  CACHE_DIR,
+  cacheVersion,
+  contentHash,
+  OrgFileCache,
+  RACY_WINDOW_MS,
+} from "../../src/cli/lib/org-file-cache.js";
 import { loadOrgFiles } from "../../src/cli/lib/org-files.js";
 import { planTrees } from "../../src/cli/lib/plan.js";
 import { formatDiagnostic } from "../../src/model/diagnostic.js";
 import { loadOrgSources } from "../../src/model/files.js";
+import { OrgFileError } from "../../src/model/org-file-paths.js";
 import { ROOT, runCommand } from "./run-command.js";
 
 let repo = "";
@@ -64,7 +73,10 @@ test.after.each(() => {
 
 const packFile = () => join(orgs, CACHE_DIR, cacheVersion(), "analyses.json");
 const readPack = () =>
-  JSON.parse(readFileSync(packFile(), "utf8")) as { entries: Record<string, PackEntry> };
+  JSON.parse(readFileSync(packFile(), "utf8")) as {
+    entries: Record<string, PackEntry>;
+    files: Record<string, [number, number, number, number, string]>;
+  };
 type PackEntry = { after: object[]; summary: { slug: string } | null };
 
 function edit(name: string, from: string, to: string): void {
@@ -287,6 +299,105 @@ test("plan --base compiles only what changed, yet plans exactly the whole tree's
   assert.equal(result.files, whole.files);
   assert.equal(result.reloads, whole.reloads);
   assert.is(result.diff, whole.diff);
+});
+
+const noProblems = {
+  state: null,
+  before: [],
+  after: [],
+  secrets: [],
+  rejected: [],
+  summary: null,
+  extra: [],
+};
+
+test("a file that cannot be read is refused by name, with the cache and without", async () => {
+  await loadOrgFiles([orgs], { env: {}, cache: true });
+  mkdirSync(join(orgs, "folder.yaml"));
+  for (const cache of [true, false]) {
+    try {
+      await loadOrgFiles([orgs], { env: {}, cache });
+      assert.unreachable("a directory named like an org file loaded");
+    } catch (error) {
+      assert.instance(error, OrgFileError);
+      assert.is((error as Error).message, `${join(orgs, "folder.yaml")}: cannot be read`);
+    }
+  }
+});
+
+test("stat index: a file changed within the racy window is hashed again, even with the same stat", async () => {
+  // Explicit stamps: the case no clock can make on demand, a second write that keeps size, mtime,
+  // ctime and inode (a file system with coarse time stamps, written twice within one tick).
+  const changedAt = Date.parse("2026-03-01T10:00:00.000Z");
+  const stamp = { size: 120, mtimeMs: changedAt, ctimeMs: changedAt, ino: 42 };
+  const hash = contentHash("the text first read");
+  const open = () => OrgFileCache.open(orgs, "version-racy");
+
+  const racy = await open();
+  racy.put(hash, noProblems, false);
+  // Read half a second after its last change: within the window, so the stat proves nothing.
+  racy.recordStat("acme.yaml", stamp, hash, changedAt + 500);
+  await racy.save();
+  assert.is((await open()).knownHash("acme.yaml", stamp), undefined, "racy: read and hashed again");
+
+  const settled = await open();
+  settled.put(hash, noProblems, false);
+  settled.recordStat("acme.yaml", stamp, hash, changedAt + RACY_WINDOW_MS);
+  await settled.save();
+  const reopened = await open();
+  assert.is(reopened.knownHash("acme.yaml", stamp), hash, "settled: the stat is trusted");
+  for (const other of [
+    { size: 121 },
+    { mtimeMs: changedAt + 1 },
+    { ctimeMs: changedAt + 1 },
+    { ino: 43 },
+  ]) {
+    assert.is(
+      reopened.knownHash("acme.yaml", { ...stamp, ...other }),
+      undefined,
+      JSON.stringify(other),
+    );
+  }
+});
+
+test("stat index: same size and mtime (fs.utimes), other content: the new text is analyzed", async () => {
+  const acme = join(orgs, "acme.yaml");
+  const lastChange = new Date("2026-03-01T10:00:00.000Z");
+  utimesSync(acme, lastChange, lastChange);
+  // The run starts long after the file changed (its ctime, set by utimes, is now): recorded.
+  const later = () => new Date(Date.now() + 3_600_000);
+  const options = { env: {}, cache: true, statesOf: new Set<string>(), clock: later };
+  await loadOrgFiles([orgs], options);
+  const row = readPack().files["acme.yaml"];
+  assert.ok(row, "the settled file has a stat row");
+  assert.is(row[1], lastChange.getTime());
+
+  // The index is what answers an unchanged file: a row pointing at globex's text is believed.
+  const pack = readPack();
+  pack.files["acme.yaml"] = [...row.slice(0, 4), pack.files["globex.yaml"]![4]] as typeof row;
+  writeFileSync(packFile(), JSON.stringify(pack));
+  const believed = await loadOrgFiles([orgs], options);
+  assert.is(believed.summaries[0]!.summary.slug, "globex");
+
+  // Same size, same mtime, other text: re-hashed, never answered by the row.
+  const text = readFileSync(acme, "utf8");
+  writeFileSync(acme, text.replace("slug: acme\n", "slug: acmf\n"));
+  utimesSync(acme, lastChange, lastChange);
+  assert.is(statSync(acme).size, row[0]);
+  assert.is(statSync(acme).mtimeMs, row[1]);
+  const changed = await loadOrgFiles([orgs], options);
+  assert.is(changed.summaries[0]!.summary.slug, "acmf");
+
+  // A file written just now is not recorded at all (the run's clock within the window).
+  const justNow = await loadOrgFiles([orgs], { ...options, clock: () => new Date() });
+  assert.is(justNow.summaries[0]!.summary.slug, "acmf");
+  writeFileSync(join(orgs, "acme.yaml"), text);
+  await loadOrgFiles([orgs], { ...options, clock: () => new Date() });
+  assert.is(
+    readPack().files["acme.yaml"],
+    undefined,
+    "a file changed within the window has no row",
+  );
 });
 
 test.run();

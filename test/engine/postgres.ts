@@ -16,6 +16,8 @@ export interface Postgres {
   log(): string;
   /** Runs SQL through psql (stops at the first error) and resolves with its output. */
   sql(text: string): Promise<string>;
+  /** Stops the server and starts it again on the same data and port. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export async function startPostgres(): Promise<Postgres> {
     url: `postgres://postgres:pbxctl@127.0.0.1:${port}/postgres`,
     log: cluster.log,
     sql,
+    restart: cluster.restart,
     stop: cluster.stop,
   };
 }

@@ -11,10 +11,12 @@ import { createAmiTarget } from "../../src/engine/ami-target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import type { Did, User } from "../../src/model/org-state.js";
 import { sipDigest } from "../../src/model/secrets.js";
-import type { Db } from "../../src/store/database.js";
+import { type Db, openStoreHandle } from "../../src/store/database.js";
 import { createDidRepository } from "../../src/store/did-repository.js";
+import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { FakeClock } from "../deploy/helpers.js";
+import { freshStoreLocation } from "../store/test-database.js";
 
 export const ADMIN_PASSWORD = "admin-test-password";
 export const INTERNAL_KEY = "internal-test-key";
@@ -27,6 +29,8 @@ export interface Rig {
   running: RunningServer;
   clock: FakeClock;
   ami: FakeAmiServer | null;
+  /** The server's environment (PBX_DATABASE_URL and PBX_PJSIP on a realtime rig). */
+  env: Record<string, string>;
   /** Log lines (JSON) the server wrote at level info and above. */
   logs: string[];
   request(
@@ -55,20 +59,44 @@ export async function startRig(
     /** Serve this data directory (e.g. a restored one) instead of a fresh one; removed on close. */
     dataDir?: string;
     startupBatchSize?: number;
+    /**
+     * Realtime PJSIP (PBX_PJSIP=realtime) on a fresh PostgreSQL database of the test:pg cluster;
+     * the fake engine serves endpoints from its `ps_endpoints` behind a memory cache.
+     */
+    realtime?: boolean;
   } = {},
 ): Promise<Rig> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "pbx-integration-"));
+  const store = options.realtime ? await freshStoreLocation(join(dataDir, "pbx.db")) : null;
+  if (store && store.location.kind !== "postgres") {
+    throw new Error("a realtime rig needs the PostgreSQL test cluster (npm run test:pg)");
+  }
+  const env: Record<string, string> = {
+    ...options.env,
+    ...(store?.location.kind === "postgres"
+      ? { PBX_DATABASE_URL: store.location.url, PBX_PJSIP: "realtime" }
+      : {}),
+  };
+  // The fake engine reads the rows over a connection of its own, as Asterisk does.
+  const realtimeDb = store ? openStoreHandle(store.location) : null;
   // The fake "loads" what the server deploys into <data-dir>/asterisk, as the engine would.
   const ami = options.ami
     ? new FakeAmiServer({
         reloadDelayMs: options.reloadDelayMs ?? 0,
         engineDir: join(dataDir, "asterisk"),
+        ...(store
+          ? {
+              realtimeEndpoint: async (id: string) =>
+                realtimeDb !== null &&
+                (await createPjsipRealtimeRepository(realtimeDb).row("ps_endpoints", id)) !== null,
+            }
+          : {}),
       })
     : null;
   const port = ami ? await ami.listen() : 0;
   // The same environment as the engine side, so PBX_SOUNDS_DIR reaches the greeting writer too.
   const config = loadConfig(
-    { ...options.env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, PBX_INTERNAL_KEY: INTERNAL_KEY },
+    { ...env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, PBX_INTERNAL_KEY: INTERNAL_KEY },
     { dataDir, port: 0, host: "127.0.0.1" },
   );
   let clock = new FakeClock();
@@ -79,7 +107,7 @@ export async function startRig(
     const running = await startServer({
       config,
       logger,
-      env: { ...options.env },
+      env: { ...env },
       engineOptions: {
         timers: clock,
         reloadQueueOptions: { retryInitialMs: 1, retryMaxMs: 2, maxAttempts: 3 },
@@ -120,6 +148,7 @@ export async function startRig(
       return clock;
     },
     ami,
+    env,
     logs,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
@@ -173,6 +202,8 @@ export async function startRig(
     async close() {
       await running.close().catch(() => {});
       await ami?.close();
+      await realtimeDb?.destroy();
+      await store?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -43,6 +43,13 @@ test("omitted ids are UUIDs derived from org id, kind and key: same file, same i
   assert.is.not(deterministicId(ORG_ID, "queue", "1001"), a.users[0]!.id);
   // DIDs are keyed by the number in any spelling.
   assert.is(deterministicId(ORG_ID, "did", "918065978001"), a.dids[0]!.id);
+  // The ids of files already deployed never change (RFC 9562 version 5, SHA-1).
+  const dnsNamespace = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
+  assert.is(deterministicId(dnsNamespace, "user", "1001"), "aa61e33f-4216-58cb-8a60-7fea27591338");
+  assert.is(
+    deterministicId(dnsNamespace, "did", "918065978001"),
+    "a32b27d3-2aca-5a1d-ab50-6d6f1e70e06f",
+  );
 });
 
 test("an id written in the file is kept", () => {

@@ -1,5 +1,5 @@
 // Cached reads on PostgreSQL (issue 23): each store handle follows the other handles' commits
-// through its change feed (src/store/change-feed.ts, migration 2910's triggers), so a change
+// through its change feed (src/store/change-feed.ts, migration 2960's triggers), so a change
 // made through one replica is seen by every other within a second, and a cached read is never
 // served while the feed cannot prove it is current. Runs on `npm run test:pg` only (SQLite's
 // generation is PRAGMA data_version, tested in test/store/read-cache.test.ts).

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
-import { dataDirStore } from "../../config.js";
+import { dataDirStore, pjsipModeFrom } from "../../config.js";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
 import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
@@ -9,8 +9,13 @@ import { storeUnitStatuses } from "../../deploy/store-status.js";
 import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import { resolveEnginePaths } from "../../engine/index.js";
 import { resolveGitopsEngineDir } from "../../engine/paths.js";
+import {
+  createPjsipRealtimeRepository,
+  type PendingPjsipObject,
+} from "../../store/pjsip-realtime-repository.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { colourEnabled, painter } from "../lib/colour.js";
+import { StatusExitCode } from "../lib/exit-codes.js";
 import { statusExitCode, statusTable } from "../lib/status-table.js";
 
 export interface StatusCommandResult {
@@ -21,6 +26,11 @@ export interface StatusCommandResult {
   /** The engine directory whose files were checked for drift. */
   engineDir: string;
   units: UnitStatus[];
+  /**
+   * PBX_PJSIP=realtime: the PJSIP objects whose rows changed and that the engine has not taken
+   * yet (cache expiry or registrations reload still owed). Absent in file mode.
+   */
+  pjsipPending?: PendingPjsipObject[];
 }
 
 export default class Status extends PbxCommand {
@@ -38,6 +48,9 @@ export default class Status extends PbxCommand {
     "holds a store and --etc is not given, the server's store (desired revisions compiled from " +
     "it); otherwise the deploy log (.pbxctl/) of the engine directory written by `pbxctl deploy`. " +
     "Org units also show the org's slug (from the store) or name (from its generated files).\n\n" +
+    "With PBX_PJSIP=realtime, the PJSIP objects (endpoint, auth, aor, registration) whose rows " +
+    "changed and that the engine has not taken yet are listed after the table, and count as " +
+    "PENDING.\n\n" +
     "Exit code, the worst state of any unit: 0 all OK, 3 PENDING, 4 DRIFTED, 5 FAILED (1 an " +
     "error such as no store, 2 a usage error).";
   static override examples = [
@@ -73,11 +86,22 @@ export default class Status extends PbxCommand {
     const result = useStore
       ? await this.fromStore(dataDir, options)
       : await this.fromFiles(flags.etc, options);
+    const pending = result.pjsipPending ?? [];
     if (!this.jsonEnabled()) {
       if (result.units.length === 0) this.log(`no deploys recorded in ${result.from}`);
       else for (const line of statusTable(result.units, painter(colourEnabled()))) this.log(line);
+      if (pending.length > 0) {
+        this.log(`PJSIP objects the engine has not taken yet (${pending.length}):`);
+        for (const object of pending) {
+          this.log(`  ${object.kind} ${object.id} (saved ${object.queuedAt})`);
+        }
+      }
     }
-    return this.finish(result, statusExitCode(result.units));
+    const code = statusExitCode(result.units);
+    return this.finish(
+      result,
+      pending.length > 0 && code === StatusExitCode.ok ? StatusExitCode.pending : code,
+    );
   }
 
   private async fromStore(
@@ -93,13 +117,17 @@ export default class Status extends PbxCommand {
     try {
       const paths = resolveEnginePaths(process.env, store.dataDir);
       const engineDir = paths.asteriskDir;
+      const pjsip = pjsipModeFrom(process.env);
       const units = await storeUnitStatuses(
         store.db,
         gatewayOptionsFrom(process.env),
         { ...options, engineDir },
         paths.soundsDir,
+        pjsip,
       );
-      return { source: "store", from: store.dataDir, engineDir, units };
+      if (pjsip === "file") return { source: "store", from: store.dataDir, engineDir, units };
+      const pjsipPending = await createPjsipRealtimeRepository(store.db).pending();
+      return { source: "store", from: store.dataDir, engineDir, units, pjsipPending };
     } finally {
       await store.db.destroy();
     }

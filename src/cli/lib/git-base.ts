@@ -1,5 +1,6 @@
 // Org files as they were at a git revision, for `plan --base` (the PR-review view): only the
-// files a change touched are read from git; the others are the same on both sides.
+// files a change touched are read from git (one diff names them); the others are the same on
+// both sides.
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { type SimpleGit, simpleGit } from "simple-git";
@@ -63,25 +64,15 @@ export async function changesSinceRevision(
   const files = new Map<string, string>(); // repo-relative path -> path as the user wrote it
   for (const file of await orgFilePaths(paths)) files.set(await inRepoFile(file), file);
   const scope: string[] = [];
+  const directories: { path: string; inRepo: string }[] = [];
   for (const path of paths) {
     const inRepoPath = await inRepo(path);
     scope.push(inRepoPath === "" ? "." : inRepoPath);
-    if (!(await isDirectory(path))) continue;
-    const dir = inRepoPath;
-    const listed = await git.raw([
-      "ls-tree",
-      "--name-only",
-      rev,
-      "--",
-      dir === "" ? "." : `${dir}/`,
-    ]);
-    for (const name of listed.split("\n").filter((n) => /\.ya?ml$/.test(n))) {
-      if (dirname(name) !== (dir === "" ? "." : dir)) continue;
-      if (!files.has(name))
-        files.set(name, join(path, name.slice(dir === "" ? 0 : dir.length + 1)));
-    }
+    if (await isDirectory(path)) directories.push({ path, inRepo: inRepoPath });
   }
   // One diff of the whole scope against the working tree, plus files git does not track yet.
+  // An org file at the revision that is not in the working tree was removed since: the diff
+  // names it, so the revision's tree is never listed (10,000 names for a one-file change).
   const differing = new Set(
     [
       await git.raw(["diff", "--name-only", "--no-renames", rev, "--", ...scope]),
@@ -91,6 +82,12 @@ export async function changesSinceRevision(
       .split("\n")
       .filter((name) => name !== ""),
   );
+  for (const name of differing) {
+    if (files.has(name) || !/\.ya?ml$/.test(name)) continue;
+    const dir = directories.find((d) => dirname(name) === (d.inRepo === "" ? "." : d.inRepo));
+    if (dir)
+      files.set(name, join(dir.path, name.slice(dir.inRepo === "" ? 0 : dir.inRepo.length + 1)));
+  }
   const ordered = [...files].sort(([a], [b]) => (a < b ? -1 : 1));
   const changed = new Set<string>();
   const before: OrgSource[] = [];

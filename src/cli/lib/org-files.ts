@@ -3,8 +3,9 @@
 // span files over every file's summary. A file is parsed only when it has no cache entry or its
 // state is needed (a changed org that `plan --base` compiles), so a one-file change in 10,000
 // files parses one file. The result is the same with and without the cache, in the same order.
-import { readFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { type Clock, systemClock } from "../../clock.js";
 import type { SourceDiagnostic } from "../../model/diagnostic.js";
 import { OrgFileError, type OrgSource, orgFilePaths } from "../../model/org-file-paths.js";
 import {
@@ -27,12 +28,12 @@ import {
 import { type CachedAnalysis, contentHash, OrgFileCache } from "./org-file-cache.js";
 
 /**
- * An org file to load: its text (or its bytes, read as UTF-8 only if the file must be parsed:
- * hashing 80 MB of bytes is cheaper than decoding them first), the name it is reported under,
- * where its cache lives.
+ * An org file to load: its text (absent: the file `file` on disk, read only when the cache's
+ * stat index does not know its hash or it must be parsed; bytes are decoded as UTF-8 only to
+ * parse), the name it is reported under, where its cache lives.
  */
 export interface OrgFileInput extends Omit<OrgSource, "text"> {
-  text: string | Buffer;
+  text?: string | Buffer;
   /** The directory whose `.pbxctl/cache/` holds this text's entry (null: not cached). */
   cacheDir: string | null;
 }
@@ -47,6 +48,8 @@ export interface LoadOrgFilesOptions extends PoolOptions {
   statesOf?: "all" | ReadonlySet<string>;
   /** The cache's version key (tests; default the running pbxctl's). */
   cacheVersion?: string;
+  /** The time the run starts (the stat index's racy window); default the system clock. */
+  clock?: Clock;
 }
 
 export interface OrgFilesLoad {
@@ -62,15 +65,18 @@ export interface OrgFilesLoad {
   lint: SourceDiagnostic[];
 }
 
-/** These org files read, each cached beside itself. */
-export function readOrgFileInputs(files: readonly string[]): OrgFileInput[] {
-  return files.map((file) => {
-    try {
-      return { file, text: readFileSync(file), cacheDir: dirname(file) };
-    } catch {
-      throw new OrgFileError(`${file}: cannot be read`);
-    }
-  });
+/** These org files on disk (read when needed), each cached beside itself. */
+export function orgFileInputs(files: readonly string[]): OrgFileInput[] {
+  return files.map((file) => ({ file, cacheDir: dirname(file) }));
+}
+
+/** What an org file on disk holds, or the loader's error for it. */
+function fromDisk<T>(file: string, read: (file: string) => T): T {
+  try {
+    return read(file);
+  } catch {
+    throw new OrgFileError(`${file}: cannot be read`);
+  }
 }
 
 /** Loads the org files named by `paths` (files, or directories one level deep); see `loadOrgFileInputs`. */
@@ -103,7 +109,7 @@ export async function loadOrgFileList(
       ? startAnalysisPool(Math.min(poolThreads(options), files.length))
       : undefined;
   try {
-    return await loadOrgFileInputs(readOrgFileInputs(files), { ...options, pool, caches });
+    return await loadOrgFileInputs(orgFileInputs(files), { ...options, pool, caches });
   } finally {
     await pool?.close();
   }
@@ -135,19 +141,26 @@ export async function loadOrgFileInputs(
     return cache;
   };
 
+  const runStart = (options.clock ?? systemClock)().getTime();
   const analyses: (OrgFileAnalysis | CachedAnalysis)[] = new Array(inputs.length);
   const hashes: string[] = new Array(inputs.length);
+  // The text of each file read so far (a file on disk is read at most once).
+  const texts: (string | Buffer | undefined)[] = inputs.map((input) => input.text);
+  const textAt = (index: number): string | Buffer =>
+    (texts[index] ??= fromDisk(inputs[index]!.file, readFileSync));
   const toAnalyze: { index: number; states: boolean }[] = [];
   for (const [index, input] of inputs.entries()) {
     const cache = await cacheOf(input);
     const states = wantsState(input.file);
     if (cache) {
-      hashes[index] = contentHash(input.text);
+      hashes[index] = hashOf(input, cache, textAt, index, runStart);
       const hit = states ? undefined : cache.get(hashes[index], lint);
       if (hit) {
         analyses[index] = hit;
         continue;
       }
+      // The stat index's hash has no sound entry: the text decides (read and hashed anew).
+      if (texts[index] === undefined) hashes[index] = contentHash(textAt(index));
     }
     toAnalyze.push({ index, states });
   }
@@ -155,7 +168,7 @@ export async function loadOrgFileInputs(
     const batch = toAnalyze.filter((entry) => entry.states === states);
     const sources = batch.map(({ index }) => ({
       file: inputs[index]!.file,
-      text: textOf(inputs[index]!),
+      text: decoded(textAt(index)),
     }));
     const results = await analyzeSources(sources, { ...options, lint, states });
     for (const [k, { index }] of batch.entries()) {
@@ -203,6 +216,27 @@ function finishLoad(
   return { orgs, summaries, diagnostics, crossFile, lint: findings };
 }
 
-function textOf(input: OrgFileInput): string {
-  return typeof input.text === "string" ? input.text : input.text.toString("utf8");
+/**
+ * The hash of a file's text: from the cache's stat index when the file on disk is unchanged
+ * since it was recorded, else of the text (read now; its stat, taken first, is recorded).
+ */
+function hashOf(
+  input: OrgFileInput,
+  cache: OrgFileCache,
+  textAt: (index: number) => string | Buffer,
+  index: number,
+  runStart: number,
+): string {
+  if (input.text !== undefined) return contentHash(input.text);
+  const stamp = fromDisk(input.file, (file) => statSync(file));
+  const name = basename(input.file);
+  const known = cache.knownHash(name, stamp);
+  if (known !== undefined) return known;
+  const hash = contentHash(textAt(index));
+  cache.recordStat(name, stamp, hash, runStart);
+  return hash;
+}
+
+function decoded(text: string | Buffer): string {
+  return typeof text === "string" ? text : text.toString("utf8");
 }

@@ -72,12 +72,43 @@ let cachedActions: ActionAnswer[] | null = null;
 
 /** The engine's answer to `action` in situation `which`, or null when none was recorded. */
 export function recordedActionAnswer(action: string, which: string): ActionAnswer | null {
-  cachedActions ??= JSON.parse(readFileSync(CALL_CONTROL_FILE, "utf8")).answers as ActionAnswer[];
+  cachedActions ??= [
+    ...(JSON.parse(readFileSync(CALL_CONTROL_FILE, "utf8")).answers as ActionAnswer[]),
+    ...recordedPjsipRealtime().actions,
+  ];
   return (
     cachedActions.find(
       (a) => a.action.toLowerCase() === action.toLowerCase() && a.case === which,
     ) ?? null
   );
+}
+
+/**
+ * Answers of what realtime PJSIP sends (issue 24): `SorceryMemoryCacheExpireObject` in each case
+ * and the two module reloads realtime mode uses instead of `module reload res_pjsip.so`, captured
+ * from a real Asterisk 22 running `engine init --pjsip realtime` by test/engine/realtime.test.ts
+ * (UPDATE_GOLDEN=1 rewrites it). Its own file: the deployer's transcript comes from an engine
+ * without the realtime modules.
+ */
+export const PJSIP_REALTIME_FILE = new URL(
+  "../../../fixtures/ami/pjsip-realtime.json",
+  import.meta.url,
+).pathname;
+
+export interface PjsipRealtimeTranscript {
+  engine: string;
+  actions: ActionAnswer[];
+  commands: TranscriptAnswer[];
+}
+
+let cachedRealtime: PjsipRealtimeTranscript | null = null;
+
+/** The realtime PJSIP answers (read once). */
+export function recordedPjsipRealtime(): PjsipRealtimeTranscript {
+  cachedRealtime ??= JSON.parse(
+    readFileSync(PJSIP_REALTIME_FILE, "utf8"),
+  ) as PjsipRealtimeTranscript;
+  return cachedRealtime;
 }
 
 let cached: AmiTranscript | null = null;
@@ -99,7 +130,7 @@ export function answersFor(
 ): { name: string | null; answers: TranscriptAnswer[] } | null {
   const answers: TranscriptAnswer[] = [];
   let name: string | null = null;
-  for (const answer of recordedTranscript().answers) {
+  for (const answer of [...recordedTranscript().answers, ...recordedPjsipRealtime().commands]) {
     const match = pattern(answer.command).exec(command);
     if (!match) continue;
     answers.push(answer);

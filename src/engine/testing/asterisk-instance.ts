@@ -48,6 +48,7 @@ export interface AsteriskInstance {
   readonly soundsDir: string;
   /** `<astspooldir>/monitor`, where MixMonitor writes relative names: PBX_RECORDINGS_DIR. */
   readonly recordingsDir: string;
+  /** The engine's PID (a new one after `restart`). */
   readonly pid: number;
   readonly amiPort: number;
   readonly sipPort: number;
@@ -61,6 +62,8 @@ export interface AsteriskInstance {
   problems(since?: number): string[];
   /** Waits until `log()` (from `since`) matches, or throws after `timeoutMs`. */
   waitForLog(pattern: RegExp, options?: { since?: number; timeoutMs?: number }): Promise<string>;
+  /** Stops the engine (graceful, then SIGKILL by PID) and starts it again on the same files. */
+  restart(): Promise<void>;
   /** Stops the engine (graceful, then SIGKILL by PID) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -220,30 +223,38 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
   );
 
   const output = openSync(join(dir, "console.log"), "a");
-  const child = spawn(install.binary, ["-C", config, "-f", "-n", "-g"], {
-    stdio: ["ignore", output, output],
-  });
-  running.add(child);
+  let child: ChildProcess;
   let exited = false;
-  child.once("exit", () => {
-    exited = true;
-    running.delete(child);
-  });
+  const launch = () => {
+    const started = spawn(install.binary, ["-C", config, "-f", "-n", "-g"], {
+      stdio: ["ignore", output, output],
+    });
+    running.add(started);
+    exited = false;
+    started.once("exit", () => {
+      if (child === started) exited = true;
+      running.delete(started);
+    });
+    child = started;
+  };
+  launch();
   const logFile = join(dir, "log", "full");
   const readLog = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
+  const socket = join(dir, "run", "asterisk.ctl");
 
-  const stop = async () => {
+  const halt = async () => {
     if (!exited) {
       await runCli(install.binary, config, "core stop now").catch(() => {});
       for (let i = 0; i < 100 && !exited; i++) await delay(50);
       if (!exited) child.kill("SIGKILL");
       for (let i = 0; i < 100 && !exited; i++) await delay(20);
     }
+  };
+  const stop = async () => {
+    await halt();
     await rm(dir, { recursive: true, force: true });
   };
-
-  try {
-    const socket = join(dir, "run", "asterisk.ctl");
+  const booted = async () => {
     for (let i = 0; !existsSync(socket); i++) {
       if (exited)
         throw new Error(
@@ -253,6 +264,10 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
       await delay(100);
     }
     await runCli(install.binary, config, "core waitfullybooted");
+  };
+
+  try {
+    await booted();
   } catch (error) {
     await stop();
     throw error;
@@ -264,7 +279,9 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
     generatedDir: init.generatedDir,
     soundsDir,
     recordingsDir: join(dir, "spool", "monitor"),
-    pid: child.pid ?? -1,
+    get pid() {
+      return child.pid ?? -1;
+    },
     amiPort,
     sipPort,
     amiUsername,
@@ -288,6 +305,12 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
         }
         await delay(50);
       }
+    },
+    async restart() {
+      await halt();
+      await rm(socket, { force: true });
+      launch();
+      await booted();
     },
     stop,
   };

@@ -50,7 +50,17 @@ export interface FakeAmiOptions {
   engineDir?: string;
   /** With `engineDir`: a missing top-level file means "every org's file" (org-unit tests). */
   implicitIncludes?: boolean;
+  /**
+   * Realtime PJSIP (issue 24): whether the database has an endpoint row with this id. Given, the
+   * fake serves endpoints as a realtime engine with a memory cache does: `pjsip show endpoint`
+   * finds a row (or a file endpoint) and caches it; a cached endpoint is shown even after its
+   * row is gone, until `SorceryMemoryCacheExpireObject` drops it.
+   */
+  realtimeEndpoint?: (id: string) => Promise<boolean>;
 }
+
+/** The memory caches `engine init --pjsip realtime` sets up (res_sorcery_memory_cache's names). */
+const SORCERY_CACHES = ["res_pjsip/endpoint", "res_pjsip/auth", "res_pjsip/aor"];
 
 /** The transcript's entry for a message with a line longer than AMI reads. */
 export const LONG_LINE = "(any line over 1022 bytes)";
@@ -74,6 +84,9 @@ export class FakeAmiServer {
   private readonly secret: string;
   /** What the fake engine has loaded (null: no engine directory, everything counts as there). */
   readonly config: FakeEngineConfig | null;
+  /** Realtime PJSIP: the objects each memory cache holds (`<cache>/<id>`). */
+  readonly sorceryCached = new Set<string>();
+  private readonly realtimeEndpoint: ((id: string) => Promise<boolean>) | null;
   /** Modules "not loaded" (they declined at boot): their reloads answer "No such command". */
   readonly unloadedModules = new Set<string>();
   /**
@@ -104,6 +117,7 @@ export class FakeAmiServer {
     this.config = options.engineDir
       ? new FakeEngineConfig(options.engineDir, options.implicitIncludes)
       : null;
+    this.realtimeEndpoint = options.realtimeEndpoint ?? null;
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -219,6 +233,22 @@ export class FakeAmiServer {
       case "moduleload":
         reply(this.moduleLoad(fields.Module ?? ""));
         return;
+      case "sorcerymemorycacheexpireobject": {
+        const cache = fields.Cache ?? "";
+        const key = `${cache}/${fields.Object ?? ""}`;
+        const which = !SORCERY_CACHES.includes(cache)
+          ? "no such cache"
+          : this.sorceryCached.delete(key)
+            ? "expired"
+            : "not cached";
+        const answer = recordedActionAnswer(action, which);
+        reply(
+          answer
+            ? { Response: answer.response, Message: answer.message }
+            : { Response: "Error", Message: "Invalid/unknown command" },
+        );
+        return;
+      }
       case "originate":
       case "blindtransfer":
       case "hangup": {
@@ -375,6 +405,17 @@ export class FakeAmiServer {
     return { Response: answer.response, Message: answer.message, Output: output };
   }
 
+  /** An endpoint as a realtime engine finds it: from its cache, else a row (then cached), else a file. */
+  private async realtimeLookup(id: string): Promise<boolean> {
+    const key = `res_pjsip/endpoint/${id}`;
+    if (this.sorceryCached.has(key)) return true;
+    if (await this.realtimeEndpoint!(id)) {
+      this.sorceryCached.add(key);
+      return true;
+    }
+    return this.config ? this.config.has("pjsip show endpoint", id) : false;
+  }
+
   private moduleLoad(module: string): Record<string, string | string[]> {
     const loadedNow = this.unloadedModules.delete(module);
     if (loadedNow) this.config?.loadModule(module);
@@ -403,7 +444,12 @@ export class FakeAmiServer {
     if (probe) {
       const kind =
         probe[1] === "dialplan show" ? (probe[2]!.includes("@") ? "extension" : "context") : "";
-      const there = this.config ? this.config.has(probe[1]!, probe[2]!) : true;
+      const there =
+        probe[1] === "pjsip show endpoint" && this.realtimeEndpoint
+          ? await this.realtimeLookup(probe[2]!)
+          : this.config
+            ? this.config.has(probe[1]!, probe[2]!)
+            : true;
       const answer = this.recorded(
         command,
         (a) => a.case === `${there ? "found" : "missing"}${kind ? ` ${kind}` : ""}`.trim(),

@@ -14,6 +14,7 @@ import pg from "pg";
 export const POSTGRES_BIN = "/usr/lib/postgresql/15/bin";
 
 export interface PostgresCluster {
+  /** The server's PID (a new one after `restart`). */
   readonly pid: number;
   readonly port: number;
   /** A connection URL for `database` on this cluster (superuser `postgres`, no password). */
@@ -22,6 +23,8 @@ export interface PostgresCluster {
   admin(statement: string): Promise<void>;
   /** The server's log so far (with `settings: {log_statement: "all"}`, every statement). */
   log(): string;
+  /** Stops the server (fast shutdown) and starts it again on the same data and port. */
+  restart(): Promise<void>;
   /** Stops the server (fast shutdown, then SIGKILL by PID) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -144,22 +147,27 @@ export async function startPostgresCluster(
   const port = await freePort();
   const log = openSync(logFile, "a");
   if (user) chownSync(logFile, user.uid, user.gid);
-  const child = spawn(
-    join(POSTGRES_BIN, "postgres"),
-    [
-      ...["-D", data, "-p", String(port), "-k", dir],
-      ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"],
-      ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
-      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => [
-        "-c",
-        `${name}=${value}`,
-      ]),
-    ],
-    { ...(user ?? {}), stdio: ["ignore", log, log] },
-  );
-  running.add(child);
+  const launch = () => {
+    const server = spawn(
+      join(POSTGRES_BIN, "postgres"),
+      [
+        ...["-D", data, "-p", String(port), "-k", dir],
+        ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"],
+        ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+        ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => [
+          "-c",
+          `${name}=${value}`,
+        ]),
+      ],
+      { ...(user ?? {}), stdio: ["ignore", log, log] },
+    );
+    running.add(server);
+    return server;
+  };
+  let child = launch();
   const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
-  const stop = async () => {
+  // Fast shutdown (a clean checkpoint, so a restart needs no recovery), SIGKILL if it hangs.
+  const shutdown = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       child.kill("SIGINT");
@@ -170,6 +178,9 @@ export async function startPostgresCluster(
       }
     }
     running.delete(child);
+  };
+  const stop = async () => {
+    await shutdown();
     await rm(dir, { recursive: true, force: true });
   };
   try {
@@ -179,9 +190,16 @@ export async function startPostgresCluster(
     throw error;
   }
   return {
-    pid: child.pid ?? 0,
+    get pid() {
+      return child.pid ?? 0;
+    },
     port,
     url,
+    async restart() {
+      await shutdown();
+      child = launch();
+      await waitReady(url("postgres"), child, logFile);
+    },
     async admin(statement) {
       const client = new pg.Client({ connectionString: url("postgres") });
       await client.connect();

@@ -1,0 +1,281 @@
+// Realtime PJSIP in the deployer (PBX_PJSIP=realtime, issue 24). The compiler stays the one source
+// of the rows: after a save commits, the org's rows are compiled (`compileOrgPjsipRealtime`),
+// diffed against the `ps_*` tables and the differences written in one transaction, which also
+// queues each changed object for the engine (`pjsip_realtime_pending`). Then the engine is told:
+// each changed endpoint, auth and AOR is expired from Asterisk's memory cache
+// (`SorceryMemoryCacheExpireObject`), so its next lookup reads the new row; a changed trunk
+// registration reloads res_pjsip_outbound_registration only; the endpoints are verified with
+// `pjsip show endpoint <id>` (present when it has a row, gone when not). Only then are the
+// queued objects forgotten, so an engine that is down, or a deployer that dies, leaves them in
+// the store: the next flush (a retry with backoff, the next save, or the next deployer's start)
+// converges. None of this waits for the files' debounce: a new user is registrable as soon as
+// its rows are written and its (uncached) id is looked up; the dialplan and queues still deploy
+// through the debounced file path.
+import type { Logger } from "pino";
+import { type Clock, systemClock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { REGISTRATIONS_RELOAD } from "../engine/realtime-pjsip-target.js";
+import type { EngineProbe, EngineTarget } from "../engine/target.js";
+import type { Db } from "../store/database.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
+import {
+  createPjsipRealtimeRepository,
+  type PendingPjsipObject,
+  type PjsipRealtimeRepository,
+  type PjsipRowChange,
+} from "../store/pjsip-realtime-repository.js";
+import type { ReloadQueue } from "./reload-queue.js";
+import type { StoreBuilds } from "./store-builds.js";
+
+/** Waits before telling the engine again after a failure, one per consecutive failure. */
+export const REALTIME_RETRY_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000] as const;
+
+/** The reload-queue unit realtime PJSIP's reloads are recorded under. */
+export const REALTIME_UNIT = "pjsip-realtime";
+
+export interface RealtimePjsipOptions {
+  db: Db;
+  builds: StoreBuilds;
+  target: EngineTarget;
+  /** The deployer's reload queue: a registrations reload never runs beside another reload. */
+  reloads: ReloadQueue;
+  clock?: Clock;
+  timers?: Timers;
+  logger?: Logger;
+  retryDelaysMs?: readonly number[];
+}
+
+/** What one flush told the engine. */
+export interface RealtimeFlush {
+  /** Objects the engine took (expired, or not cached: nothing stale to drop). */
+  told: number;
+  /** Still queued afterwards (a later change, or a failure). */
+  error?: string;
+}
+
+/** Writes orgs' realtime PJSIP rows and tells the engine; implements the save hook of StoreDeploys. */
+export class RealtimePjsip {
+  private readonly rows: PjsipRealtimeRepository;
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  private readonly retryDelaysMs: readonly number[];
+  /** Per org: the sync running now, and the one queued behind it (saves coalesce into it). */
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly queued = new Map<string, Promise<void>>();
+  private flushing: Promise<RealtimeFlush> | null = null;
+  private flushAgain: Promise<RealtimeFlush> | null = null;
+  private retry: TimerHandle | null = null;
+  private failures = 0;
+  private stopped = false;
+
+  constructor(private readonly options: RealtimePjsipOptions) {
+    this.rows = createPjsipRealtimeRepository(options.db);
+    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
+    this.retryDelaysMs = options.retryDelaysMs ?? REALTIME_RETRY_DELAYS_MS;
+  }
+
+  /**
+   * Makes the org's rows what the store compiles to now and tells the engine; resolves when
+   * done. Never throws (failures are logged; what the engine was not told stays queued). Syncs
+   * of one org run one at a time; saves arriving meanwhile share the next one.
+   */
+  sync(orgId: string): Promise<void> {
+    const waiting = this.queued.get(orgId);
+    if (waiting) return waiting;
+    const previous = this.running.get(orgId) ?? Promise.resolve();
+    const run: Promise<void> = previous.then(async () => {
+      this.queued.delete(orgId);
+      this.running.set(orgId, run);
+      try {
+        if (!this.stopped) await this.syncOnce(orgId);
+      } catch (error) {
+        this.options.logger?.error(
+          { org_id: orgId, err: (error as Error).message },
+          "realtime PJSIP rows not written",
+        );
+      } finally {
+        if (this.running.get(orgId) === run) this.running.delete(orgId);
+      }
+    });
+    this.queued.set(orgId, run);
+    return run;
+  }
+
+  /**
+   * Every org's rows as the store compiles them now, the rows of orgs that are gone removed,
+   * then the engine told everything queued (the start-up deploy, or a new deployer taking over).
+   */
+  async syncEverything(): Promise<{ orgs: number; changes: number }> {
+    const handles = await createOrganizationRepository(this.options.db).listHandles();
+    let changes = 0;
+    for (const handle of handles) {
+      try {
+        changes += (await this.replace(handle.id, { queueAdded: false })).length;
+      } catch (error) {
+        this.options.logger?.error(
+          { org_id: handle.id, err: (error as Error).message },
+          "realtime PJSIP rows not written",
+        );
+      }
+    }
+    const prefixes = handles.map((handle) => handle.context_prefix);
+    changes += (await this.rows.removeRowsOutside(prefixes, this.now())).length;
+    await this.flush();
+    return { orgs: handles.length, changes };
+  }
+
+  /** Tells the engine what is queued (one flush at a time; a call meanwhile gets the next one). */
+  flush(): Promise<RealtimeFlush> {
+    if (this.flushing) {
+      this.flushAgain ??= this.flushing.then(() => {
+        this.flushAgain = null;
+        return this.flush();
+      });
+      return this.flushAgain;
+    }
+    const run = this.flushOnce().finally(() => {
+      this.flushing = null;
+    });
+    this.flushing = run;
+    return run;
+  }
+
+  /** The objects the engine has not taken yet (all orgs', or one org's). */
+  pending(orgId?: string): Promise<PendingPjsipObject[]> {
+    return this.rows.pending(orgId === undefined ? {} : { orgId });
+  }
+
+  /** Resolves once no sync or flush is running or queued (a scheduled retry is not waited for). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const busy = [...this.running.values(), ...this.queued.values()];
+      if (this.flushing) busy.push(this.flushing.then(() => {}));
+      if (this.flushAgain) busy.push(this.flushAgain.then(() => {}));
+      if (busy.length === 0) return;
+      await Promise.allSettled(busy);
+    }
+  }
+
+  /** Waits for running syncs and flushes; no retry is scheduled afterwards. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.retry?.cancel();
+    this.retry = null;
+    await Promise.allSettled([...this.running.values(), ...this.queued.values()]);
+    await Promise.allSettled([this.flushing, this.flushAgain]);
+  }
+
+  private now(): string {
+    return this.clock().toISOString();
+  }
+
+  private async syncOnce(orgId: string): Promise<void> {
+    const changes = await this.replace(orgId);
+    if (changes.length > 0) await this.flush();
+  }
+
+  private async replace(
+    orgId: string,
+    options: { queueAdded?: boolean } = {},
+  ): Promise<PjsipRowChange[]> {
+    const built = await this.options.builds.orgPjsipRows(orgId);
+    if (built === null) {
+      // The org is gone, and its prefix with it: remove every row no org owns.
+      const handles = await createOrganizationRepository(this.options.db).listHandles();
+      return this.rows.removeRowsOutside(
+        handles.map((handle) => handle.context_prefix),
+        this.now(),
+      );
+    }
+    return this.rows.replaceOrgRows({
+      orgId,
+      prefix: built.prefix,
+      rows: built.rows,
+      at: this.now(),
+      ...options,
+    });
+  }
+
+  private async flushOnce(): Promise<RealtimeFlush> {
+    const pending = await this.rows.pending();
+    if (pending.length === 0) return { told: 0 };
+    const target = this.options.target;
+    if (!target.expireCachedObject) {
+      // No engine to tell (PBX_ENGINE=none): nothing holds a stale copy of these rows.
+      await this.rows.acknowledge(pending);
+      return { told: pending.length };
+    }
+    const told: PendingPjsipObject[] = [];
+    try {
+      for (const object of pending) {
+        if (object.kind === "registration") continue;
+        await target.expireCachedObject(`res_pjsip/${object.kind}`, object.id);
+        told.push(object);
+      }
+      const registrations = pending.filter((object) => object.kind === "registration");
+      if (registrations.length > 0) {
+        const [outcome] = await this.options.reloads.run(
+          [{ module: "pjsip", command: REGISTRATIONS_RELOAD }],
+          REALTIME_UNIT,
+        );
+        if (outcome?.status === "failed") {
+          throw new Error(outcome.error ?? `${REGISTRATIONS_RELOAD} failed`);
+        }
+        told.push(...registrations);
+      }
+      const wrong = await this.verifyEndpoints(pending.filter((o) => o.kind === "endpoint"));
+      if (wrong.length > 0) {
+        const names = wrong.map((p) => `${p.name} ${p.present ? "missing" : "still there"}`);
+        const contradicted = new Set(wrong.map((p) => p.name));
+        await this.rows.acknowledge(
+          told.filter((o) => !(o.kind === "endpoint" && contradicted.has(o.id))),
+        );
+        throw new Error(
+          `the engine does not serve the rows as written: endpoint ${names.join(", ")}`,
+        );
+      }
+      await this.rows.acknowledge(told);
+      this.failures = 0;
+      return { told: told.length };
+    } catch (error) {
+      const message = (error as Error).message;
+      this.options.logger?.warn(
+        { err: message, pending: pending.length },
+        "realtime PJSIP changes not taken by the engine yet; retrying",
+      );
+      this.scheduleRetry();
+      return { told: 0, error: message };
+    }
+  }
+
+  /** The endpoints' probes the engine contradicts (a row it does not serve, or a removed one it does). */
+  private async verifyEndpoints(endpoints: readonly PendingPjsipObject[]): Promise<EngineProbe[]> {
+    const target = this.options.target;
+    if (endpoints.length === 0 || !target.verify) return [];
+    const ids = endpoints.map((object) => object.id);
+    const present = await this.rows.existing("ps_endpoints", ids);
+    return target.verify(
+      ids.map((id) => ({
+        kind: "endpoint",
+        name: id,
+        present: present.has(id),
+        path: "ps_endpoints",
+      })),
+    );
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retry) return;
+    const delay =
+      this.retryDelaysMs[Math.min(this.failures, this.retryDelaysMs.length - 1)] ?? 1000;
+    this.failures++;
+    this.retry = this.timers.setTimer(
+      delay,
+      () => {
+        this.retry = null;
+        void this.flush();
+      },
+      { background: true },
+    );
+  }
+}

@@ -1,0 +1,78 @@
+// The trunk addresses earlier org files claimed, asked "which claim does this entry overlap
+// first?" without comparing it with every claim: comparing each org's entries with every earlier
+// org's made the checks across 10,000 files quadratic (minutes for `validate`). Every entry is a
+// CIDR block or a host name (trunk-identify.ts), and two CIDR blocks overlap exactly when one
+// holds the other, so the earlier claims an entry overlaps are the blocks that hold it (one
+// lookup per shorter prefix length) and the blocks inside it (one lookup: each claim is recorded
+// at every block that holds it). A host name overlaps only the same name. The answer is the
+// earliest such claim, as a scan of the claims in order would find.
+import { matchRange, type Range } from "./trunk-identify.js";
+
+interface Claim<T> {
+  order: number;
+  owner: T;
+}
+
+export class MatchClaims<T> {
+  private count = 0;
+  /** Host names (lower case) -> the first claim of each. */
+  private readonly names = new Map<string, Claim<T>>();
+  /** Blocks (blockKey) -> the first claim of exactly that block. */
+  private readonly blocks = new Map<BlockKey, Claim<T>>();
+  /** Blocks (blockKey) -> the first claim of that block or of one inside it. */
+  private readonly within = new Map<BlockKey, Claim<T>>();
+  /** The prefix lengths of the blocks claimed, by family (few: the holders to look up). */
+  private readonly lengths = { 4: new Set<number>(), 6: new Set<number>() };
+
+  /** Records `entry` (a trunk's identify match) as claimed by `owner`. */
+  add(entry: string, owner: T): void {
+    const claim = { order: this.count++, owner };
+    const range = matchRange(entry);
+    if (range === null) {
+      setFirst(this.names, entry.toLowerCase(), claim);
+      return;
+    }
+    const keyAt = blockKeys(range);
+    setFirst(this.blocks, keyAt(range.prefix), claim);
+    this.lengths[range.family].add(range.prefix);
+    // Every block holding one already recorded holds an earlier claim: stop at the first.
+    for (let prefix = range.prefix; prefix >= 0; prefix--) {
+      const key = keyAt(prefix);
+      if (this.within.has(key)) break;
+      this.within.set(key, claim);
+    }
+  }
+
+  /** The owner of the earliest claim that `entry` overlaps, if any. */
+  firstOverlapping(entry: string): T | undefined {
+    const range = matchRange(entry);
+    if (range === null) return this.names.get(entry.toLowerCase())?.owner;
+    const keyAt = blockKeys(range);
+    let first = this.within.get(keyAt(range.prefix));
+    for (const prefix of this.lengths[range.family]) {
+      if (prefix >= range.prefix) continue;
+      const holder = this.blocks.get(keyAt(prefix));
+      if (holder !== undefined && (first === undefined || holder.order < first.order)) {
+        first = holder;
+      }
+    }
+    return first?.owner;
+  }
+}
+
+/** An IPv4 block as a number (most keys, and cheap), an IPv6 block as a string. */
+type BlockKey = number | string;
+
+/** The keys of the blocks that hold a range's first address, by prefix length. */
+function blockKeys(range: Range): (prefix: number) => BlockKey {
+  if (range.family === 4) {
+    const address = Number(range.first);
+    // prefix * 2^32 + the block's network bits: unique below 2^38, exact in a double.
+    return (prefix) => prefix * 2 ** 32 + Math.floor(address / 2 ** (32 - prefix));
+  }
+  return (prefix) => `${prefix}/${(range.first >> BigInt(128 - prefix)).toString(36)}`;
+}
+
+function setFirst<K, T>(map: Map<K, Claim<T>>, key: K, claim: Claim<T>): void {
+  if (!map.has(key)) map.set(key, claim);
+}

@@ -1,0 +1,239 @@
+// Realtime PJSIP in the server (PBX_PJSIP=realtime, issue 24): a save writes the org's `ps_*`
+// rows and expires exactly the changed objects in the engine's memory cache at once, without the
+// files' debounce and without ever reloading res_pjsip; what the engine was not told stays in the
+// store until it is. The PostgreSQL parts run on `npm run test:pg` (the rows live where Asterisk
+// reads them); the configuration checks run on every backend.
+import { sql } from "kysely";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import Status from "../../src/cli/commands/status.js";
+import { loadConfig, pjsipModeFrom } from "../../src/config.js";
+import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
+import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
+import { runCommand } from "../cli/run-command.js";
+import { testBackend } from "../store/test-database.js";
+import { eventually } from "../tickets/helpers.js";
+import { type Rig, withRig } from "./helpers.js";
+
+test("PBX_PJSIP is file by default; realtime needs PBX_DATABASE_URL; anything else is refused", () => {
+  assert.is(pjsipModeFrom({}), "file");
+  assert.is(pjsipModeFrom({ PBX_PJSIP: "file" }), "file");
+  assert.is(
+    pjsipModeFrom({ PBX_PJSIP: "realtime", PBX_DATABASE_URL: "postgres://u:p@10.0.0.1/pbx" }),
+    "realtime",
+  );
+  assert.throws(
+    () => pjsipModeFrom({ PBX_PJSIP: "realtime" }),
+    (error: Error) =>
+      error.message.startsWith("PBX_PJSIP=realtime needs PBX_DATABASE_URL: Asterisk reads"),
+  );
+  assert.throws(
+    () => pjsipModeFrom({ PBX_PJSIP: "files" }),
+    (error: Error) => error.message === 'invalid PBX_PJSIP: "files" (need file or realtime)',
+  );
+  // The server refuses to start with it, before opening anything.
+  assert.throws(
+    () => loadConfig({ PBX_PJSIP: "realtime", PBX_ADMIN_PASSWORD: "x" }, { dataDir: "/tmp" }),
+    /PBX_PJSIP=realtime needs PBX_DATABASE_URL/,
+  );
+});
+
+/** Runs `work` with `env` added to process.env (what a CLI command reads), then restores it. */
+async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  const before = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    return await work();
+  } finally {
+    for (const key of Object.keys(env)) {
+      if (before[key] === undefined) delete process.env[key];
+      else process.env[key] = before[key];
+    }
+  }
+}
+
+/** The AMI actions the fake engine received since `from`, as `Action Cache Object` strings. */
+function expiries(ami: FakeAmiServer, from = 0): string[] {
+  return ami.received
+    .slice(from)
+    .filter((a) => a.action === "SorceryMemoryCacheExpireObject")
+    .map((a) => `${a.fields.Cache} ${a.fields.Object}`);
+}
+
+async function createUser(rig: Rig, apiKey: string, body: Record<string, unknown>) {
+  const res = await rig.request("POST", "/api/v1/users", {
+    headers: { "x-api-key": apiKey },
+    body,
+  });
+  assert.is(res.status, 201, res.text);
+  return res.body as { id: string; sip_password: string };
+}
+
+if (testBackend() === "postgres") {
+  test("a user saved through the API is rows and expired in the engine before the files' debounce; res_pjsip is never reloaded", () =>
+    withRig({ ami: true, realtime: true }, async (rig) => {
+      const ami = rig.ami!;
+      const realtime = rig.running.engine!.realtime!;
+      const rows = createPjsipRealtimeRepository(rig.db);
+      const org = await rig.createOrg();
+      await rig.advance(6000);
+      await realtime.idle();
+      const mark = ami.received.length;
+      const user = await createUser(rig, org.api_key, { extension: "2001", name: "Alice" });
+      const id = `${org.prefix}2001`;
+      // No clock moved: the debounced file deploy has not run, the rows are there already.
+      await realtime.idle();
+      assert.is(rig.running.engine!.deploys.scheduler.pendingOrgs.includes(org.id), true);
+      const endpoint = await rows.row("ps_endpoints", id);
+      assert.is(endpoint?.context, `${org.prefix}internal`);
+      assert.is(endpoint?.auth, id);
+      const auth = await rows.row("ps_auths", id);
+      assert.is(auth?.username, id);
+      assert.ok(auth?.password_digest, "the digest from the store, never the password");
+      assert.ok(await rows.row("ps_aors", id));
+      assert.equal(expiries(ami, mark).sort(), [
+        `res_pjsip/aor ${id}`,
+        `res_pjsip/auth ${id}`,
+        `res_pjsip/endpoint ${id}`,
+      ]);
+      // Verified: the engine serves the new endpoint.
+      assert.ok(ami.commands().includes(`pjsip show endpoint ${id}`));
+      assert.equal(await realtime.pending(), []);
+
+      // The debounced file deploy: the dialplan reloads, the org's pjsip.conf has no endpoint.
+      await rig.advance(6000);
+      assert.not.match(rig.read(`orgs/${org.prefix}/pjsip.conf`) ?? "", `[${id}]`);
+      assert.ok(rig.takeReloads().includes("dialplan reload"));
+
+      // A new password: the auth row changes and only what changed is expired.
+      const before = ami.received.length;
+      const put = await rig.request("PUT", `/api/v1/users/${user.id}`, {
+        headers: { "x-api-key": org.api_key },
+        body: { sip_password: "Another-Secret-42" },
+      });
+      assert.is(put.status, 200, put.text);
+      await realtime.idle();
+      assert.is.not((await rows.row("ps_auths", id))?.password_digest, auth?.password_digest);
+      assert.equal(expiries(ami, before), [`res_pjsip/auth ${id}`]);
+
+      // Deleted: rows gone, the cached endpoint expired, the engine verified not to serve it.
+      const gone = ami.received.length;
+      const del = await rig.request("DELETE", `/api/v1/users/${user.id}`, {
+        headers: { "x-api-key": org.api_key },
+      });
+      assert.is(del.status, 204, del.text);
+      await realtime.idle();
+      assert.is(await rows.row("ps_endpoints", id), null);
+      assert.is(await rows.row("ps_auths", id), null);
+      assert.ok(expiries(ami, gone).includes(`res_pjsip/endpoint ${id}`));
+      assert.not.ok(ami.sorceryCached.has(`res_pjsip/endpoint/${id}`));
+      assert.equal(await realtime.pending(), []);
+
+      await rig.advance(6000);
+      assert.not.ok(
+        ami.reloadCommands().includes("module reload res_pjsip.so"),
+        ami.reloadCommands().join(", "),
+      );
+    }));
+
+  test("a trunk's rows: its registration change reloads only outbound registrations; its identify stays a file", () =>
+    withRig({ ami: true, realtime: true }, async (rig) => {
+      const realtime = rig.running.engine!.realtime!;
+      const rows = createPjsipRealtimeRepository(rig.db);
+      const org = await rig.createOrg();
+      await rig.advance(6000);
+      await realtime.idle();
+      rig.takeReloads();
+      const res = await rig.request("POST", "/api/v1/trunks", {
+        headers: { "x-api-key": org.api_key },
+        body: {
+          name: "carrier2",
+          host: "198.51.100.7",
+          username: "acct",
+          password: "trunk-secret",
+          registration: true,
+        },
+      });
+      assert.is(res.status, 201, res.text);
+      await realtime.idle();
+      const id = `${org.prefix}trunk_carrier2`;
+      assert.ok(await rows.row("ps_endpoints", id));
+      assert.ok(await rows.row("ps_registrations", id), "the registration is a row");
+      assert.equal(rig.takeReloads(), ["module reload res_pjsip_outbound_registration.so"]);
+      await rig.advance(6000);
+      assert.match(rig.read(`orgs/${org.prefix}/pjsip.conf`)!, "198.51.100.7");
+      const reloads = rig.takeReloads();
+      assert.ok(
+        reloads.includes("module reload res_pjsip_endpoint_identifier_ip.so"),
+        `${reloads}`,
+      );
+      assert.not.ok(reloads.includes("module reload res_pjsip.so"));
+    }));
+
+  test("saved while AMI is down: the pending objects are kept in the store and listed, then the engine converges", () =>
+    withRig({ ami: true, realtime: true }, async (rig) => {
+      const realtime = rig.running.engine!.realtime!;
+      const org = await rig.createOrg();
+      await rig.advance(6000);
+      await realtime.idle();
+      const port = rig.ami!.port;
+      await rig.ami!.close();
+      await createUser(rig, org.api_key, { extension: "3001", name: "Carol" });
+      const id = `${org.prefix}3001`;
+      await realtime.idle();
+      const pending = await realtime.pending(org.id);
+      assert.equal(pending.map((p) => `${p.kind} ${p.id}`).sort(), [
+        `aor ${id}`,
+        `auth ${id}`,
+        `endpoint ${id}`,
+      ]);
+      // The row is written all the same; only the engine's cache is owed.
+      assert.ok(await createPjsipRealtimeRepository(rig.db).row("ps_endpoints", id));
+      // `pbxctl status` lists them, and they make it PENDING (exit 3).
+      const status = await withEnv(rig.env, () => runCommand(Status, ["--data-dir", rig.dataDir]));
+      assert.is(status.code, 3, status.stdout + status.stderr);
+      assert.match(status.stdout, "PJSIP objects the engine has not taken yet (3):");
+      for (const kind of ["endpoint", "auth", "aor"])
+        assert.match(status.stdout, `  ${kind} ${id} (saved `);
+
+      const back = new FakeAmiServer({});
+      await back.listen(port);
+      try {
+        await eventually("the engine took the pending objects", async () => {
+          rig.clock.advance(30_000);
+          await realtime.idle();
+          return (await realtime.pending()).length === 0;
+        });
+        assert.equal(expiries(back).sort(), [
+          `res_pjsip/aor ${id}`,
+          `res_pjsip/auth ${id}`,
+          `res_pjsip/endpoint ${id}`,
+        ]);
+      } finally {
+        await back.close();
+      }
+    }));
+
+  test("the start-up deploy writes every org's rows and removes the rows of an org that is gone", () =>
+    withRig({ ami: true, realtime: true }, async (rig) => {
+      const realtime = rig.running.engine!.realtime!;
+      const org = await rig.createOrg();
+      await createUser(rig, org.api_key, { extension: "4001", name: "Dan" });
+      await realtime.idle();
+      const id = `${org.prefix}4001`;
+      // Rows of an org deleted while no deployer ran, and this org's rows lost.
+      await sql`insert into ps_endpoints (id, context)
+        values ('org_ffffffff-0000-4000-8000-00000000000f_1', 'x')`.execute(rig.db);
+      await sql`delete from ps_endpoints where id = ${id}`.execute(rig.db);
+      await rig.db.deleteFrom("pjsip_realtime_pending").execute();
+      await rig.restart();
+      const after = rig.running.engine!.realtime!;
+      await after.idle();
+      const rows = createPjsipRealtimeRepository(rig.db);
+      assert.ok(await rows.row("ps_endpoints", id));
+      assert.is(await rows.row("ps_endpoints", "org_ffffffff-0000-4000-8000-00000000000f_1"), null);
+      assert.equal(await after.pending(), []);
+    }));
+}
+
+test.run();
