@@ -17,6 +17,7 @@ import { pino } from "pino";
 import { createApp } from "../src/api/app.js";
 import { startCallTracking } from "../src/api/call-tracking.js";
 import { loadConfig } from "../src/config.js";
+import { noDeploys } from "../src/domain/ports.js";
 import { openStore } from "../src/store/database.js";
 import {
   bulkLoad,
@@ -56,7 +57,7 @@ try {
   const pbx = createApp({
     db,
     config,
-    deployScheduler: { scheduleDeploy() {} },
+    deployScheduler: noDeploys,
     logger: pino({ level: "silent" }),
     liveCalls: tracking.live,
   });

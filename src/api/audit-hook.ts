@@ -160,6 +160,7 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
   }
   const inner = deps.deployScheduler;
   const deployScheduler: DeployScheduler = {
+    recordDeploy: (db, orgId) => inner.recordDeploy(db, orgId),
     scheduleDeploy(orgId) {
       scope.getStore()?.deployedOrgs.add(orgId);
       inner.scheduleDeploy(orgId);
@@ -243,6 +244,8 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     // writes a saved user's rows at once, issue 24). A unit that rolls back deploys nothing.
     const deploys = new Set<string>();
     const held: DeployScheduler = {
+      // Recorded through the unit itself (the save's transaction): it commits with the change.
+      recordDeploy: (db, orgId) => inner.recordDeploy(db, orgId),
       scheduleDeploy(orgId) {
         scope.getStore()?.deployedOrgs.add(orgId);
         deploys.add(orgId);
