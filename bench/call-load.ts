@@ -1,9 +1,13 @@
 // The call-history store and traffic bench:calls and bench:pg share: `records` call records of
 // `orgs` orgs bulk-loaded into a SQLite store, timed GET /calls/history requests, and the engine's
 // Cdr events for the ingest figures.
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import SqliteDatabase from "better-sqlite3";
+import { pino } from "pino";
+import { startCallTracking } from "../src/api/call-tracking.js";
 import type { AmiMessage } from "../src/engine/ami-connection.js";
+import type { Db } from "../src/store/database.js";
 
 export const INTERNAL_KEY = "bench-internal-key";
 
@@ -141,5 +145,70 @@ export function cdr(i: number, ORGS: number): AmiMessage {
     sequence: String(i),
     direction: "inbound",
     recordingfile: "",
+  };
+}
+
+export interface IngestFigures {
+  /** Burst: events fed at once, stored per second of wall time. */
+  eventsPerSecond: number;
+  /** Records of the burst stored (all of them: each event is a new record). */
+  stored: number;
+  /** Steady stream: event fed -> record stored (committed, reported), in ms. */
+  lagP50: number;
+  lagP95: number;
+  lagMax: number;
+  /** The machine's 1-minute load average when the burst ended (shared machine). */
+  load: number;
+}
+
+/**
+ * The ingest through the engine events' path (dispatch -> rule 3 -> batches, call-tracking.ts):
+ * `burst` Cdr events fed at once (events/s), then `rate` events/s for `seconds` (lag).
+ */
+export async function measureIngest(
+  db: Db,
+  options: { orgs: number; burst: number; rate: number; seconds: number },
+): Promise<IngestFigures> {
+  const fedAt = new Map<string, number>();
+  const lags: number[] = [];
+  let stored = 0;
+  const ingest = startCallTracking({
+    db,
+    clock: () => new Date(),
+    logger: pino({ level: "warn" }),
+    onIngested: (input, result) => {
+      if (input.kind !== "record") return;
+      if (result.stored) stored++;
+      const at = fedAt.get(input.record.uniqueid);
+      if (at !== undefined) lags.push(performance.now() - at);
+    },
+  });
+  await ingest.idle();
+  const started = performance.now();
+  for (let i = 0; i < options.burst; i++) ingest.feed(cdr(i, options.orgs));
+  await ingest.idle();
+  const seconds = (performance.now() - started) / 1000;
+  const load = loadavg()[0]!;
+  const burstStored = stored;
+  const total = options.rate * options.seconds;
+  const interval = 1000 / options.rate;
+  const t0 = performance.now();
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + i * interval - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const event = cdr(options.burst + i, options.orgs);
+    fedAt.set(String(event.uniqueid), performance.now());
+    ingest.feed(event);
+  }
+  // Not idle(): that would store the last events at once, without their batch's delay.
+  while (lags.length < total) await new Promise((resolve) => setTimeout(resolve, 10));
+  await ingest.stop();
+  return {
+    eventsPerSecond: Math.round(options.burst / seconds),
+    stored: burstStored,
+    lagP50: round(percentile(lags, 50)),
+    lagP95: round(percentile(lags, 95)),
+    lagMax: round(Math.max(...lags)),
+    load: round(load),
   };
 }

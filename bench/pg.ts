@@ -1,4 +1,4 @@
-// npm run bench:pg [-- --duration 10 --orgs 1000 --records 1000000 --requests 2000 --ingest 20000]
+// npm run bench:pg [-- --duration 10 --orgs 1000 --records 1000000 --requests 2000 --ingest 20000 --rate 200 --seconds 5]
 // Issue 23's figures, in one run, on a throwaway PostgreSQL 15 cluster (as `npm run test:pg`):
 //  1. authenticated GET /users (an org of 50 users) req/s with autocannon, 100 connections, one
 //     `pbxctl serve` on SQLite, one on PostgreSQL, and three replicas on one PostgreSQL (the 100
@@ -6,7 +6,8 @@
 //  2. GET /calls/history p50/p95 on `records` call records in PostgreSQL: the store bench:calls
 //     builds, moved with `db copy`'s code (its time is printed too). TARGETS: p95 < 50 ms;
 //  3. call-event ingest into PostgreSQL through the engine events' path: `ingest` Cdr events fed
-//     at once, events/s. TARGETS: >= 2,000/s.
+//     at once, events/s, then `rate` events/s for `seconds`, lag event -> stored p50/p95.
+//     TARGETS: >= 2,000/s, p95 < 100 ms.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
@@ -19,10 +20,18 @@ import { pino } from "pino";
 import { createApp } from "../src/api/app.js";
 import { startCallTracking } from "../src/api/call-tracking.js";
 import { loadConfig } from "../src/config.js";
+import { noDeploys } from "../src/domain/ports.js";
 import { openStore } from "../src/store/database.js";
 import { copyStore } from "../src/store/store-copy.js";
 import { startPostgresCluster } from "../src/store/testing/postgres-cluster.js";
-import { bulkLoad, cdr, INTERNAL_KEY, percentile, round, timeRequests } from "./call-load.js";
+import {
+  bulkLoad,
+  INTERNAL_KEY,
+  measureIngest,
+  percentile,
+  round,
+  timeRequests,
+} from "./call-load.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const arg = (name: string, fallback: number) => {
@@ -34,6 +43,8 @@ const ORGS = arg("orgs", 1000);
 const RECORDS = arg("records", 1_000_000);
 const REQUESTS = arg("requests", 2000);
 const INGEST = arg("ingest", 20_000);
+const RATE = arg("rate", 200);
+const SECONDS = arg("seconds", 5);
 const ADMIN_PASSWORD = "bench-admin-password";
 
 async function freePort(): Promise<number> {
@@ -178,7 +189,7 @@ try {
     await cluster.admin("CREATE DATABASE bench_calls");
     const source = await openStore(config.dbFile);
     const db = await openStore({ kind: "postgres", url: cluster.url("bench_calls"), poolSize: 10 });
-    let started = performance.now();
+    const started = performance.now();
     await copyStore(source, db);
     await source.destroy();
     console.log(
@@ -189,7 +200,7 @@ try {
     const pbx = createApp({
       db,
       config,
-      deployScheduler: { scheduleDeploy() {} },
+      deployScheduler: noDeploys,
       logger: pino({ level: "silent" }),
       liveCalls: tracking.live,
     });
@@ -216,24 +227,15 @@ try {
     server.close();
     await tracking.stop();
 
-    let stored = 0;
-    const ingest = startCallTracking({
-      db,
-      clock: () => new Date(),
-      logger: pino({ level: "warn" }),
-      onIngested: (input, result) => {
-        if (input.kind === "record" && result.stored) stored++;
-      },
+    const figures = await measureIngest(db, {
+      orgs: ORGS,
+      burst: INGEST,
+      rate: RATE,
+      seconds: SECONDS,
     });
-    await ingest.idle();
-    started = performance.now();
-    for (let i = 0; i < INGEST; i++) ingest.feed(cdr(i, ORGS));
-    await ingest.idle();
-    const seconds = (performance.now() - started) / 1000;
     console.log(
-      `ingest burst into PostgreSQL: ${INGEST} Cdr events in ${round(seconds)} s = ${Math.round(INGEST / seconds)} events/s (${stored} stored; target >= 2,000/s)`,
+      `ingest into PostgreSQL: burst of ${INGEST} Cdr events = ${figures.eventsPerSecond} events/s (${figures.stored} stored; load average ${figures.load}; target >= 2,000/s); steady ${RATE} events/s for ${SECONDS} s: lag event -> stored p50 ${figures.lagP50} ms, p95 ${figures.lagP95} ms (target p95 < 100 ms)`,
     );
-    await ingest.stop();
     await db.destroy();
   } finally {
     rmSync(dir, { recursive: true, force: true });

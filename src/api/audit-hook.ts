@@ -226,6 +226,8 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     // writes a saved user's rows at once, issue 24). A unit that rolls back deploys nothing.
     const deploys = new Set<string>();
     const held: DeployScheduler = {
+      // Recorded through the unit itself (the save's transaction): it commits with the change.
+      recordDeploy: (db, orgId) => deps.deployScheduler.recordDeploy(db, orgId),
       scheduleDeploy(orgId) {
         deploys.add(orgId);
       },
@@ -297,6 +299,7 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
  */
 function notingDeploys(base: AppDeps, scope: RequestScope): AppDeps {
   const deployScheduler: DeployScheduler = {
+    recordDeploy: (db, orgId) => base.deployScheduler.recordDeploy(db, orgId),
     scheduleDeploy(orgId) {
       scope.deployedOrgs.add(orgId);
       base.deployScheduler.scheduleDeploy(orgId);

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import type { Config } from "../config.js";
+import { DeployJobs } from "../deploy/deploy-jobs.js";
 import { SharedDeploys } from "../deploy/shared-deploys.js";
 import type { StartupSummary } from "../deploy/store-deploys.js";
 import {
@@ -20,7 +21,7 @@ import { mediaDirsProbe } from "../media-check.js";
 import { noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { ReplicaRoles, type ReplicaRolesOptions } from "../replica/roles.js";
-import { type Db, openMigratedStore, openStore } from "../store/database.js";
+import { type Db, followStoreChanges, openMigratedStore, openStore } from "../store/database.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
@@ -90,6 +91,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     (options.migrate === false
       ? await openMigratedStore(options.config.store)
       : await openStore(options.config.store));
+  // On PostgreSQL, reads are cached only while the change feed follows the other replicas'
+  // commits (one LISTEN connection); on SQLite this does nothing.
+  await followStoreChanges(db, (error) =>
+    options.logger.warn(
+      { err: error },
+      "store change feed interrupted: reads uncached until it is back",
+    ),
+  );
   const replicaId = options.config.replicaId;
   // Several replicas may share this store (issue 23): every one serves the API and delivers
   // webhooks (claims are leases); the roles that must run once are taken by lease.
@@ -105,6 +114,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     logger: options.logger,
     ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
   });
+  // The deployer role's lease name, known once the engine's address is (below).
+  let deployerRole = "";
   const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
   const instruments = metrics?.instruments ?? noInstruments;
   const engine = options.deployScheduler
@@ -117,7 +128,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         instruments,
         ...options.engineOptions,
         shared,
+        // Only the deployer-lease holder's reloads go through, each checked before and after.
+        reloadFence: () => roles.assertHolds(deployerRole),
       });
+  // On-request deploys are carried out by the deployer-lease holder (queued from elsewhere).
+  const deployJobs = engine
+    ? new DeployJobs({
+        db,
+        replicaId,
+        deploys: engine.deploys,
+        logger: options.logger,
+      })
+    : null;
   const engineHealth = options.engineHealth ?? engine?.engineHealth;
   // The engine's call events come over their own AMI connection (the deployer's asks for none).
   const env = options.env ?? process.env;
@@ -158,7 +180,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     config,
     logger: options.logger,
     deployScheduler: options.deployScheduler ?? (engine ? shared : noDeploys),
-    ...(engine ? { configDeploys: engine.deploys } : {}),
+    ...(deployJobs ? { configDeploys: deployJobs } : {}),
     ...(engineHealth ? { engineHealth } : {}),
     replica: { id: replicaId, roles: () => roles.held() },
     mediaDirs: mediaDirsProbe(
@@ -209,20 +231,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // The roles. The deployer and the ingest are per engine (named by its AMI address, or the
   // files-only engine); the others are one per store.
   const engineName = ami ? `${ami.host}:${ami.port}` : "files";
+  deployerRole = `deployer:${engineName}`;
   let closing = false;
   let deployerRun: Promise<StartupSummary | null> | null = null;
   let deployerTerms = 0;
   if (engine) {
     roles.add({
-      name: `deployer:${engineName}`,
+      name: deployerRole,
       start: () => {
         const trigger = deployerTerms++ === 0 ? "startup" : "takeover";
         deployerRun = engine.start(trigger).catch((error: unknown) => {
           options.logger.error({ err: error }, `${trigger} deploy failed`);
           return null;
         });
+        deployJobs?.startServing();
       },
       stop: async () => {
+        await deployJobs?.stopServing();
         await deployerRun;
         // Shutting down: deploy what this replica's saves left pending (SIGTERM's promise).
         // Lost the lease: the requests stay in the store for the next deployer.

@@ -41,7 +41,7 @@ export interface DeploySchedulerOptions {
   debounceMs?: number;
   /** Longest wait after the first edit of a burst (default 5000 ms). */
   maxDelayMs?: number;
-  /** Told about each finished background deploy (for logs and metrics). */
+  /** Told about each finished deploy it ran, background or `deployNow` (logs, metrics, requests). */
   onDeployed?: (orgId: string, records: DeployRecord[]) => void;
   /** Told about every failure; the scheduler itself never throws at callers. */
   onError?: (orgId: string, error: Error) => void;
@@ -59,7 +59,7 @@ interface Pending {
   timer: TimerHandle;
 }
 
-/** Debounced per-org deploys; implements the domain's `DeployScheduler` port. */
+/** Debounced per-org deploys: the `scheduleDeploy` half of the domain's `DeployScheduler` port (SharedDeploys records the requests). */
 export class OrgDeployScheduler {
   private readonly pending = new Map<string, Pending>();
   private readonly running = new Map<string, Promise<void>>();
@@ -111,6 +111,9 @@ export class OrgDeployScheduler {
     let records: DeployRecord[] = [];
     await this.enqueue(orgId, async () => {
       records = await this.runDeploy(orgId);
+      // It took the place of the pending deploy it cancelled: what that one would have closed
+      // (the shared deploy requests it covers), this one closes.
+      this.options.onDeployed?.(orgId, records);
     });
     return records;
   }

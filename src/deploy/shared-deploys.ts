@@ -1,7 +1,7 @@
 // Deploys when several replicas share one store (issue 23). Every replica answers saves; one at a
 // time, the holder of the engine's deployer lease, deploys, so reloads stay serialized. A save
-// is recorded as a deploy request in the store (src/store/deploy-request-repository.ts) by the
-// replica that made it; the deployer schedules its own replica's saves at once and polls the
+// is recorded as a deploy request in the store (src/store/deploy-request-repository.ts) in the
+// save's own transaction; the deployer schedules its own replica's saves at once and polls the
 // store for the others' (one indexed read of the orgs saved and not yet deployed), feeding both
 // into the same debounced scheduler, so SPEC.md §8's rules hold whichever replica a save came
 // through. A request is marked done only after a deploy that read the store after it succeeded:
@@ -51,16 +51,26 @@ export class SharedDeploys {
     return this.deploys !== null;
   }
 
-  /** Records the save in the store; the deployer (this replica, or another) deploys it. */
+  /**
+   * Records the save as a deploy request through `db`, the save's own transaction, so it commits
+   * with the save: the deployer (this replica, or another) deploys it even if this replica dies
+   * right after the commit.
+   */
+  async recordDeploy(db: Db, orgId: string): Promise<void> {
+    await createDeployRequestRepository(db).request(
+      orgId,
+      this.options.replicaId,
+      this.clock().toISOString(),
+    );
+  }
+
+  /**
+   * After the save committed: this replica's own saves go to its scheduler at once (no poll
+   * delay), so its debounce starts with the save, as on a single server. Other replicas' saves
+   * reach the deployer through its poll of the requests.
+   */
   scheduleDeploy(orgId: string): void {
-    // This replica's own saves go to its scheduler at once (no poll delay): its debounce starts
-    // with the save, as on a single server.
     this.deploys?.scheduleDeploy(orgId);
-    this.requests
-      .request(orgId, this.options.replicaId, this.clock().toISOString())
-      .catch((error: unknown) =>
-        this.options.logger?.error({ err: error, org_id: orgId }, "deploy request not recorded"),
-      );
   }
 
   /** Whether the store holds a deploy request of the org not done yet. */

@@ -21,6 +21,7 @@ import type { GatewayOptions } from "../model/gateway.js";
 import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { Deployer } from "./deployer.js";
+import { fencedTarget, type ReloadFence } from "./fenced-target.js";
 import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
 import { RealtimePjsip } from "./realtime-pjsip.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
@@ -55,6 +56,11 @@ export interface ServerEngineOptions {
    * the only deployer and its saves come only from itself.
    */
   shared?: SharedDeploys;
+  /**
+   * Checked right before and after each reload (the deployer lease, src/deploy/fenced-target.ts);
+   * absent: this process reloads unchecked (it is the only one).
+   */
+  reloadFence?: ReloadFence;
   /** Orgs per batch of the start-up deploy (default 100). */
   startupBatchSize?: number;
   /** Deploy, reload and AMI measurements (src/metrics); default none. */
@@ -114,7 +120,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   (target as { connection?: AmiConnection }).connection?.instrument(instruments.ami("deploy"));
   const deployer = new Deployer({
     engineDir: paths.asteriskDir,
-    target,
+    target: options.reloadFence ? fencedTarget(target, options.reloadFence) : target,
     log: new StoreDeployLog(options.db),
     owner: { kind: "store", dataDir: resolve(options.dataDir) },
     reloadQueueOptions: { ...options.reloadQueueOptions, instruments: instruments.reloads },

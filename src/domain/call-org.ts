@@ -95,6 +95,16 @@ export class RefreshingOrgDirectory {
   }
 
   /**
+   * `orgOf` for a batch of events: each from the known orgs, and when any names none, one check
+   * for added orgs (and one reload) for the whole batch instead of one per event.
+   */
+  async orgsOf(evidence: readonly CallOrgEvidence[]): Promise<(string | null)[]> {
+    const found = evidence.map((one) => this.directory.orgOf(one));
+    if (!found.includes(null) || !(await this.reloadIfOrgsAdded())) return found;
+    return evidence.map((one, i) => found[i] ?? this.directory.orgOf(one));
+  }
+
+  /**
    * `OrgDirectory.ownerOfName`, reloading the orgs first when none matches and an org was added
    * (the names come from the engine's own configuration, so a miss is usually an org newer than
    * the last load, e.g. a phone registering within a second of its org's first deploy).

@@ -2,6 +2,7 @@
 // engine modules, show what is live (desired beside applied revision), regenerate an org, and
 // regenerate the gateway dispatcher. The deploy machinery is reached through the ConfigDeploys
 // port; the server wires the store-backed implementation (src/deploy/store-deploys.ts).
+import { DeployerUnavailableError } from "../deploy/deploy-jobs.js";
 import type { DeployRecord } from "../deploy/deploy-log.js";
 import { CompileRefusedError } from "../deploy/store-builds.js";
 import type {
@@ -105,6 +106,7 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof UnknownOrgError) throw new NotFound("Organization not found");
     if (error instanceof CompileRefusedError) throw new Conflict(error.message);
+    if (error instanceof DeployerUnavailableError) throw new Unavailable(error.message);
     throw error;
   }
 }

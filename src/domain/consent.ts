@@ -94,7 +94,7 @@ export async function createConsentRecord(
     }
     throw error;
   }
-  if (row.recording_consent === "refused") notifyConfigChanged(deps, orgId);
+  if (row.recording_consent === "refused") await notifyConfigChanged(deps, orgId);
   return view(row);
 }
 
@@ -106,5 +106,5 @@ export async function deleteConsentRecord(
 ): Promise<void> {
   const row = await findConsent(deps.db, orgId, id);
   if (!row || !(await deleteConsent(deps.db, orgId, id))) throw new NotFound(CONSENT_NOT_FOUND);
-  if (row.recording_consent === "refused") notifyConfigChanged(deps, orgId);
+  if (row.recording_consent === "refused") await notifyConfigChanged(deps, orgId);
 }

@@ -273,7 +273,7 @@ export async function createTunnel(
     }
     return created;
   });
-  notifyConfigChanged(deps, row.org_id);
+  await notifyConfigChanged(deps, row.org_id);
   return view(row);
 }
 
@@ -295,7 +295,7 @@ export async function updateTunnel(
     }
     return next;
   });
-  notifyConfigChanged(deps, row.org_id);
+  await notifyConfigChanged(deps, row.org_id);
   return view(row);
 }
 
@@ -303,7 +303,7 @@ export async function updateTunnel(
 export async function deleteTunnel(deps: DomainDeps, id: string): Promise<void> {
   const row = await visibleTunnel(deps.db, { kind: "admin" }, id);
   await deleteCustomerTunnel(deps.db, id);
-  notifyConfigChanged(deps, row.org_id);
+  await notifyConfigChanged(deps, row.org_id);
 }
 
 /**

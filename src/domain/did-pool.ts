@@ -140,7 +140,7 @@ export async function adminUpdateDid(
     await repo.update(id, update, deps.clock().toISOString());
     return current;
   });
-  if (row.org_id !== null) notifyConfigChanged(deps, row.org_id);
+  if (row.org_id !== null) await notifyConfigChanged(deps, row.org_id);
   return didView(await findDid(deps, id));
 }
 

@@ -221,7 +221,7 @@ export async function deleteIvr(deps: DomainDeps, orgId: string, id: string): Pr
     await releaseExtension(trx, orgId, ivr.extension, { type: "ivr", id });
   });
   await removeIvrGreeting(deps, id);
-  notifyConfigChanged(deps, orgId);
+  await notifyConfigChanged(deps, orgId);
 }
 
 function menuOption(input: MenuOptionInput): IvrOption {
@@ -273,6 +273,6 @@ export async function publishIvr(
   id: string,
 ): Promise<{ success: true }> {
   await ownIvrRecord(deps.db, orgId, id);
-  notifyConfigChanged(deps, orgId);
+  await notifyConfigChanged(deps, orgId);
   return { success: true };
 }

@@ -108,7 +108,7 @@ export async function uploadMedia(
   const directory = mediaDir(deps.config.soundsDir, kind, orgId);
   // A call playing the old file keeps it open; the rename never shows a half-written one.
   await writeFileAtomic(join(directory, `${name}.wav`), wav);
-  notifyChanged(deps, kind, orgId);
+  await notifyChanged(deps, kind, orgId);
   return describe(directory, kind, orgId, name);
 }
 
@@ -157,13 +157,13 @@ export async function deleteMedia(
     }
     throw error;
   }
-  notifyChanged(deps, kind, orgId);
+  await notifyChanged(deps, kind, orgId);
 }
 
 /**
  * The org's music class lists its files (and exists only while there are some), so a change to
  * them is a configuration change: deploy the org. Greetings are played by name and need none.
  */
-function notifyChanged(deps: DomainDeps, kind: MediaKind, orgId: string): void {
-  if (kind === "moh") notifyConfigChanged(deps, orgId);
+async function notifyChanged(deps: DomainDeps, kind: MediaKind, orgId: string): Promise<void> {
+  if (kind === "moh") await notifyConfigChanged(deps, orgId);
 }

@@ -121,7 +121,7 @@ export async function createOrganization(
   input: OrganizationInput,
 ): Promise<OrganizationView & { api_key: string; api_secret: string }> {
   const { row, apiKey, apiSecret } = await insertOrganization(deps, input);
-  notifyConfigChanged(deps, row.id);
+  await notifyConfigChanged(deps, row.id);
   return { ...organizationView(row), api_key: apiKey, api_secret: apiSecret };
 }
 
@@ -175,7 +175,7 @@ async function applyUpdate(
   const updated = await findOrg(deps, org.id);
   // Recording and the call limit live in the dialplan; status decides whether the org is served.
   if (patch.settings !== undefined || patch.status !== undefined) {
-    notifyConfigChanged(deps, org.id);
+    await notifyConfigChanged(deps, org.id);
   }
   return organizationView(updated);
 }
@@ -256,7 +256,7 @@ export async function requestRedeploy(
 ): Promise<{ success: true; scheduled: true }> {
   assertOwnOrg(principal, id);
   await findOrg(deps, id);
-  notifyConfigChanged(deps, id);
+  await notifyConfigChanged(deps, id);
   return { success: true, scheduled: true };
 }
 
@@ -352,7 +352,7 @@ export async function approveRequest(
       ownerName: org.requested_by_email?.split("@")[0] || "Owner",
     });
   });
-  notifyConfigChanged(deps, id);
+  await notifyConfigChanged(deps, id);
   return { organization: organizationView(await findOrg(deps, id)), provisioned };
 }
 

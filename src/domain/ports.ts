@@ -1,8 +1,17 @@
 // What the domain needs from parts written elsewhere (deployer, engine). The server wires the
 // real implementations; tests pass recording fakes.
+import type { Db } from "../store/database.js";
 
 /** Asks for an org's configuration to be compiled and deployed soon (debounced elsewhere). */
 export interface DeployScheduler {
+  /**
+   * Records that the org's deploy is owed, through `db`: the save's own transaction (or the
+   * request's unit of work), so the record commits with the save or not at all and a crash right
+   * after the commit leaves it for the deployer. A scheduler that keeps nothing in the store
+   * records nothing.
+   */
+  recordDeploy(db: Db, orgId: string): Promise<void>;
+  /** After the save committed: starts the debounced deploy now where this process deploys. */
   scheduleDeploy(orgId: string): void;
 }
 
@@ -10,4 +19,7 @@ export interface DeployScheduler {
 export type EngineHealthProbe = () => string | Promise<string>;
 
 /** A scheduler that does nothing: for commands and tests that never deploy. */
-export const noDeploys: DeployScheduler = { scheduleDeploy() {} };
+export const noDeploys: DeployScheduler = {
+  async recordDeploy() {},
+  scheduleDeploy() {},
+};

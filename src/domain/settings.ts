@@ -34,6 +34,6 @@ export async function updateSettings(
   }
   await getSettings(deps, orgId);
   await createOrganizationRepository(deps.db).update(orgId, update);
-  notifyConfigChanged(deps, orgId);
+  await notifyConfigChanged(deps, orgId);
   return getSettings(deps, orgId);
 }

@@ -40,9 +40,16 @@ export interface ReplicaRolesOptions {
   logger?: RolesLogger;
 }
 
+/** This replica does not hold the role's lease in its current term any more (fencing). */
+export class LeaseLostError extends Error {
+  override readonly name = "LeaseLostError";
+}
+
 interface Held {
   role: Role;
   held: boolean;
+  /** The lease's term from when it was taken until it was lost or released, else null. */
+  epoch: number | null;
   /** The role's start/stop calls, one after the other. */
   changes: Promise<void>;
 }
@@ -72,7 +79,7 @@ export class ReplicaRoles {
   /** Adds a role (before or after `start()`; it is tried on the next tick). */
   add(role: Role): void {
     if (this.roles.has(role.name)) throw new Error(`role ${role.name} added twice`);
-    this.roles.set(role.name, { role, held: false, changes: Promise.resolve() });
+    this.roles.set(role.name, { role, held: false, epoch: null, changes: Promise.resolve() });
   }
 
   /** The roles this replica holds now, by name. */
@@ -82,6 +89,22 @@ export class ReplicaRoles {
 
   holds(name: string): boolean {
     return this.roles.get(name)?.held ?? false;
+  }
+
+  /**
+   * Fencing: resolves only if this replica still holds `name` in the term it took it in, and the
+   * lease has not expired (checked in the store, by this replica's clock); otherwise throws
+   * LeaseLostError. A holder that was paused past its expiry (a GC stall, a stopped process)
+   * finds out here, before it acts, even if it has not noticed on a tick yet.
+   */
+  async assertHolds(name: string): Promise<void> {
+    // The term, not `held`: a role stopping at shutdown still flushes its work (the pending
+    // deploys of SIGTERM) under its lease, which is released only afterwards.
+    const epoch = this.roles.get(name)?.epoch ?? null;
+    if (epoch !== null && (await this.leases.holds(name, this.replicaId, epoch, this.clock()))) {
+      return;
+    }
+    throw new LeaseLostError(`this replica no longer holds the ${name} lease`);
   }
 
   /** Resolves once every role's start or stop asked so far has finished. */
@@ -118,6 +141,7 @@ export class ReplicaRoles {
       if (!entry.held) continue;
       this.change(entry, false);
       await entry.changes;
+      entry.epoch = null;
       await this.leases
         .release(entry.role.name, this.replicaId)
         .catch((error: unknown) =>
@@ -129,14 +153,24 @@ export class ReplicaRoles {
   private async round(): Promise<void> {
     if (!this.running) return;
     for (const entry of this.roles.values()) {
-      let got: boolean;
+      let epoch: number | null;
       try {
-        got = await this.leases.acquire(entry.role.name, this.replicaId, this.clock(), this.ttlMs);
+        epoch = await this.leases.acquire(
+          entry.role.name,
+          this.replicaId,
+          this.clock(),
+          this.ttlMs,
+        );
       } catch (error) {
         this.options.logger?.error({ err: error, role: entry.role.name }, "lease not renewed");
-        got = false;
+        epoch = null;
       }
       if (!this.running) return;
+      const got = epoch !== null;
+      // Retaken in a new term (this replica's own lease had expired under it): whatever ran in
+      // the old term is fenced off, so the role starts again as a new holder would.
+      if (got && entry.held && epoch !== entry.epoch) this.change(entry, false);
+      entry.epoch = epoch;
       if (got !== entry.held) this.change(entry, got);
     }
   }

@@ -38,6 +38,51 @@ export async function insertCallRecord(db: Db, row: NewCallRecordRow): Promise<b
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
+/**
+ * How many rows one multi-row statement carries: the largest step of this ladder that fits what
+ * is left. A few fixed sizes keep the distinct SQL texts (SQLite's prepared-statement cache,
+ * src/store/database.ts) to a handful per statement, and the biggest stays well under both back
+ * ends' bound-parameter limits (23 columns x 128 rows = 2,944; SQLite allows 32,766, pg 65,535).
+ */
+const CHUNK_LADDER = [128, 32, 8, 1] as const;
+
+/** `rows` cut into chunks of the ladder's sizes, in order. */
+export function ladderChunks<T>(rows: readonly T[]): T[][] {
+  const chunks: T[][] = [];
+  let at = 0;
+  while (at < rows.length) {
+    const left = rows.length - at;
+    const size = CHUNK_LADDER.find((step) => step <= left)!;
+    chunks.push(rows.slice(at, at + size));
+    at += size;
+  }
+  return chunks;
+}
+
+const recordKey = (uniqueid: string, sequence: number) => `${sequence}\u0000${uniqueid}`;
+
+/**
+ * Stores records in multi-row statements, each unless the same (uniqueid, sequence) is stored or
+ * comes earlier in `rows`; the answer says, per row, whether it was the one stored.
+ */
+export async function insertCallRecords(
+  db: Db,
+  rows: readonly NewCallRecordRow[],
+): Promise<boolean[]> {
+  const inserted = new Set<string>();
+  for (const chunk of ladderChunks(rows)) {
+    const stored = await db
+      .insertInto("call_records")
+      .values(chunk)
+      .onConflict((oc) => oc.columns(["uniqueid", "sequence"]).doNothing())
+      .returning(["uniqueid", "sequence"])
+      .execute();
+    for (const row of stored) inserted.add(recordKey(row.uniqueid, Number(row.sequence)));
+  }
+  // A key the statement stored counts for its first row only; a later copy is a replay.
+  return rows.map((row) => inserted.delete(recordKey(row.uniqueid, row.sequence)));
+}
+
 // Ranks for folding legs into one call: the best outcome of any leg is the call's outcome, and
 // a call that touched the outside is inbound (first) or outbound, else internal.
 const DISPOSITION_RANK = (column: string) =>
@@ -47,35 +92,41 @@ const DISPOSITION_RANK = (column: string) =>
 const DIRECTION_RANK = (column: string) =>
   sql.raw(`CASE ${column} WHEN 'inbound' THEN 3 WHEN 'outbound' THEN 2 ELSE 1 END`);
 
-/**
- * Folds a newly stored record into its call (org, linkedid). Order-independent: the earliest
- * record (calldate, then sequence) speaks for src/dst/channel, the longest leg gives duration
- * and billsec, the best leg the disposition. Call it only for a record `insertCallRecord` added.
- */
-export async function foldIntoCall(db: Db, orgId: string, row: NewCallRecordRow): Promise<void> {
+/** A record to fold and the org it was stored for. */
+export interface RecordOfOrg {
+  orgId: string;
+  row: NewCallRecordRow;
+}
+
+function callRowOf({ orgId, row }: RecordOfOrg) {
+  return {
+    org_id: orgId,
+    linkedid: row.linkedid,
+    first_uniqueid: row.uniqueid,
+    first_sequence: row.sequence,
+    calldate: row.calldate,
+    enddate: row.enddate ?? null,
+    src: row.src,
+    dst: row.dst,
+    channel: row.channel,
+    dstchannel: row.dstchannel,
+    duration: row.duration,
+    billsec: row.billsec,
+    disposition: row.disposition,
+    direction: row.direction,
+    recording_file: row.recording_file ?? null,
+    legs: 1,
+  };
+}
+
+/** Inserts calls, or folds each into the stored call of its (org, linkedid): one statement. */
+async function upsertCalls(db: Db, records: readonly RecordOfOrg[]): Promise<void> {
   const earlier = sql<SqlBool>`(excluded.calldate < calls.calldate OR (excluded.calldate = calls.calldate AND excluded.first_sequence < calls.first_sequence))`;
   const pick = <T>(column: string) =>
     sql<T>`CASE WHEN ${earlier} THEN ${sql.ref(`excluded.${column}`)} ELSE ${sql.ref(`calls.${column}`)} END`;
   await db
     .insertInto("calls")
-    .values({
-      org_id: orgId,
-      linkedid: row.linkedid,
-      first_uniqueid: row.uniqueid,
-      first_sequence: row.sequence,
-      calldate: row.calldate,
-      enddate: row.enddate ?? null,
-      src: row.src,
-      dst: row.dst,
-      channel: row.channel,
-      dstchannel: row.dstchannel,
-      duration: row.duration,
-      billsec: row.billsec,
-      disposition: row.disposition,
-      direction: row.direction,
-      recording_file: row.recording_file ?? null,
-      legs: 1,
-    })
+    .values(records.map(callRowOf))
     .onConflict((oc) =>
       oc.columns(["org_id", "linkedid"]).doUpdateSet({
         first_uniqueid: pick<string>("first_uniqueid"),
@@ -97,6 +148,36 @@ export async function foldIntoCall(db: Db, orgId: string, row: NewCallRecordRow)
       }),
     )
     .execute();
+}
+
+/**
+ * Folds a newly stored record into its call (org, linkedid). Order-independent: the earliest
+ * record (calldate, then sequence) speaks for src/dst/channel, the longest leg gives duration
+ * and billsec, the best leg the disposition. Call it only for a record `insertCallRecord` added.
+ */
+export async function foldIntoCall(db: Db, orgId: string, row: NewCallRecordRow): Promise<void> {
+  await upsertCalls(db, [{ orgId, row }]);
+}
+
+/**
+ * `foldIntoCall` for many new records, in multi-row statements. One statement may fold a call
+ * once only (PostgreSQL refuses to update a row twice in one upsert), so the records go in
+ * rounds: the first record of each call, then the second, and so on; a call's records keep
+ * their order (the recording file is the first one's).
+ */
+export async function foldIntoCalls(db: Db, records: readonly RecordOfOrg[]): Promise<void> {
+  const rounds: RecordOfOrg[][] = [];
+  const seen = new Map<string, number>();
+  for (const record of records) {
+    const call = `${record.orgId}\u0000${record.row.linkedid}`;
+    const round = seen.get(call) ?? 0;
+    seen.set(call, round + 1);
+    if (round === rounds.length) rounds.push([]);
+    rounds[round]!.push(record);
+  }
+  for (const round of rounds) {
+    for (const chunk of ladderChunks(round)) await upsertCalls(db, chunk);
+  }
 }
 
 function callsOf(db: Db, orgId: string, filters: CallFilters) {

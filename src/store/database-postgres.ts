@@ -4,10 +4,21 @@
 // - timestamptz columns come back as ISO 8601 UTC strings with milliseconds
 //   (`2026-01-01T00:00:00.000Z`), the form every repository writes and compares;
 // - bigint (ids of serial columns, count(*), sum()) and numeric come back as numbers.
-import { Kysely, PostgresDialect } from "kysely";
+// Each handle also has a change feed (change-feed.ts), opened by `followStoreChanges`, which its
+// cached reads are keyed on; the driver tells it about this process's own commits.
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  type PostgresDialectConfig,
+} from "kysely";
 import pg from "pg";
 import Cursor from "pg-cursor";
+import { changesCachedTable, StoreChangeFeed } from "./change-feed.js";
 import type { Database } from "./schema.js";
+import { setGenerationSource } from "./store-generation.js";
 
 const OID = { int8: 20, numeric: 1700, timestamptz: 1184 } as const;
 
@@ -48,11 +59,93 @@ function poolConfig(url: string, poolSize: number): pg.PoolConfig {
   };
 }
 
+/**
+ * A driver that tells `feed` when this process commits a change to a table cached reads read:
+ * at once for a statement outside a transaction, at the commit for one inside (never for a
+ * rolled-back one). The feed also closes with the driver.
+ */
+function reportingOwnChanges(driver: Driver, feed: StoreChangeFeed): Driver {
+  const patched = new WeakSet<DatabaseConnection>();
+  // Connections inside a transaction, and whether it changed a cached table so far.
+  const open = new WeakMap<DatabaseConnection, { changed: boolean }>();
+  const acquire = driver.acquireConnection.bind(driver);
+  const begin = driver.beginTransaction.bind(driver);
+  const commit = driver.commitTransaction.bind(driver);
+  const rollback = driver.rollbackTransaction.bind(driver);
+  const destroy = driver.destroy.bind(driver);
+  driver.acquireConnection = async () => {
+    const connection = await acquire();
+    // The driver keeps one connection object per pooled client: patch each once.
+    if (!patched.has(connection)) {
+      patched.add(connection);
+      const execute = connection.executeQuery.bind(connection);
+      connection.executeQuery = async <R>(query: CompiledQuery) => {
+        const result = await execute<R>(query);
+        if (changesCachedTable(query.query, query.sql)) {
+          const transaction = open.get(connection);
+          if (transaction) transaction.changed = true;
+          else feed.noteOwnChange();
+        }
+        return result;
+      };
+    }
+    return connection;
+  };
+  driver.beginTransaction = async (connection, settings) => {
+    await begin(connection, settings);
+    open.set(connection, { changed: false });
+  };
+  driver.commitTransaction = async (connection) => {
+    const transaction = open.get(connection);
+    open.delete(connection);
+    await commit(connection);
+    if (transaction?.changed) feed.noteOwnChange();
+  };
+  driver.rollbackTransaction = async (connection) => {
+    open.delete(connection);
+    await rollback(connection);
+  };
+  driver.destroy = async () => {
+    await feed.stop();
+    await destroy();
+  };
+  return driver;
+}
+
+class ReportingPostgresDialect extends PostgresDialect {
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly feed: StoreChangeFeed,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    return reportingOwnChanges(super.createDriver(), this.feed);
+  }
+}
+
+const feeds = new WeakMap<Kysely<Database>, StoreChangeFeed>();
+
+/** The change feed of a handle `openPostgres` opened; null for any other handle. */
+export function storeChangeFeed(db: Kysely<Database>): StoreChangeFeed | null {
+  return feeds.get(db) ?? null;
+}
+
 /** A Kysely handle on the PostgreSQL database at `url`, at most `poolSize` connections. */
 export function openPostgres(url: string, poolSize: number): Kysely<Database> {
-  const pool = new pg.Pool(poolConfig(url, poolSize));
+  const config = poolConfig(url, poolSize);
+  const pool = new pg.Pool(config);
   // An idle connection the server dropped must not crash the process; the pool replaces it.
   pool.on("error", () => {});
+  const feed = new StoreChangeFeed({
+    connection: { connectionString: config.connectionString, options: config.options },
+  });
   // The cursor lets `stream()` read a large table (db copy's checks) without holding it in memory.
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  const db = new Kysely<Database>({
+    dialect: new ReportingPostgresDialect({ pool, cursor: Cursor }, feed),
+  });
+  feeds.set(db, feed);
+  setGenerationSource(db, () => feed.generation());
+  return db;
 }

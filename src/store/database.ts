@@ -16,10 +16,11 @@ import {
   sql,
 } from "kysely";
 import type { StoreLocation } from "../config.js";
-import { openPostgres } from "./database-postgres.js";
+import { openPostgres, storeChangeFeed } from "./database-postgres.js";
 import { storeDialect } from "./dialect.js";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
+import { setGenerationSource } from "./store-generation.js";
 
 /** A database handle or a transaction: repositories accept either. */
 export type Db = Kysely<Database>;
@@ -65,17 +66,26 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-const generations = new WeakMap<Db, () => string>();
+/**
+ * A value that changes whenever anything in the store changes (see store-generation.ts). On
+ * SQLite: a commit by this process (total_changes()) or by any other connection, such as
+ * `pbxctl apply` beside a running server (PRAGMA data_version). On PostgreSQL: the change feed
+ * of `followStoreChanges`, null until it follows. Null for transactions, which must not use
+ * cached reads.
+ */
+export { storeGeneration } from "./store-generation.js";
 
 /**
- * A value that changes whenever anything in the store changes: a commit by this process
- * (SQLite's total_changes()) or by any other connection, such as `pbxctl apply` beside a running
- * server (PRAGMA data_version). Null for handles not opened here (transactions), which must not
- * use cached reads, and for PostgreSQL, where other replicas commit without this process being
- * able to see it cheaply: its reads are never cached.
+ * On PostgreSQL, opens the handle's change feed (one dedicated LISTEN connection) so that reads
+ * can be cached and other replicas' changes still be seen within a second; resolves once it
+ * follows or its first attempt failed (it retries by itself). Nothing on SQLite, whose reads are
+ * cached from the start. The feed closes with the handle.
  */
-export function storeGeneration(db: Db): string | null {
-  return generations.get(db)?.() ?? null;
+export async function followStoreChanges(
+  db: Db,
+  onError?: (error: unknown) => void,
+): Promise<void> {
+  await storeChangeFeed(db)?.start(onError);
 }
 
 /** A Kysely handle on the SQLite file `file` (created with its directory), WAL mode, FKs on. */
@@ -90,7 +100,7 @@ export function openSqlite(file: string): Db {
   });
   const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
   const totalChanges = sqlite.prepare("SELECT total_changes()").pluck();
-  generations.set(db, () => `${dataVersion.get()}:${totalChanges.get()}`);
+  setGenerationSource(db, () => `${dataVersion.get()}:${totalChanges.get()}`);
   return db;
 }
 

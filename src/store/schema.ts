@@ -275,6 +275,21 @@ export interface LeasesTable {
   holder: string;
   acquired_at: string;
   expires_at: string;
+  /** The lease's term: up by one each time it is taken rather than renewed in time (2961). */
+  epoch: Generated<number>;
+}
+
+/** An on-request deploy queued for the deployer-lease holder (2962). */
+export interface DeployJobsTable {
+  id: string;
+  kind: string;
+  org_id: string | null;
+  trigger: string | null;
+  requested_by: string;
+  requested_at: string;
+  claimed_by: string | null;
+  finished_at: string | null;
+  outcome: string | null;
 }
 
 /** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2901). */
@@ -326,6 +341,7 @@ export interface Database extends TicketTables {
   webhook_deliveries: WebhookDeliveriesTable;
   leases: LeasesTable;
   deploy_requests: DeployRequestsTable;
+  deploy_jobs: DeployJobsTable;
   crm_records: CrmRecordsTable;
   crm_fields: CrmFieldsTable;
   customer_tunnels: CustomerTunnelsTable;

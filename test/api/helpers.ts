@@ -15,7 +15,7 @@ import { type Config, loadConfig, type StoreLocation } from "../../src/config.js
 import type { CallControlPort } from "../../src/domain/call-control.js";
 import type { LiveCallsView } from "../../src/domain/live-calls.js";
 import type { IdentityVerifier } from "../../src/domain/user-login.js";
-import { type Db, openStore } from "../../src/store/database.js";
+import { type Db, followStoreChanges, openStore } from "../../src/store/database.js";
 import { freshStoreLocation } from "../store/test-database.js";
 import { createContract } from "./contract.js";
 
@@ -78,6 +78,9 @@ export async function startTestApp(
     ? { location: options.install.store, drop: async () => {} }
     : await freshStoreLocation(config.dbFile, { sqliteOnly: options.sqliteOnly ?? false });
   const db = await openStore(store.location);
+  // As `serve` does: on a PostgreSQL run the API's reads are cached behind the change feed, so
+  // the whole API suite checks cached answers there too.
+  await followStoreChanges(db);
   const deploys: string[] = [];
   const clock = {
     now: new Date("2026-01-01T00:00:00Z"),
@@ -88,7 +91,10 @@ export async function startTestApp(
   const pbx = createApp({
     db,
     config,
-    deployScheduler: { scheduleDeploy: (orgId) => deploys.push(orgId) },
+    deployScheduler: {
+      recordDeploy: async () => {},
+      scheduleDeploy: (orgId) => deploys.push(orgId),
+    },
     clock: () => clock.now,
     logger: pino({ level: "silent" }),
     ...(options.identityVerifier !== undefined

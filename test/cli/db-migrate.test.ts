@@ -52,7 +52,7 @@ test("serve --no-migrate refuses a store that is behind, and starts once it is m
       { dataDir, port: 0, host: "127.0.0.1" },
     );
     const logger = pino({ level: "silent" });
-    const deployScheduler = { scheduleDeploy: () => {} };
+    const deployScheduler = { recordDeploy: async () => {}, scheduleDeploy: () => {} };
     try {
       await startServer({ config, logger, migrate: false, deployScheduler, env: {} });
       assert.unreachable("a store that is behind was served");

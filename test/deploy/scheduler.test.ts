@@ -55,7 +55,7 @@ function recordingScheduler(clock: FakeClock, options: { failing?: Set<string> }
 test("through the domain's DeployScheduler port: debounced, one deploy per org per burst", async () => {
   const clock = new FakeClock();
   const { scheduler, deployed } = recordingScheduler(clock);
-  const port: DeployScheduler = scheduler;
+  const port: Pick<DeployScheduler, "scheduleDeploy"> = scheduler;
   port.scheduleDeploy("org_a_");
   clock.advance(500);
   port.scheduleDeploy("org_b_");

@@ -9,6 +9,7 @@ import { BadRequest, Conflict, Forbidden, NotFound } from "../../src/domain/erro
 import { ownRow } from "../../src/domain/tenant-rows.js";
 import { defaultOf, orDefault, withDefaults } from "../../src/model/defaults.js";
 import { Ivr, type OrgState, Trunk, User } from "../../src/model/org-state.js";
+import type { Db } from "../../src/store/database.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 
 const ORG = "11111111-1111-4111-8111-111111111111";
@@ -35,13 +36,19 @@ test("ownRow: the caller's row; 404 with the resource's message when none; 403 f
   );
 });
 
-test("changeOrgConfig schedules the deploy after the commit, never for a rolled-back write, and survives a throwing scheduler", async () => {
+test("changeOrgConfig records the deploy in the write's transaction, schedules it after the commit, never for a rolled-back write, and survives a throwing scheduler", async () => {
   const store = await freshStore();
   try {
     const scheduled: string[] = [];
+    const recordedThrough: Db[] = [];
     const deps = {
       db: store.db,
-      deployScheduler: { scheduleDeploy: (id: string) => scheduled.push(id) },
+      deployScheduler: {
+        recordDeploy: async (db: Db) => {
+          recordedThrough.push(db);
+        },
+        scheduleDeploy: (id: string) => scheduled.push(id),
+      },
     };
     await insertOrg(store.db, ORG);
     const name = await changeOrgConfig(deps, ORG, async (trx) => {
@@ -51,10 +58,13 @@ test("changeOrgConfig schedules the deploy after the commit, never for a rolled-
         .where("id", "=", ORG)
         .execute();
       assert.equal(scheduled, [], "nothing is scheduled before the commit");
+      assert.equal(recordedThrough, [], "the deploy is recorded after the write");
       return "Renamed";
     });
     assert.is(name, "Renamed");
     assert.equal(scheduled, [ORG]);
+    assert.is(recordedThrough.length, 1);
+    assert.is.not(recordedThrough[0], store.db, "recorded through the write's transaction");
 
     await changeOrgConfig(deps, ORG, async (trx) => {
       await trx.updateTable("organizations").set({ name: "Lost" }).where("id", "=", ORG).execute();
@@ -67,9 +77,30 @@ test("changeOrgConfig schedules the deploy after the commit, never for a rolled-
     const row = await store.db.selectFrom("organizations").select("name").executeTakeFirst();
     assert.is(row?.name, "Renamed");
 
+    // The record is part of the save: when it cannot be written, the save is undone with it.
+    const unrecorded = {
+      db: store.db,
+      deployScheduler: {
+        recordDeploy: async () => {
+          throw new Error("store refused the request");
+        },
+        scheduleDeploy: (id: string) => scheduled.push(id),
+      },
+    };
+    await changeOrgConfig(unrecorded, ORG, async (trx) => {
+      await trx.updateTable("organizations").set({ name: "Unrecorded" }).execute();
+    }).then(
+      () => assert.unreachable("the record failed"),
+      (error: unknown) => assert.match(String(error), /store refused the request/),
+    );
+    const kept = await store.db.selectFrom("organizations").select("name").executeTakeFirst();
+    assert.is(kept?.name, "Renamed", "a save whose deploy was not recorded is rolled back");
+    assert.equal(scheduled, [ORG]);
+
     const failing = {
       db: store.db,
       deployScheduler: {
+        recordDeploy: async () => {},
         scheduleDeploy() {
           throw new Error("scheduler down");
         },

@@ -3,7 +3,7 @@
 // renew stops the role, and stopping gives the lease up at once.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ReplicaRoles, type Role } from "../../src/replica/roles.js";
+import { LeaseLostError, ReplicaRoles, type Role } from "../../src/replica/roles.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { FakeClock } from "../deploy/helpers.js";
 import { freshStore } from "../store/helpers.js";
@@ -38,24 +38,82 @@ test("a lease is held by one holder until it expires; its holder renews it", asy
   try {
     const leases = createLeaseRepository(store.db);
     const at = (ms: number) => new Date(T0 + ms);
-    assert.ok(await leases.acquire("deployer:x", "a", at(0), 4000));
-    assert.not.ok(await leases.acquire("deployer:x", "b", at(1000), 4000), "a holds it");
-    assert.ok(await leases.acquire("deployer:x", "a", at(3000), 4000), "a renews");
-    assert.not.ok(await leases.acquire("deployer:x", "b", at(6000), 4000), "renewed until 7000");
-    assert.ok(await leases.acquire("deployer:x", "b", at(7000), 4000), "expired: b takes it");
-    assert.not.ok(await leases.acquire("deployer:x", "a", at(7001), 4000), "a lost it");
+    assert.is(await leases.acquire("deployer:x", "a", at(0), 4000), 1, "a takes it: term 1");
+    assert.is(await leases.acquire("deployer:x", "b", at(1000), 4000), null, "a holds it");
+    assert.is(await leases.acquire("deployer:x", "a", at(3000), 4000), 1, "a renews: same term");
+    assert.is(await leases.acquire("deployer:x", "b", at(6000), 4000), null, "renewed until 7000");
+    assert.is(await leases.acquire("deployer:x", "b", at(7000), 4000), 2, "expired: b, term 2");
+    assert.is(await leases.acquire("deployer:x", "a", at(7001), 4000), null, "a lost it");
     const [row] = await leases.list();
     assert.equal(row, {
       name: "deployer:x",
       holder: "b",
       acquired_at: at(7000).toISOString(),
       expires_at: at(11_000).toISOString(),
+      epoch: 2,
     });
+    assert.ok(await leases.holds("deployer:x", "b", 2, at(10_999)));
+    assert.not.ok(await leases.holds("deployer:x", "b", 2, at(11_000)), "expired");
+    assert.not.ok(await leases.holds("deployer:x", "a", 1, at(7001)), "a's term is over");
     await leases.release("deployer:x", "a");
-    assert.is((await leases.list()).length, 1, "only the holder can release");
+    assert.ok(await leases.holds("deployer:x", "b", 2, at(7001)), "only the holder can release");
     await leases.release("deployer:x", "b");
-    assert.ok(await leases.acquire("deployer:x", "a", at(7002), 4000), "released: free at once");
+    assert.not.ok(await leases.holds("deployer:x", "b", 2, at(7001)), "released");
+    assert.is(
+      await leases.acquire("deployer:x", "a", at(7002), 4000),
+      3,
+      "released: free at once, in a new term (never an old one again)",
+    );
+    assert.is(
+      await leases.acquire("deployer:x", "a", at(20_000), 4000),
+      4,
+      "a's own lease retaken after it expired: a new term",
+    );
   } finally {
+    await store.close();
+  }
+});
+
+test("fencing: a holder paused past its expiry is refused once another took over, on the injected clock", async () => {
+  const store = await freshStore();
+  const timers = new FakeClock();
+  const clock = wall(timers);
+  const log: string[] = [];
+  const make = (id: string) => {
+    const roles = new ReplicaRoles({ db: store.db, replicaId: id, clock, timers, ttlMs: 4000 });
+    roles.add(recordingRole("deployer:e1", log, id));
+    return roles;
+  };
+  const one = make("r1");
+  const two = make("r2");
+  try {
+    await one.start();
+    await two.start();
+    await one.assertHolds("deployer:e1");
+    await two.assertHolds("deployer:e1").then(
+      () => assert.unreachable("r2 never held it"),
+      (error: unknown) => assert.instance(error, LeaseLostError),
+    );
+    // r1 is paused (no renewals, no ticks: it has not noticed anything) past its expiry...
+    const paused = one as unknown as { running: boolean };
+    paused.running = false;
+    timers.advance(4000);
+    await one.assertHolds("deployer:e1").then(
+      () => assert.unreachable("expired"),
+      (error: unknown) => assert.instance(error, LeaseLostError),
+    );
+    // ...and r2 takes over: r1, still believing it holds the role, is refused by the fence.
+    timers.advance(1000);
+    await settle([two]);
+    assert.equal(two.held(), ["deployer:e1"]);
+    assert.equal(one.held(), ["deployer:e1"], "r1 has not noticed");
+    await one.assertHolds("deployer:e1").then(
+      () => assert.unreachable("taken over"),
+      (error: unknown) => assert.instance(error, LeaseLostError),
+    );
+    await two.assertHolds("deployer:e1");
+  } finally {
+    await two.stop();
     await store.close();
   }
 });

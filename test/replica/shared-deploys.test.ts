@@ -11,7 +11,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { type RunningServer, startServer } from "../../src/api/server.js";
 import { loadConfig } from "../../src/config.js";
+import { SharedDeploys } from "../../src/deploy/shared-deploys.js";
+import { createDeployRequestRepository } from "../../src/store/deploy-request-repository.js";
 import { FakeClock } from "../deploy/helpers.js";
+import { freshStore, insertOrg } from "../store/helpers.js";
 import { freshStoreLocation } from "../store/test-database.js";
 
 const PASSWORD = "shared-deploys-password";
@@ -113,6 +116,31 @@ test("a save through any replica goes live; a dead deployer's role and saves are
     assert.is(status.body.live, true);
     assert.is(status.body.deploy_scheduled, false);
 
+    // On-request deploys go to the deployer too: one asked of b is carried out by a (b's own
+    // deploys are never used for it) and b answers with a's outcome.
+    b.server.engine!.deploys.deployOrgNow = () => Promise.reject(new Error("b must not deploy"));
+    const ranOnA: string[] = [];
+    const deployOnA = a.server.engine!.deploys.deployOrgNow.bind(a.server.engine!.deploys);
+    a.server.engine!.deploys.deployOrgNow = (orgId) => {
+      ranOnA.push(orgId);
+      return deployOnA(orgId);
+    };
+    const onRequest = await request(b, "POST", "/api/v1/config/deploy", headers);
+    assert.is(onRequest.status, 200, JSON.stringify(onRequest.body));
+    assert.is(onRequest.body.success, true);
+    assert.is(onRequest.body.org_id, org.body.id);
+    assert.equal(ranOnA, [org.body.id], "carried out by the deployer");
+    const regenerated = await request(
+      b,
+      "POST",
+      `/api/v1/organizations/${org.body.id}/regenerate`,
+      headers,
+    );
+    assert.is(regenerated.status, 200, "regenerate: the same path");
+    assert.equal(ranOnA, [org.body.id, org.body.id]);
+    const reload = await request(b, "POST", "/api/v1/config/reload", headers);
+    assert.is(reload.status, 200, JSON.stringify(reload.body));
+
     // a stops renewing (as a killed process would); a save through b waits in the store...
     (a.server.roles as unknown as { running: boolean }).running = false;
     assert.is(
@@ -148,6 +176,37 @@ test("a save through any replica goes live; a dead deployer's role and saves are
     await a.server.close().catch(() => {});
     await store.drop();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a save's deploy request commits with the save: none for a rolled-back one", async () => {
+  const store = await freshStore();
+  const shared = new SharedDeploys({ db: store.db, replicaId: "r1", clock: () => new Date(T0) });
+  const requests = createDeployRequestRepository(store.db);
+  const org = "33333333-3333-4333-8333-333333333333";
+  try {
+    await insertOrg(store.db, org);
+    await store.db
+      .transaction()
+      .execute(async (trx) => {
+        await shared.recordDeploy(trx, org);
+        throw new Error("the save failed after recording");
+      })
+      .catch(() => {});
+    assert.not.ok(await requests.isPending(org), "a rolled-back save leaves no request");
+
+    // A crash between the commit and anything after it cannot lose the request: it is in the
+    // save's transaction, committed or not with it.
+    await store.db.transaction().execute(async (trx) => {
+      await trx.updateTable("organizations").set({ name: "Saved" }).where("id", "=", org).execute();
+      await shared.recordDeploy(trx, org);
+    });
+    assert.equal(await requests.pending(), [{ orgId: org, seq: 1, requestedBy: "r1" }]);
+    // Not the deployer: scheduling after the commit does nothing here, the request stays pending.
+    shared.scheduleDeploy(org);
+    assert.ok(await requests.isPending(org));
+  } finally {
+    await store.close();
   }
 });
 

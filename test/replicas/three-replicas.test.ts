@@ -1,6 +1,6 @@
 // Three `pbxctl serve` replicas on one store and one (fake) engine, as an operator runs them
 // behind a load balancer: writes spread over the replicas all go live, reloads never overlap
-// (the fake engine counts overlaps), a burst of edits to one org costs at most 2 reloads, a
+// (the fake engine counts overlaps; on-request deploys asked of any replica included), a burst of edits to one org costs at most 2 reloads, a
 // SIGKILL of the replica holding the deployer and ingest leases mid-burst leaves the others to
 // finish the deploy within 10 s and to store the engine's call records once, and 1,000 webhook
 // events created across the replicas all reach a receiver, none lost across a SIGKILL and no
@@ -154,7 +154,36 @@ test("three replicas on one store: deploys, failover, call records and webhooks"
         };
       }),
     );
-    await pool(6, writes);
+    // On-request deploys, reloads and gateway regenerations asked of the replicas that are not
+    // the deployer, in the middle of the writes: carried out by the deployer, so they too never
+    // overlap its reloads (the fake engine counts overlaps).
+    const onRequest = orgs.slice(0, 6).flatMap((org, i) => [
+      async () => {
+        const res = await call(
+          replicas[1 + (i % 2)]!,
+          "POST",
+          "/api/v1/config/deploy",
+          org.headers,
+        );
+        assert.is(res.status, 200, JSON.stringify(res.body));
+      },
+      async () => {
+        const res = await call(
+          replicas[2 - (i % 2)]!,
+          "POST",
+          "/api/v1/config/reload",
+          org.headers,
+        );
+        assert.is(res.status, 200, JSON.stringify(res.body));
+      },
+    ]);
+    const gateway = async () => {
+      const res = await call(r3, "POST", "/api/v1/admin/regenerate-gateway", admin);
+      assert.is(res.status, 200, JSON.stringify(res.body));
+    };
+    const mixed = [...writes];
+    for (const [i, job] of [...onRequest, gateway].entries()) mixed.splice(i * 20 + 10, 0, job);
+    await pool(6, mixed);
     const allLive = async (replica: Replica, list: readonly Org[]) => {
       for (const org of list) {
         const status = await call(replica, "GET", "/api/v1/config/status", org.headers);

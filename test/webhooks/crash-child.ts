@@ -1,5 +1,5 @@
-// Child process of the crash test: runs a dispatcher over the SQLite file argv[2] with
-// concurrency argv[3], until the parent kills it with SIGKILL.
+// Child process of the crash test: runs a dispatcher over the store argv[2] (a SQLite file or a
+// PostgreSQL URL) with concurrency argv[3], until the parent kills it with SIGKILL.
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient } from "../../src/webhooks/http-client.js";
 import { openWebhookDb } from "./helpers.js";

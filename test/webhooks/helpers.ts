@@ -1,5 +1,6 @@
-// Shared pieces of the webhook tests: a migrated SQLite database of the webhook tables alone, a
-// real HTTP receiver on loopback that records every request, and a clock the test moves.
+// Shared pieces of the webhook tests: a store of the suite's backend (on SQLite, a database of the
+// webhook tables alone; on test:pg, a fresh PostgreSQL database), a real HTTP receiver on
+// loopback that records every request, and a clock the test moves.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,23 +13,29 @@ import {
   type WebhookContext,
   type WebhookInput,
 } from "../../src/domain/webhooks.js";
-import type { Db } from "../../src/store/database.js";
+import { type Db, openStoreHandle } from "../../src/store/database.js";
 import { up } from "../../src/store/migrations/0701-webhooks.js";
 import { up as upReplicaCoordination } from "../../src/store/migrations/2901-replica-coordination.js";
 import type { Database } from "../../src/store/schema.js";
 import { createDispatcher, type DispatcherOptions } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient, type NodeHttpClient } from "../../src/webhooks/http-client.js";
 import { plainSecrets } from "../../src/webhooks/secrets.js";
+import { freshStoreLocation } from "../store/test-database.js";
 
 export const ORG = "11111111-1111-4111-8111-111111111111";
 export const OTHER_ORG = "22222222-2222-4222-8222-222222222222";
 
 /**
- * Opens (and creates) the SQLite file `file` with the webhook tables' migrations (0701, and
- * 2901's claim leases and per-webhook timestamps) applied once.
+ * Opens the webhook tests' store at `location`: a PostgreSQL URL (on `npm run test:pg`, a
+ * database made from the migrated template), or the SQLite file it names, created with the
+ * webhook tables' migrations (0701, and 2901's claim leases and per-webhook timestamps) applied
+ * once when `migrate`.
  */
-export async function openWebhookDb(file: string, migrate = true): Promise<Db> {
-  const sqlite = new SqliteDatabase(file);
+export async function openWebhookDb(location: string, migrate = true): Promise<Db> {
+  if (/^postgres(ql)?:/.test(location)) {
+    return openStoreHandle({ kind: "postgres", url: location, poolSize: 5 });
+  }
+  const sqlite = new SqliteDatabase(location);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("busy_timeout = 5000");
   // Only the webhook tables exist: the store's type, used on those tables alone.
@@ -42,15 +49,21 @@ export async function openWebhookDb(file: string, migrate = true): Promise<Db> {
 
 export interface TestDb {
   db: Db;
+  /** What `openWebhookDb` opens again (another handle, a child process): a file or a URL. */
   file: string;
   dir: string;
   close(): Promise<void>;
 }
 
-/** A fresh database file in a temporary directory, removed by `close()`. */
+/**
+ * A fresh store for one test, removed by `close()`: the suite's backend (test/store/
+ * test-database.ts), so `npm run test:pg` runs the webhook tests on PostgreSQL too.
+ */
 export async function freshWebhookDb(): Promise<TestDb> {
   const dir = mkdtempSync(join(tmpdir(), "pbx-webhooks-"));
-  const file = join(dir, "webhooks.db");
+  const sqliteFile = join(dir, "webhooks.db");
+  const store = await freshStoreLocation(sqliteFile);
+  const file = store.location.kind === "postgres" ? store.location.url : sqliteFile;
   const db = await openWebhookDb(file);
   return {
     db,
@@ -58,6 +71,7 @@ export async function freshWebhookDb(): Promise<TestDb> {
     dir,
     async close() {
       await db.destroy();
+      await store.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -123,14 +123,16 @@ test("CRUD use cases are org-scoped; bounds and defaults", async () => {
     assert.is(hook.timeout, 5000);
     assert.is(hook.active, true);
     assert.is(hook.secret, null);
+    // One at a time: started together, a rejection could come before its check is attached
+    // (PostgreSQL runs them concurrently) and end the run as unhandled.
     for (const call of [
-      getWebhook(ctx, OTHER_ORG, hook.id),
-      updateWebhook(ctx, OTHER_ORG, hook.id, { active: false }),
-      deleteWebhook(ctx, OTHER_ORG, hook.id),
-      testWebhook(ctx, OTHER_ORG, hook.id),
-      listDeliveries(ctx, OTHER_ORG, hook.id),
+      () => getWebhook(ctx, OTHER_ORG, hook.id),
+      () => updateWebhook(ctx, OTHER_ORG, hook.id, { active: false }),
+      () => deleteWebhook(ctx, OTHER_ORG, hook.id),
+      () => testWebhook(ctx, OTHER_ORG, hook.id),
+      () => listDeliveries(ctx, OTHER_ORG, hook.id),
     ]) {
-      assert.equal(await domainError(call), { status: 404, message: "Webhook not found" });
+      assert.equal(await domainError(call()), { status: 404, message: "Webhook not found" });
     }
     assert.equal(await listWebhooks(ctx, OTHER_ORG), []);
     assert.equal(await domainError(updateWebhook(ctx, ORG, hook.id, { retry_count: 11 })), {

@@ -30,6 +30,9 @@ import * as didSource from "./2803-did-source.js";
 import * as orgLedIndexes from "./2804-org-led-indexes.js";
 import * as replicaCoordination from "./2901-replica-coordination.js";
 import * as pjsipRealtime from "./2950-pjsip-realtime.js";
+import * as changeNotifications from "./2960-change-notifications.js";
+import * as leaseEpochs from "./2961-lease-epochs.js";
+import * as deployJobs from "./2962-deploy-jobs.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -59,4 +62,7 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2804-org-led-indexes", orgLedIndexes],
   ["2901-replica-coordination", replicaCoordination],
   ["2950-pjsip-realtime", pjsipRealtime],
+  ["2960-change-notifications", changeNotifications],
+  ["2961-lease-epochs", leaseEpochs],
+  ["2962-deploy-jobs", deployJobs],
 ];

@@ -1,0 +1,84 @@
+// On-request deploy jobs (migration 2962): queued by a replica that is not the deployer, carried
+// out by the deployer-lease holder, answered from the row. See src/deploy/deploy-jobs.ts.
+import type { Db } from "./database.js";
+import type { DeployJobsTable } from "./schema.js";
+
+export type DeployJobRow = DeployJobsTable;
+
+export function createDeployJobRepository(db: Db) {
+  return {
+    async add(job: {
+      id: string;
+      kind: string;
+      orgId: string | null;
+      trigger: string | null;
+      requestedBy: string;
+      at: string;
+    }): Promise<void> {
+      await db
+        .insertInto("deploy_jobs")
+        .values({
+          id: job.id,
+          kind: job.kind,
+          org_id: job.orgId,
+          trigger: job.trigger,
+          requested_by: job.requestedBy,
+          requested_at: job.at,
+          claimed_by: null,
+          finished_at: null,
+          outcome: null,
+        })
+        .execute();
+    },
+
+    /**
+     * Unfinished jobs, oldest first: new ones, and those a deployer claimed and did not finish
+     * (it lost the lease or died; the deployer carries jobs out one after the other, so none of
+     * its own is running when it looks).
+     */
+    unfinished(): Promise<DeployJobRow[]> {
+      return db
+        .selectFrom("deploy_jobs")
+        .selectAll()
+        .where("finished_at", "is", null)
+        .orderBy("requested_at")
+        .execute();
+    },
+
+    /** Claims job `id` for `deployer`; false when it is finished or gone (its requester gave up). */
+    async claim(id: string, deployer: string): Promise<boolean> {
+      const result = await db
+        .updateTable("deploy_jobs")
+        .set({ claimed_by: deployer })
+        .where("id", "=", id)
+        .where("finished_at", "is", null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    async finish(id: string, outcome: string, at: string): Promise<void> {
+      await db
+        .updateTable("deploy_jobs")
+        .set({ outcome, finished_at: at })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    find(id: string): Promise<DeployJobRow | undefined> {
+      return db.selectFrom("deploy_jobs").selectAll().where("id", "=", id).executeTakeFirst();
+    },
+
+    /** Removes job `id` (answered); with `unclaimedOnly`, only if no deployer has started it. */
+    async remove(id: string, options: { unclaimedOnly?: boolean } = {}): Promise<boolean> {
+      let query = db.deleteFrom("deploy_jobs").where("id", "=", id);
+      if (options.unclaimedOnly) query = query.where("claimed_by", "is", null);
+      const result = await query.executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /** Drops finished jobs older than `before` whose requester never came back for them. */
+    async removeFinishedBefore(before: string): Promise<void> {
+      await db.deleteFrom("deploy_jobs").where("finished_at", "<", before).execute();
+    },
+  };
+}
