@@ -79,8 +79,8 @@ export function subscribesTo(webhook: Pick<WebhookRow, "events">, type: string):
 /**
  * Writes one pending delivery per active webhook of `orgId` subscribed to `type`, through `trx`
  * when given (the caller's transaction), else in a transaction of its own: the webhooks'
- * timestamps and the rows commit together, in one commit instead of two (half an emit's time on
- * SQLite, docs/performance.md). Refuses unknown types and `ivr.*`.
+ * timestamps and the rows commit together, in one commit instead of two (docs/performance.md).
+ * Refuses unknown types and `ivr.*`.
  */
 export async function emitEvent(
   db: Db,
