@@ -6,6 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Timers } from "../../src/clock.js";
 import { emitEvent } from "../../src/domain/webhook-events.js";
+import { storeDialect } from "../../src/store/dialect.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient, type WebhookHttpClient } from "../../src/webhooks/http-client.js";
@@ -141,7 +142,9 @@ test("attempts answered in the same turn of the event loop are recorded in one c
     commits = 0;
     const dispatcher = createDispatcher({ db: store.db, http: client, concurrency: 8 });
     assert.is(await dispatcher.runDue(), 8);
-    assert.is(commits, 1, "one group commit for the eight attempts");
+    // On PostgreSQL each claim is a transaction too: the claim of the eight, and the empty one.
+    const claims = storeDialect(store.db) === "postgres" ? 2 : 0;
+    assert.is(commits, 1 + claims, "one group commit for the eight attempts");
     const counts = await createDeliveryRepository(store.db).countByStatus();
     assert.is(counts.delivered, 8);
   } finally {
