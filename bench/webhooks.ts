@@ -1,10 +1,10 @@
 // npm run bench:webhooks [-- --events 3000 --rate 200 --seconds 5 --concurrency 16 --runs 5]
 // A local HTTP receiver on 127.0.0.1, and in the same run:
 // 1. Throughput: N events emitted into the real outbox (SQLite file opened like the store opens
-//    it) while the real dispatcher runs, until the receiver has all N; deliveries/s.
+//    it, every migration run) while the real dispatcher runs, until the receiver has all N; deliveries/s.
 // 2. Raw: the same N POSTs with node's fetch, `concurrency` loops, to the same receiver.
 //    Printed: both rates and outbox/raw per run (the two sides run back to back, so each run's
-//    ratio sees the same machine load), and the median ratio (TARGETS.md: >= 50%).
+//    ratio sees the same machine load), and the median ratio (TARGETS.md: >= 80%).
 // 3. Latency: a steady stream of `rate` events/s for `seconds`; time from emitEvent returning
 //    to the first attempt arriving at the receiver, p50/p95 (TARGETS.md: p50 < 50 ms).
 // Figures are medians of the runs.
@@ -16,8 +16,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { emitEvent } from "../src/domain/webhook-events.js";
 import { createWebhook } from "../src/domain/webhooks.js";
-import { openSqlite } from "../src/store/database.js";
-import { up } from "../src/store/migrations/0701-webhooks.js";
+import { openStore } from "../src/store/database.js";
 import { createDispatcher } from "../src/webhooks/dispatcher.js";
 import { createNodeHttpClient } from "../src/webhooks/http-client.js";
 import { plainSecrets } from "../src/webhooks/secrets.js";
@@ -77,8 +76,7 @@ async function receiver() {
 
 async function outboxRig(url: string) {
   const dir = await mkdtemp(join(tmpdir(), "pbxctl-bench-webhooks-"));
-  const db = openSqlite(join(dir, "pbx.db"));
-  await up(db);
+  const db = await openStore(join(dir, "pbx.db"));
   const http = createNodeHttpClient({ allowPrivate: true });
   await createWebhook(
     {
@@ -202,6 +200,6 @@ console.log(
   `\nwebhooks: ${EVENTS} events, concurrency ${CONCURRENCY}, medians of ${RUNS} runs\n` +
     `  outbox + dispatcher: ${Math.round(median(outbox))} deliveries/s\n` +
     `  raw fetch loop:      ${Math.round(median(raw))} POSTs/s\n` +
-    `  ratio (median of per-run ratios): ${Math.round(ratio * 100)}% (target >= 50%)\n` +
+    `  ratio (median of per-run ratios): ${Math.round(ratio * 100)}% (target >= 80%)\n` +
     `  event -> first attempt at ${RATE} events/s: p50 ${round(median(p50))} ms, p95 ${round(median(p95))} ms (target p50 < 50 ms)`,
 );

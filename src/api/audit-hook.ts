@@ -8,8 +8,9 @@
 //   for `PUT /users/{id}`), called before and after the handler with the same principal, so the
 //   record shows the resource as the API shows it; else the mutation's answer; secrets redacted;
 // - whether the change scheduled a deploy of the org: the deploy scheduler handed to handlers
-//   notes, per request (AsyncLocalStorage), which orgs it was asked to deploy.
-import { AsyncLocalStorage } from "node:async_hooks";
+//   notes which orgs it was asked to deploy. Each audited request hands its handler deps with a
+//   scheduler of its own; AsyncLocalStorage did this before, but once used it turns on promise
+//   hooks for every promise of every request (2-3% of GET /users' CPU, docs/performance.md).
 import type { Context } from "koa";
 import { actorOf, recordAudit } from "../domain/audit-log.js";
 import type { DeployScheduler } from "../domain/ports.js";
@@ -144,7 +145,6 @@ interface RequestScope {
 
 /** Builds the hook over every route (the GET routes are the readers of before/after). */
 export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDeps) {
-  const scope = new AsyncLocalStorage<RequestScope>();
   const readers = new Map<string, RouteDefinition>();
   // Paths with a GET route, `admin` segments dropped as pathParts drops them.
   const getPaths = new Set(
@@ -158,24 +158,6 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
       readers.set(shape(route.path), route);
     }
   }
-  const inner = deps.deployScheduler;
-  const deployScheduler: DeployScheduler = {
-    recordDeploy: (db, orgId) => inner.recordDeploy(db, orgId),
-    scheduleDeploy(orgId) {
-      scope.getStore()?.deployedOrgs.add(orgId);
-      inner.scheduleDeploy(orgId);
-    },
-  };
-  /**
-   * The deps handlers receive: the same object seen through a proxy that swaps in the scheduler
-   * noting deploys per request (a proxy, not a copy: deps set after the router is built, such as
-   * a test's configDeploys, stay visible).
-   */
-  const handlerDeps: AppDeps = new Proxy(deps, {
-    get: (target, property, receiver) =>
-      property === "deployScheduler" ? deployScheduler : Reflect.get(target, property, receiver),
-  });
-
   /** The GET route showing this resource, and how to fill its parameters. */
   function readerOf(route: RouteDefinition): RouteDefinition | null {
     const { idParam } = pathParts(route.path, getPaths);
@@ -235,9 +217,9 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     handler: (deps: AppDeps) => Promise<T> | T,
   ): Promise<T> {
     const { principal } = request;
-    if (!isAudited(route) || principal === null) return handler(handlerDeps);
+    if (!isAudited(route) || principal === null) return handler(deps);
     if (AUDITED_AFTER_ACTION.has(`${route.method.toUpperCase()} ${route.path}`)) {
-      return audited(route, { ...request, principal }, handlerDeps, handler);
+      return audited(route, { ...request, principal }, deps, handler);
     }
     // A deploy asked for inside the unit of work is passed on once the unit has committed: the
     // deploy reads the store over other connections, which must see the change (realtime PJSIP
@@ -245,18 +227,17 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     const deploys = new Set<string>();
     const held: DeployScheduler = {
       // Recorded through the unit itself (the save's transaction): it commits with the change.
-      recordDeploy: (db, orgId) => inner.recordDeploy(db, orgId),
+      recordDeploy: (db, orgId) => deps.deployScheduler.recordDeploy(db, orgId),
       scheduleDeploy(orgId) {
-        scope.getStore()?.deployedOrgs.add(orgId);
         deploys.add(orgId);
       },
     };
     const result = await inUnitOfWork(deps.db, (db) =>
-      audited(route, { ...request, principal }, withDb(handlerDeps, db, held), handler),
+      audited(route, { ...request, principal }, withDb(deps, db, held), handler),
     );
     for (const orgId of deploys) {
       try {
-        inner.scheduleDeploy(orgId);
+        deps.deployScheduler.scheduleDeploy(orgId);
       } catch {
         // As notifyConfigChanged: the save succeeded; the scheduler logs its own failures.
       }
@@ -282,7 +263,7 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
         ? await read(reader, paramValues, principal, ctx, unitDeps)
         : null;
     const requestScope: RequestScope = { deployedOrgs: new Set() };
-    const result = await scope.run(requestScope, () => handler(unitDeps));
+    const result = await handler(notingDeploys(unitDeps, requestScope));
 
     const resourceId = parts.idParam !== null ? (params[parts.idParam] ?? null) : createdId(result);
     const action = actionOf(route, getPaths);
@@ -308,7 +289,26 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
     return result;
   }
 
-  return { around, deps: handlerDeps };
+  return { around };
+}
+
+/**
+ * `base` seen with a deploy scheduler that also notes in `scope` the orgs it was asked to deploy
+ * (a proxy, not a copy: deps set after the router is built, such as a test's configDeploys, stay
+ * visible).
+ */
+function notingDeploys(base: AppDeps, scope: RequestScope): AppDeps {
+  const deployScheduler: DeployScheduler = {
+    recordDeploy: (db, orgId) => base.deployScheduler.recordDeploy(db, orgId),
+    scheduleDeploy(orgId) {
+      scope.deployedOrgs.add(orgId);
+      base.deployScheduler.scheduleDeploy(orgId);
+    },
+  };
+  return new Proxy(base, {
+    get: (target, property, receiver) =>
+      property === "deployScheduler" ? deployScheduler : Reflect.get(target, property, receiver),
+  });
 }
 
 /**

@@ -78,7 +78,9 @@ export function subscribesTo(webhook: Pick<WebhookRow, "events">, type: string):
 
 /**
  * Writes one pending delivery per active webhook of `orgId` subscribed to `type`, through `trx`
- * when given (the caller's transaction) or `db`. Refuses unknown types and `ivr.*`.
+ * when given (the caller's transaction), else in a transaction of its own: the webhooks'
+ * timestamps and the rows commit together, in one commit instead of two (docs/performance.md).
+ * Refuses unknown types and `ivr.*`.
  */
 export async function emitEvent(
   db: Db,
@@ -89,7 +91,16 @@ export async function emitEvent(
   clock: Clock = systemClock,
 ): Promise<EmittedEvent> {
   const eventType = parseWebhookEvent(type);
-  const handle = trx ?? db;
+  if (trx === undefined) {
+    const emitted = await db
+      .transaction()
+      .execute((own) => emitEvent(own, orgId, eventType, data, own, clock));
+    // The signal inside the transaction came before the commit: a dispatcher on another
+    // connection (PostgreSQL) found nothing. Now the rows are there to claim.
+    if (emitted.deliveries > 0) outboxSignal.emit("emitted");
+    return emitted;
+  }
+  const handle = trx;
   const webhooks = (await createWebhookRepository(handle).listActiveByOrg(orgId)).filter((w) =>
     subscribesTo(w, eventType),
   );

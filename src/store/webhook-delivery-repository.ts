@@ -1,5 +1,6 @@
 // The outbox: one row per (event, webhook). Dispatchers (one per replica) claim due rows under a
 // lease, record every attempt on its row, and a row whose lease ran out is claimed again.
+import { sql } from "kysely";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
 import type { DeliveryRow, DeliveryStatus } from "./schema.js";
@@ -95,14 +96,18 @@ export function createDeliveryRepository(db: Db) {
               "in",
               group.map((row) => row.id),
             )
+            // Still claimable: a CASE, not an OR of two conditions, because SQLite's planner
+            // answers such an OR with the `due` index, reading every due row of the backlog
+            // (20 ms per claim at 15,000 pending rows) instead of the few ids by primary key.
             .where((eb) =>
-              eb.or([
-                eb.and([eb("status", "=", "pending"), eb("next_attempt_at", "<=", now)]),
-                eb.and([
-                  eb("status", "=", "in_flight"),
-                  eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", now)]),
-                ]),
-              ]),
+              eb
+                .case()
+                .when("status", "=", "pending")
+                .then(eb("next_attempt_at", "<=", now))
+                .when("status", "=", "in_flight")
+                .then(eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", now)]))
+                .else(sql<boolean>`false`)
+                .end(),
             )
             .returning("id")
             .execute();

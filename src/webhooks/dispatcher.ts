@@ -69,13 +69,19 @@ export interface WebhookDispatcher {
 }
 
 /**
- * Group commit of finished attempts: every attempt that finishes while a commit runs goes into
- * the next one. `add` resolves once the attempt is recorded (or its commit failed and was logged).
+ * Group commit of finished attempts: every attempt that finishes in the same turn of the event
+ * loop, or while a commit runs, goes into one commit. The commit starts on the next turn
+ * (setImmediate), after every answer that arrived in this one: SQLite's calls are synchronous, so
+ * a commit started at once holds the loop until it is done and no other answer can join it (a
+ * bench:webhooks run committed 2,992 times for 3,000 deliveries). `add` resolves once the
+ * attempt is recorded (or its commit failed and was logged).
  */
 class AttemptRecorder {
   private readonly waiting: { attempt: FinishedAttempt; done: () => void }[] = [];
   /** A commit is running; attempts that finish now wait for the next one. */
   private committing = false;
+  /** A drain is due on the next turn of the event loop. */
+  private scheduled = false;
 
   constructor(
     private readonly commit: (attempts: FinishedAttempt[]) => Promise<void>,
@@ -83,13 +89,18 @@ class AttemptRecorder {
   ) {}
 
   get busy(): boolean {
-    return this.committing;
+    return this.committing || this.scheduled;
   }
 
   add(attempt: FinishedAttempt): Promise<void> {
     return new Promise((resolve) => {
       this.waiting.push({ attempt, done: resolve });
-      void this.drain();
+      if (this.scheduled || this.committing) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.drain();
+      });
     });
   }
 

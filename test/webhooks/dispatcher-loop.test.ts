@@ -6,9 +6,10 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Timers } from "../../src/clock.js";
 import { emitEvent } from "../../src/domain/webhook-events.js";
+import { storeDialect } from "../../src/store/dialect.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
-import { createNodeHttpClient } from "../../src/webhooks/http-client.js";
+import { createNodeHttpClient, type WebhookHttpClient } from "../../src/webhooks/http-client.js";
 import {
   addWebhook,
   freshWebhookDb,
@@ -111,6 +112,68 @@ test("stop() waits for attempts in flight and claims nothing more", async () => 
   } finally {
     http.close();
     await receiver.close();
+    await store.close();
+  }
+});
+
+test("attempts answered in the same turn of the event loop are recorded in one commit", async () => {
+  const store = await freshWebhookDb();
+  const receiver = await startReceiver();
+  const http = createNodeHttpClient({ allowPrivate: true });
+  const ctx = testContext(store.db, () => new Date(), http);
+  // Every answer waits until all eight requests are in, then all eight arrive together.
+  const answers: (() => void)[] = [];
+  const client: WebhookHttpClient = {
+    post: () =>
+      new Promise((resolve) => {
+        answers.push(() => resolve({ status: 200, retryAfter: null, bodySnippet: "" }));
+        if (answers.length === 8) for (const answer of answers) answer();
+      }),
+  };
+  const transaction = store.db.transaction.bind(store.db);
+  let commits = 0;
+  store.db.transaction = () => {
+    commits++;
+    return transaction();
+  };
+  try {
+    await addWebhook(ctx, receiver.url);
+    for (let i = 0; i < 8; i++) await emitEvent(store.db, ORG, "call.initiated", { i });
+    commits = 0;
+    const dispatcher = createDispatcher({ db: store.db, http: client, concurrency: 8 });
+    assert.is(await dispatcher.runDue(), 8);
+    // On PostgreSQL each claim is a transaction too: the claim of the eight, and the empty one.
+    const claims = storeDialect(store.db) === "postgres" ? 2 : 0;
+    assert.is(commits, 1 + claims, "one group commit for the eight attempts");
+    const counts = await createDeliveryRepository(store.db).countByStatus();
+    assert.is(counts.delivered, 8);
+  } finally {
+    store.db.transaction = transaction;
+    http.close();
+    await receiver.close();
+    await store.close();
+  }
+});
+
+test("an event emitted alone commits its timestamps and rows together", async () => {
+  const store = await freshWebhookDb();
+  const http = createNodeHttpClient({ allowPrivate: true });
+  const ctx = testContext(store.db, () => new Date(), http);
+  const transaction = store.db.transaction.bind(store.db);
+  let commits = 0;
+  store.db.transaction = () => {
+    commits++;
+    return transaction();
+  };
+  try {
+    await addWebhook(ctx, "http://127.0.0.1:9/hook");
+    commits = 0;
+    const emitted = await emitEvent(store.db, ORG, "call.initiated", { i: 1 });
+    assert.is(emitted.deliveries, 1);
+    assert.is(commits, 1, "one transaction of its own");
+  } finally {
+    store.db.transaction = transaction;
+    http.close();
     await store.close();
   }
 });
