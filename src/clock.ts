@@ -34,3 +34,35 @@ export const systemTimers: Timers = {
     return { cancel: () => clearTimeout(timer) };
   },
 };
+
+/**
+ * One pending background run at a time (a poll, a retry): arming an armed timer does nothing,
+ * and the timer forgets itself before its task starts, so the task may arm it again.
+ */
+export class BackgroundTimer {
+  private handle: TimerHandle | null = null;
+
+  constructor(private readonly timers: Timers) {}
+
+  get armed(): boolean {
+    return this.handle !== null;
+  }
+
+  /** Runs `task` after `ms` milliseconds, unless a run is already pending. */
+  arm(ms: number, task: () => unknown): void {
+    if (this.handle) return;
+    this.handle = this.timers.setTimer(
+      ms,
+      () => {
+        this.handle = null;
+        void task();
+      },
+      { background: true },
+    );
+  }
+
+  cancel(): void {
+    this.handle?.cancel();
+    this.handle = null;
+  }
+}

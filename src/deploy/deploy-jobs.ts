@@ -8,7 +8,7 @@
 // deployer would have. Status reads (`GET /config/status`) need no deployer and run anywhere.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { type Clock, systemClock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
 import type { Db } from "../store/database.js";
 import { createDeployJobRepository, type DeployJobRow } from "../store/deploy-job-repository.js";
 import { CompileRefusedError } from "./store-builds.js";
@@ -55,7 +55,7 @@ export class DeployJobs {
   private readonly pollMs: number;
   private readonly waitMs: number;
   private serving = false;
-  private timer: TimerHandle | null = null;
+  private readonly pollTimer: BackgroundTimer;
   private polling: Promise<void> | null = null;
 
   constructor(private readonly options: DeployJobsOptions) {
@@ -64,6 +64,7 @@ export class DeployJobs {
     this.timers = options.timers ?? systemTimers;
     this.pollMs = options.pollMs ?? DEPLOY_JOB_POLL_MS;
     this.waitMs = options.waitMs ?? DEPLOY_JOB_WAIT_MS;
+    this.pollTimer = new BackgroundTimer(this.timers);
   }
 
   deployOrgNow(orgId: string): Promise<OrgDeployOutcome> {
@@ -91,8 +92,7 @@ export class DeployJobs {
   /** This replica is no longer the deployer: waits for the job it is carrying out. */
   async stopServing(): Promise<void> {
     this.serving = false;
-    this.timer?.cancel();
-    this.timer = null;
+    this.pollTimer.cancel();
     await this.polling;
   }
 
@@ -176,15 +176,7 @@ export class DeployJobs {
   }
 
   private schedulePoll(): void {
-    if (!this.serving || this.timer) return;
-    this.timer = this.timers.setTimer(
-      this.pollMs,
-      () => {
-        this.timer = null;
-        void this.poll();
-      },
-      { background: true },
-    );
+    if (this.serving) this.pollTimer.arm(this.pollMs, () => this.poll());
   }
 }
 

@@ -12,7 +12,7 @@
 // its rows are written and its (uncached) id is looked up; the dialplan and queues still deploy
 // through the debounced file path.
 import type { Logger } from "pino";
-import { type Clock, systemClock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
 import { REGISTRATIONS_RELOAD } from "../engine/realtime-pjsip-target.js";
 import type { EngineProbe, EngineTarget } from "../engine/target.js";
 import type { Db } from "../store/database.js";
@@ -63,7 +63,7 @@ export class RealtimePjsip {
   private readonly queued = new Map<string, Promise<void>>();
   private flushing: Promise<RealtimeFlush> | null = null;
   private flushAgain: Promise<RealtimeFlush> | null = null;
-  private retry: TimerHandle | null = null;
+  private readonly retry: BackgroundTimer;
   private failures = 0;
   private stopped = false;
 
@@ -72,6 +72,7 @@ export class RealtimePjsip {
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
     this.retryDelaysMs = options.retryDelaysMs ?? REALTIME_RETRY_DELAYS_MS;
+    this.retry = new BackgroundTimer(this.timers);
   }
 
   /**
@@ -159,8 +160,7 @@ export class RealtimePjsip {
   /** Waits for running syncs and flushes; no retry is scheduled afterwards. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.retry?.cancel();
-    this.retry = null;
+    this.retry.cancel();
     await Promise.allSettled([...this.running.values(), ...this.queued.values()]);
     await Promise.allSettled([this.flushing, this.flushAgain]);
   }
@@ -265,17 +265,10 @@ export class RealtimePjsip {
   }
 
   private scheduleRetry(): void {
-    if (this.stopped || this.retry) return;
+    if (this.stopped || this.retry.armed) return;
     const delay =
       this.retryDelaysMs[Math.min(this.failures, this.retryDelaysMs.length - 1)] ?? 1000;
     this.failures++;
-    this.retry = this.timers.setTimer(
-      delay,
-      () => {
-        this.retry = null;
-        void this.flush();
-      },
-      { background: true },
-    );
+    this.retry.arm(delay, () => this.flush());
   }
 }

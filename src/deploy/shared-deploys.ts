@@ -8,7 +8,7 @@
 // when the deployer dies, its successor deploys whatever differs (`deployEverything`) and then
 // whatever is still requested.
 import type { Logger } from "pino";
-import { type Clock, systemClock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
 import type { Db } from "../store/database.js";
 import { createDeployRequestRepository } from "../store/deploy-request-repository.js";
 import type { StartupSummary, StoreDeploys } from "./store-deploys.js";
@@ -36,7 +36,7 @@ export class SharedDeploys {
   private readonly seen = new Map<string, number>();
   /** The seq a running deploy of the org covers (read before it read the store). */
   private readonly covering = new Map<string, number>();
-  private timer: TimerHandle | null = null;
+  private readonly pollTimer: BackgroundTimer;
   private polling: Promise<void> | null = null;
 
   constructor(private readonly options: SharedDeploysOptions) {
@@ -44,6 +44,7 @@ export class SharedDeploys {
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
     this.pollMs = options.pollMs ?? DEPLOY_REQUEST_POLL_MS;
+    this.pollTimer = new BackgroundTimer(this.timers);
   }
 
   /** True while this replica is the deployer. */
@@ -111,8 +112,7 @@ export class SharedDeploys {
   async stopDeploying(options: { flush: boolean }): Promise<void> {
     const deploys = this.deploys;
     this.deploys = null;
-    this.timer?.cancel();
-    this.timer = null;
+    this.pollTimer.cancel();
     await this.polling;
     if (!deploys) return;
     if (options.flush) {
@@ -157,14 +157,6 @@ export class SharedDeploys {
   }
 
   private schedulePoll(): void {
-    if (!this.deploys || this.timer) return;
-    this.timer = this.timers.setTimer(
-      this.pollMs,
-      () => {
-        this.timer = null;
-        void this.poll();
-      },
-      { background: true },
-    );
+    if (this.deploys) this.pollTimer.arm(this.pollMs, () => this.poll());
   }
 }
