@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import NodesAdd from "../../src/cli/commands/nodes/add.js";
 import NodesDrain from "../../src/cli/commands/nodes/drain.js";
 import NodesList, { type NodesListResult } from "../../src/cli/commands/nodes/list.js";
+import NodesPin, { type NodesPinResult } from "../../src/cli/commands/nodes/pin.js";
 import NodesRemove from "../../src/cli/commands/nodes/remove.js";
 import NodesUpdate from "../../src/cli/commands/nodes/update.js";
 import { openDataStore } from "../../src/domain/gitops.js";
@@ -140,6 +141,29 @@ test("add, list with counts, update, drain, remove; the secret never printed", a
     dataDir,
   ]);
   assert.match(badAddress.error?.message ?? "", /^sip_address must be host or host:port/);
+
+  const pinned = await runCommand(NodesPin, [
+    A,
+    "node-b",
+    "--standby",
+    "node-1",
+    "--data-dir",
+    dataDir,
+  ]);
+  assert.is(pinned.code, 0, pinned.stderr + String(pinned.error));
+  assert.match(pinned.stdout, /on node-b \(standby node-1\)/);
+  const moved = await runCommand(NodesPin, [
+    A,
+    "node-1",
+    "--clear-standby",
+    "--json",
+    "--data-dir",
+    dataDir,
+  ]);
+  const back = moved.result as NodesPinResult;
+  assert.equal([back.org_id, back.node, back.standby_node, back.pinned], [A, "node-1", null, true]);
+  const noOrg = await runCommand(NodesPin, ["nope", "node-1", "--data-dir", dataDir]);
+  assert.is(noOrg.error?.message, "Organization nope not found");
 
   const drained = await runCommand(NodesDrain, ["node-1", "--data-dir", dataDir]);
   assert.match(drained.stdout, /node-1\s+draining\s+2\/10 orgs/);
