@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import type { NodeState } from "../model/engine-node.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
+import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
 export interface EngineNodesTable {
   id: string;
@@ -129,6 +130,43 @@ export async function orgIdsOnNode(db: Db, nodeId: string): Promise<string[]> {
     .orderBy("org_id")
     .execute();
   return rows.map((r) => r.org_id);
+}
+
+/** Id, prefix and status of the orgs placed on `nodeId`, by context prefix. */
+export async function orgHandlesOnNode(
+  db: Db,
+  nodeId: string,
+): Promise<{ id: string; context_prefix: string; status: string }[]> {
+  return db
+    .selectFrom("organizations")
+    .innerJoin("org_placements", "org_placements.org_id", "organizations.id")
+    .select(["organizations.id", "organizations.context_prefix", "organizations.status"])
+    .where("org_placements.node_id", "=", nodeId)
+    .orderBy("organizations.context_prefix")
+    .execute();
+}
+
+/** Context prefixes of the served orgs placed on `nodeId` (that node's top-level includes). */
+export async function servedPrefixesOnNode(db: Db, nodeId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("organizations")
+    .innerJoin("org_placements", "org_placements.org_id", "organizations.id")
+    .select("organizations.context_prefix")
+    .where("organizations.status", "=", SERVED_ORG_STATUS)
+    .where("org_placements.node_id", "=", nodeId)
+    .execute();
+  return rows.map((row) => row.context_prefix);
+}
+
+/** Whether `orgId` is placed on `nodeId` as its primary. */
+export async function isPlacedOn(db: Db, orgId: string, nodeId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("org_placements")
+    .select("org_id")
+    .where("org_id", "=", orgId)
+    .where("node_id", "=", nodeId)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Orgs with no placement row, oldest first. */
