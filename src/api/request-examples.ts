@@ -58,6 +58,7 @@ export const EXAMPLES_BY_NAME: Readonly<Record<string, readonly string[]>> = {
   sip_address: ["10.0.0.12:5060"],
   node: ["node-2"],
   standby_node: ["node-3"],
+  phone_number_id: ["106540352242922"],
 };
 
 /** The example for property `name` that `pattern` accepts, if any. */
