@@ -18,7 +18,7 @@ import {
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { migrateToLatest, openStoreHandle } from "../../src/store/database.js";
 import { type Rig, startRig } from "../integration/helpers.js";
-import { startBaresip } from "./baresip.js";
+import { type Baresip, startBaresip } from "./baresip.js";
 import { boot } from "./helpers.js";
 import { type Postgres, startPostgres } from "./postgres.js";
 import { serveEnv } from "./service.js";
@@ -32,7 +32,12 @@ interface Context {
 
 const test = suite<Context>("realtime pjsip through the API");
 
-async function register(context: Context, user: string, secret: string): Promise<string> {
+/** A baresip phone for `user` and how its first REGISTER ended (`REGISTER_OK`, `REGISTER_FAIL`). */
+async function phoneOf(
+  context: Context,
+  user: string,
+  secret: string,
+): Promise<{ phone: Baresip; registered: string }> {
   const phone = await startBaresip({
     user,
     password: secret,
@@ -40,10 +45,17 @@ async function register(context: Context, user: string, secret: string): Promise
   });
   try {
     const event = await phone.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type));
-    return event.type;
-  } finally {
+    return { phone, registered: event.type };
+  } catch (error) {
     await phone.stop();
+    throw error;
   }
+}
+
+async function register(context: Context, user: string, secret: string): Promise<string> {
+  const { phone, registered } = await phoneOf(context, user, secret);
+  await phone.stop();
+  return registered;
 }
 
 async function call(
@@ -138,7 +150,7 @@ test("a trunk's endpoint is its row and its identify by address is the file's", 
   assert.not.match(log, "Reloading module 'res_pjsip.so'");
 });
 
-test("after Asterisk restarts, then PostgreSQL restarts, users still register, and a user saved after both too", async (context) => {
+test("after Asterisk restarts, then PostgreSQL restarts, users still register and call, and a user saved after both too", async (context) => {
   const first = await call(context, "POST", "/users", { extension: "3001", name: "Carol" });
   await realtime(context).idle();
   const carol = `${context.org.prefix}3001`;
@@ -157,8 +169,34 @@ test("after Asterisk restarts, then PostgreSQL restarts, users still register, a
   assert.is(second.status, 201);
   await realtime(context).idle();
   const dave = `${context.org.prefix}3002`;
-  assert.is(await register(context, dave, second.body.sip_password!), "REGISTER_OK");
-  assert.equal(await realtime(context).pending(), []);
+  // Dave's phone stays registered: it takes the call below (a phone killed without unregistering
+  // would leave a contact that a call rings instead).
+  const callee = await phoneOf(context, dave, second.body.sip_password!);
+  try {
+    assert.is(callee.registered, "REGISTER_OK");
+    assert.equal(await realtime(context).pending(), []);
+
+    // And they call: Carol's phone dials Dave's extension (its dialplan deployed on the
+    // debounce), Dave's phone rings and answers; both endpoints are rows read after both restarts.
+    await context.rig.advance(6000);
+    const caller = await phoneOf(context, carol, first.body.sip_password!);
+    try {
+      assert.is(caller.registered, "REGISTER_OK");
+      const mark = callee.phone.events.length;
+      await caller.phone.command("dial", `sip:3002@127.0.0.1:${context.engine.sipPort}`);
+      await callee.phone.waitForEvent((e) => e.type === "CALL_INCOMING", { since: mark });
+      await callee.phone.command("accept");
+      await callee.phone.waitForEvent((e) => e.type === "CALL_ESTABLISHED", { since: mark });
+      await caller.phone.waitForEvent((e) => e.type === "CALL_ESTABLISHED");
+      const channels = await context.engine.cli("core show channels concise");
+      assert.match(channels, `PJSIP/${dave}-`, channels);
+      await caller.phone.command("hangup");
+    } finally {
+      await caller.phone.stop();
+    }
+  } finally {
+    await callee.phone.stop();
+  }
 });
 
 test("what realtime mode sends is answered as fixtures/ami/pjsip-realtime.json records", async (context) => {
