@@ -1,8 +1,8 @@
 // Realtime PJSIP at scale on the shared Asterisk 22 and a throwaway PostgreSQL 15: with 1,000
 // orgs of 50 users as rows (written in bulk straight from the compiler's realtime output, not
 // through the API), the engine boots with no WARNING or ERROR and never reads those tables while
-// booting: `allow_unqualified_fetch=no` on the endpoint, auth and AOR wizards leaves nothing that
-// walks them, so the rows cost the boot nothing. One of the 50,000 users then registers, its
+// booting but one qualified query that finds none of them: `allow_unqualified_fetch=no` on the
+// endpoint, auth and AOR wizards leaves nothing that walks them, so the rows cost the boot nothing. One of the 50,000 users then registers, its
 // objects fetched by id on that first REGISTER. The boot times are printed (never asserted): the
 // machine is shared, and docs/engine.md gives the figures.
 
@@ -29,6 +29,8 @@ interface Context {
   engine: AsteriskInstance;
   chosen: string;
   bootMs: number;
+  /** The statements that read an object table while the engine booted. */
+  bootReads: string[];
 }
 
 const test = suite<Context>("realtime pjsip: boot over 1,000 orgs of rows");
@@ -88,7 +90,7 @@ test.before(async (context) => {
   console.log(
     `\n  realtime boot over ${ORGS * 50} users' rows: ${Math.round(context.bootMs)} ms to fully booted, RSS ${rssMb(context.engine.pid)} MB`,
   );
-  assert.equal(objectReads(context.db, before), [], "no object table was read while booting");
+  context.bootReads = objectReads(context.db, before);
 });
 
 test.after(async (context) => {
@@ -98,6 +100,14 @@ test.after(async (context) => {
 
 test("the engine boots over 50,000 users' rows with no WARNING/ERROR and without reading them", async (context) => {
   assert.equal(context.engine.problems(), [], context.engine.problems().join("\n"));
+  // The one read of an object table while booting is qualified: the endpoints with mailboxes
+  // (unsolicited MWI's start-up), which pbxctl's rows never set, so it returns none of them.
+  assert.is(context.bootReads.length, 1, context.bootReads.join("\n"));
+  assert.match(context.bootReads[0]!, "SELECT * FROM ps_endpoints WHERE mailboxes != ''");
+  const withMailboxes = await context.db.sql(
+    "SELECT count(*) FROM ps_endpoints WHERE mailboxes != '';",
+  );
+  assert.is(withMailboxes.trim(), "0");
   // Nothing walked the tables: the unqualified listing is empty, one user is still found by id.
   assert.match(await context.engine.cli("pjsip show endpoints"), "No objects found.");
 });
