@@ -218,6 +218,57 @@ if (testBackend() === "postgres") {
       }
     }));
 
+  test("a user deleted while the rows cannot be written: the rows and the expiries are retried, so the engine never keeps serving it", () =>
+    withRig({ ami: true, realtime: true }, async (rig) => {
+      const ami = rig.ami!;
+      const realtime = rig.running.engine!.realtime!;
+      const rows = createPjsipRealtimeRepository(rig.db);
+      const org = await rig.createOrg();
+      const user = await createUser(rig, org.api_key, { extension: "6001", name: "Fay" });
+      const id = `${org.prefix}6001`;
+      await realtime.idle();
+      assert.ok(ami.sorceryCached.has(`res_pjsip/endpoint/${id}`), "cached by the verification");
+      // A database error on the realtime tables right after the save commits (the table is
+      // away): the users row is gone, its realtime rows could not be removed.
+      await sql`alter table ps_endpoints rename to ps_endpoints_away`.execute(rig.db);
+      const mark = ami.received.length;
+      try {
+        const del = await rig.request("DELETE", `/api/v1/users/${user.id}`, {
+          headers: { "x-api-key": org.api_key },
+        });
+        assert.is(del.status, 204, del.text);
+        await realtime.idle();
+        assert.equal(expiries(ami, mark), [], "nothing to tell the engine yet");
+        assert.ok(
+          rig.logs.some((line) => line.includes("realtime PJSIP rows not written; retrying")),
+        );
+      } finally {
+        await sql`alter table ps_endpoints_away rename to ps_endpoints`.execute(rig.db);
+      }
+      // Nothing else happens to the org: only the retry can converge.
+      await eventually("the retry removed the rows and told the engine", async () => {
+        rig.clock.advance(30_000);
+        await realtime.idle();
+        return (
+          (await rows.row("ps_endpoints", id)) === null && (await realtime.pending()).length === 0
+        );
+      });
+      assert.is(await rows.row("ps_auths", id), null);
+      assert.ok(expiries(ami, mark).includes(`res_pjsip/endpoint ${id}`));
+      assert.ok(expiries(ami, mark).includes(`res_pjsip/auth ${id}`));
+      assert.not.ok(ami.sorceryCached.has(`res_pjsip/endpoint/${id}`));
+
+      // The queue of what is owed unreadable too: the flush is retried as well.
+      await sql`alter table pjsip_realtime_pending rename to pending_away`.execute(rig.db);
+      let failed: string | undefined;
+      try {
+        failed = (await realtime.flush()).error;
+      } finally {
+        await sql`alter table pending_away rename to pjsip_realtime_pending`.execute(rig.db);
+      }
+      assert.match(failed ?? "", "pjsip_realtime_pending");
+    }));
+
   test("a replica that lost the deployer lease sends no cache expiry; what it owes waits in the store for the holder", () =>
     // Renewals never come during the test: this replica is a holder paused past its expiry that
     // has not noticed yet, so only the fence stands between its saves and the engine.
