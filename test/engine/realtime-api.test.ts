@@ -19,7 +19,7 @@ import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instanc
 import { migrateToLatest, openStoreHandle } from "../../src/store/database.js";
 import { type Rig, startRig } from "../integration/helpers.js";
 import { type Baresip, startBaresip } from "./baresip.js";
-import { boot } from "./helpers.js";
+import { boot, until } from "./helpers.js";
 import { type Postgres, startPostgres } from "./postgres.js";
 import { serveEnv } from "./service.js";
 
@@ -197,6 +197,91 @@ test("after Asterisk restarts, then PostgreSQL restarts, users still register an
   } finally {
     await callee.phone.stop();
   }
+});
+
+/** An AMI session of the test's own (the engine's answers, not pbxctl's). */
+async function withAmi<T>(
+  context: Context,
+  work: (
+    action: (fields: Record<string, string>) => Promise<Record<string, unknown>>,
+  ) => Promise<T>,
+): Promise<T> {
+  const target = createAmiTarget({
+    host: "127.0.0.1",
+    port: context.engine.amiPort,
+    username: context.engine.amiUsername,
+    secret: context.engine.amiSecret,
+  });
+  try {
+    await target.reach!();
+    return await work((fields) => target.connection.action(fields));
+  } finally {
+    await target.close();
+  }
+}
+
+/** Makes `table` unreadable (a database error for Asterisk's queries and pbxctl's writes alike). */
+async function withTableAway(context: Context, table: string, work: () => Promise<void>) {
+  await context.db.sql(`ALTER TABLE ${table} RENAME TO ${table}_away;`);
+  try {
+    await work();
+  } finally {
+    await context.db.sql(`ALTER TABLE ${table}_away RENAME TO ${table};`);
+  }
+}
+
+test("a database error never keeps a cached object alive: a failed refresh drops it (Asterisk's memory cache)", async (context) => {
+  const created = await call(context, "POST", "/users", { extension: "7001", name: "Gina" });
+  await realtime(context).idle();
+  const gina = `${context.org.prefix}7001`;
+  const secret = created.body.sip_password!;
+  assert.is(await register(context, gina, secret), "REGISTER_OK");
+  await withTableAway(context, "ps_auths", async () => {
+    // Cached: served without the database.
+    assert.is(await register(context, gina, secret), "REGISTER_OK");
+    // Stale, refreshed now: the refresh's query fails, and res_sorcery_memory_cache treats a
+    // failed refresh as "the backend no longer has it" and removes the object.
+    const answer = await withAmi(context, (action) =>
+      action({
+        Action: "SorceryMemoryCacheStaleObject",
+        Cache: "res_pjsip/auth",
+        Object: gina,
+        Reload: "yes",
+      }),
+    );
+    assert.is(String(answer.response), "Success", JSON.stringify(answer));
+    await until("the failed refresh dropped the cached auth", async () =>
+      (await register(context, gina, secret)) === "REGISTER_FAIL" ? true : null,
+    );
+  });
+  // The table back: read again from its row.
+  assert.is(await register(context, gina, secret), "REGISTER_OK");
+});
+
+test("a user deleted while its rows could not be written is refused once the database is back (the sync is retried)", async (context) => {
+  const created = await call(context, "POST", "/users", { extension: "7002", name: "Hal" });
+  await realtime(context).idle();
+  const hal = `${context.org.prefix}7002`;
+  const secret = created.body.sip_password!;
+  assert.is(await register(context, hal, secret), "REGISTER_OK");
+  await withTableAway(context, "ps_endpoints", async () => {
+    const deleted = await call(context, "DELETE", `/users/${created.body.id}`);
+    assert.is(deleted.status, 204);
+    await realtime(context).idle();
+    // The window Asterisk's cache leaves open: no expiry could be sent (the rows are not
+    // written yet), so the cached objects still answer; stale after 120 s, dropped after 900 s.
+    assert.is(await register(context, hal, secret), "REGISTER_OK");
+  });
+  // Back: the retry (on the scheduler's clock) removes the rows, expires and verifies.
+  await until("the retry took the deletion to the engine", async () => {
+    await context.rig.advance(30_000);
+    await realtime(context).idle();
+    return (await realtime(context).pending()).length === 0 &&
+      (await context.engine.cli(`pjsip show endpoint ${hal}`)).includes("Unable to find object")
+      ? true
+      : null;
+  });
+  assert.is(await register(context, hal, secret), "REGISTER_FAIL");
 });
 
 test("what realtime mode sends is answered as fixtures/ami/pjsip-realtime.json records", async (context) => {
