@@ -23,11 +23,22 @@ export class MatchClaims<T> {
   private readonly within = new Map<BlockKey, Claim<T>>();
   /** The prefix lengths of the blocks claimed, by family (few: the holders to look up). */
   private readonly lengths = { 4: new Set<number>(), 6: new Set<number>() };
+  /** Each entry's range, parsed once: an entry is looked up, then added. */
+  private readonly ranges = new Map<string, Range | null>();
+
+  private rangeOf(entry: string): Range | null {
+    let range = this.ranges.get(entry);
+    if (range === undefined) {
+      range = matchRange(entry);
+      this.ranges.set(entry, range);
+    }
+    return range;
+  }
 
   /** Records `entry` (a trunk's identify match) as claimed by `owner`. */
   add(entry: string, owner: T): void {
     const claim = { order: this.count++, owner };
-    const range = matchRange(entry);
+    const range = this.rangeOf(entry);
     if (range === null) {
       setFirst(this.names, entry.toLowerCase(), claim);
       return;
@@ -45,7 +56,7 @@ export class MatchClaims<T> {
 
   /** The owner of the earliest claim that `entry` overlaps, if any. */
   firstOverlapping(entry: string): T | undefined {
-    const range = matchRange(entry);
+    const range = this.rangeOf(entry);
     if (range === null) return this.names.get(entry.toLowerCase())?.owner;
     const keyAt = blockKeys(range);
     let first = this.within.get(keyAt(range.prefix));
