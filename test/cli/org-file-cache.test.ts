@@ -223,6 +223,21 @@ test("a clash across files is found when only one of the two files changed", asy
   assert.match(apply.error!.message, "1 error(s) in org files");
 });
 
+test("a clash placed in the unchanged file: its cached summary places it as a parse would", async () => {
+  assert.is((await runCommand(Validate, [orgs])).code, 0);
+  // acme (the earlier file) takes globex's number: globex, unchanged and answered from the
+  // cache by its keys alone, gets the problem, at the place its full summary holds.
+  edit("acme.yaml", "number: +918065978001", "number: +918065978021");
+  const cached = await runCommand(Validate, [orgs]);
+  const parsed = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(cached.code, 1);
+  assert.match(
+    cached.stderr,
+    /globex\.yaml:\d+:\d+ dids\[\d\]\.number: DID \+918065978021 is also assigned in/,
+  );
+  assert.is(cached.stderr, parsed.stderr);
+});
+
 test("slugs are unique across files too", async () => {
   edit("globex.yaml", "slug: globex", "slug: acme");
   const load = await loadOrgFiles([orgs], { env: {}, cache: true });
