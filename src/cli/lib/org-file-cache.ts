@@ -133,7 +133,7 @@ export class CachedEntry {
     if (this.parsed) return this.parsed;
     let value: unknown;
     try {
-      value = JSON.parse(Buffer.from(this.stored.bytes).toString("utf8"));
+      value = JSON.parse(textOf(this.stored.bytes));
     } catch {
       return undefined;
     }
@@ -145,8 +145,9 @@ export class CachedEntry {
   /** The whole analysis of an entry whose bytes were read back once already. */
   sound(): CachedAnalysis {
     const analysis = this.analysis();
-    // Only reachable if the pack changed on disk under this run (its bytes are held).
-    if (!analysis) throw new Error("a cache entry read back once no longer does");
+    // Unreachable: a plain entry's bytes passed a check (the pack's or its own) when it was
+    // found, and this version wrote them from a sound analysis.
+    if (!analysis) throw new Error("a checked cache entry does not read back as an analysis");
     return analysis;
   }
 
@@ -154,6 +155,11 @@ export class CachedEntry {
   get packed(): PackEntry {
     return this.stored;
   }
+}
+
+/** Bytes of the pack as text (a view, not a copy). */
+function textOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
 }
 
 /** The pack entry of an analysis. */
@@ -185,7 +191,7 @@ export function readPackFile(
   for (const hash of pack.hashes()) {
     const entry = pack.entry(hash);
     if (!entry) continue;
-    const text = Buffer.from(entry.bytes).toString("utf8");
+    const text = textOf(entry.bytes);
     try {
       entries[hash] = JSON.parse(text);
     } catch {
