@@ -1,10 +1,8 @@
 // Flow assertion files (`flows/*.yaml` beside the org files): calls and where they must go,
 // checked by `pbxctl test` and `pbxctl plan`. Parsed like org files, so every problem is
 // reported at file:line:col.
-
-import { createRequire } from "node:module";
 import { type Static, Type } from "@sinclair/typebox";
-import type { Ajv as AjvClass, ValidateFunction } from "ajv";
+import { Ajv, type ValidateFunction } from "ajv";
 import type { Diagnostic } from "./diagnostic.js";
 import { readableErrors } from "./schema-check.js";
 import { parseYaml, positionOf, type SourceDiagnostic, type YamlSource, yamlData } from "./yaml.js";
@@ -63,10 +61,9 @@ export interface LocatedFlow {
 let compiled: ValidateFunction | undefined;
 
 function validator(): ValidateFunction {
-  if (compiled) return compiled;
-  // Loaded when a flow file is read: `plan` imports this module on every run, flows or not.
-  const { Ajv } = createRequire(import.meta.url)("ajv") as { Ajv: typeof AjvClass };
-  compiled = new Ajv({ useDefaults: true, allErrors: true, verbose: true }).compile(FlowFileSchema);
+  compiled ??= new Ajv({ useDefaults: true, allErrors: true, verbose: true }).compile(
+    FlowFileSchema,
+  );
   return compiled;
 }
 
