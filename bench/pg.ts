@@ -24,15 +24,7 @@ import {
   round,
   serveHistory,
 } from "./call-load.js";
-import {
-  freePort,
-  loadUrls,
-  root,
-  seedUsers,
-  startServe,
-  stop,
-  waitFor,
-} from "./serve-load.js";
+import { freePort, loadUrls, root, seedUsers, startServe, stop, waitFor } from "./serve-load.js";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
