@@ -25,61 +25,63 @@ function registrations(run: SippRegistrationRun | null): string[] {
   ];
 }
 
-export function printEngineMatrix(
+/** One size's table, a column per PJSIP mode, printed as soon as the size is measured. */
+export function printSizeTable(columns: readonly SizeResult[]): void {
+  const orgs = columns[0]!.orgs;
+  const rate = (pick: (r: SizeResult) => SippRegistrationRun | null) =>
+    pick(columns.find((r) => pick(r)) ?? columns[0]!)?.rate ?? 0;
+  const rows: string[][] = [
+    [`${orgs} orgs`, ...columns.map((r) => r.mode)],
+    [
+      "load average (1 min), start -> end",
+      ...columns.map((r) => `${r.loadBefore.toFixed(1)} -> ${r.loadAfter.toFixed(1)}`),
+    ],
+    ["start-up deploy (every org written, loaded)", ...columns.map((r) => ms(r.startupMs))],
+    ["engine restart: boot to fully booted", ...columns.map((r) => ms(r.bootMs))],
+    ["engine RSS after that boot", ...columns.map((r) => `${r.rssMb} MB`)],
+    [
+      "new user registrable after API answer, p50 / p95",
+      ...columns.map((r) => p50p95(r.newUsers.map((u) => u.registrableMs))),
+    ],
+    [
+      "  realtime: first cache expiry sent, p50 / p95",
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.expirySentMs)))),
+    ],
+    [
+      "  realtime: endpoint verified, p50 / p95",
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.verifiedMs)))),
+    ],
+    [
+      "new user callable (INVITE reaches it), p50 / p95",
+      ...columns.map((r) => p50p95(r.newUsers.map((u) => u.callableMs))),
+    ],
+    [
+      `phones at ${rate((r) => r.steady)}/s: registered, wall time`,
+      ...columns.map((r) => registrations(r.steady)[0]!),
+    ],
+    ["  REGISTER exchange p50 / p95", ...columns.map((r) => registrations(r.steady)[1]!)],
+    [
+      `after restart at ${rate((r) => r.storm)}/s: registered, wall`,
+      ...columns.map((r) => registrations(r.storm)[0]!),
+    ],
+    ["  REGISTER exchange p50 / p95", ...columns.map((r) => registrations(r.storm)[1]!)],
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+  console.log(`\n${columns[0]!.engine}, PJSIP modes side by side`);
+  for (const row of rows) {
+    console.log(
+      row
+        .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+        .join("   "),
+    );
+  }
+}
+
+/** What the table's figures measure, then the optional IVR edit and burst figures. */
+export function printEngineNotes(
   results: readonly SizeResult[],
   options: { dialplanEdits: number; burst: number },
 ): void {
-  console.log(`\n${results[0]?.engine ?? "engine"}: file and realtime PJSIP side by side`);
-  for (const orgs of [...new Set(results.map((r) => r.orgs))]) {
-    const columns = results.filter((r) => r.orgs === orgs);
-    const rate = (pick: (r: SizeResult) => SippRegistrationRun | null) =>
-      pick(columns.find((r) => pick(r)) ?? columns[0]!)?.rate ?? 0;
-    const rows: string[][] = [
-      [`${orgs} orgs`, ...columns.map((r) => r.mode)],
-      [
-        "load average (1 min), start -> end",
-        ...columns.map((r) => `${r.loadBefore.toFixed(1)} -> ${r.loadAfter.toFixed(1)}`),
-      ],
-      ["start-up deploy (every org written, loaded)", ...columns.map((r) => ms(r.startupMs))],
-      ["engine restart: boot to fully booted", ...columns.map((r) => ms(r.bootMs))],
-      ["engine RSS after that boot", ...columns.map((r) => `${r.rssMb} MB`)],
-      [
-        "new user registrable after API answer, p50 / p95",
-        ...columns.map((r) => p50p95(r.newUsers.map((u) => u.registrableMs))),
-      ],
-      [
-        "  realtime: first cache expiry sent, p50 / p95",
-        ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.expirySentMs)))),
-      ],
-      [
-        "  realtime: endpoint verified, p50 / p95",
-        ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.verifiedMs)))),
-      ],
-      [
-        "new user callable (INVITE reaches it), p50 / p95",
-        ...columns.map((r) => p50p95(r.newUsers.map((u) => u.callableMs))),
-      ],
-      [
-        `phones at ${rate((r) => r.steady)}/s: registered, wall time`,
-        ...columns.map((r) => registrations(r.steady)[0]!),
-      ],
-      ["  REGISTER exchange p50 / p95", ...columns.map((r) => registrations(r.steady)[1]!)],
-      [
-        `after restart at ${rate((r) => r.storm)}/s: registered, wall`,
-        ...columns.map((r) => registrations(r.storm)[0]!),
-      ],
-      ["  REGISTER exchange p50 / p95", ...columns.map((r) => registrations(r.storm)[1]!)],
-    ];
-    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
-    console.log("");
-    for (const row of rows) {
-      console.log(
-        row
-          .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
-          .join("   "),
-      );
-    }
-  }
   console.log(
     "\nregistrable: a phone's REGISTER (digest, password from the API answer) gets 200, retried" +
       " every 10 ms;\ncallable: an Originate of Local/<ext>@<prefix>internal (every 50 ms) reaches" +
