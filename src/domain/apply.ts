@@ -7,10 +7,11 @@
 // and writes nothing.
 
 import { type OrgImpact, orgImpact } from "../compiler/impact.js";
+import { claimedElsewhere, trunkClaims } from "../model/match-claims.js";
 import type { OrgExtras } from "../model/org-extras.js";
 import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
 import { internationalDigits } from "../model/phone.js";
-import { claimedAddressMessage, claimedElsewhere } from "../model/trunk-identify.js";
+import { claimedAddressMessage } from "../model/trunk-identify.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
 import { createDidRepository, RELEASED_TO_POOL } from "../store/did-repository.js";
@@ -164,7 +165,7 @@ export async function applyOrgState(
       );
     }
     // A carrier address another org's trunk matches is that org's traffic (as the API refuses).
-    const elsewhere = await createTrunkRepository(trx).listOutsideOrg(orgId);
+    const elsewhere = trunkClaims(await createTrunkRepository(trx).listOutsideOrg(orgId));
     for (const [index, trunk] of plan.state.trunks.entries()) {
       const claimed = claimedElsewhere(trunk, elsewhere);
       if (claimed !== undefined) {

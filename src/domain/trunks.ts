@@ -4,8 +4,9 @@
 // answer ever contains it, only `has_password`.
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../model/defaults.js";
+import { claimedElsewhere, trunkClaims } from "../model/match-claims.js";
 import { type OrgState, Trunk } from "../model/org-state.js";
-import { claimedAddressMessage, claimedElsewhere } from "../model/trunk-identify.js";
+import { claimedAddressMessage } from "../model/trunk-identify.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
 import type { Db } from "../store/database.js";
 import { loadOrgState } from "../store/load-org-state.js";
@@ -103,7 +104,8 @@ function assertTrunkValid(state: OrgState, trunk: Trunk & { id: string }): void 
  * carrier calls. The message never names the other org.
  */
 export async function assertAddressesUnclaimed(db: Db, orgId: string, trunk: Trunk): Promise<void> {
-  const claimed = claimedElsewhere(trunk, await createTrunkRepository(db).listOutsideOrg(orgId));
+  const others = await createTrunkRepository(db).listOutsideOrg(orgId);
+  const claimed = claimedElsewhere(trunk, trunkClaims(others));
   if (claimed !== undefined) throw new Conflict(claimedAddressMessage(claimed));
 }
 

@@ -6,7 +6,8 @@
 // lookup per shorter prefix length) and the blocks inside it (one lookup: each claim is recorded
 // at every block that holds it). A host name overlaps only the same name. The answer is the
 // earliest such claim, as a scan of the claims in order would find.
-import { matchRange, type Range } from "./trunk-identify.js";
+import type { Trunk } from "./org-state.js";
+import { identifyMatches, matchRange, type Range } from "./trunk-identify.js";
 
 interface Claim<T> {
   order: number;
@@ -58,6 +59,25 @@ export class MatchClaims<T> {
     }
     return first?.owner;
   }
+}
+
+type IdentifyingTrunk = Pick<Trunk, "host" | "registration" | "match">;
+
+/** Other orgs' trunks' identify matches, indexed once for every trunk checked against them. */
+export function trunkClaims(trunks: readonly IdentifyingTrunk[]): MatchClaims<string> {
+  const claims = new MatchClaims<string>();
+  for (const trunk of trunks) {
+    for (const entry of identifyMatches(trunk)) claims.add(entry, entry);
+  }
+  return claims;
+}
+
+/** The first of `trunk`'s identify matches that one of the `claims` (other orgs') overlaps. */
+export function claimedElsewhere(
+  trunk: IdentifyingTrunk,
+  claims: MatchClaims<string>,
+): string | undefined {
+  return identifyMatches(trunk).find((entry) => claims.firstOverlapping(entry) !== undefined);
 }
 
 /** An IPv4 block as a number (most keys, and cheap), an IPv6 block as a string. */

@@ -91,15 +91,6 @@ export function matchesOverlap(a: string, b: string): boolean {
   return left.family === right.family && left.first <= right.last && right.first <= left.last;
 }
 
-/** The first of `trunk`'s identify matches that one of `others` (other orgs' trunks) also claims. */
-export function claimedElsewhere(
-  trunk: Pick<Trunk, "host" | "registration" | "match">,
-  others: readonly Pick<Trunk, "host" | "registration" | "match">[],
-): string | undefined {
-  const taken = others.flatMap(identifyMatches);
-  return identifyMatches(trunk).find((entry) => taken.some((t) => matchesOverlap(entry, t)));
-}
-
 /** The refusal for a claimed address: it never names the org that holds it. */
 export function claimedAddressMessage(entry: string): string {
   return `${entry} is already matched by another organization's trunk`;

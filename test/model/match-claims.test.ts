@@ -1,7 +1,7 @@
 // The index of claimed trunk addresses answers as a scan of every earlier claim in order would.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { MatchClaims } from "../../src/model/match-claims.js";
+import { claimedElsewhere, MatchClaims, trunkClaims } from "../../src/model/match-claims.js";
 import { matchesOverlap } from "../../src/model/trunk-identify.js";
 
 /** A fixed pseudo-random sequence (the same entries on every run). */
@@ -59,6 +59,23 @@ test("a block finds a claim inside it and a claim holding it; apart blocks find 
   assert.is(claims.firstOverlapping("0.0.0.0/0"), "a.yaml");
   assert.is(claims.firstOverlapping("203.0.113.11"), undefined);
   assert.is(claims.firstOverlapping("[::ffff:203.0.113.10]"), undefined);
+});
+
+test("a trunk's first identify match another org's trunk claims; a registering trunk's host name claims nothing", () => {
+  const others = trunkClaims([
+    { host: "sip.carrier.example", registration: undefined, match: ["198.51.100.0/24"] },
+    { host: "203.0.113.5", registration: { username: "u" }, match: [] },
+    { host: "registrar.example", registration: { username: "u" }, match: [] },
+  ] as never);
+  const trunk = (host: string, match: string[], registration?: object) =>
+    ({ host, match, registration }) as never;
+  assert.is(
+    claimedElsewhere(trunk("10.0.0.1", ["198.51.100.9", "203.0.113.0/28"]), others),
+    "198.51.100.9",
+  );
+  assert.is(claimedElsewhere(trunk("SIP.Carrier.example", []), others), "SIP.Carrier.example");
+  assert.is(claimedElsewhere(trunk("203.0.113.5", [], { username: "x" }), others), "203.0.113.5");
+  assert.is(claimedElsewhere(trunk("registrar.example", ["192.0.2.1"]), others), undefined);
 });
 
 test.run();

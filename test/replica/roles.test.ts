@@ -4,6 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LeaseLostError, ReplicaRoles, type Role } from "../../src/replica/roles.js";
+import type { Db } from "../../src/store/database.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { FakeClock } from "../deploy/helpers.js";
 import { freshStore } from "../store/helpers.js";
@@ -25,6 +26,19 @@ function recordingRole(name: string, log: string[], who: string): Role {
       log.push(`${who} stop ${name}`);
     },
   };
+}
+
+/** Two replicas r1 and r2 offering the same roles on one store, one fake clock, one log. */
+function twoReplicas(store: { db: Db }, roleNames: string[], ttlMs?: number) {
+  const timers = new FakeClock();
+  const clock = wall(timers);
+  const log: string[] = [];
+  const make = (id: string) => {
+    const roles = new ReplicaRoles({ db: store.db, replicaId: id, clock, timers, ttlMs });
+    for (const name of roleNames) roles.add(recordingRole(name, log, id));
+    return roles;
+  };
+  return { one: make("r1"), two: make("r2"), timers, log };
 }
 
 /** Lets the store calls a timer callback started settle (the fake timers run them synchronously). */
@@ -76,16 +90,7 @@ test("a lease is held by one holder until it expires; its holder renews it", asy
 
 test("fencing: a holder paused past its expiry is refused once another took over, on the injected clock", async () => {
   const store = await freshStore();
-  const timers = new FakeClock();
-  const clock = wall(timers);
-  const log: string[] = [];
-  const make = (id: string) => {
-    const roles = new ReplicaRoles({ db: store.db, replicaId: id, clock, timers, ttlMs: 4000 });
-    roles.add(recordingRole("deployer:e1", log, id));
-    return roles;
-  };
-  const one = make("r1");
-  const two = make("r2");
+  const { one, two, timers } = twoReplicas(store, ["deployer:e1"], 4000);
   try {
     await one.start();
     await two.start();
@@ -120,17 +125,7 @@ test("fencing: a holder paused past its expiry is refused once another took over
 
 test("two replicas: each role runs on one; a dead holder's roles move after the lease", async () => {
   const store = await freshStore();
-  const timers = new FakeClock();
-  const clock = wall(timers);
-  const log: string[] = [];
-  const make = (id: string) => {
-    const roles = new ReplicaRoles({ db: store.db, replicaId: id, clock, timers, ttlMs: 4000 });
-    roles.add(recordingRole("deployer:e1", log, id));
-    roles.add(recordingRole("ticket-poller", log, id));
-    return roles;
-  };
-  const one = make("r1");
-  const two = make("r2");
+  const { one, two, timers, log } = twoReplicas(store, ["deployer:e1", "ticket-poller"], 4000);
   try {
     await one.start();
     await two.start();
@@ -166,13 +161,7 @@ test("two replicas: each role runs on one; a dead holder's roles move after the 
 
 test("a holder that cannot renew stops its role; stop() releases the leases at once", async () => {
   const store = await freshStore();
-  const timers = new FakeClock();
-  const clock = wall(timers);
-  const log: string[] = [];
-  const one = new ReplicaRoles({ db: store.db, replicaId: "r1", clock, timers });
-  one.add(recordingRole("retention", log, "r1"));
-  const two = new ReplicaRoles({ db: store.db, replicaId: "r2", clock, timers });
-  two.add(recordingRole("retention", log, "r2"));
+  const { one, two, log } = twoReplicas(store, ["retention"]);
   try {
     await one.start();
     assert.ok(one.holds("retention"));
