@@ -53,7 +53,7 @@ export function printSizeTable(columns: readonly SizeResult[]): void {
     ],
     [
       "new user callable (INVITE reaches it), p50 / p95",
-      ...columns.map((r) => p50p95(r.newUsers.map((u) => u.callableMs))),
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.callableMs)))),
     ],
     [
       `phones at ${rate((r) => r.steady)}/s: registered, wall time`,

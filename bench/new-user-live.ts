@@ -12,7 +12,8 @@ import type { SipPhone } from "./sip-phone.js";
 
 export interface NewUserSample {
   registrableMs: number;
-  callableMs: number;
+  /** Null when the sample measured only registrable. */
+  callableMs: number | null;
   /** Realtime mode: answer -> first `SorceryMemoryCacheExpireObject` sent, else null. */
   expirySentMs: number | null;
   /** Realtime mode: answer -> the endpoint verified (`pjsip show endpoint`), else null. */
@@ -41,6 +42,7 @@ const delay = (t: number) => new Promise((r) => setTimeout(r, t));
 export async function measureNewUser(
   probe: NewUserProbe,
   extension: string,
+  options: { callable: boolean },
 ): Promise<NewUserSample> {
   const { answeredAt, phone } = await probe.createUser(extension);
   try {
@@ -54,7 +56,7 @@ export async function measureNewUser(
       if (performance.now() > deadline) throw new Error(`${extension} never registered`);
       await delay(REGISTER_POLL_MS);
     }
-    while (phone.invites.length === 0) {
+    while (options.callable && phone.invites.length === 0) {
       if (performance.now() > deadline) throw new Error(`${extension} never reached by a call`);
       await probe.call(extension);
       const waitUntil = performance.now() + CALL_POLL_MS;
@@ -66,7 +68,7 @@ export async function measureNewUser(
     };
     return {
       registrableMs: registeredAt - answeredAt,
-      callableMs: phone.invites[0]! - answeredAt,
+      callableMs: options.callable ? phone.invites[0]! - answeredAt : null,
       expirySentMs: after(probe.timeline?.expiriesSent),
       verifiedMs: after(probe.timeline?.verified),
     };
