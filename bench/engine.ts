@@ -1,6 +1,6 @@
 // npm run bench:engine [-- --orgs 100,500,1000 --pjsip file,realtime --edits 20 --file-samples 3
 //                         --callable-samples 20 --phones 1000 --rate 200 --storm-rate 5000 --dialplan-edits 0 --burst 0]
-// (the defaults shown: the whole matrix, about 45 minutes on 2 shared cores; `--orgs 20` for a
+// (the defaults shown: the whole matrix, well over an hour on 2 shared cores; `--orgs 20` for a
 // quick look)
 // pbxctl against a real Asterisk 22 (PBX_ASTERISK_PREFIX, as `npm run test:engine`), as an
 // operator runs it: `engine init` files, the server over a store holding N orgs of the TARGETS.md
