@@ -7,66 +7,33 @@
 //    instrumentation (startServer's `metrics: null`), alternated three times, medians compared;
 //  - beside each req/s, the server process's CPU per request (/proc/<pid>/stat), which a busy
 //    shared machine does not move the way it moves req/s.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import autocannon from "autocannon";
 import { createMetrics } from "../src/metrics/registry.js";
+import {
+  ADMIN_PASSWORD,
+  freePort,
+  loadUrls,
+  root,
+  seedUsers,
+  startServe,
+  stop,
+  waitFor,
+} from "./serve-load.js";
 
-const root = new URL("..", import.meta.url).pathname;
 const argDuration = process.argv.indexOf("--duration");
 const DURATION = argDuration > 0 ? Number(process.argv[argDuration + 1]) : 10;
 const argRounds = process.argv.indexOf("--metrics-rounds");
 /** Alternated with/without rounds of the metrics cost; more rounds steady a loaded machine. */
 const METRICS_ROUNDS = argRounds > 0 ? Number(process.argv[argRounds + 1]) : 3;
-const ADMIN_PASSWORD = "bench-admin-password";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string, child: ChildProcess): Promise<void> {
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-function startServe(dataDir: string, port: number): ChildProcess {
-  return spawn(
-    process.execPath,
-    [join(root, "bin/run.js"), "serve", "--port", String(port), "--data-dir", dataDir],
-    {
-      env: { ...process.env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "warn" },
-      stdio: "ignore",
-    },
-  );
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGTERM");
-  await exited;
 }
 
 async function startup(): Promise<{ help: number; serve: number; rss: number }> {
@@ -93,39 +60,6 @@ async function startup(): Promise<{ help: number; serve: number; rss: number }> 
   return { help: median(help), serve: median(serve), rss: median(rss) };
 }
 
-async function json(url: string, init: RequestInit): Promise<Record<string, unknown>> {
-  const res = await fetch(url, {
-    ...init,
-    headers: { "content-type": "application/json", ...init.headers },
-  });
-  const body = (await res.json()) as Record<string, unknown>;
-  if (!res.ok)
-    throw new Error(`${init.method ?? "GET"} ${url}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
-/** An org with 50 users, created through the API; returns the org key. */
-async function seed(base: string): Promise<string> {
-  const { token } = await json(`${base}/api/v1/admin/auth`, {
-    method: "POST",
-    body: JSON.stringify({ admin_username: "admin", admin_password: ADMIN_PASSWORD }),
-  });
-  const org = await json(`${base}/api/v1/organizations`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}` },
-    body: JSON.stringify({ name: "Bench" }),
-  });
-  const apiKey = String(org.api_key);
-  for (let i = 0; i < 50; i++) {
-    await json(`${base}/api/v1/users`, {
-      method: "POST",
-      headers: { "x-api-key": apiKey },
-      body: JSON.stringify({ extension: String(2000 + i), name: `User ${i}` }),
-    });
-  }
-  return apiKey;
-}
-
 /** Clock ticks per second of /proc/<pid>/stat's CPU times. */
 const CLOCK_TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
 
@@ -143,12 +77,9 @@ function cpuSeconds(pid: number): number {
  */
 async function load(url: string, headers: Record<string, string>, pid: number) {
   const cpuBefore = cpuSeconds(pid);
-  const result = await autocannon({ url, connections: 100, duration: DURATION, headers });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  }
-  const cpuUs = ((cpuSeconds(pid) - cpuBefore) / result.requests.total) * 1e6;
-  return { rps: result.requests.average, p99: result.latency.p99, cpuUs };
+  const result = await loadUrls([url], headers, DURATION);
+  const cpuUs = ((cpuSeconds(pid) - cpuBefore) / result.requests) * 1e6;
+  return { rps: result.rps, p99: result.p99, cpuUs };
 }
 
 const BARE_KOA = `
@@ -166,7 +97,7 @@ async function throughput() {
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitFor(`${base}/health`, child);
-    const apiKey = await seed(base);
+    const apiKey = await seedUsers(base);
     const users = await (
       await fetch(`${base}/api/v1/users`, { headers: { "x-api-key": apiKey } })
     ).text();
@@ -235,7 +166,7 @@ async function metricsCost(rounds = 3) {
         const base = `http://127.0.0.1:${port}`;
         try {
           await waitFor(`${base}/health`, child);
-          const apiKey = await seed(base);
+          const apiKey = await seedUsers(base);
           await load(`${base}/api/v1/users`, { "x-api-key": apiKey }, child.pid!); // warm-up
           const measured = await load(`${base}/api/v1/users`, { "x-api-key": apiKey }, child.pid!);
           runs[metrics].push(measured.rps);

@@ -1,13 +1,18 @@
 // The call-history store and traffic bench:calls and bench:pg share: `records` call records of
 // `orgs` orgs bulk-loaded into a SQLite store, timed GET /calls/history requests, and the engine's
 // Cdr events for the ingest figures.
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import SqliteDatabase from "better-sqlite3";
 import { pino } from "pino";
+import { createApp } from "../src/api/app.js";
 import { startCallTracking } from "../src/api/call-tracking.js";
+import { type Config, loadConfig } from "../src/config.js";
+import { noDeploys } from "../src/domain/ports.js";
 import type { AmiMessage } from "../src/engine/ami-connection.js";
-import type { Db } from "../src/store/database.js";
+import { type Db, openStore } from "../src/store/database.js";
 
 export const INTERNAL_KEY = "bench-internal-key";
 
@@ -98,6 +103,72 @@ export function bulkLoad(file: string, ORGS: number, RECORDS: number): void {
   })();
   sqlite.pragma("wal_checkpoint(TRUNCATE)");
   sqlite.close();
+}
+
+/**
+ * The config of a call bench's data dir `dir` (its SQLite file is `dbFile`), with the internal
+ * key the history requests carry.
+ */
+export function callBenchConfig(dir: string): Config {
+  return loadConfig(
+    { PBX_INTERNAL_KEY: INTERNAL_KEY, PBX_ADMIN_PASSWORD: "bench-admin-password" },
+    { dataDir: dir, port: 0, host: "127.0.0.1" },
+  );
+}
+
+/** The migrated schema in `file`, then `records` records of `orgs` orgs; the seconds it took. */
+export async function buildCallStore(file: string, orgs: number, records: number) {
+  await (await openStore(file)).destroy();
+  const started = performance.now();
+  bulkLoad(file, orgs, records);
+  return (performance.now() - started) / 1000;
+}
+
+/** The real app over `db` on a free port, for the history requests; `close` stops both. */
+export async function serveHistory(
+  db: Db,
+  config: Config,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const tracking = startCallTracking({ db, clock: () => new Date() });
+  await tracking.idle();
+  const pbx = createApp({
+    db,
+    config,
+    deployScheduler: noDeploys,
+    logger: pino({ level: "silent" }),
+    liveCalls: tracking.live,
+  });
+  const server: Server = pbx.app.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => server.once("listening", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.close();
+      await tracking.stop();
+    },
+  };
+}
+
+/** GET /calls/history p50/p95/p99 of each query variant, a line each, after a warm-up. */
+export async function printHistoryLatencies(
+  url: string,
+  requests: number,
+  orgs: number,
+): Promise<void> {
+  await timeRequests(url, () => "limit=50", requests, orgs); // warm-up: statements, page cache
+  const variants: Array<[string, (i: number) => string]> = [
+    ["newest 50", () => "limit=50"],
+    ["page 5 of 50", () => "limit=50&offset=200"],
+    ["direction + number", (i) => `direction=inbound&number=${9198 + (i % 10)}&limit=50`],
+    ["extension", (i) => `extension=${100 + (i % 50)}&limit=50`],
+    ["date range", () => "from=2026-10-10T00:00:00Z&to=2026-10-12T00:00:00Z&limit=50"],
+  ];
+  for (const [name, query] of variants) {
+    const times = await timeRequests(url, query, requests, orgs);
+    console.log(
+      `  ${name.padEnd(20)} p50 ${round(percentile(times, 50))} ms  p95 ${round(percentile(times, 95))} ms  p99 ${round(percentile(times, 99))} ms`,
+    );
+  }
 }
 
 export async function timeRequests(

@@ -8,24 +8,16 @@
 //    rule 3 -> batches of one transaction each): `ingest` Cdr events fed at once (events/s), then a
 //    steady `rate` events/s for `seconds` (lag from event to stored record, p50/p95).
 import { mkdtemp, rm } from "node:fs/promises";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
-import { pino } from "pino";
-import { createApp } from "../src/api/app.js";
-import { startCallTracking } from "../src/api/call-tracking.js";
-import { loadConfig } from "../src/config.js";
-import { noDeploys } from "../src/domain/ports.js";
 import { openStore } from "../src/store/database.js";
 import {
-  bulkLoad,
-  INTERNAL_KEY,
+  buildCallStore,
+  callBenchConfig,
   measureIngest,
-  percentile,
+  printHistoryLatencies,
   round,
-  timeRequests,
+  serveHistory,
 } from "./call-load.js";
 
 const arg = (name: string, fallback: number) => {
@@ -41,47 +33,16 @@ const SECONDS = arg("seconds", 5);
 
 const dir = await mkdtemp(join(tmpdir(), "pbx-bench-calls-"));
 try {
-  const config = loadConfig(
-    { PBX_INTERNAL_KEY: INTERNAL_KEY, PBX_ADMIN_PASSWORD: "bench-admin-password" },
-    { dataDir: dir, port: 0, host: "127.0.0.1" },
-  );
-  await (await openStore(config.dbFile)).destroy();
-  const started = performance.now();
-  bulkLoad(config.dbFile, ORGS, RECORDS);
+  const config = callBenchConfig(dir);
+  const seconds = await buildCallStore(config.dbFile, ORGS, RECORDS);
   console.log(
-    `store: ${ORGS} orgs, ${RECORDS} call records (${Math.floor(RECORDS / 2)} calls), loaded in ${round((performance.now() - started) / 1000)} s`,
+    `store: ${ORGS} orgs, ${RECORDS} call records (${Math.floor(RECORDS / 2)} calls), loaded in ${round(seconds)} s`,
   );
   const db = await openStore(config.dbFile);
-  const tracking = startCallTracking({ db, clock: () => new Date() });
-  await tracking.idle();
-  const pbx = createApp({
-    db,
-    config,
-    deployScheduler: noDeploys,
-    logger: pino({ level: "silent" }),
-    liveCalls: tracking.live,
-  });
-  const server: Server = pbx.app.listen(0, "127.0.0.1");
-  await new Promise<void>((resolve) => server.once("listening", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-  await timeRequests(url, () => "limit=50", REQUESTS, ORGS); // warm-up: statement cache, page cache
-  const variants: Array<[string, (i: number) => string]> = [
-    ["newest 50", () => "limit=50"],
-    ["page 5 of 50", () => "limit=50&offset=200"],
-    ["direction + number", (i) => `direction=inbound&number=${9198 + (i % 10)}&limit=50`],
-    ["extension", (i) => `extension=${100 + (i % 50)}&limit=50`],
-    ["date range", () => "from=2026-10-10T00:00:00Z&to=2026-10-12T00:00:00Z&limit=50"],
-  ];
+  const history = await serveHistory(db, config);
   console.log(`GET /calls/history, ${REQUESTS} sequential requests per variant, random org:`);
-  for (const [name, query] of variants) {
-    const times = await timeRequests(url, query, REQUESTS, ORGS);
-    console.log(
-      `  ${name.padEnd(20)} p50 ${round(percentile(times, 50))} ms  p95 ${round(percentile(times, 95))} ms  p99 ${round(percentile(times, 99))} ms`,
-    );
-  }
-  server.close();
-  await tracking.stop();
+  await printHistoryLatencies(history.url, REQUESTS, ORGS);
+  await history.close();
 
   const figures = await measureIngest(db, {
     orgs: ORGS,

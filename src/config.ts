@@ -221,6 +221,26 @@ function persisted(
 }
 
 /**
+ * The server key: PBX_SERVER_KEY, else the one generated in `dataDir` (created on first use).
+ * Replicas must share it (it seals the org keys in the shared store): one data dir, or the same
+ * PBX_SERVER_KEY everywhere. The CLI's store commands need this alone of the configuration
+ * (`loadConfig` also hashes an admin password: a scrypt per call).
+ */
+export function loadServerKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
+  const envServerKey = nonEmpty(env.PBX_SERVER_KEY);
+  const serverKeyHex =
+    envServerKey ??
+    persisted(dataDir, FILES.serverKey, () => randomBytes(32).toString("hex")).value;
+  const serverKey = Buffer.from(serverKeyHex, "hex");
+  if (serverKey.length !== 32 || !/^[0-9a-f]{64}$/i.test(serverKeyHex)) {
+    throw new Error(
+      `${envServerKey ? "PBX_SERVER_KEY" : join(dataDir, FILES.serverKey)} must hold 64 hex characters`,
+    );
+  }
+  return serverKey;
+}
+
+/**
  * The configuration from `env` and command-line overrides (which win). Creates the data dir and
  * the generated secrets on first use.
  */
@@ -233,18 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
   const jwtSecret =
     nonEmpty(env.PBX_JWT_SECRET) ??
     persisted(dataDir, FILES.jwtSecret, () => randomBytes(32).toString("base64url")).value;
-  // Replicas must share it (it seals the org keys in the shared store): one data dir, or the
-  // same PBX_SERVER_KEY everywhere.
-  const envServerKey = nonEmpty(env.PBX_SERVER_KEY);
-  const serverKeyHex =
-    envServerKey ??
-    persisted(dataDir, FILES.serverKey, () => randomBytes(32).toString("hex")).value;
-  const serverKey = Buffer.from(serverKeyHex, "hex");
-  if (serverKey.length !== 32 || !/^[0-9a-f]{64}$/i.test(serverKeyHex)) {
-    throw new Error(
-      `${envServerKey ? "PBX_SERVER_KEY" : join(dataDir, FILES.serverKey)} must hold 64 hex characters`,
-    );
-  }
+  const serverKey = loadServerKey(env, dataDir);
 
   let generatedAdminPassword: string | null = null;
   const envPassword = nonEmpty(env.PBX_ADMIN_PASSWORD);

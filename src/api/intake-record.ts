@@ -9,7 +9,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { BadRequest } from "../domain/errors.js";
 import { parseAsteriskTime } from "../engine/call-events.js";
 import type { IntakeCall } from "../tickets/classify.js";
-import { compileValidator, describeValidationErrors } from "./validation.js";
+import { describeValidationErrors, validatorOnFirstUse } from "./validation.js";
 
 const Text = (maxLength: number) => Type.String({ maxLength });
 /** A text column a database may hold as NULL: read as empty. */
@@ -60,7 +60,7 @@ export const IntakeCallBody = Type.Object(
 );
 type IntakeCallBody = Static<typeof IntakeCallBody>;
 
-const validateBody = compileValidator(IntakeCallBody, "body");
+const validateBody = validatorOnFirstUse(IntakeCallBody, "body");
 
 /** An ISO 8601 date and time with its zone (or `Z`). */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;

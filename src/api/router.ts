@@ -9,7 +9,7 @@ import type { AppDeps } from "./deps.js";
 import { PageOf, paginate, TOTAL_HEADER } from "./pagination.js";
 import { Reply, type RouteDefinition } from "./registry.js";
 import { assertJsonBody, assertWellFormedText } from "./request-body.js";
-import { compileValidator, describeValidationErrors } from "./validation.js";
+import { describeValidationErrors, validatorOnFirstUse } from "./validation.js";
 
 export const API_PREFIX = "/api/v1";
 
@@ -53,9 +53,9 @@ function makeHandler(
   audit: ReturnType<typeof createAuditHook>,
 ) {
   const validate = {
-    params: route.params && compileValidator(route.params, "params"),
-    query: route.query && compileValidator(route.query, "query"),
-    body: route.body && compileValidator(route.body, "body"),
+    params: route.params && validatorOnFirstUse(route.params, "params"),
+    query: route.query && validatorOnFirstUse(route.query, "query"),
+    body: route.body && validatorOnFirstUse(route.body, "body"),
   };
   const status = successStatus(route);
 

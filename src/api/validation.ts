@@ -34,6 +34,32 @@ export function compileValidator(
   return (source === "body" ? jsonInputs : stringInputs).compile(schema);
 }
 
+/** A validator called like ajv's: true when valid, else `errors` says why. */
+export interface Validator {
+  (data: unknown): boolean;
+  readonly errors: ErrorObject[] | null | undefined;
+}
+
+/**
+ * compileValidator's validator, compiled on its first call. Compiling every route's schemas
+ * took half of `serve`'s start-up (docs/performance.md), for routes most processes never
+ * serve; test/api/validation.test.ts compiles them all, so a schema ajv refuses still fails
+ * the suite rather than a request.
+ */
+export function validatorOnFirstUse(
+  schema: TSchema,
+  source: "params" | "query" | "body",
+): Validator {
+  let compiled: ValidateFunction | undefined;
+  const validate = (data: unknown): boolean => {
+    compiled ??= compileValidator(schema, source);
+    return compiled(data) as boolean;
+  };
+  return Object.defineProperty(validate, "errors", {
+    get: () => compiled?.errors,
+  }) as Validator;
+}
+
 function fieldName(instancePath: string, property?: string): string {
   const parts = instancePath
     .split("/")

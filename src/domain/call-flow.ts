@@ -1,7 +1,7 @@
 // Call-flow questions about an org: "what happens when someone calls this number?" and "what
 // does the call graph look like?". The answers come from the pure compiler modules, over the
 // org state the store loads; pictures are rendered here, as the compiler stays dependency-free.
-import { instance, type Viz } from "@viz-js/viz";
+import type { Viz } from "@viz-js/viz";
 import { buildCallGraph, toDot } from "../compiler/call-graph.js";
 import { type Simulation, type SimulationInput, simulateCall } from "../compiler/simulate.js";
 import type { OrgState } from "../model/org-state.js";
@@ -35,9 +35,13 @@ export async function callFlowSvg(state: OrgState): Promise<string> {
 
 let viz: Promise<Viz> | undefined;
 
-/** DOT -> SVG. The WASM module ships inside @viz-js/viz (nothing is fetched); loaded once. */
+/**
+ * DOT -> SVG. The WASM module ships inside @viz-js/viz (nothing is fetched); loaded once, by the
+ * first picture: its 1.2 MB of JavaScript would otherwise be parsed by every `pbxctl serve`
+ * before it listens (docs/performance.md, start-up).
+ */
 export async function renderDotSvg(dot: string): Promise<string> {
-  viz ??= instance();
+  viz ??= import("@viz-js/viz").then(({ instance }) => instance());
   const result = (await viz).render(dot, { format: "svg", engine: "dot" });
   if (result.status !== "success") {
     throw new Error(`graphviz: ${result.errors.map((e) => e.message).join("; ")}`);

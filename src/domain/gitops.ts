@@ -1,15 +1,15 @@
 // GitOps against the store, shared by `pbxctl apply` and `pbxctl export`: opening the store of a
 // data directory, picking the org files a git push changed, applying each org file (all or
 // nothing per org) and deploying the orgs that changed.
-import { existsSync } from "node:fs";
-import { relative, resolve, sep } from "node:path";
-import { simpleGit } from "simple-git";
-import { loadConfig, storeLocationFrom } from "../config.js";
+import { existsSync, mkdirSync } from "node:fs";
+import { join, relative, resolve, sep } from "node:path";
+import { loadServerKey, storeLocationFrom } from "../config.js";
 import type { DeployRecord } from "../deploy/deploy-log.js";
 import type { StoreDeploys } from "../deploy/store-deploys.js";
 import type { LoadedOrg } from "../model/files.js";
 import { type Db, openStore } from "../store/database.js";
 import { type ApplyOptions, applyOrgState, type OrgApplyResult } from "./apply.js";
+import { git, gitNames } from "./git.js";
 
 export interface DataStore {
   dataDir: string;
@@ -39,16 +39,11 @@ export async function openDataStore(
   if (!options.create && store.kind === "sqlite" && !existsSync(store.file)) {
     throw new NoStoreError(`no store in ${dir} (pbx.db): give --data-dir or PBX_DATA_DIR`);
   }
-  const config = loadConfig(
-    { ...env, PBX_ADMIN_PASSWORD: env.PBX_ADMIN_PASSWORD || "unused-by-cli" },
-    { dataDir: dir },
-  );
-  return {
-    dataDir: config.dataDir,
-    dbFile: config.dbFile,
-    db: await openStore(store),
-    serverKey: config.serverKey,
-  };
+  mkdirSync(dir, { recursive: true });
+  // The server key alone: the rest of the configuration (its admin password hash, a scrypt) is
+  // the server's.
+  const serverKey = loadServerKey(env, dir);
+  return { dataDir: dir, dbFile: join(dir, "pbx.db"), db: await openStore(store), serverKey };
 }
 
 /**
@@ -60,26 +55,42 @@ export async function orgFilesChangedSince(
   paths: readonly string[],
   rev: string,
 ): Promise<string[]> {
-  const git = simpleGit({ baseDir: process.cwd() });
+  const cwd = process.cwd();
   let root: string;
+  let commit: string;
   try {
-    root = (await git.revparse(["--show-toplevel"])).trim();
-    if ((await git.revparse(["--verify", "--quiet", `${rev}^{commit}`])).trim() === "") {
-      throw new Error("unknown revision");
-    }
+    // An option is never a revision (nothing from a user reaches git as one).
+    if (rev.startsWith("-")) throw new Error("not a revision");
+    // One process: the repository's root, and the revision's commit (an error if it has none).
+    const [top, id] = (
+      await git(cwd, ["rev-parse", "--show-toplevel", "--verify", `${rev}^{commit}`])
+    ).split("\n");
+    if (!top || !id || !/^[0-9a-f]+$/.test(id)) throw new Error("not a revision");
+    root = top;
+    commit = id;
   } catch {
-    throw new NoStoreError(`${rev}: not a revision of the git repository at ${process.cwd()}`);
+    throw new NoStoreError(`${rev}: not a revision of the git repository at ${cwd}`);
   }
   const scope = paths.length > 0 ? [...paths] : ["."];
-  const names = await git.raw(["diff", "--name-only", "--diff-filter=d", rev, "--", ...scope]);
-  const untracked = await git.raw(["ls-files", "--others", "--exclude-standard", "--", ...scope]);
+  const [names, untracked] = await Promise.all([
+    gitNames(cwd, ["diff", "--name-only", "-z", "--diff-filter=d", commit, "--", ...scope]),
+    gitNames(cwd, [
+      "ls-files",
+      "-z",
+      "--others",
+      "--exclude-standard",
+      "--full-name",
+      "--",
+      ...scope,
+    ]),
+  ]);
   const inScope = (file: string) =>
     scope.some((p) => {
       const rel = relative(resolve(p), resolve(root, file));
       // A file given directly, or one directly inside a given directory.
       return rel === "" || (!rel.startsWith("..") && !rel.includes(sep));
     });
-  return [...new Set([...names.split("\n"), ...untracked.split("\n")])]
+  return [...new Set([...names, ...untracked])]
     .filter((name) => /\.ya?ml$/.test(name))
     .filter(inScope)
     .map((name) => relative(process.cwd(), resolve(root, name)) || name)

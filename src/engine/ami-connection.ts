@@ -3,11 +3,16 @@
 // while disconnected; neither suits a deployer (a stale reload sent minutes later could overlap a
 // new one), so this wrapper sends an action only while logged in, fails it fast otherwise, and
 // fails every in-flight action when the connection drops.
-import Manager, { type AmiManager, type AmiMessage } from "asterisk-manager";
+import type Manager from "asterisk-manager";
+import type { AmiManager, AmiMessage } from "asterisk-manager";
+import { packageOnFirstUse } from "../lazy-package.js";
 import { type AmiInstruments, noInstruments } from "../metrics/instruments.js";
 import { EngineCommandError, EngineUnavailableError } from "./target.js";
 
 export type { AmiMessage };
+
+/** Loaded by the first connection: a server without an AMI engine never needs it. */
+const amiManager = packageOnFirstUse<typeof Manager>("asterisk-manager");
 
 export interface AmiConnectionOptions {
   host: string;
@@ -98,7 +103,7 @@ export class AmiConnection {
     this.instruments.connected(false);
     this.backoffMs = this.options.reconnectInitialMs;
     // No port: the library must not connect on its own; start() does.
-    this.manager = new Manager(
+    this.manager = new (amiManager())(
       undefined,
       options.host,
       options.username,

@@ -24,16 +24,31 @@ export class MatchClaims<T> {
   private readonly within = new Map<BlockKey, Claim<T>>();
   /** The prefix lengths of the blocks claimed, by family (few: the holders to look up). */
   private readonly lengths = { 4: new Set<number>(), 6: new Set<number>() };
+  /** Each entry's block, parsed once: an entry is looked up, then added. */
+  private readonly blocksOf = new Map<string, Block | null>();
+
+  private blockOf(entry: string): Block | null {
+    let block = this.blocksOf.get(entry);
+    if (block === undefined) {
+      block = ipv4Block(entry);
+      if (block === null) {
+        const range = matchRange(entry);
+        block = range && { family: range.family, prefix: range.prefix, keyAt: blockKeys(range) };
+      }
+      this.blocksOf.set(entry, block);
+    }
+    return block;
+  }
 
   /** Records `entry` (a trunk's identify match) as claimed by `owner`. */
   add(entry: string, owner: T): void {
     const claim = { order: this.count++, owner };
-    const range = matchRange(entry);
+    const range = this.blockOf(entry);
     if (range === null) {
       setFirst(this.names, entry.toLowerCase(), claim);
       return;
     }
-    const keyAt = blockKeys(range);
+    const { keyAt } = range;
     setFirst(this.blocks, keyAt(range.prefix), claim);
     this.lengths[range.family].add(range.prefix);
     // Every block holding one already recorded holds an earlier claim: stop at the first.
@@ -46,9 +61,9 @@ export class MatchClaims<T> {
 
   /** The owner of the earliest claim that `entry` overlaps, if any. */
   firstOverlapping(entry: string): T | undefined {
-    const range = matchRange(entry);
+    const range = this.blockOf(entry);
     if (range === null) return this.names.get(entry.toLowerCase())?.owner;
-    const keyAt = blockKeys(range);
+    const { keyAt } = range;
     let first = this.within.get(keyAt(range.prefix));
     for (const prefix of this.lengths[range.family]) {
       if (prefix >= range.prefix) continue;
@@ -82,6 +97,38 @@ export function claimedElsewhere(
 
 /** An IPv4 block as a number (most keys, and cheap), an IPv6 block as a string. */
 type BlockKey = number | string;
+
+/** A claimed block: its family, prefix length and the keys of the blocks that hold it. */
+interface Block {
+  family: 4 | 6;
+  prefix: number;
+  keyAt: (prefix: number) => BlockKey;
+}
+
+const IPV4_BLOCK = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
+
+/**
+ * The block of a plain IPv4 address or CIDR block (most trunk entries) without matchRange's
+ * BigInts: the same block matchRange gives; null for any other form (matchRange decides).
+ */
+function ipv4Block(entry: string): Block | null {
+  const parts = IPV4_BLOCK.exec(entry);
+  if (!parts) return null;
+  let address = 0;
+  for (let k = 1; k <= 4; k++) {
+    const octet = Number(parts[k]);
+    if (octet > 255) return null;
+    address = address * 256 + octet;
+  }
+  const prefix = parts[5] === undefined ? 32 : Number(parts[5]);
+  if (prefix > 32) return null;
+  // prefix * 2^32 + the block's network bits: unique below 2^38, exact in a double.
+  return {
+    family: 4,
+    prefix,
+    keyAt: (holder) => holder * 2 ** 32 + Math.floor(address / 2 ** (32 - holder)),
+  };
+}
 
 /** The keys of the blocks that hold a range's first address, by prefix length. */
 function blockKeys(range: Range): (prefix: number) => BlockKey {

@@ -35,10 +35,54 @@ export interface SummaryClaim {
   at: SourcePosition;
 }
 
-/** A summary and the file it was read from (as the file is reported). */
+/**
+ * What the checks across files compare of a summary, without the places and paths they report:
+ * id, context prefix, slug, the DIDs' keys and the trunk match values (in the summary's order).
+ * A cached file is checked by these alone; its whole summary is read only to report a clash.
+ */
+export interface SummaryKeys {
+  id: string;
+  context_prefix: string;
+  slug: string | null;
+  dids: string[];
+  trunk_matches: string[];
+}
+
+/**
+ * A summary and the file it was read from (as the file is reported). With `keys`, `summary` may
+ * be a getter that reads the whole summary only when asked (a cached file: org-file-cache.ts).
+ */
 export interface SummarizedFile {
   file: string;
   summary: OrgSummary;
+  keys?: SummaryKeys;
+}
+
+/** The keys of a summary. */
+export function summaryKeys(summary: OrgSummary): SummaryKeys {
+  return {
+    id: summary.id,
+    context_prefix: summary.context_prefix,
+    slug: summary.slug,
+    dids: summary.dids.map((did) => did.key),
+    trunk_matches: summary.trunk_matches.map((match) => match.value),
+  };
+}
+
+/** The keys of a summarized file (its own, or read from its summary). */
+export function keysOf(file: SummarizedFile): SummaryKeys {
+  return file.keys ?? summaryKeys(file.summary);
+}
+
+/** The same summary reported under another name, still read only when asked. */
+export function renamed(file: SummarizedFile, name: string): SummarizedFile {
+  return {
+    file: name,
+    keys: keysOf(file),
+    get summary() {
+      return file.summary;
+    },
+  };
 }
 
 /** The summary of a loaded org; `positionOf` places a model path in its file. */
@@ -92,53 +136,52 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
   const slugs = new Map<string, string>();
   const numbers = new Map<string, string>();
   const addresses = new MatchClaims<string>();
-  for (const { file, summary } of files) {
-    const idOwner = ids.get(summary.id);
+  for (const summarized of files) {
+    const { file } = summarized;
+    // Compared by their keys; the summary (its places) is read only for a clash.
+    const keys = keysOf(summarized);
+    const idOwner = ids.get(keys.id);
     if (idOwner !== undefined) {
-      error(file, "org.id", summary.at.id, `org id ${summary.id} is also used in ${idOwner}`);
+      const { at } = summarized.summary;
+      error(file, "org.id", at.id, `org id ${keys.id} is also used in ${idOwner}`);
     }
-    const prefixOwner = prefixes.get(summary.context_prefix);
+    const prefixOwner = prefixes.get(keys.context_prefix);
     if (prefixOwner !== undefined) {
       error(
         file,
         "org.context_prefix",
-        summary.at.context_prefix,
-        `context prefix ${summary.context_prefix} is also used in ${prefixOwner}`,
+        summarized.summary.at.context_prefix,
+        `context prefix ${keys.context_prefix} is also used in ${prefixOwner}`,
       );
     }
-    const slugOwner = summary.slug === null ? undefined : slugs.get(summary.slug);
+    const slugOwner = keys.slug === null ? undefined : slugs.get(keys.slug);
     if (slugOwner !== undefined) {
-      error(file, "org.slug", summary.at.slug, `slug ${summary.slug} is also used in ${slugOwner}`);
+      const { at } = summarized.summary;
+      error(file, "org.slug", at.slug, `slug ${keys.slug} is also used in ${slugOwner}`);
     }
-    const claimed: string[] = [];
-    for (const did of summary.dids) {
-      const key = did.key;
+    keys.dids.forEach((key, k) => {
       const numberOwner = numbers.get(key);
       if (numberOwner !== undefined) {
+        const did = summarized.summary.dids[k]!;
         error(file, did.path, did.at, `DID ${did.value} is also assigned in ${numberOwner}`);
       }
-      claimed.push(key);
-    }
+    });
     // A carrier address or range another file's trunk matches: Asterisk would give its traffic
     // to one of the two orgs (trunk-identify.ts); the earliest file's claim is named.
-    for (const match of summary.trunk_matches) {
-      const owner = addresses.firstOverlapping(match.value);
+    keys.trunk_matches.forEach((value, m) => {
+      const owner = addresses.firstOverlapping(value);
       if (owner !== undefined) {
-        error(
-          file,
-          match.path,
-          match.at,
-          `${match.value} is already matched by a trunk in ${owner}`,
-        );
+        const match = summarized.summary.trunk_matches[m]!;
+        error(file, match.path, match.at, `${value} is already matched by a trunk in ${owner}`);
       }
-    }
+    });
     // Claims are recorded after the org's own checks: a number twice in one file is the
     // single-org validator's concern, not a clash between files.
-    if (idOwner === undefined) ids.set(summary.id, file);
-    if (prefixOwner === undefined) prefixes.set(summary.context_prefix, file);
-    if (summary.slug !== null && slugOwner === undefined) slugs.set(summary.slug, file);
-    for (const key of claimed) if (!numbers.has(key)) numbers.set(key, file);
-    for (const match of summary.trunk_matches) addresses.add(match.value, file);
+    if (idOwner === undefined) ids.set(keys.id, file);
+    if (prefixOwner === undefined) prefixes.set(keys.context_prefix, file);
+    if (keys.slug !== null && slugOwner === undefined) slugs.set(keys.slug, file);
+    for (const key of keys.dids) if (!numbers.has(key)) numbers.set(key, file);
+    for (const value of keys.trunk_matches) addresses.add(value, file);
   }
   return problems;
 }

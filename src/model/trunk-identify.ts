@@ -32,12 +32,16 @@ export interface Range {
 function ipv4(text: string): bigint | null {
   const parts = text.split(".");
   if (parts.length !== 4) return null;
-  let value = 0n;
+  // In a double (exact below 2^53), one BigInt at the end: the checks across 10,000 org files
+  // parse every trunk address of every file.
+  let value = 0;
   for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part) || Number(part) > 255) return null;
-    value = (value << 8n) | BigInt(part);
+    if (!/^\d{1,3}$/.test(part)) return null;
+    const octet = Number(part);
+    if (octet > 255) return null;
+    value = value * 256 + octet;
   }
-  return value;
+  return BigInt(value);
 }
 
 function ipv6(text: string): bigint | null {

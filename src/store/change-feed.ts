@@ -15,8 +15,12 @@
 // nothing is cached: reads go to the database. Each new connection starts a new epoch, so nothing
 // cached before a gap (whose notifications are lost) is ever reused after it.
 import { randomBytes } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
+import { packageOnFirstUse } from "../lazy-package.js";
+
+// Loaded when a PostgreSQL store first follows its changes: a SQLite store never needs it.
+const pgDriver = packageOnFirstUse<typeof pg>("pg");
 
 /** The channel migration 2960's triggers notify. */
 export const CHANGES_CHANNEL = "pbx_store_changes";
@@ -161,7 +165,7 @@ export class StoreChangeFeed {
   }
 
   private async open(): Promise<void> {
-    const client = new pg.Client({ ...this.options.connection, keepAlive: true });
+    const client = new (pgDriver().Client)({ ...this.options.connection, keepAlive: true });
     client.on("notification", (message) => this.received(client, message));
     client.on("error", (error) => this.lost(client, error));
     client.on("end", () => this.lost(client, new Error("change feed connection ended")));

@@ -14,11 +14,16 @@ import {
   PostgresDialect,
   type PostgresDialectConfig,
 } from "kysely";
-import pg from "pg";
-import Cursor from "pg-cursor";
+import type pg from "pg";
+import type Cursor from "pg-cursor";
+import { packageOnFirstUse } from "../lazy-package.js";
 import { changesCachedTable, StoreChangeFeed } from "./change-feed.js";
 import type { Database } from "./schema.js";
 import { setGenerationSource } from "./store-generation.js";
+
+// Loaded when a PostgreSQL store is first opened: a SQLite store never needs them.
+const pgDriver = packageOnFirstUse<typeof pg>("pg");
+const pgCursor = packageOnFirstUse<typeof Cursor>("pg-cursor");
 
 const OID = { int8: 20, numeric: 1700, timestamptz: 1184 } as const;
 
@@ -43,7 +48,7 @@ const storeTypes = {
   getTypeParser(oid: number, format?: "text" | "binary") {
     const parser = parsers[oid];
     if (parser && format !== "binary") return parser;
-    return pg.types.getTypeParser(oid, format as "text");
+    return pgDriver().types.getTypeParser(oid, format as "text");
   },
 } as unknown as pg.CustomTypesConfig;
 
@@ -135,7 +140,7 @@ export function storeChangeFeed(db: Kysely<Database>): StoreChangeFeed | null {
 /** A Kysely handle on the PostgreSQL database at `url`, at most `poolSize` connections. */
 export function openPostgres(url: string, poolSize: number): Kysely<Database> {
   const config = poolConfig(url, poolSize);
-  const pool = new pg.Pool(config);
+  const pool = new (pgDriver().Pool)(config);
   // An idle connection the server dropped must not crash the process; the pool replaces it.
   pool.on("error", () => {});
   const feed = new StoreChangeFeed({
@@ -143,7 +148,7 @@ export function openPostgres(url: string, poolSize: number): Kysely<Database> {
   });
   // The cursor lets `stream()` read a large table (db copy's checks) without holding it in memory.
   const db = new Kysely<Database>({
-    dialect: new ReportingPostgresDialect({ pool, cursor: Cursor }, feed),
+    dialect: new ReportingPostgresDialect({ pool, cursor: pgCursor() }, feed),
   });
   feeds.set(db, feed);
   setGenerationSource(db, () => feed.generation());

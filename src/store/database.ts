@@ -88,6 +88,11 @@ export async function followStoreChanges(
   await storeChangeFeed(db)?.start(onError);
 }
 
+/** SQLite's page cache per connection, in KiB (the default is 2,000). */
+const CACHE_KIB = 64 * 1024;
+/** WAL pages that trigger an automatic checkpoint (the default is 1,000). */
+const WAL_CHECKPOINT_PAGES = 10_000;
+
 /** A Kysely handle on the SQLite file `file` (created with its directory), WAL mode, FKs on. */
 export function openSqlite(file: string): Db {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
@@ -95,6 +100,21 @@ export function openSqlite(file: string): Db {
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
+  // Every commit synced before it returns, so what a request accepted survives a power loss too.
+  // Said explicitly: better-sqlite3 is built with SQLITE_DEFAULT_WAL_SYNCHRONOUS=1, so a file
+  // already in WAL mode (every start but the first) opened at NORMAL, where the commits since
+  // the last checkpoint can be lost.
+  sqlite.pragma("synchronous = FULL");
+  // Room for the hot index pages of a large store: the call ingest touches about six index
+  // pages per record in orgs all over the key space, which the default 2 MB cache evicts between
+  // batches, so each was read and written again (docs/performance.md, ingest). Memory is taken
+  // only as pages are read.
+  sqlite.pragma(`cache_size = -${CACHE_KIB}`);
+  // Checkpoints every ~40 MB of WAL instead of ~4 MB: a page changed by several commits is
+  // copied into the database once per checkpoint, not once per few batches. With synchronous
+  // FULL a commit is on disk in the WAL before it returns, so this moves no commit's durability;
+  // the cost is a larger WAL to replay after a crash.
+  sqlite.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
   });

@@ -2,12 +2,14 @@
 // mu-law; any rate, any channel count) decoded, mixed down to one channel and resampled to an
 // 8 kHz, 16-bit, mono PCM WAV. A file it cannot use is an `UnsupportedAudioError` (the caller's
 // fault: the API answers 400 with its message).
-import wavefilePackage from "wavefile";
+import type wavefilePackage from "wavefile";
+import { packageOnFirstUse } from "../lazy-package.js";
 import { UnsupportedAudioError } from "./errors.js";
 import { resample, TELEPHONY_SAMPLE_RATE } from "./resample.js";
 import { encodeWav, parseWav } from "./wav.js";
 
-const { WaveFile } = wavefilePackage;
+/** Loaded by the first conversion: most processes never convert audio. */
+const wavefile = packageOnFirstUse<typeof wavefilePackage>("wavefile");
 
 const DECODABLE_FORMATS: Record<number, string> = {
   1: "PCM",
@@ -40,7 +42,7 @@ function decodeMono16(bytes: Uint8Array): { pcm: Int16Array; sampleRate: number 
   }
   // Other encodings and multi-channel files: wavefile decodes them to 16-bit samples.
   try {
-    const wav = new WaveFile(bytes);
+    const wav = new (wavefile().WaveFile)(bytes);
     if (info.audioFormat === 7) wav.fromMuLaw();
     else if (info.audioFormat === 6) wav.fromALaw();
     else if (info.bitsPerSample !== 16) wav.toBitDepth("16");

@@ -29,7 +29,11 @@ import {
   cacheVersion,
   contentHash,
   OrgFileCache,
+  PACK,
   RACY_WINDOW_MS,
+  readPackFile,
+  type StatRow,
+  writePackFile,
 } from "../../src/cli/lib/org-file-cache.js";
 import { loadOrgFiles } from "../../src/cli/lib/org-files.js";
 import { planTrees } from "../../src/cli/lib/plan.js";
@@ -71,12 +75,17 @@ test.after.each(() => {
   rmSync(repo, { recursive: true, force: true });
 });
 
-const packFile = () => join(orgs, CACHE_DIR, cacheVersion(), "analyses.json");
-const readPack = () =>
-  JSON.parse(readFileSync(packFile(), "utf8")) as {
-    entries: Record<string, PackEntry>;
-    files: Record<string, [number, number, number, number, string]>;
-  };
+const packFile = () => join(orgs, CACHE_DIR, cacheVersion(), PACK);
+const readPack = (file = packFile(), version = cacheVersion()) => {
+  const pack = readPackFile(file, version);
+  assert.ok(pack, `${file} reads back as a pack`);
+  return pack as { entries: Record<string, PackEntry>; files: Record<string, StatRow> };
+};
+const writePack = (
+  pack: ReturnType<typeof readPack>,
+  file = packFile(),
+  version = cacheVersion(),
+) => writePackFile(file, version, pack);
 type PackEntry = { after: object[]; summary: { slug: string } | null };
 
 function edit(name: string, from: string, to: string): void {
@@ -87,12 +96,12 @@ function edit(name: string, from: string, to: string): void {
 }
 
 /** Adds a made-up problem to the cached entry of the file whose org has `slug`. */
-function plantProblem(slug: string, message: string): void {
+async function plantProblem(slug: string, message: string): Promise<void> {
   const pack = readPack();
   const entry = Object.values(pack.entries).find((e) => e.summary?.slug === slug);
   assert.ok(entry, `an entry for ${slug}`);
   entry.after.push({ severity: "error", path: "org.name", message, line: 1, col: 1 });
-  writeFileSync(packFile(), JSON.stringify(pack));
+  await writePack(pack);
 }
 
 test("an unchanged file is answered from the cache; a changed file never is", async () => {
@@ -101,7 +110,7 @@ test("an unchanged file is answered from the cache; a changed file never is", as
   assert.ok(existsSync(packFile()), "the cache is written beside the org files");
   assert.is(readFileSync(join(orgs, CACHE_DIR, ".gitignore"), "utf8").includes("*"), true);
 
-  plantProblem("acme", "planted in the cache");
+  await plantProblem("acme", "planted in the cache");
   const cached = await runCommand(Validate, [orgs]);
   assert.match(cached.stderr, "planted in the cache", "the entry was used");
 
@@ -120,11 +129,11 @@ test("an entry of another pbxctl version is never used", async () => {
   // No state asked for: what the cache holds is enough.
   const options = { env: {}, cache: true, cacheVersion: "version-a", statesOf: new Set<string>() };
   await loadOrgFiles([orgs], options);
-  const pack = join(orgs, CACHE_DIR, "version-a", "analyses.json");
-  const stored = JSON.parse(readFileSync(pack, "utf8"));
-  const entry = Object.values(stored.entries as Record<string, PackEntry>)[0]!;
+  const pack = join(orgs, CACHE_DIR, "version-a", PACK);
+  const stored = readPack(pack, "version-a");
+  const entry = Object.values(stored.entries)[0]!;
   entry.after.push({ severity: "error", path: "", message: "from version a", line: 1, col: 1 });
-  writeFileSync(pack, JSON.stringify(stored));
+  await writePack(stored, pack, "version-a");
 
   const sameVersion = await loadOrgFiles([orgs], options);
   assert.ok(sameVersion.diagnostics.some((d) => d.message === "from version a"));
@@ -144,13 +153,26 @@ test("a corrupted cache is ignored and rewritten", async () => {
   // One entry of the wrong shape: that file is analyzed again, the other is still used.
   const pack = readPack();
   const [first, second] = Object.keys(pack.entries);
+  const secondSlug = pack.entries[second!]!.summary!.slug;
   (pack.entries as Record<string, unknown>)[first!] = { before: 5 };
-  writeFileSync(packFile(), JSON.stringify(pack));
-  plantProblem(pack.entries[second!]!.summary!.slug, "still cached");
+  await writePack(pack);
+  await plantProblem(secondSlug, "still cached");
   const afterBadEntry = await runCommand(Validate, [orgs]);
+  assert.is(afterBadEntry.code, 1);
   assert.match(afterBadEntry.stderr, "still cached");
   const rewritten = readPack().entries[first!] as PackEntry & { lint: boolean };
   assert.is(rewritten.lint, true, "the corrupted entry was replaced");
+
+  // One entry's bytes changed on disk (its check no longer matches): the same.
+  const bytes = readFileSync(packFile());
+  const at = bytes.lastIndexOf(Buffer.from(`"slug":"${secondSlug}"`));
+  assert.ok(at > 0);
+  bytes.write(`"slug":"${secondSlug.replace(/.$/, "X")}"`, at);
+  writeFileSync(packFile(), bytes);
+  const afterFlip = await runCommand(Validate, [orgs, "--json"]);
+  assert.is(afterFlip.stdout, clean.stdout, "the changed entry was not used");
+  assert.is(readPack().entries[first!] !== undefined, true);
+  assert.not.match(JSON.stringify(readPack().entries), "still cached", "analyzed again");
 });
 
 test("secrets are read from the environment on every run and never cached", async () => {
@@ -199,6 +221,21 @@ test("a clash across files is found when only one of the two files changed", asy
   assert.is(apply.code, 1);
   assert.match(apply.stderr, "DID +918065978001 is also assigned in");
   assert.match(apply.error!.message, "1 error(s) in org files");
+});
+
+test("a clash placed in the unchanged file: its cached summary places it as a parse would", async () => {
+  assert.is((await runCommand(Validate, [orgs])).code, 0);
+  // acme (the earlier file) takes globex's number: globex, unchanged and answered from the
+  // cache by its keys alone, gets the problem, at the place its full summary holds.
+  edit("acme.yaml", "number: +918065978001", "number: +918065978021");
+  const cached = await runCommand(Validate, [orgs]);
+  const parsed = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(cached.code, 1);
+  assert.match(
+    cached.stderr,
+    /globex\.yaml:\d+:\d+ dids\[\d\]\.number: DID \+918065978021 is also assigned in/,
+  );
+  assert.is(cached.stderr, parsed.stderr);
 });
 
 test("slugs are unique across files too", async () => {
@@ -375,7 +412,7 @@ test("stat index: same size and mtime (fs.utimes), other content: the new text i
   // The index is what answers an unchanged file: a row pointing at globex's text is believed.
   const pack = readPack();
   pack.files["acme.yaml"] = [...row.slice(0, 4), pack.files["globex.yaml"]![4]] as typeof row;
-  writeFileSync(packFile(), JSON.stringify(pack));
+  await writePack(pack);
   const believed = await loadOrgFiles([orgs], options);
   assert.is(believed.summaries[0]!.summary.slug, "globex");
 

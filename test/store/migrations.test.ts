@@ -2,7 +2,7 @@
 import { Migrator, NO_MIGRATIONS } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { migrateToLatest } from "../../src/store/database.js";
+import { migrateToLatest, openStore } from "../../src/store/database.js";
 import { migrations } from "../../src/store/migrations/index.js";
 import { freshStore } from "./helpers.js";
 
@@ -52,6 +52,34 @@ test("the store file is in WAL mode with foreign keys on", async () => {
     assert.is(mode.rows[0]?.journal_mode, "wal");
     const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(store.db);
     assert.is(fk.rows[0]?.foreign_keys, 1);
+  } finally {
+    await store.close();
+  }
+});
+
+test("the store keeps a 64 MB page cache and 10,000-page checkpoints, every commit synced", async () => {
+  const first = await freshStore({ sqliteOnly: true });
+  await first.db.destroy();
+  // Reopened: a file already in WAL mode is where better-sqlite3's build default is NORMAL.
+  const db = await openStore(first.file);
+  const store = {
+    db,
+    async close() {
+      await db.destroy();
+      await first.close();
+    },
+  };
+  try {
+    const { sql } = await import("kysely");
+    const cache = await sql<{ cache_size: number }>`pragma cache_size`.execute(store.db);
+    assert.is(cache.rows[0]?.cache_size, -65536);
+    const checkpoint = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(
+      store.db,
+    );
+    assert.is(checkpoint.rows[0]?.wal_autocheckpoint, 10_000);
+    // 2 is FULL: the ingest's speed must not come from durability.
+    const synchronous = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+    assert.is(synchronous.rows[0]?.synchronous, 2);
   } finally {
     await store.close();
   }

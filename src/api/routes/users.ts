@@ -18,7 +18,7 @@ import { PRINTABLE_ASCII, User as UserModel } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { ErrorBody, IdParams, modelField, UuidString, updateBodyOf } from "../schemas.js";
-import { compileValidator, describeValidationErrors } from "../validation.js";
+import { describeValidationErrors, validatorOnFirstUse } from "../validation.js";
 
 const F = UserModel.properties;
 
@@ -100,7 +100,7 @@ const UserUpdated = Type.Composite(
 
 // Batch rows are checked one by one (not by the route's body schema) so that every bad row can
 // be reported, not only the first.
-const checkRow = compileValidator(UserCreate, "body");
+const checkRow = validatorOnFirstUse(UserCreate, "body");
 
 function batchRow(row: unknown): BatchRow {
   if (checkRow(row)) return { input: row as UserInput };

@@ -2,7 +2,7 @@ import { Args, Flags } from "@oclif/core";
 import { webhookAllowPrivateFrom } from "../../config.js";
 import type { Change } from "../../domain/apply.js";
 import { applyAuditRun } from "../../domain/apply-audit.js";
-import { type AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
+import type { AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
 import {
   type ApplyFailure,
   applyOrgFiles,
@@ -16,7 +16,7 @@ import {
   EngineConfigError,
   type EngineKind,
   EngineUnavailableError,
-} from "../../engine/index.js";
+} from "../../engine/target.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { cacheFlag } from "../lib/flags.js";
@@ -166,6 +166,8 @@ export default class Apply extends PbxCommand {
   ): Promise<void> {
     let deployed: Awaited<ReturnType<typeof deployAppliedToEngine>>;
     try {
+      // Loaded only to deploy: `--dry-run` and `--no-deploy` never load the deployer and engines.
+      const { deployAppliedToEngine } = await import("../../domain/engine-deploys.js");
       deployed = await deployAppliedToEngine(store, process.env, engineKind, outcome.orgs);
     } catch (error) {
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { Command, Flags } from "@oclif/core";
 import { pino } from "pino";
-import pretty from "pino-pretty";
 import { startServer } from "../../api/server.js";
 import { loadConfig } from "../../config.js";
 import { EngineConfigError } from "../../engine/index.js";
@@ -51,7 +50,11 @@ export default class Serve extends Command {
     const logger = flags.pretty
       ? pino(
           { level: config.logLevel },
-          pretty({ colorize: colourEnabled(process.stderr), destination: 2 }),
+          // Loaded only for --pretty: every other start would pay for loading it.
+          (await import("pino-pretty")).default({
+            colorize: colourEnabled(process.stderr),
+            destination: 2,
+          }),
         )
       : pino({ level: config.logLevel });
     if (config.generatedAdminPassword) {

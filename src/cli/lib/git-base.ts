@@ -1,9 +1,9 @@
 // Org files as they were at a git revision, for `plan --base` (the PR-review view): only the
-// files a change touched are read from git (one diff names them); the others are the same on
-// both sides.
+// files a change touched are read from git (one diff names them, one `cat-file --batch` reads
+// them); the others are the same on both sides. Four git processes whatever the change.
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { type SimpleGit, simpleGit } from "simple-git";
+import { catFiles, git, gitNames } from "../../domain/git.js";
 import { type OrgSource, orgFilePaths } from "../../model/org-file-paths.js";
 import { CommandFailure } from "./base-command.js";
 
@@ -28,17 +28,18 @@ export async function changesSinceRevision(
   const first = resolve(paths[0] ?? ".");
   const start = (await isDirectory(first)) ? first : dirname(first);
   let root: string;
-  let git: SimpleGit;
+  let commit: string;
   try {
-    root = await realpath(
-      (await simpleGit({ baseDir: start }).revparse(["--show-toplevel"])).trim(),
-    );
-    // Paths given to ls-tree, diff and show below are relative to the repository root.
-    git = simpleGit({ baseDir: root });
-    // `--verify --quiet` fails silently, and simple-git does not treat a silent failure as one.
-    if ((await git.revparse(["--verify", "--quiet", `${rev}^{commit}`])).trim() === "") {
-      throw new Error("unknown revision");
-    }
+    // An option is never a revision (nothing from a user reaches git as one).
+    if (rev.startsWith("-")) throw new Error("not a revision");
+    // One process: the repository's root, and the revision's commit (an error if it has none).
+    const [top, id] = (
+      await git(start, ["rev-parse", "--show-toplevel", "--verify", `${rev}^{commit}`])
+    ).split("\n");
+    if (!id || !/^[0-9a-f]+$/.test(id)) throw new Error("not a revision");
+    commit = id;
+    // Paths given to diff, ls-files and cat-file below are relative to the repository root.
+    root = await realpath(top!.trim());
   } catch {
     throw new CommandFailure(`${rev}: not a revision of a git repository at ${start}`);
   }
@@ -73,15 +74,11 @@ export async function changesSinceRevision(
   // One diff of the whole scope against the working tree, plus files git does not track yet.
   // An org file at the revision that is not in the working tree was removed since: the diff
   // names it, so the revision's tree is never listed (10,000 names for a one-file change).
-  const differing = new Set(
-    [
-      await git.raw(["diff", "--name-only", "--no-renames", rev, "--", ...scope]),
-      await git.raw(["ls-files", "--others", "--exclude-standard", "--", ...scope]),
-    ]
-      .join("\n")
-      .split("\n")
-      .filter((name) => name !== ""),
-  );
+  const [diffNames, untracked] = await Promise.all([
+    gitNames(root, ["diff", "--name-only", "-z", "--no-renames", commit, "--", ...scope]),
+    gitNames(root, ["ls-files", "-z", "--others", "--exclude-standard", "--", ...scope]),
+  ]);
+  const differing = new Set([...diffNames, ...untracked]);
   for (const name of differing) {
     if (files.has(name) || !/\.ya?ml$/.test(name)) continue;
     const dir = directories.find((d) => dirname(name) === (d.inRepo === "" ? "." : d.inRepo));
@@ -90,17 +87,22 @@ export async function changesSinceRevision(
   }
   const ordered = [...files].sort(([a], [b]) => (a < b ? -1 : 1));
   const changed = new Set<string>();
-  const before: OrgSource[] = [];
+  const wanted: [inRepo: string, shown: string][] = [];
   for (const [inRepoPath, shown] of ordered) {
     if (!differing.has(inRepoPath)) continue;
     changed.add(shown);
-    try {
-      const text = await git.show([`${rev}:${inRepoPath}`]);
-      before.push({ file: `${rev}:${shown}`, text });
-    } catch {
-      // Not in the revision: the org did not exist then.
-    }
+    wanted.push([inRepoPath, shown]);
   }
+  const texts = await catFiles(
+    root,
+    wanted.map(([inRepoPath]) => `${commit}:${inRepoPath}`),
+  );
+  const before: OrgSource[] = [];
+  wanted.forEach(([, shown], k) => {
+    // Not in the revision (null): the org did not exist then.
+    const text = texts[k];
+    if (text !== null && text !== undefined) before.push({ file: `${rev}:${shown}`, text });
+  });
   return { files: ordered.map(([, shown]) => shown), changed, before };
 }
 

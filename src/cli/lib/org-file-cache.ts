@@ -4,10 +4,14 @@
 // changed file, or another pbxctl, never finds an entry it did not write. An entry holds what
 // does not depend on the environment (every problem, placed; the secrets the file names; the
 // lint findings; the summary cross-file checks run over), never a secret, never the parsed
-// state. All entries of a directory are one file (`analyses.json`): reading one file is what
-// makes a warm check of 10,000 orgs fast. It is replaced atomically; an entry that does not
-// read back as one is ignored and analyzed again, and a cache that cannot be written is
-// skipped. Two commands writing at once lose at most the other's new entries.
+// state. All entries of a directory are one file (`analyses.pack`), replaced atomically; an
+// entry that does not read back as one is ignored and analyzed again, and a cache that cannot
+// be written is skipped. Two commands writing at once lose at most the other's new entries.
+//
+// The pack (org-file-pack.ts) is laid out so that a run which changed one file of 10,000 reads
+// little of it: what the checks across files compare of each entry (SummaryKeys) and the stat
+// index are read by every run; an entry's whole analysis only when it has something to report
+// (not "plain") or a clash must be placed. A corrupted entry (its check fails) is a missing one.
 //
 // Beside the entries, the pack holds a stat index, as git's index does: each file's size,
 // mtime, ctime and inode with the hash of the text they were read with, so a warm run stats
@@ -21,13 +25,24 @@ import { readFile, rm } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { TEMP_MARK, writeFileAtomic } from "../../atomic-files.js";
 import type { OrgFileAnalysis } from "../../model/org-file-result.js";
+import { type SummaryKeys, summaryKeys } from "../../model/org-summary.js";
+import {
+  DecodedPack,
+  encodePack,
+  keysOfRow,
+  keysRow,
+  PACK_FORMAT,
+  type PackEntry,
+  type StatRow,
+} from "./org-file-pack.js";
+
+export type { StatRow } from "./org-file-pack.js";
 
 /** Where the cache is kept, relative to the directory of the org files. */
 export const CACHE_DIR = join(".pbxctl", "cache");
 
-/** Bump when the shape of `analyses.json` changes. */
-const FORMAT = 2;
-const PACK = "analyses.json";
+/** The pack's file name in its version's directory. */
+export const PACK = "analyses.pack";
 
 /**
  * How long before a run a file must have last changed for its stat to be recorded: above the
@@ -39,19 +54,8 @@ export const RACY_WINDOW_MS = 3000;
 /** What the stat index compares of a file (a `fs.Stats` has them). */
 export type FileStamp = Pick<Stats, "size" | "mtimeMs" | "ctimeMs" | "ino">;
 
-/** A stat index row: size, mtime (ms), ctime (ms), inode, the hash of the text. */
-type StatRow = [number, number, number, number, string];
-
 /** An analysis as cached: without its state; `lint` says whether `extra` holds lint findings. */
 export type CachedAnalysis = Omit<OrgFileAnalysis, "state"> & { lint: boolean };
-
-interface Pack {
-  format: number;
-  version: string;
-  entries: Record<string, unknown>;
-  /** The stat index: file name (in the directory) -> its row. */
-  files: Record<string, unknown>;
-}
 
 /** The cache key of a file's text (as read, or decoded: the same UTF-8 bytes). */
 export function contentHash(text: string | Uint8Array): string {
@@ -73,7 +77,7 @@ export function cacheVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", root), "utf8")) as {
     version: string;
   };
-  hash.update(`pbxctl ${pkg.version} format ${FORMAT}\n`);
+  hash.update(`pbxctl ${pkg.version} format ${PACK_FORMAT}\n`);
   const code = [
     ...["model", "compiler"].flatMap((dir) =>
       readdirSync(new URL(`${dir}/`, root))
@@ -83,6 +87,7 @@ export function cacheVersion(): string {
     ),
     `cli/lib/org-file-analysis${ext}`,
     `cli/lib/org-file-cache${ext}`,
+    `cli/lib/org-file-pack${ext}`,
   ];
   for (const path of code)
     hash
@@ -93,9 +98,135 @@ export function cacheVersion(): string {
   return runningVersion;
 }
 
+/**
+ * A cached analysis as found: the keys the checks across files compare, and the whole
+ * analysis, read from the pack when first asked for (at once when the entry is not plain).
+ */
+export class CachedEntry {
+  private parsed: CachedAnalysis | undefined;
+
+  constructor(
+    /** The entry as stored (its bytes verified against its check). */
+    private readonly stored: PackEntry,
+    /** Its analysis, when it was just made. */
+    parsed?: CachedAnalysis,
+  ) {
+    this.parsed = parsed;
+  }
+
+  get lint(): boolean {
+    return this.stored.lint;
+  }
+
+  /** Nothing but a summary: no problem, no secret reference, no lint finding. */
+  get plain(): boolean {
+    return this.stored.plain;
+  }
+
+  /** What the checks across files compare (null: the org did not load). */
+  get keys(): SummaryKeys | null {
+    return this.stored.keys && keysOfRow(this.stored.keys);
+  }
+
+  /** The whole analysis; undefined when its bytes do not read back as one (corrupted). */
+  analysis(): CachedAnalysis | undefined {
+    if (this.parsed) return this.parsed;
+    let value: unknown;
+    try {
+      value = JSON.parse(textOf(this.stored.bytes));
+    } catch {
+      return undefined;
+    }
+    if (!isCachedAnalysis(value) || value.lint !== this.stored.lint) return undefined;
+    this.parsed = value;
+    return value;
+  }
+
+  /** The whole analysis of an entry whose bytes were read back once already. */
+  sound(): CachedAnalysis {
+    const analysis = this.analysis();
+    // Unreachable: a plain entry's bytes passed a check (the pack's or its own) when it was
+    // found, and this version wrote them from a sound analysis.
+    if (!analysis) throw new Error("a checked cache entry does not read back as an analysis");
+    return analysis;
+  }
+
+  /** The entry as written again. */
+  get packed(): PackEntry {
+    return this.stored;
+  }
+}
+
+/** Bytes of the pack as text (a view, not a copy). */
+function textOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+}
+
+/** The pack entry of an analysis. */
+function packEntry(analysis: CachedAnalysis): PackEntry {
+  const { before, after, secrets, rejected, extra, summary } = analysis;
+  const plain =
+    summary !== null &&
+    before.length + after.length + secrets.length + rejected.length + extra.length === 0;
+  return {
+    lint: analysis.lint,
+    plain,
+    keys: summary === null ? null : keysRow(summaryKeys(summary)),
+    bytes: Buffer.from(JSON.stringify(analysis)),
+  };
+}
+
+/**
+ * The entries and stat index of the pack at `file`, each entry's analysis parsed (one that does
+ * not read back as JSON is kept as its text; one whose check fails is left out): for tests and
+ * for looking into a cache.
+ */
+export function readPackFile(
+  file: string,
+  version: string,
+): { entries: Record<string, unknown>; files: Record<string, StatRow> } | null {
+  const pack = DecodedPack.decode(readFileSync(file), version);
+  if (!pack) return null;
+  const entries: Record<string, unknown> = {};
+  for (const hash of pack.hashes()) {
+    const entry = pack.entry(hash);
+    if (!entry) continue;
+    const text = textOf(entry.bytes);
+    try {
+      entries[hash] = JSON.parse(text);
+    } catch {
+      entries[hash] = text;
+    }
+  }
+  return { entries, files: Object.fromEntries(pack.files) };
+}
+
+/**
+ * Writes a pack of these entries (any value: one that is not an analysis is written as it is,
+ * and read back as a corrupted entry) and stat rows: for tests.
+ */
+export async function writePackFile(
+  file: string,
+  version: string,
+  pack: { entries: Record<string, unknown>; files: Record<string, StatRow> },
+): Promise<void> {
+  const entries = new Map<string, PackEntry>();
+  for (const [hash, value] of Object.entries(pack.entries)) {
+    entries.set(
+      hash,
+      isCachedAnalysis(value)
+        ? packEntry(value)
+        : { lint: false, plain: false, keys: null, bytes: Buffer.from(JSON.stringify(value)) },
+    );
+  }
+  await writeFileAtomic(file, encodePack(version, entries, new Map(Object.entries(pack.files))));
+}
+
 /** The cached analyses of the org files of one directory, for one pbxctl version. */
 export class OrgFileCache {
-  private readonly used = new Map<string, CachedAnalysis>();
+  private readonly used = new Map<string, CachedEntry>();
+  /** Entries of the pack found corrupted this run (never written again). */
+  private readonly dropped = new Set<string>();
   /** The stat index rows of the files seen this run (null: not to be recorded). */
   private readonly seen = new Map<string, StatRow | null>();
   private changed = false;
@@ -103,44 +234,48 @@ export class OrgFileCache {
   private constructor(
     private readonly root: string,
     private readonly version: string,
-    private readonly stored: Record<string, unknown>,
-    private readonly storedFiles: Record<string, unknown>,
-    /** Whether the stored file was missing, unreadable or of another version. */
-    readonly empty: boolean,
+    /** The pack as read (null: missing, unreadable or of another version). */
+    private readonly pack: DecodedPack | null,
   ) {}
+
+  /** Whether the stored file was missing, unreadable or of another version. */
+  get empty(): boolean {
+    return this.pack === null;
+  }
 
   /** The cache of the org files in `dir` (empty when there is none or it cannot be read). */
   static async open(dir: string, version: string = cacheVersion()): Promise<OrgFileCache> {
     const root = join(dir, CACHE_DIR);
-    let stored: Record<string, unknown> | null = null;
-    let storedFiles: Record<string, unknown> = {};
+    let pack: DecodedPack | null = null;
     try {
-      const pack = JSON.parse(await readFile(join(root, version, PACK), "utf8")) as Pack;
-      if (pack.format === FORMAT && pack.version === version && isRecord(pack.entries)) {
-        stored = pack.entries;
-        if (isRecord(pack.files)) storedFiles = pack.files;
-      }
+      pack = DecodedPack.decode(await readFile(join(root, version, PACK)), version);
     } catch {
-      // Missing or not JSON: every file is analyzed again and the file rewritten.
+      // Missing: every file is analyzed and the pack written.
     }
-    const cache = new OrgFileCache(root, version, stored ?? {}, storedFiles, stored === null);
-    cache.changed = stored === null;
+    const cache = new OrgFileCache(root, version, pack);
+    cache.changed = pack === null;
     return cache;
   }
 
   /** The entry of a text's hash, if there is a sound one (with lint findings if `lint`). */
-  get(hash: string, lint: boolean): CachedAnalysis | undefined {
-    const entry = this.used.get(hash) ?? this.stored[hash];
-    if (entry === undefined) return undefined;
-    if (!isCachedAnalysis(entry)) {
-      // Corrupted: ignored, and replaced by the next put.
-      delete this.stored[hash];
-      this.changed = true;
-      return undefined;
+  get(hash: string, lint: boolean): CachedEntry | undefined {
+    let entry = this.used.get(hash);
+    if (!entry) {
+      if (this.dropped.has(hash)) return undefined;
+      const stored = this.pack?.entry(hash);
+      entry = stored && new CachedEntry(stored);
+      // Not plain: its problems or secrets are needed now, so it is read (and its shape checked).
+      if (!entry || (!entry.plain && entry.analysis() === undefined)) {
+        if (stored !== undefined || this.pack?.has(hash)) {
+          // Corrupted: ignored, and replaced by the next put.
+          this.dropped.add(hash);
+          this.changed = true;
+        }
+        return undefined;
+      }
+      this.used.set(hash, entry);
     }
-    if (lint && !entry.lint) return undefined;
-    this.used.set(hash, entry);
-    return entry;
+    return lint && !entry.lint ? undefined : entry;
   }
 
   /**
@@ -148,8 +283,8 @@ export class OrgFileCache {
    * stat matches the row exactly; otherwise the file must be read and hashed.
    */
   knownHash(name: string, stamp: FileStamp): string | undefined {
-    const row = this.storedFiles[name];
-    if (!isStatRow(row)) return undefined;
+    const row = this.pack?.files.get(name);
+    if (row === undefined) return undefined;
     const [size, mtimeMs, ctimeMs, ino, hash] = row;
     if (
       size !== stamp.size ||
@@ -173,8 +308,8 @@ export class OrgFileCache {
       ? [stamp.size, stamp.mtimeMs, stamp.ctimeMs, stamp.ino, hash]
       : null;
     this.seen.set(name, row);
-    const before = this.storedFiles[name];
-    if (row === null ? before !== undefined : JSON.stringify(before) !== JSON.stringify(row)) {
+    const before = this.pack?.files.get(name);
+    if (row === null ? before !== undefined : before?.join("\n") !== row.join("\n")) {
       this.changed = true;
     }
   }
@@ -182,37 +317,44 @@ export class OrgFileCache {
   /** Records a text's analysis (its state is not kept). */
   put(hash: string, analysis: OrgFileAnalysis, lint: boolean): void {
     const { state: _state, ...rest } = analysis;
-    this.used.set(hash, { ...rest, lint });
+    const cached: CachedAnalysis = { ...rest, lint };
+    this.used.set(hash, new CachedEntry(packEntry(cached), cached));
     this.changed = true;
   }
 
   /**
    * Writes the entries used or added by this run, and as many others as those (files of other
-   * revisions, a subset checked), if anything changed; removes other versions' caches.
+   * revisions, a subset checked), if anything changed; removes other versions' caches. The
+   * entries read from the pack are written back as the bytes they were read as.
    */
   async save(): Promise<void> {
     if (!this.changed) return;
-    const entries: Record<string, unknown> = {};
+    const entries = new Map<string, PackEntry>();
     for (const [hash, entry] of [...this.used].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      entries[hash] = entry;
+      entries.set(hash, entry.packed);
     }
     let room = this.used.size;
-    for (const [hash, entry] of Object.entries(this.stored)) {
+    for (const hash of this.pack?.hashes() ?? []) {
       if (room === 0) break;
-      if (hash in entries || !isCachedAnalysis(entry)) continue;
-      entries[hash] = entry;
+      if (entries.has(hash) || this.dropped.has(hash)) continue;
+      const entry = this.pack?.entry(hash);
+      if (!entry) continue;
+      entries.set(hash, entry);
       room--;
     }
     // Rows of the files seen this run, and the other rows whose text still has an entry.
-    const files: Record<string, StatRow> = {};
-    for (const [name, row] of this.seen) if (row !== null && row[4] in entries) files[name] = row;
-    for (const [name, row] of Object.entries(this.storedFiles)) {
-      if (!this.seen.has(name) && isStatRow(row) && row[4] in entries) files[name] = row;
+    const files = new Map<string, StatRow>();
+    for (const [name, row] of this.seen)
+      if (row !== null && entries.has(row[4])) files.set(name, row);
+    for (const [name, row] of this.pack?.files ?? []) {
+      if (!this.seen.has(name) && entries.has(row[4])) files.set(name, row);
     }
-    const pack: Pack = { format: FORMAT, version: this.version, entries, files };
     try {
       await writeFileAtomic(join(this.root, ".gitignore"), "# pbxctl's cache: safe to delete\n*\n");
-      await writeFileAtomic(join(this.root, this.version, PACK), JSON.stringify(pack));
+      await writeFileAtomic(
+        join(this.root, this.version, PACK),
+        encodePack(this.version, entries, files),
+      );
       for (const name of readdirSync(this.root)) {
         // Another command's write in progress (a temp file) is left alone.
         if (name !== this.version && name !== ".gitignore" && !name.startsWith(TEMP_MARK)) {
@@ -231,11 +373,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 const isString = (value: unknown) => typeof value === "string";
-const isStatRow = (value: unknown): value is StatRow =>
-  Array.isArray(value) &&
-  value.length === 5 &&
-  value.slice(0, 4).every((n) => typeof n === "number") &&
-  isString(value[4]);
 const isPosition = (value: unknown) =>
   isRecord(value) && Number.isInteger(value.line) && Number.isInteger(value.col);
 const isDiagnostic = (value: unknown) =>

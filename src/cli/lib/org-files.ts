@@ -25,7 +25,7 @@ import {
   startAnalysisPool,
   worthWorkers,
 } from "./analysis-pool.js";
-import { type CachedAnalysis, contentHash, OrgFileCache } from "./org-file-cache.js";
+import { type CachedAnalysis, CachedEntry, contentHash, OrgFileCache } from "./org-file-cache.js";
 
 /**
  * An org file to load: its text (absent: the file `file` on disk, read only when the cache's
@@ -142,7 +142,7 @@ export async function loadOrgFileInputs(
   };
 
   const runStart = (options.clock ?? systemClock)().getTime();
-  const analyses: (OrgFileAnalysis | CachedAnalysis)[] = new Array(inputs.length);
+  const analyses: (OrgFileAnalysis | CachedEntry)[] = new Array(inputs.length);
   const hashes: string[] = new Array(inputs.length);
   // The text of each file read so far (a file on disk is read at most once).
   const texts: (string | Buffer | undefined)[] = inputs.map((input) => input.text);
@@ -182,15 +182,24 @@ export async function loadOrgFileInputs(
 
 function finishLoad(
   inputs: readonly OrgFileInput[],
-  analyses: readonly (OrgFileAnalysis | CachedAnalysis)[],
+  found: readonly (OrgFileAnalysis | CachedEntry)[],
   env: SecretEnvironment,
   lint: boolean,
 ): OrgFilesLoad {
   const orgs: LoadedOrg[] = [];
   const summaries: SummarizedFile[] = [];
   const perFile: SourceDiagnostic[] = [];
+  // A plain cache entry has nothing to report: only its keys take part, its analysis is read
+  // when a clash is reported about it (most of 10,000 files on a warm run).
+  const analyses = found.map((entry) =>
+    entry instanceof CachedEntry && entry.plain ? entry : analysisOf(entry),
+  );
   for (const [index, input] of inputs.entries()) {
     const analysis = analyses[index]!;
+    if (analysis instanceof CachedEntry) {
+      summaries.push(cachedSummary(input.file, analysis));
+      continue;
+    }
     const state = "state" in analysis ? analysis.state : null;
     const loaded = finishOrgFile(input.file, { ...analysis, state }, env);
     perFile.push(...loaded.diagnostics);
@@ -208,12 +217,30 @@ function finishLoad(
     );
     for (const [index, input] of inputs.entries()) {
       if (withErrors.has(input.file)) continue;
-      const extra: PlacedDiagnostic[] = analyses[index]!.extra;
+      const analysis = analyses[index]!;
+      if (analysis instanceof CachedEntry) continue;
+      const extra: PlacedDiagnostic[] = analysis.extra;
       for (const finding of extra)
         findings.push({ ...finding, severity: "warning", file: input.file });
     }
   }
   return { orgs, summaries, diagnostics, crossFile, lint: findings };
+}
+
+/** The whole analysis of a fresh or cached file. */
+function analysisOf(entry: OrgFileAnalysis | CachedEntry): OrgFileAnalysis | CachedAnalysis {
+  return entry instanceof CachedEntry ? entry.sound() : entry;
+}
+
+/** A plain cached file's summary: its keys now, the rest read from the pack if asked for. */
+function cachedSummary(file: string, entry: CachedEntry): SummarizedFile {
+  return {
+    file,
+    keys: entry.keys!,
+    get summary() {
+      return entry.sound().summary!;
+    },
+  };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { GatewayOptions } from "../../model/gateway.js";
 import { gatewayStateOf } from "../../model/gateway.js";
 import { type LoadedOrg, type LoadResult, sortDiagnostics } from "../../model/org-file-result.js";
 import type { GatewayOrg, GatewayState } from "../../model/org-state.js";
-import { crossOrgProblems, type SummarizedFile } from "../../model/org-summary.js";
+import { crossOrgProblems, keysOf, renamed, type SummarizedFile } from "../../model/org-summary.js";
 import type { SecretEnvironment } from "../../model/secrets.js";
 import { CommandFailure } from "./base-command.js";
 import { compilePartialTree } from "./compiled-tree.js";
@@ -68,7 +68,7 @@ export async function basePlanTrees(input: BasePlanInput): Promise<BasePlanTrees
   const summaryOf = new Map<string, SummarizedFile>();
   for (const s of after.summaries) {
     if (!changes.changed.has(s.file)) {
-      summaryOf.set(s.file, { file: `${input.rev}:${s.file}`, summary: s.summary });
+      summaryOf.set(s.file, renamed(s, `${input.rev}:${s.file}`));
     }
   }
   for (const s of beforeChanged.summaries) summaryOf.set(s.file.slice(input.rev.length + 1), s);
@@ -133,5 +133,5 @@ function gatewayOf(files: readonly SummarizedFile[], options: GatewayOptions): G
 }
 
 function prefixesOf(files: readonly SummarizedFile[]): string[] {
-  return [...new Set(files.map((f) => f.summary.context_prefix))].sort();
+  return [...new Set(files.map((f) => keysOf(f).context_prefix))].sort();
 }

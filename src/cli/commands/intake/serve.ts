@@ -1,7 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { Command, Flags } from "@oclif/core";
 import { pino } from "pino";
-import pretty from "pino-pretty";
 import { createIntakeApp, EVENTS_PATH } from "../../../api/intake-app.js";
 import { systemClock } from "../../../clock.js";
 import { loadConfig } from "../../../config.js";
@@ -65,7 +64,11 @@ export default class IntakeServe extends Command {
     const logger = flags.pretty
       ? pino(
           { level: config.logLevel },
-          pretty({ colorize: colourEnabled(process.stderr), destination: 2 }),
+          // Loaded only for --pretty: every other start would pay for loading it.
+          (await import("pino-pretty")).default({
+            colorize: colourEnabled(process.stderr),
+            destination: 2,
+          }),
         )
       : pino({ level: config.logLevel });
     const db = await openStore(config.store);

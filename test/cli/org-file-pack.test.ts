@@ -1,0 +1,83 @@
+// The cache's pack (org-file-pack.ts): what is written reads back; another format or version, or
+// a pack cut short, is no pack; and a change to one entry's bytes or row loses that entry only
+// (and the stat index, which no check covers row by row).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import {
+  DecodedPack,
+  encodePack,
+  type PackEntry,
+  type StatRow,
+} from "../../src/cli/lib/org-file-pack.js";
+
+const entry = (id: string, plain = true): PackEntry => ({
+  lint: true,
+  plain,
+  keys: [id, `org_${id}_`, `slug-${id}`, [`4930${id}`], [`10.0.0.${id}`]],
+  bytes: Buffer.from(JSON.stringify({ analysis: id, padding: "x".repeat(40) })),
+});
+const entries = new Map([
+  ["hash-a", entry("1")],
+  ["hash-b", entry("2", false)],
+  ["hash-c", entry("3")],
+]);
+const files = new Map<string, StatRow>([
+  ["a.yaml", [120, 1700000000000.5, 1700000000001.25, 42, "hash-a"]],
+  ["c.yaml", [130, 1700000000002, 1700000000003, 43, "hash-c"]],
+  ["gone.yaml", [1, 2, 3, 4, "hash-without-entry"]],
+]);
+const bytesOf = (e: PackEntry | undefined) => (e ? Buffer.from(e.bytes).toString() : undefined);
+
+test("a pack reads back: every entry, its row's fields and the stat index", () => {
+  const pack = DecodedPack.decode(encodePack("v1", entries, files), "v1");
+  assert.ok(pack);
+  assert.equal([...pack.hashes()], ["hash-a", "hash-b", "hash-c"]);
+  for (const [hash, written] of entries) {
+    const read = pack.entry(hash);
+    assert.equal(
+      { lint: read?.lint, plain: read?.plain, keys: read?.keys, bytes: bytesOf(read) },
+      { ...written, bytes: bytesOf(written) },
+      hash,
+    );
+  }
+  assert.is(pack.entry("hash-unknown"), undefined);
+  // A stat row whose text has no entry is not written.
+  assert.equal([...pack.files], [...files].slice(0, 2));
+});
+
+test("another format or version, a pack cut short or not a pack: none", () => {
+  const bytes = encodePack("v1", entries, files);
+  assert.is(DecodedPack.decode(bytes, "v2"), null);
+  assert.is(DecodedPack.decode(bytes.subarray(0, bytes.length - 10), "v1"), null);
+  assert.is(DecodedPack.decode(bytes.subarray(0, 40), "v1"), null);
+  assert.is(DecodedPack.decode(Buffer.from('{"format": 1, "entries": {"trunc'), "v1"), null);
+  const head = bytes.subarray(0, bytes.indexOf(10)).toString();
+  const otherFormat = Buffer.concat([
+    Buffer.from(head.replace(/"format":\d+/, '"format":2')),
+    bytes.subarray(bytes.indexOf(10)),
+  ]);
+  assert.is(DecodedPack.decode(otherFormat, "v1"), null);
+});
+
+test("one entry's bytes or row changed: that entry is lost, the others are kept", () => {
+  const bytes = encodePack("v1", entries, files);
+  const inBody = Buffer.from(bytes);
+  const at = inBody.lastIndexOf('"analysis":"2"');
+  inBody.write('"analysis":"9"', at);
+  const changedBody = DecodedPack.decode(inBody, "v1");
+  assert.ok(changedBody);
+  assert.is(changedBody.entry("hash-b"), undefined, "the changed entry");
+  assert.is(bytesOf(changedBody.entry("hash-a")), bytesOf(entries.get("hash-a")));
+  assert.is(bytesOf(changedBody.entry("hash-c")), bytesOf(entries.get("hash-c")));
+  assert.is(changedBody.files.size, 0, "the stat index is dropped");
+
+  // A key in the entries' row (what the checks across files compare) changed: the same.
+  const inRow = Buffer.from(bytes);
+  inRow.write('"slug-4"', inRow.indexOf('"slug-3"'));
+  const changedRow = DecodedPack.decode(inRow, "v1");
+  assert.ok(changedRow);
+  assert.is(changedRow.entry("hash-c"), undefined);
+  assert.ok(changedRow.entry("hash-a"));
+});
+
+test.run();
