@@ -8,13 +8,17 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import Status from "../../src/cli/commands/status.js";
 import { loadConfig, pjsipModeFrom } from "../../src/config.js";
+import { RealtimePjsip } from "../../src/deploy/realtime-pjsip.js";
+import { ReloadQueue } from "../../src/deploy/reload-queue.js";
+import { StoreBuilds } from "../../src/deploy/store-builds.js";
+import type { EngineTarget } from "../../src/engine/target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
 import { runCommand } from "../cli/run-command.js";
 import { testBackend } from "../store/test-database.js";
 import { eventually } from "../tickets/helpers.js";
-import { type Rig, withRig } from "./helpers.js";
+import { insertUser, type Rig, sipUser, withRig } from "./helpers.js";
 
 test("PBX_PJSIP is file by default; realtime needs PBX_DATABASE_URL; anything else is refused", () => {
   assert.is(pjsipModeFrom({}), "file");
@@ -138,6 +142,63 @@ if (testBackend() === "postgres") {
         ami.reloadCommands().includes("module reload res_pjsip.so"),
         ami.reloadCommands().join(", "),
       );
+    }));
+
+  test("a save's rows are written while the previous save's engine notification still runs", () =>
+    withRig({ ami: true, realtime: true }, async (rig) => {
+      const org = await rig.createOrg();
+      await rig.advance(6000);
+      await rig.running.engine!.realtime!.idle();
+      // A second writer over the same store whose engine holds every expiry until released.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const expired: string[] = [];
+      const target: EngineTarget = {
+        kind: "ami",
+        reload: () => Promise.reject(new Error("no reload expected")),
+        health: () => Promise.resolve({ status: "healthy", checkedAt: new Date().toISOString() }),
+        close: () => Promise.resolve(),
+        async expireCachedObject(_cache, id) {
+          expired.push(id);
+          await held;
+          return "not cached";
+        },
+        verify: () => Promise.resolve([]),
+      };
+      const realtime = new RealtimePjsip({
+        db: rig.db,
+        builds: new StoreBuilds({
+          db: rig.db,
+          gateway: { environment: "prod", staging_endpoint: "staging-tunnel" },
+          pjsip: "realtime",
+        }),
+        target,
+        reloads: new ReloadQueue(target),
+      });
+      const rows = createPjsipRealtimeRepository(rig.db);
+      try {
+        await insertUser(rig.db, org.id, sipUser(org.prefix, "2101"));
+        const first = realtime.sync(org.id);
+        await eventually("the first expiry is sent", () => expired.length > 0);
+        // The engine has not answered the first save's expiry: the next save's rows still land.
+        await insertUser(rig.db, org.id, sipUser(org.prefix, "2102"));
+        const second = realtime.sync(org.id);
+        await eventually(
+          "the second save's row",
+          async () => (await rows.row("ps_endpoints", `${org.prefix}2102`)) !== null,
+        );
+        assert.equal(expired, [`${org.prefix}2101`], "still held at the first expiry");
+        release();
+        await Promise.all([first, second]);
+        await realtime.idle();
+        assert.ok(expired.includes(`${org.prefix}2102`), "the second save is told to the engine");
+        assert.equal(await realtime.pending(org.id), []);
+      } finally {
+        release();
+        await realtime.stop();
+      }
     }));
 
   test("a trunk's rows: its registration change reloads only outbound registrations; its identify stays a file", () =>

@@ -1,0 +1,117 @@
+// The bench:engine report: per size, one table with a column per PJSIP mode, so the two modes
+// are read side by side; then the optional dialplan-edit and burst figures.
+import type { SizeResult } from "./engine.js";
+import type { SippRegistrationRun } from "./sipp-registrations.js";
+
+const percentile = (xs: readonly number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const ms = (x: number) =>
+  x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x).toLocaleString("en")} ms`;
+const p50p95 = (xs: readonly number[]) =>
+  xs.length === 0 ? "-" : `${ms(percentile(xs, 50))} / ${ms(percentile(xs, 95))} (n=${xs.length})`;
+const present = (xs: readonly (number | null)[]) => xs.filter((x): x is number => x !== null);
+
+function registrations(run: SippRegistrationRun | null): string[] {
+  if (!run) return ["-", "-"];
+  // SIPp records response times in whole milliseconds.
+  const fmt = (x: number) => (x < 1 ? "<1 ms" : ms(x));
+  return [
+    `${run.registered}/${run.phones} in ${ms(run.wallMs)}, ${run.failed} failed`,
+    run.responseMs.length === 0
+      ? "-"
+      : `${fmt(percentile(run.responseMs, 50))} / ${fmt(percentile(run.responseMs, 95))}`,
+  ];
+}
+
+/** One size's table, a column per PJSIP mode, printed as soon as the size is measured. */
+export function printSizeTable(columns: readonly SizeResult[]): void {
+  const orgs = columns[0]!.orgs;
+  const rate = (pick: (r: SizeResult) => SippRegistrationRun | null) =>
+    pick(columns.find((r) => pick(r)) ?? columns[0]!)?.rate ?? 0;
+  const rows: string[][] = [
+    [`${orgs} orgs`, ...columns.map((r) => r.mode)],
+    [
+      "load average (1 min), start -> end",
+      ...columns.map((r) => `${r.loadBefore.toFixed(1)} -> ${r.loadAfter.toFixed(1)}`),
+    ],
+    ["start-up deploy (every org written, loaded)", ...columns.map((r) => ms(r.startupMs))],
+    ["engine restart: boot to fully booted", ...columns.map((r) => ms(r.bootMs))],
+    ["engine RSS after that boot", ...columns.map((r) => `${r.rssMb} MB`)],
+    [
+      "new user registrable after API answer, p50 / p95",
+      ...columns.map((r) => p50p95(r.newUsers.map((u) => u.registrableMs))),
+    ],
+    [
+      "  realtime: first cache expiry sent, p50 / p95",
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.expirySentMs)))),
+    ],
+    [
+      "  realtime: endpoint verified, p50 / p95",
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.verifiedMs)))),
+    ],
+    [
+      "new user callable (INVITE reaches it), p50 / p95",
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.callableMs)))),
+    ],
+    [
+      `phones at ${rate((r) => r.steady)}/s: registered, wall time`,
+      ...columns.map((r) => registrations(r.steady)[0]!),
+    ],
+    ["  REGISTER exchange p50 / p95", ...columns.map((r) => registrations(r.steady)[1]!)],
+    [
+      `after restart at ${rate((r) => r.storm)}/s: registered, wall`,
+      ...columns.map((r) => registrations(r.storm)[0]!),
+    ],
+    ["  REGISTER exchange p50 / p95", ...columns.map((r) => registrations(r.storm)[1]!)],
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+  console.log(`\n${columns[0]!.engine}, PJSIP modes side by side`);
+  for (const row of rows) {
+    console.log(
+      row
+        .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+        .join("   "),
+    );
+  }
+}
+
+/** What the table's figures measure, then the optional IVR edit and burst figures. */
+export function printEngineNotes(
+  results: readonly SizeResult[],
+  options: { dialplanEdits: number; burst: number },
+): void {
+  console.log(
+    "\nregistrable: a phone's REGISTER (digest, password from the API answer) gets 200, retried" +
+      " every 10 ms;\ncallable: an Originate of Local/<ext>@<prefix>internal (every 50 ms) reaches" +
+      " the phone as an INVITE;\nREGISTER exchange: SIPp, first REGISTER to the 200 after the challenge" +
+      " (two round trips, UDP retransmits at 500 ms;\nSIPp counts whole ms)",
+  );
+
+  if (options.dialplanEdits > 0) {
+    console.log(
+      "\nIVR timeout edit (dialplan reload): API answer -> `dialplan show` has it, p50 / p95",
+    );
+    for (const r of results) {
+      console.log(
+        `  ${String(r.orgs).padStart(4)} orgs, ${r.mode.padEnd(8)}: ${p50p95(r.dialplan)}`,
+      );
+    }
+  }
+  if (options.burst > 0) {
+    console.log(
+      `\nburst of ${options.burst} edits to one IVR, back to back [target: 1 dialplan reload]`,
+    );
+    for (const r of results) {
+      const counts = new Map<string, number>();
+      for (const command of r.burst.reloads) counts.set(command, (counts.get(command) ?? 0) + 1);
+      const list = [...counts].map(([command, n]) => `${n}x ${command}`).join(", ") || "none";
+      console.log(
+        `  ${String(r.orgs).padStart(4)} orgs, ${r.mode.padEnd(8)}: ${r.burst.reloads.length} reload(s) (${list}); ` +
+          `visible ${ms(r.burst.lastToVisibleMs)} after the last edit's answer, ` +
+          `${ms(r.burst.firstToVisibleMs)} after the first`,
+      );
+    }
+  }
+}
