@@ -52,6 +52,13 @@ export const EXAMPLES_BY_NAME: Readonly<Record<string, readonly string[]>> = {
   customer_networks: ["192.168.10.0/24"],
   gateway_endpoint: ["vpn.pbx.example:51820"],
   customer_endpoint: ["vpn.acme.example:51820"],
+  ami_host: ["10.0.0.12"],
+  ami_username: ["pbxctl"],
+  ami_secret: ["Ami-Secret-2026"],
+  sip_address: ["10.0.0.12:5060"],
+  node: ["node-2"],
+  standby_node: ["node-3"],
+  phone_number_id: ["106540352242922"],
 };
 
 /** The example for property `name` that `pattern` accepts, if any. */

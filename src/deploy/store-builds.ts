@@ -17,6 +17,12 @@ import { isUsableDid } from "../model/refs.js";
 import { refusedNumbers } from "../store/consent-repository.js";
 import { stagingTunnelOf } from "../store/customer-tunnel-repository.js";
 import type { Db } from "../store/database.js";
+import {
+  isPlacedOn,
+  orgHandlesOnNode,
+  orgIdsOnNode,
+  servedPrefixesOnNode,
+} from "../store/engine-node-repository.js";
 import { loadGatewayState } from "../store/load-gateway-state.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import {
@@ -46,6 +52,12 @@ export interface StoreBuildOptions {
    * rows, `orgPjsipRows`); the file keeps what must stay a file (trunks' identify). Default `file`.
    */
   pjsip?: "file" | "realtime";
+  /**
+   * The builds of one engine node (issue 25, docs/nodes.md): only the orgs placed on it (as
+   * primary) get files, an include line and gateway routes; any other org builds to nothing
+   * here, so a deploy removes it from this node. Absent: every org (the one implicit engine).
+   */
+  nodeId?: string;
 }
 
 /** An org as the deploy side knows it: id, context prefix and whether it is served. */
@@ -72,9 +84,14 @@ export { isServed };
 export class StoreBuilds {
   constructor(private readonly options: StoreBuildOptions) {}
 
-  /** Every org's id, prefix and status (one query, no org is loaded). */
+  /** Every org's (this node's orgs') id, prefix and status (one query, no org is loaded). */
   async orgs(): Promise<OrgHandle[]> {
-    return (await createOrganizationRepository(this.options.db).listHandles()).map(handleOf);
+    const nodeId = this.options.nodeId;
+    const rows =
+      nodeId === undefined
+        ? await createOrganizationRepository(this.options.db).listHandles()
+        : await orgHandlesOnNode(this.options.db, nodeId);
+    return rows.map(handleOf);
   }
 
   /** The org, or null when no such org exists. */
@@ -83,18 +100,31 @@ export class StoreBuilds {
     return row ? handleOf(row) : null;
   }
 
+  /** Whether the org's config belongs on this engine: always, unless builds are per node. */
+  private async onThisEngine(orgId: string): Promise<boolean> {
+    const nodeId = this.options.nodeId;
+    return nodeId === undefined || isPlacedOn(this.options.db, orgId, nodeId);
+  }
+
   /** The top-level include files naming every active org (one cheap query). */
   async topLevelFiles(): Promise<CompiledFile[]> {
-    const prefixes = await createOrganizationRepository(
-      this.options.db,
-    ).listServedContextPrefixes();
+    const nodeId = this.options.nodeId;
+    const prefixes =
+      nodeId === undefined
+        ? await createOrganizationRepository(this.options.db).listServedContextPrefixes()
+        : await servedPrefixesOnNode(this.options.db, nodeId);
     return compileTopLevel(prefixes, this.options.topLevel).files;
   }
 
-  /** The org's own files: compiled when it is active, none otherwise. Throws CompileRefusedError. */
+  /**
+   * The org's own files: compiled when it is active (and placed on this node, for a node's
+   * builds), none otherwise. Throws CompileRefusedError.
+   */
   async orgFiles(orgId: string): Promise<{ state: OrgState; files: CompiledFile[] }> {
     const state = await loadOrgState(this.options.db, orgId);
-    if (!isServed(state.org.status)) return { state, files: [] };
+    if (!isServed(state.org.status) || !(await this.onThisEngine(orgId))) {
+      return { state, files: [] };
+    }
     if (this.options.soundsDir !== undefined) {
       state.music_on_hold = await mohFileNames(this.options.soundsDir, orgId);
     }
@@ -137,7 +167,7 @@ export class StoreBuilds {
     const handle = await this.org(orgId);
     if (!handle) return null;
     const [{ state, files }, top] = await Promise.all([this.orgFiles(orgId), this.topLevelFiles()]);
-    const served = isServed(state.org.status);
+    const served = isServed(state.org.status) && (await this.onThisEngine(orgId));
     // Where the org's staging DIDs go is part of what the gateway routes: a staging tunnel
     // marked, moved or removed regenerates it like a DID change does.
     const tunnel = await stagingTunnelOf(this.options.db, orgId);
@@ -157,9 +187,17 @@ export class StoreBuilds {
     };
   }
 
-  /** The gateway dispatcher over every assigned, active DID of every active org. */
+  /**
+   * The gateway dispatcher over every assigned, active DID of every active org (of the orgs
+   * placed on this node, for a node's builds: a DID is dispatched only where its org lives).
+   */
   async gateway(): Promise<GatewayBuild> {
     const state = await loadGatewayState(this.options.db, this.options.gateway);
+    const nodeId = this.options.nodeId;
+    if (nodeId !== undefined) {
+      const here = new Set(await orgIdsOnNode(this.options.db, nodeId));
+      state.orgs = state.orgs.filter((org) => here.has(org.org_id));
+    }
     return {
       files: refuseOnErrors("the gateway", compileGateway(state)),
       didCount: state.orgs.reduce((sum, org) => sum + org.dids.length, 0),

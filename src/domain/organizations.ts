@@ -11,6 +11,7 @@ import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
 import { type CreatedOrganization, createOrganizationRecord } from "./org-creation.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
 import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
+import { type PlacementView, placementsByOrg, placementView } from "./placement.js";
 import type { OrgPrincipal, PendingUserPrincipal } from "./principal.js";
 import { decrypt, hashSecret, newToken } from "./secrets.js";
 
@@ -62,6 +63,12 @@ export interface OrganizationInput {
 }
 
 /** The public shape of an org row (never any credential). */
+/** What admins see of an org: the org and where it lives (engine nodes, issue 25). */
+export interface AdminOrganizationView extends OrganizationView {
+  /** Null when no engine node is defined: every org runs on the one implicit engine. */
+  placement: PlacementView | null;
+}
+
 export function organizationView(row: OrganizationRow): OrganizationView {
   return {
     id: row.id,
@@ -119,15 +126,24 @@ async function insertOrganization(
 export async function createOrganization(
   deps: DomainDeps,
   input: OrganizationInput,
-): Promise<OrganizationView & { api_key: string; api_secret: string }> {
-  const { row, apiKey, apiSecret } = await insertOrganization(deps, input);
+): Promise<AdminOrganizationView & { api_key: string; api_secret: string }> {
+  const { row, apiKey, apiSecret, placement } = await insertOrganization(deps, input);
   await notifyConfigChanged(deps, row.id);
-  return { ...organizationView(row), api_key: apiKey, api_secret: apiSecret };
+  return {
+    ...organizationView(row),
+    placement: placement ? await placementView(deps.db, placement) : null,
+    api_key: apiKey,
+    api_secret: apiSecret,
+  };
 }
 
 /** All orgs, oldest first (admin). */
-export async function listOrganizations(deps: DomainDeps): Promise<OrganizationView[]> {
-  return (await createOrganizationRepository(deps.db).list()).map(organizationView);
+export async function listOrganizations(deps: DomainDeps): Promise<AdminOrganizationView[]> {
+  const placements = await placementsByOrg(deps.db);
+  return (await createOrganizationRepository(deps.db).list()).map((row) => ({
+    ...organizationView(row),
+    placement: placements.get(row.id) ?? null,
+  }));
 }
 
 async function findOrg(deps: DomainDeps, id: string): Promise<OrganizationRow> {

@@ -6,6 +6,7 @@ import { E164_PATTERN } from "./consent.js";
 import { CRM_TAG, CUSTOM_FIELD_NAME, EMAIL } from "./crm.js";
 import type { Diagnostic } from "./diagnostic.js";
 import { formatPath, type PathSegment, pointerSegments } from "./diagnostic-path.js";
+import { SIP_ADDRESS, SIP_ADDRESS_RULE } from "./engine-node.js";
 import { OrgExtrasProperties } from "./org-extras.js";
 import generatedValidator from "./org-file-validator.generated.js";
 import {
@@ -104,6 +105,8 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   [WG_ENDPOINT, "must be host:port (vpn.example.com:51820, [2001:db8::1]:51820)"],
   [WG_INTERFACE, "must be an interface name: 1-15 letters, digits or _ = + . -"],
   [TUNNEL_HOST, "must be an IPv4 address or an [IPv6] address"],
+  // Engine nodes (`/admin/engine-nodes`).
+  [SIP_ADDRESS, SIP_ADDRESS_RULE],
   // Call-flow questions (`pbxctl simulate`, flow files, `POST /simulate`).
   ["^\\+?[0-9]{3,20}$", "must be a number: optional +, then 3-20 digits"],
   ["^[0-9*#]{0,15}$", "must be at most 15 keys: digits, * or #"],

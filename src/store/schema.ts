@@ -10,6 +10,7 @@ import type {
 } from "./compliance-tables.js";
 import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
+import type { EngineNodesTable, OrgPlacementsTable } from "./engine-node-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { LoginThrottleTable } from "./login-throttle-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
@@ -351,6 +352,8 @@ export interface Database extends TicketTables {
   consent_records: ConsentRecordsTable;
   trunk_registrations: TrunkRegistrationsTable;
   pjsip_realtime_pending: PjsipRealtimePendingTable;
+  engine_nodes: EngineNodesTable;
+  org_placements: OrgPlacementsTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -104,6 +104,9 @@ if (testBackend() === "postgres") {
       "dids_pool_status",
       "org_users_email",
       "org_users_subject",
+      // A node's load: placement counts the orgs on a node, across every org (issue 25).
+      "org_placements_node",
+      "org_placements_standby",
       "ticket_intake_status",
       "ticket_messages_due",
       "ticket_poller_posts_due",

@@ -39,6 +39,14 @@ async function seed(app: TestApp): Promise<{ orgs: Org[]; paths: string[] }> {
   const admin = await adminHeaders(app);
   const acme = await app.createOrg("Acme");
   const bravo = await app.createOrg("Bravo");
+  // The first engine node takes both orgs: engine_nodes and org_placements hold rows.
+  await expect2xx(app, "POST", "/admin/engine-nodes", admin, {
+    name: "node-1",
+    ami_username: "pbxctl",
+    ami_secret: "Node-Secret",
+    sip_address: "10.0.0.11:5060",
+    capacity: 10,
+  });
   const paths: string[] = [];
   for (const [n, org] of [acme, bravo].entries()) {
     const key = orgKey(org);
@@ -176,9 +184,13 @@ async function seed(app: TestApp): Promise<{ orgs: Org[]; paths: string[] }> {
   }
   await tracking.stop();
   paths.push(
-    ...["/organizations", "/did-pool/admin", "/admin/audit", "/admin/customer-tunnels"].map(
-      (path) => `admin ${path}`,
-    ),
+    ...[
+      "/organizations",
+      "/did-pool/admin",
+      "/admin/audit",
+      "/admin/customer-tunnels",
+      "/admin/engine-nodes",
+    ].map((path) => `admin ${path}`),
   );
   return { orgs: [acme, bravo], paths };
 }
@@ -237,6 +249,8 @@ if (adminUrl) {
         "retention_policies",
         "audit_log",
         "customer_tunnels",
+        "engine_nodes",
+        "org_placements",
         "tickets",
         "ticket_history",
         "call_records",

@@ -11,6 +11,7 @@ import { crmRoutes } from "./crm.js";
 import { customerTunnelRoutes } from "./customer-tunnels.js";
 import { didPoolRoutes } from "./did-pool.js";
 import { didRoutes } from "./dids.js";
+import { engineNodeRoutes } from "./engine-nodes.js";
 import { ivrRoutes } from "./ivrs.js";
 import { mediaFileRoutes } from "./media.js";
 import { orgUserRoutes } from "./org-users.js";
@@ -47,6 +48,7 @@ export const allRoutes: readonly RouteDefinition[] = [
     callFlowRoutes,
     crmRoutes,
     customerTunnelRoutes,
+    engineNodeRoutes,
     complianceRoutes,
     ticketRoutes,
     ticketAlertRoutes,

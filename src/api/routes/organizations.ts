@@ -19,6 +19,7 @@ import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
 import { DeployResult } from "./config.js";
+import { Placement } from "./engine-nodes.js";
 
 const OrgName = Type.String({
   minLength: 1,
@@ -73,6 +74,21 @@ export const Organization = Type.Object(
   { title: "Organization" },
 );
 
+/** An org as admins see it: with its engine node (docs/nodes.md); never shown to the org. */
+const AdminOrganization = Type.Composite(
+  [
+    Organization,
+    Type.Object({
+      placement: Nullable(
+        Type.Composite([Placement], {
+          description: "its engine node; null when no node is defined (the one implicit engine)",
+        }),
+      ),
+    }),
+  ],
+  { title: "AdminOrganization" },
+);
+
 const OrganizationRequest = Type.Object(
   {
     id: UuidString,
@@ -100,7 +116,7 @@ export const organizationRoutes = [
     summary: "List organizations (admin)",
     auth: "admin",
     list: "envelope",
-    responses: { 200: { description: "Every org", schema: Type.Array(Organization) } },
+    responses: { 200: { description: "Every org", schema: Type.Array(AdminOrganization) } },
     handler: ({ deps }) => listOrganizations(deps),
   }),
 
@@ -123,11 +139,14 @@ export const organizationRoutes = [
       201: {
         description: "The org with its credentials",
         schema: Type.Composite([
-          Organization,
+          AdminOrganization,
           Type.Object({ api_key: Type.String(), api_secret: Type.String() }),
         ]),
       },
-      409: { description: "The slug is taken by another organization" },
+      409: {
+        description:
+          "The slug is taken by another organization, or no active engine node has room for it",
+      },
     },
     handler: ({ deps, body }) => createOrganization(deps, body),
   }),

@@ -17,6 +17,7 @@ import {
   TICKET_STATUSES,
   updateTicket,
 } from "../../domain/tickets.js";
+import { ONE_LINE } from "../../model/org-state.js";
 import type { AppDeps } from "../deps.js";
 import { DEFAULT_PAGE_SIZE, PageOf } from "../pagination.js";
 import { orgCaller } from "../principals.js";
@@ -93,7 +94,8 @@ export const ProviderSettingsChange = Type.Object(
         description: "the Cloud API base, default https://graph.facebook.com/v21.0",
       }),
     ),
-    phone_number_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    // One line: the id goes into the provider's URL, and PostgreSQL refuses a NUL in text.
+    phone_number_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: ONE_LINE })),
     access_token: Type.Optional(
       Type.String({ minLength: 1, maxLength: 4096, description: "write-only" }),
     ),

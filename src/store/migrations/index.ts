@@ -33,6 +33,7 @@ import * as pjsipRealtime from "./2950-pjsip-realtime.js";
 import * as changeNotifications from "./2960-change-notifications.js";
 import * as leaseEpochs from "./2961-lease-epochs.js";
 import * as deployJobs from "./2962-deploy-jobs.js";
+import * as engineNodes from "./2970-engine-nodes.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -65,4 +66,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2960-change-notifications", changeNotifications],
   ["2961-lease-epochs", leaseEpochs],
   ["2962-deploy-jobs", deployJobs],
+  ["2970-engine-nodes", engineNodes],
 ];

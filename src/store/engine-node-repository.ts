@@ -1,0 +1,199 @@
+// Engine nodes and org placements (migration 2970). The node rows hold the AMI secret sealed
+// (`encrypt()` output); only the deploy side opens it. `lockNodesForPlacement` is what keeps two
+// replicas placing orgs at once from overfilling a node on PostgreSQL: every placement decision
+// first locks the node rows (in one order, so two decisions never deadlock), then counts; SQLite's
+// IMMEDIATE write transactions already run one at a time.
+import { sql } from "kysely";
+import type { NodeState } from "../model/engine-node.js";
+import type { Db } from "./database.js";
+import { storeDialect } from "./dialect.js";
+import { SERVED_ORG_STATUS } from "./organization-repository.js";
+
+export interface EngineNodesTable {
+  id: string;
+  name: string;
+  ami_host: string;
+  ami_port: number;
+  ami_username: string;
+  ami_secret_sealed: string;
+  sip_address: string;
+  capacity: number;
+  state: NodeState;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OrgPlacementsTable {
+  org_id: string;
+  node_id: string;
+  standby_node_id: string | null;
+  /** 0/1. */
+  pinned: number;
+  placed_at: string;
+}
+
+export type EngineNodeRow = EngineNodesTable;
+export type OrgPlacementRow = OrgPlacementsTable;
+
+/** What a node carries: orgs placed on it as primary, and as standby. */
+export interface NodeLoad {
+  primaries: number;
+  standbys: number;
+}
+
+/** Every node, by name. */
+export async function listEngineNodes(db: Db): Promise<EngineNodeRow[]> {
+  return db.selectFrom("engine_nodes").selectAll().orderBy("name").execute();
+}
+
+export async function countEngineNodes(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("engine_nodes")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function findEngineNode(db: Db, id: string): Promise<EngineNodeRow | undefined> {
+  return db.selectFrom("engine_nodes").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function findEngineNodeByName(
+  db: Db,
+  name: string,
+): Promise<EngineNodeRow | undefined> {
+  return db.selectFrom("engine_nodes").selectAll().where("name", "=", name).executeTakeFirst();
+}
+
+export async function insertEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
+  await db.insertInto("engine_nodes").values(row).execute();
+}
+
+/** Replaces every column but the id and the creation time. */
+export async function updateEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
+  const { id, created_at: _created, ...rest } = row;
+  await db.updateTable("engine_nodes").set(rest).where("id", "=", id).execute();
+}
+
+export async function deleteEngineNode(db: Db, id: string): Promise<void> {
+  await db.deleteFrom("engine_nodes").where("id", "=", id).execute();
+}
+
+/**
+ * Waits until no other transaction is placing orgs, held until `trx` ends (PostgreSQL: a row lock
+ * on every node; SQLite: nothing to do, its write transactions are serial).
+ */
+export async function lockNodesForPlacement(trx: Db): Promise<void> {
+  if (storeDialect(trx) !== "postgres") return;
+  await sql`select id from engine_nodes order by id for update`.execute(trx);
+}
+
+/** Each node's load by node id (nodes carrying nothing are absent). */
+export async function nodeLoads(db: Db): Promise<Map<string, NodeLoad>> {
+  const loads = new Map<string, NodeLoad>();
+  const load = (id: string) => {
+    const found = loads.get(id) ?? { primaries: 0, standbys: 0 };
+    loads.set(id, found);
+    return found;
+  };
+  const primaries = await db
+    .selectFrom("org_placements")
+    .select(["node_id", (eb) => eb.fn.countAll<number>().as("n")])
+    .groupBy("node_id")
+    .execute();
+  for (const row of primaries) load(row.node_id).primaries = Number(row.n);
+  const standbys = await db
+    .selectFrom("org_placements")
+    .select(["standby_node_id", (eb) => eb.fn.countAll<number>().as("n")])
+    .where("standby_node_id", "is not", null)
+    .groupBy("standby_node_id")
+    .execute();
+  for (const row of standbys) load(row.standby_node_id!).standbys = Number(row.n);
+  return loads;
+}
+
+export async function findPlacement(db: Db, orgId: string): Promise<OrgPlacementRow | undefined> {
+  return db.selectFrom("org_placements").selectAll().where("org_id", "=", orgId).executeTakeFirst();
+}
+
+/** Every placement, by org id. */
+export async function listPlacements(db: Db): Promise<OrgPlacementRow[]> {
+  return db.selectFrom("org_placements").selectAll().orderBy("org_id").execute();
+}
+
+/** Ids of the orgs on `nodeId` as primary, by org id. */
+export async function orgIdsOnNode(db: Db, nodeId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("org_placements")
+    .select("org_id")
+    .where("node_id", "=", nodeId)
+    .orderBy("org_id")
+    .execute();
+  return rows.map((r) => r.org_id);
+}
+
+/** Id, prefix and status of the orgs placed on `nodeId`, by context prefix. */
+export async function orgHandlesOnNode(
+  db: Db,
+  nodeId: string,
+): Promise<{ id: string; context_prefix: string; status: string }[]> {
+  return db
+    .selectFrom("organizations")
+    .innerJoin("org_placements", "org_placements.org_id", "organizations.id")
+    .select(["organizations.id", "organizations.context_prefix", "organizations.status"])
+    .where("org_placements.node_id", "=", nodeId)
+    .orderBy("organizations.context_prefix")
+    .execute();
+}
+
+/** Context prefixes of the served orgs placed on `nodeId` (that node's top-level includes). */
+export async function servedPrefixesOnNode(db: Db, nodeId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("organizations")
+    .innerJoin("org_placements", "org_placements.org_id", "organizations.id")
+    .select("organizations.context_prefix")
+    .where("organizations.status", "=", SERVED_ORG_STATUS)
+    .where("org_placements.node_id", "=", nodeId)
+    .execute();
+  return rows.map((row) => row.context_prefix);
+}
+
+/** Whether `orgId` is placed on `nodeId` as its primary. */
+export async function isPlacedOn(db: Db, orgId: string, nodeId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("org_placements")
+    .select("org_id")
+    .where("org_id", "=", orgId)
+    .where("node_id", "=", nodeId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Orgs with no placement row, oldest first. */
+export async function unplacedOrgIds(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom("organizations")
+    .leftJoin("org_placements", "org_placements.org_id", "organizations.id")
+    .select("organizations.id")
+    .where("org_placements.org_id", "is", null)
+    .orderBy("organizations.created_at")
+    .orderBy("organizations.id")
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Inserts or replaces an org's placement. */
+export async function savePlacement(db: Db, row: OrgPlacementRow): Promise<void> {
+  await db
+    .insertInto("org_placements")
+    .values(row)
+    .onConflict((oc) =>
+      oc.column("org_id").doUpdateSet({
+        node_id: row.node_id,
+        standby_node_id: row.standby_node_id,
+        pinned: row.pinned,
+        placed_at: row.placed_at,
+      }),
+    )
+    .execute();
+}
