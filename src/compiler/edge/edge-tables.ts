@@ -55,6 +55,13 @@ export function buildEdgeTables(state: EdgeState, diagnostics: Diagnostic[]): Ed
       });
       return;
     }
+    if (node.sip_address.startsWith("[") && !state.listen.sip_address.includes(":")) {
+      diagnostics.push({
+        severity: "warning",
+        path: `${path}.sip_address`,
+        message: `node ${node.name}: an IPv6 address, but the edge listens on IPv4 and cannot reach it`,
+      });
+    }
     // Sets are numbered in node-name order (nodes arrive sorted), from 1.
     const set = dispatcher.length + 1;
     sets.set(node.name, set);
@@ -147,5 +154,13 @@ function carrierAddress(value: string): CarrierAddress | null {
   if (width === null) return null;
   if (rawMask === undefined) return { ip: ip.toLowerCase(), mask: width };
   if (!/^[0-9]{1,3}$/.test(rawMask) || Number(rawMask) > width) return null;
-  return { ip: ip.toLowerCase(), mask: Number(rawMask) };
+  const mask = Number(rawMask);
+  // The range's own address, as Kamailio holds (and reads back) it: 203.0.113.6/24 -> .0/24.
+  return { ip: width === 32 ? ipv4Network(ip, mask) : ip.toLowerCase(), mask };
+}
+
+function ipv4Network(ip: string, mask: number): string {
+  const value = ip.split(".").reduce((sum, octet) => sum * 256 + Number(octet), 0);
+  const network = mask === 0 ? 0 : value - (value % 2 ** (32 - mask));
+  return [24, 16, 8, 0].map((shift) => Math.floor(network / 2 ** shift) % 256).join(".");
 }

@@ -164,16 +164,18 @@ route[IN_DIALOG] {
 	sl_send_reply("404", "Not Here");
 }
 
-# A node's request to a phone: the Route is the Path of the phone's registration.
+# A node's request to a phone: its Route is the Path of the phone's registration, whose
+# received= parameter (path's use_received) is where the phone really is. Nodes are trusted:
+# without such a Route the request goes to its request URI.
 route[FROM_NODE] {
-	if (loose_route()) {
-		if (is_method("INVITE|SUBSCRIBE")) {
-			record_route();
-		}
-		t_relay();
-		exit;
+	loose_route();
+	if (is_method("INVITE|SUBSCRIBE")) {
+		record_route();
 	}
-	sl_send_reply("403", "No Route From Node");
+	if (!t_relay()) {
+		sl_reply_error();
+	}
+	exit;
 }
 
 # A carrier's call goes to the node of the org that holds the number.
@@ -182,11 +184,12 @@ route[FROM_CARRIER] {
 		sl_send_reply("405", "Method Not Allowed");
 		exit;
 	}
-	$var(org) = $sht(dids=>$rU);
-	if ($var(org) == $null) {
+	# Checked before the assignment: a $var cannot hold $null (it would read 0).
+	if ($sht(dids=>$rU) == $null) {
 		sl_send_reply("404", "Unknown Number");
 		exit;
 	}
+	$var(org) = $sht(dids=>$rU);
 	route(TO_ORG);
 }
 
@@ -203,10 +206,6 @@ route[FROM_PHONE] {
 	}
 	$var(org) = $(var(user){re.subst,/^(.*_)[0-9]+$/\\1/});
 	if (is_method("REGISTER")) {
-		if ($sht(orgs=>$var(org)) == $null) {
-			sl_send_reply("404", "Unknown Organization");
-			exit;
-		}
 		# The node keeps the Path and sends its requests to the phone back through the edge
 		# (Asterisk refuses a Path without Supported: path: 420).
 		if (!add_path_received()) {
@@ -222,11 +221,11 @@ route[FROM_PHONE] {
 
 # To the org's node; to its standby when the node is down (probing) or does not answer.
 route[TO_ORG] {
-	$var(sets) = $sht(orgs=>$var(org));
-	if ($var(sets) == $null) {
+	if ($sht(orgs=>$var(org)) == $null) {
 		sl_send_reply("404", "Unknown Organization");
 		exit;
 	}
+	$var(sets) = $sht(orgs=>$var(org));
 	$avp(primary) = $(var(sets){s.select,0,,}{s.int});
 	$avp(standby) = $(var(sets){s.select,1,,}{s.int});
 	if (is_method("INVITE|SUBSCRIBE")) {
