@@ -15,6 +15,7 @@ import {
   printVersionTable,
 } from "./print-tables.js";
 
+export type { Diagnostic } from "../types.js";
 export {
   type EdgeListen,
   type EdgeNode,
