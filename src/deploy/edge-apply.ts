@@ -70,12 +70,13 @@ export async function applyEdgeTables(
   for (const file of printEdgeData(tables)) {
     await writeFileAtomic(join(dataDir, file.path), file.content);
   }
-  const orgKeysChanged = await syncHtable(rpc, "orgs", tables.orgs);
-  const didKeysChanged = await syncHtable(rpc, "dids", tables.dids);
+  // Nodes first, so a new node's set exists before an org entry names it.
   const dispatcherReloaded = !sameDispatcher(await readDispatcher(rpc), tables);
   if (dispatcherReloaded) await rpc("dispatcher.reload");
   const carriersReloaded = !sameCarriers(await readCarriers(rpc), tables);
   if (carriersReloaded) await rpc("permissions.addressReload");
+  const orgKeysChanged = await syncHtable(rpc, "orgs", tables.orgs);
+  const didKeysChanged = await syncHtable(rpc, "dids", tables.dids);
   await verifyEdge(rpc, tables);
   return { orgKeysChanged, didKeysChanged, dispatcherReloaded, carriersReloaded };
 }
