@@ -2,12 +2,12 @@
 // reached over JSON-RPC, the gateway's carriers, and the edge state of the store.
 import { Flags } from "@oclif/core";
 import {
-  type CompileResult,
   compileEdge,
   type EdgeListen,
   EdgeListenError,
   type EdgeState,
 } from "../../compiler/edge/index.js";
+import type { CompileResult } from "../../compiler/index.js";
 import { edgeStateFromStore } from "../../domain/edge.js";
 import { CommandFailure } from "./base-command.js";
 import { withNodeStore } from "./node-store.js";
