@@ -51,7 +51,7 @@ export const Placement = Type.Object(
 const NodeRef = Type.String({
   minLength: 1,
   maxLength: 63,
-  pattern: "^[A-Za-z0-9-]+$",
+  pattern: "^[A-Za-z0-9-]*$",
   description: "the node's name or id",
 });
 
