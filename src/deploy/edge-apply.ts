@@ -148,7 +148,13 @@ function mapDifference(
 
 /** Set id, URI, node name and whether disabled, sorted: what the dispatcher list says. */
 async function readDispatcher(rpc: EdgeRpc): Promise<string[]> {
-  const list = (await rpc("dispatcher.list")) as {
+  const list = (await rpc("dispatcher.list").catch((error: unknown) => {
+    // What Kamailio answers for an empty list file (an install with no node yet).
+    if (error instanceof EdgeRpcError && error.message.endsWith(" No Destination Sets")) {
+      return null;
+    }
+    throw error;
+  })) as {
     RECORDS?: Array<{
       SET: {
         ID: number;

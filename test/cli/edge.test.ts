@@ -108,7 +108,7 @@ test("edge apply says precisely when the running edge cannot be reached", async 
   assert.is(apply.code, 1);
   assert.match(
     apply.error?.message ?? "",
-    /^edge RPC htable\.dump at http:\/\/127\.0\.0\.1:1\/RPC: /,
+    /^edge RPC dispatcher\.list at http:\/\/127\.0\.0\.1:1\/RPC: /,
   );
 });
 
