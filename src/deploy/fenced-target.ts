@@ -1,33 +1,41 @@
-// Fencing of the deployer's reloads (issue 23): with several replicas, only the holder of the
-// engine's deployer lease may reload, one reload at a time. A holder can lose the lease without
-// knowing yet (its process was paused past the expiry and another replica took over), so every
-// reload is checked against the lease right before it is sent and right after it returns: a
-// reload the fence refuses before is not sent; one that ran while the lease was lost under it is
-// reported failed, so the deploy is not recorded as applied and its requests stay pending for
-// the new holder (whose own deploy compares the engine with the store again).
+// Fencing of what the deployer sends the engine (issue 23; realtime PJSIP's cache expiries, issue
+// 24): with several replicas, only the holder of the engine's deployer lease may reload or expire
+// cached objects. A holder can lose the lease without knowing yet (its process was paused past
+// the expiry and another replica took over), so every reload and every expiry is checked against
+// the lease right before it is sent and right after it returns: one the fence refuses before is
+// not sent; one that ran while the lease was lost under it is reported failed, so the deploy is
+// not recorded as applied (and an expiry's pending record is not acknowledged) and the work stays
+// in the store for the new holder, whose own start compares the engine with the store again.
 import type { EngineTarget, ReloadRequest } from "../engine/target.js";
 
 /** Throws when this process may no longer reload (it lost the deployer lease). */
 export type ReloadFence = () => Promise<void>;
 
-/** `target` with each reload checked by `fence` before and after. */
+/** `target` with each reload and each cache expiry checked by `fence` before and after. */
 export function fencedTarget(target: EngineTarget, fence: ReloadFence): EngineTarget {
-  const reload = async (request: ReloadRequest) => {
+  const fenced = async <T>(what: string, send: () => Promise<T>): Promise<T> => {
     await fence();
-    const outcome = await target.reload(request);
+    const outcome = await send();
     try {
       await fence();
     } catch (error) {
       throw new Error(
-        `${request.command.command} ran after the deployer lease was lost (${(error as Error).message}); left for the new deployer`,
+        `${what} ran after the deployer lease was lost (${(error as Error).message}); left for the new deployer`,
       );
     }
     return outcome;
   };
+  const reload = (request: ReloadRequest) =>
+    fenced(request.command.command, () => target.reload(request));
+  const expireCachedObject = target.expireCachedObject
+    ? (cache: string, id: string) =>
+        fenced(`the expiry of ${cache} ${id}`, () => target.expireCachedObject!(cache, id))
+    : undefined;
   // A proxy, not a copy: the target's other methods keep running on the target itself.
   return new Proxy(target, {
     get: (object, property) => {
       if (property === "reload") return reload;
+      if (property === "expireCachedObject") return expireCachedObject;
       const value = Reflect.get(object, property, object);
       return typeof value === "function" ? value.bind(object) : value;
     },

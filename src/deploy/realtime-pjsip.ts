@@ -64,6 +64,8 @@ export class RealtimePjsip {
   private flushing: Promise<RealtimeFlush> | null = null;
   private flushAgain: Promise<RealtimeFlush> | null = null;
   private readonly retry: BackgroundTimer;
+  /** Orgs whose rows a sync failed to write (the store was unreachable): synced again on retry. */
+  private readonly unsynced = new Set<string>();
   private failures = 0;
   private stopped = false;
 
@@ -88,12 +90,19 @@ export class RealtimePjsip {
       this.queued.delete(orgId);
       this.running.set(orgId, run);
       try {
-        if (!this.stopped) await this.syncOnce(orgId);
+        if (!this.stopped) {
+          await this.syncOnce(orgId);
+          this.unsynced.delete(orgId);
+        }
       } catch (error) {
+        // The save is committed and its rows are not: a deleted user's rows would stay
+        // readable (and registrable) until the org's next save. Retried with the flushes.
+        this.unsynced.add(orgId);
         this.options.logger?.error(
           { org_id: orgId, err: (error as Error).message },
-          "realtime PJSIP rows not written",
+          "realtime PJSIP rows not written; retrying",
         );
+        this.scheduleRetry();
       } finally {
         if (this.running.get(orgId) === run) this.running.delete(orgId);
       }
@@ -197,7 +206,13 @@ export class RealtimePjsip {
   }
 
   private async flushOnce(): Promise<RealtimeFlush> {
-    const pending = await this.rows.pending();
+    let pending: PendingPjsipObject[];
+    try {
+      pending = await this.rows.pending();
+    } catch (error) {
+      // The store is unreachable (a database restart): what is owed stays there; ask again.
+      return this.failed(error, null);
+    }
     if (pending.length === 0) return { told: 0 };
     const target = this.options.target;
     if (!target.expireCachedObject) {
@@ -238,14 +253,24 @@ export class RealtimePjsip {
       this.failures = 0;
       return { told: told.length };
     } catch (error) {
-      const message = (error as Error).message;
-      this.options.logger?.warn(
-        { err: message, pending: pending.length },
-        "realtime PJSIP changes not taken by the engine yet; retrying",
-      );
-      this.scheduleRetry();
-      return { told: 0, error: message };
+      return this.failed(error, pending.length);
     }
+  }
+
+  private failed(error: unknown, pending: number | null): RealtimeFlush {
+    const message = (error as Error).message;
+    this.options.logger?.warn(
+      { err: message, ...(pending === null ? {} : { pending }) },
+      "realtime PJSIP changes not taken by the engine yet; retrying",
+    );
+    this.scheduleRetry();
+    return { told: 0, error: message };
+  }
+
+  /** A retry: the orgs whose rows were not written are synced again, then what is owed is told. */
+  private async retryNow(): Promise<void> {
+    for (const orgId of [...this.unsynced]) await this.sync(orgId);
+    await this.flush();
   }
 
   /** The endpoints' probes the engine contradicts (a row it does not serve, or a removed one it does). */
@@ -269,6 +294,6 @@ export class RealtimePjsip {
     const delay =
       this.retryDelaysMs[Math.min(this.failures, this.retryDelaysMs.length - 1)] ?? 1000;
     this.failures++;
-    this.retry.arm(delay, () => this.flush());
+    this.retry.arm(delay, () => this.retryNow());
   }
 }

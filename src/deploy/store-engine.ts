@@ -57,8 +57,9 @@ export interface ServerEngineOptions {
    */
   shared?: SharedDeploys;
   /**
-   * Checked right before and after each reload (the deployer lease, src/deploy/fenced-target.ts);
-   * absent: this process reloads unchecked (it is the only one).
+   * Checked right before and after each reload and each realtime cache expiry (the deployer
+   * lease, src/deploy/fenced-target.ts); absent: this process sends them unchecked (it is the
+   * only one).
    */
   reloadFence?: ReloadFence;
   /** Orgs per batch of the start-up deploy (default 100). */
@@ -144,7 +145,10 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
           db: options.db,
           builds,
           // Not the file deployer's wrapped target: it verifies endpoints against their rows.
-          target: realtimeTarget,
+          // Fenced like the reloads: a replica that lost the deployer lease sends no expiry.
+          target: options.reloadFence
+            ? fencedTarget(realtimeTarget, options.reloadFence)
+            : realtimeTarget,
           reloads: deployer.reloads,
           ...(options.timers ? { timers: options.timers } : {}),
           ...(logger ? { logger } : {}),

@@ -77,7 +77,9 @@ export function parseDatabaseUrl(text: string): PgConnection {
  * The memory cache in front of each looked-up-by-id wizard. pbxctl expires a changed object over
  * AMI (`SorceryMemoryCacheExpireObject`); the lifetimes are the backstop for an expiry that never
  * arrived: after `stale` seconds an object is refreshed in the background on its next use, after
- * `maximum` it is dropped.
+ * `maximum` it is dropped. A refresh whose query fails finds "no object" and removes it from the
+ * cache, so a database error never keeps an object alive (docs/engine.md). No
+ * `full_backend_cache`: it would load every object, and the AMI expiry refuses such a cache.
  */
 export const REALTIME_CACHE = { staleSeconds: 120, maximumSeconds: 900 } as const;
 

@@ -18,8 +18,8 @@ import {
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { migrateToLatest, openStoreHandle } from "../../src/store/database.js";
 import { type Rig, startRig } from "../integration/helpers.js";
-import { startBaresip } from "./baresip.js";
-import { boot } from "./helpers.js";
+import { type Baresip, startBaresip } from "./baresip.js";
+import { boot, until } from "./helpers.js";
 import { type Postgres, startPostgres } from "./postgres.js";
 import { serveEnv } from "./service.js";
 
@@ -32,7 +32,12 @@ interface Context {
 
 const test = suite<Context>("realtime pjsip through the API");
 
-async function register(context: Context, user: string, secret: string): Promise<string> {
+/** A baresip phone for `user` and how its first REGISTER ended (`REGISTER_OK`, `REGISTER_FAIL`). */
+async function phoneOf(
+  context: Context,
+  user: string,
+  secret: string,
+): Promise<{ phone: Baresip; registered: string }> {
   const phone = await startBaresip({
     user,
     password: secret,
@@ -40,10 +45,17 @@ async function register(context: Context, user: string, secret: string): Promise
   });
   try {
     const event = await phone.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type));
-    return event.type;
-  } finally {
+    return { phone, registered: event.type };
+  } catch (error) {
     await phone.stop();
+    throw error;
   }
+}
+
+async function register(context: Context, user: string, secret: string): Promise<string> {
+  const { phone, registered } = await phoneOf(context, user, secret);
+  await phone.stop();
+  return registered;
 }
 
 async function call(
@@ -138,7 +150,7 @@ test("a trunk's endpoint is its row and its identify by address is the file's", 
   assert.not.match(log, "Reloading module 'res_pjsip.so'");
 });
 
-test("after Asterisk restarts, then PostgreSQL restarts, users still register, and a user saved after both too", async (context) => {
+test("after Asterisk restarts, then PostgreSQL restarts, users still register and call, and a user saved after both too", async (context) => {
   const first = await call(context, "POST", "/users", { extension: "3001", name: "Carol" });
   await realtime(context).idle();
   const carol = `${context.org.prefix}3001`;
@@ -157,8 +169,119 @@ test("after Asterisk restarts, then PostgreSQL restarts, users still register, a
   assert.is(second.status, 201);
   await realtime(context).idle();
   const dave = `${context.org.prefix}3002`;
-  assert.is(await register(context, dave, second.body.sip_password!), "REGISTER_OK");
-  assert.equal(await realtime(context).pending(), []);
+  // Dave's phone stays registered: it takes the call below (a phone killed without unregistering
+  // would leave a contact that a call rings instead).
+  const callee = await phoneOf(context, dave, second.body.sip_password!);
+  try {
+    assert.is(callee.registered, "REGISTER_OK");
+    assert.equal(await realtime(context).pending(), []);
+
+    // And they call: Carol's phone dials Dave's extension (its dialplan deployed on the
+    // debounce), Dave's phone rings and answers; both endpoints are rows read after both restarts.
+    await context.rig.advance(6000);
+    const caller = await phoneOf(context, carol, first.body.sip_password!);
+    try {
+      assert.is(caller.registered, "REGISTER_OK");
+      const mark = callee.phone.events.length;
+      await caller.phone.command("dial", `sip:3002@127.0.0.1:${context.engine.sipPort}`);
+      await callee.phone.waitForEvent((e) => e.type === "CALL_INCOMING", { since: mark });
+      await callee.phone.command("accept");
+      await callee.phone.waitForEvent((e) => e.type === "CALL_ESTABLISHED", { since: mark });
+      await caller.phone.waitForEvent((e) => e.type === "CALL_ESTABLISHED");
+      const channels = await context.engine.cli("core show channels concise");
+      assert.match(channels, `PJSIP/${dave}-`, channels);
+      await caller.phone.command("hangup");
+    } finally {
+      await caller.phone.stop();
+    }
+  } finally {
+    await callee.phone.stop();
+  }
+});
+
+/** An AMI session of the test's own (the engine's answers, not pbxctl's). */
+async function withAmi<T>(
+  context: Context,
+  work: (
+    action: (fields: Record<string, string>) => Promise<Record<string, unknown>>,
+  ) => Promise<T>,
+): Promise<T> {
+  const target = createAmiTarget({
+    host: "127.0.0.1",
+    port: context.engine.amiPort,
+    username: context.engine.amiUsername,
+    secret: context.engine.amiSecret,
+  });
+  try {
+    await target.reach!();
+    return await work((fields) => target.connection.action(fields));
+  } finally {
+    await target.close();
+  }
+}
+
+/** Makes `table` unreadable (a database error for Asterisk's queries and pbxctl's writes alike). */
+async function withTableAway(context: Context, table: string, work: () => Promise<void>) {
+  await context.db.sql(`ALTER TABLE ${table} RENAME TO ${table}_away;`);
+  try {
+    await work();
+  } finally {
+    await context.db.sql(`ALTER TABLE ${table}_away RENAME TO ${table};`);
+  }
+}
+
+test("a database error never keeps a cached object alive: a failed refresh drops it (Asterisk's memory cache)", async (context) => {
+  const created = await call(context, "POST", "/users", { extension: "7001", name: "Gina" });
+  await realtime(context).idle();
+  const gina = `${context.org.prefix}7001`;
+  const secret = created.body.sip_password!;
+  assert.is(await register(context, gina, secret), "REGISTER_OK");
+  await withTableAway(context, "ps_auths", async () => {
+    // Cached: served without the database.
+    assert.is(await register(context, gina, secret), "REGISTER_OK");
+    // Stale, refreshed now: the refresh's query fails, and res_sorcery_memory_cache treats a
+    // failed refresh as "the backend no longer has it" and removes the object.
+    const answer = await withAmi(context, (action) =>
+      action({
+        Action: "SorceryMemoryCacheStaleObject",
+        Cache: "res_pjsip/auth",
+        Object: gina,
+        Reload: "yes",
+      }),
+    );
+    assert.is(String(answer.response), "Success", JSON.stringify(answer));
+    await until("the failed refresh dropped the cached auth", async () =>
+      (await register(context, gina, secret)) === "REGISTER_FAIL" ? true : null,
+    );
+  });
+  // The table back: read again from its row.
+  assert.is(await register(context, gina, secret), "REGISTER_OK");
+});
+
+test("a user deleted while its rows could not be written is refused once the database is back (the sync is retried)", async (context) => {
+  const created = await call(context, "POST", "/users", { extension: "7002", name: "Hal" });
+  await realtime(context).idle();
+  const hal = `${context.org.prefix}7002`;
+  const secret = created.body.sip_password!;
+  assert.is(await register(context, hal, secret), "REGISTER_OK");
+  await withTableAway(context, "ps_endpoints", async () => {
+    const deleted = await call(context, "DELETE", `/users/${created.body.id}`);
+    assert.is(deleted.status, 204);
+    await realtime(context).idle();
+    // The window Asterisk's cache leaves open: no expiry could be sent (the rows are not
+    // written yet), so the cached objects still answer; stale after 120 s, dropped after 900 s.
+    assert.is(await register(context, hal, secret), "REGISTER_OK");
+  });
+  // Back: the retry (on the scheduler's clock) removes the rows, expires and verifies.
+  await until("the retry took the deletion to the engine", async () => {
+    await context.rig.advance(30_000);
+    await realtime(context).idle();
+    return (await realtime(context).pending()).length === 0 &&
+      (await context.engine.cli(`pjsip show endpoint ${hal}`)).includes("Unable to find object")
+      ? true
+      : null;
+  });
+  assert.is(await register(context, hal, secret), "REGISTER_FAIL");
 });
 
 test("what realtime mode sends is answered as fixtures/ami/pjsip-realtime.json records", async (context) => {

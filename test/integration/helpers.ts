@@ -64,6 +64,8 @@ export async function startRig(
      * the fake engine serves endpoints from its `ps_endpoints` behind a memory cache.
      */
     realtime?: boolean;
+    /** The replica roles' lease timing (e.g. a renewal that never comes during the test). */
+    roleOptions?: { ttlMs?: number; renewEveryMs?: number };
   } = {},
 ): Promise<Rig> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "pbx-integration-"));
@@ -107,6 +109,7 @@ export async function startRig(
     const running = await startServer({
       config,
       logger,
+      ...(options.roleOptions ? { roleOptions: options.roleOptions } : {}),
       env: { ...env },
       engineOptions: {
         timers: clock,

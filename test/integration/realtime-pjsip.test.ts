@@ -9,6 +9,7 @@ import * as assert from "uvu/assert";
 import Status from "../../src/cli/commands/status.js";
 import { loadConfig, pjsipModeFrom } from "../../src/config.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
+import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
 import { runCommand } from "../cli/run-command.js";
 import { testBackend } from "../store/test-database.js";
@@ -68,6 +69,9 @@ async function createUser(rig: Rig, apiKey: string, body: Record<string, unknown
   assert.is(res.status, 201, res.text);
   return res.body as { id: string; sip_password: string };
 }
+
+const HOUR = 3_600_000;
+const HOUR_LEASE = { ttlMs: HOUR, renewEveryMs: HOUR };
 
 if (testBackend() === "postgres") {
   test("a user saved through the API is rows and expired in the engine before the files' debounce; res_pjsip is never reloaded", () =>
@@ -212,6 +216,106 @@ if (testBackend() === "postgres") {
       } finally {
         await back.close();
       }
+    }));
+
+  test("a user deleted while the rows cannot be written: the rows and the expiries are retried, so the engine never keeps serving it", () =>
+    withRig({ ami: true, realtime: true }, async (rig) => {
+      const ami = rig.ami!;
+      const realtime = rig.running.engine!.realtime!;
+      const rows = createPjsipRealtimeRepository(rig.db);
+      const org = await rig.createOrg();
+      const user = await createUser(rig, org.api_key, { extension: "6001", name: "Fay" });
+      const id = `${org.prefix}6001`;
+      await realtime.idle();
+      assert.ok(ami.sorceryCached.has(`res_pjsip/endpoint/${id}`), "cached by the verification");
+      // A database error on the realtime tables right after the save commits (the table is
+      // away): the users row is gone, its realtime rows could not be removed.
+      await sql`alter table ps_endpoints rename to ps_endpoints_away`.execute(rig.db);
+      const mark = ami.received.length;
+      try {
+        const del = await rig.request("DELETE", `/api/v1/users/${user.id}`, {
+          headers: { "x-api-key": org.api_key },
+        });
+        assert.is(del.status, 204, del.text);
+        await realtime.idle();
+        assert.equal(expiries(ami, mark), [], "nothing to tell the engine yet");
+        assert.ok(
+          rig.logs.some((line) => line.includes("realtime PJSIP rows not written; retrying")),
+        );
+      } finally {
+        await sql`alter table ps_endpoints_away rename to ps_endpoints`.execute(rig.db);
+      }
+      // Nothing else happens to the org: only the retry can converge.
+      await eventually("the retry removed the rows and told the engine", async () => {
+        rig.clock.advance(30_000);
+        await realtime.idle();
+        return (
+          (await rows.row("ps_endpoints", id)) === null && (await realtime.pending()).length === 0
+        );
+      });
+      assert.is(await rows.row("ps_auths", id), null);
+      assert.ok(expiries(ami, mark).includes(`res_pjsip/endpoint ${id}`));
+      assert.ok(expiries(ami, mark).includes(`res_pjsip/auth ${id}`));
+      assert.not.ok(ami.sorceryCached.has(`res_pjsip/endpoint/${id}`));
+
+      // The queue of what is owed unreadable too: the flush is retried as well.
+      await sql`alter table pjsip_realtime_pending rename to pending_away`.execute(rig.db);
+      let failed: string | undefined;
+      try {
+        failed = (await realtime.flush()).error;
+      } finally {
+        await sql`alter table pending_away rename to pjsip_realtime_pending`.execute(rig.db);
+      }
+      assert.match(failed ?? "", "pjsip_realtime_pending");
+    }));
+
+  test("a replica that lost the deployer lease sends no cache expiry; what it owes waits in the store for the holder", () =>
+    // Renewals never come during the test: this replica is a holder paused past its expiry that
+    // has not noticed yet, so only the fence stands between its saves and the engine.
+    withRig({ ami: true, realtime: true, roleOptions: HOUR_LEASE }, async (rig) => {
+      const ami = rig.ami!;
+      const realtime = rig.running.engine!.realtime!;
+      const org = await rig.createOrg();
+      await rig.advance(6000);
+      await realtime.idle();
+      const leases = createLeaseRepository(rig.db);
+      const lease = (await leases.list()).find((l) => l.name.startsWith("deployer:"))!;
+      assert.ok(lease, "this replica holds the deployer lease");
+      // Another replica takes it over once it expired: a new term, not this replica's.
+      const takeover = new Date(Date.parse(lease.expires_at) + 1);
+      assert.is(await leases.acquire(lease.name, "replica-b", takeover, HOUR), lease.epoch + 1);
+
+      const mark = ami.received.length;
+      await createUser(rig, org.api_key, { extension: "5001", name: "Eve" });
+      const id = `${org.prefix}5001`;
+      await realtime.idle();
+      // The rows are the store's (any replica's save writes them); the engine was told nothing.
+      assert.ok(await createPjsipRealtimeRepository(rig.db).row("ps_endpoints", id));
+      assert.equal(expiries(ami, mark), [], "no expiry sent by a stale holder");
+      assert.equal((await realtime.pending(org.id)).map((p) => `${p.kind} ${p.id}`).sort(), [
+        `aor ${id}`,
+        `auth ${id}`,
+        `endpoint ${id}`,
+      ]);
+      const again = await realtime.flush();
+      assert.match(again.error ?? "", `no longer holds the ${lease.name} lease`);
+      assert.equal(expiries(ami, mark), []);
+
+      // The other replica gives the lease up; this one takes it again in a new term and then
+      // sends what is owed.
+      await leases.release(lease.name, "replica-b");
+      await rig.running.roles.tick();
+      await rig.running.roles.idle();
+      await eventually("the holder took the pending objects", async () => {
+        rig.clock.advance(30_000);
+        await realtime.idle();
+        return (await realtime.pending()).length === 0;
+      });
+      assert.equal(expiries(ami, mark).sort(), [
+        `res_pjsip/aor ${id}`,
+        `res_pjsip/auth ${id}`,
+        `res_pjsip/endpoint ${id}`,
+      ]);
     }));
 
   test("the start-up deploy writes every org's rows and removes the rows of an org that is gone", () =>
