@@ -18,8 +18,14 @@ import { TEMPLATE_DATABASE, TEST_POSTGRES_VARIABLE } from "../test/store/test-da
 const root = new URL("..", import.meta.url).pathname;
 const engine = process.argv.includes("--engine");
 const postgres = process.argv.includes("--pg");
-const filters = process.argv.slice(2).filter((arg) => arg !== "--engine" && arg !== "--pg");
+const cluster = process.argv.includes("--cluster");
+const filters = process.argv
+  .slice(2)
+  .filter((arg) => arg !== "--engine" && arg !== "--pg" && arg !== "--cluster");
 const engineDir = join("test", "engine");
+// `--cluster` runs test/cluster/ instead: a real Kamailio edge with stand-in nodes (SIPp) on
+// loopback addresses, never part of the fast suite.
+const clusterDir = join("test", "cluster");
 // The replica suite starts three `pbxctl serve` processes (the built CLI) and kills some: about a
 // minute, so it runs with `--pg` (on PostgreSQL, the store replicas are meant for) and when named
 // (`npm run test:unit -- test/replicas` on SQLite), not in the fast SQLite suite.
@@ -41,6 +47,7 @@ function findTests(dir: string): string[] {
 const files = findTests(join(root, "test"))
   .map((file) => relative(root, file))
   .filter((file) => file.startsWith(engineDir) === engine)
+  .filter((file) => file.startsWith(clusterDir) === cluster)
   .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
   .filter((file) => postgres || filters.length > 0 || !file.startsWith(replicasDir));
 
@@ -75,8 +82,10 @@ async function startTestCluster(): Promise<PostgresCluster> {
   }
 }
 
-const cluster = postgres ? await startTestCluster() : null;
-if (cluster) console.log(`PostgreSQL test cluster on port ${cluster.port} (pid ${cluster.pid})`);
+const pgCluster = postgres ? await startTestCluster() : null;
+if (pgCluster) {
+  console.log(`PostgreSQL test cluster on port ${pgCluster.port} (pid ${pgCluster.pid})`);
+}
 const child = spawn(
   process.execPath,
   ["--import", "tsx", join(root, "node_modules/uvu/bin.js"), ".", pattern, "--color=false"],
@@ -86,7 +95,7 @@ const child = spawn(
     env: {
       ...process.env,
       NODE_ENV: "test",
-      ...(cluster ? { [TEST_POSTGRES_VARIABLE]: cluster.url("postgres") } : {}),
+      ...(pgCluster ? { [TEST_POSTGRES_VARIABLE]: pgCluster.url("postgres") } : {}),
     },
   },
 );
@@ -97,7 +106,7 @@ child.stdout.on("data", (chunk: Buffer) => {
   tail = (tail + chunk.toString()).slice(-4000);
 });
 child.on("close", async (code) => {
-  await cluster?.stop();
+  await pgCluster?.stop();
   const total = Number(/Total:\s+(\d+)/.exec(tail)?.[1] ?? 0);
   const passed = Number(/Passed:\s+(\d+)/.exec(tail)?.[1] ?? 0);
   const skipped = Number(/Skipped:\s+(\d+)/.exec(tail)?.[1] ?? 0);

@@ -111,7 +111,7 @@ function listFiles(dir: string): string[] {
 export function checkCase(
   name: string,
   output: Map<string, string>,
-  tree: "expected" | "realtime" = "expected",
+  tree: "expected" | "realtime" | "edge" = "expected",
 ): string[] {
   const expectedDir = join(FIXTURES, name, tree);
   if (UPDATE) {

@@ -1,0 +1,196 @@
+// Changes to a running Kamailio edge without a restart (issue 26 step 3). The edge's data files
+// are written first (atomically: a restarted edge loads what was applied), then the running
+// tables are brought to them over JSON-RPC and read back; a change is applied only when the
+// read-back equals what was compiled, the engine deployer's "applied only when verified" rule.
+// - org and DID tables: only the keys that differ, `htable.sets` / `htable.delete` (no moment
+//   where a table is empty, as a reload from the files would risk);
+// - nodes (dispatcher) and carriers (permissions): `dispatcher.reload` / `permissions.addressReload`
+//   from the files, only when the running list differs (a dispatcher reload forgets which nodes
+//   probing found down, so it is not done for nothing).
+import { join } from "node:path";
+import { writeFileAtomic } from "../atomic-files.js";
+import { type EdgeTables, printEdgeData } from "../compiler/edge/index.js";
+
+/** One JSON-RPC call to the edge; rejects with the edge's error message. */
+export type EdgeRpc = (method: string, params?: readonly unknown[]) => Promise<unknown>;
+
+export class EdgeRpcError extends Error {
+  override readonly name = "EdgeRpcError";
+}
+
+/** The edge did not end up with the compiled tables: which table differs, and how. */
+export class EdgeNotApplied extends Error {
+  override readonly name = "EdgeNotApplied";
+}
+
+/** JSON-RPC over HTTP to Kamailio's jsonrpcs (xhttp, `/RPC`; loopback in the generated config). */
+export function httpEdgeRpc(url: string, timeoutMs = 5000): EdgeRpc {
+  let id = 0;
+  return async (method, params = []) => {
+    id += 1;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", method, params, id }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      throw new EdgeRpcError(`edge RPC ${method} at ${url}: ${(error as Error).message}`);
+    }
+    const body = (await response.json().catch(() => null)) as {
+      result?: unknown;
+      error?: { code?: number; message?: string };
+    } | null;
+    if (body === null) throw new EdgeRpcError(`edge RPC ${method}: no JSON answer`);
+    if (body.error) {
+      throw new EdgeRpcError(
+        `edge RPC ${method}: ${body.error.code ?? "?"} ${body.error.message ?? "error"}`,
+      );
+    }
+    return body.result;
+  };
+}
+
+/** What one apply changed. */
+export interface EdgeApplyResult {
+  orgKeysChanged: number;
+  didKeysChanged: number;
+  dispatcherReloaded: boolean;
+  carriersReloaded: boolean;
+}
+
+/** Writes the data files to `dataDir`, brings the running edge to them, reads every table back. */
+export async function applyEdgeTables(
+  rpc: EdgeRpc,
+  dataDir: string,
+  tables: EdgeTables,
+): Promise<EdgeApplyResult> {
+  for (const file of printEdgeData(tables)) {
+    await writeFileAtomic(join(dataDir, file.path), file.content);
+  }
+  // Nodes first, so a new node's set exists before an org entry names it.
+  const dispatcherReloaded = !sameDispatcher(await readDispatcher(rpc), tables);
+  if (dispatcherReloaded) await rpc("dispatcher.reload");
+  const carriersReloaded = !sameCarriers(await readCarriers(rpc), tables);
+  if (carriersReloaded) await rpc("permissions.addressReload");
+  const orgKeysChanged = await syncHtable(rpc, "orgs", tables.orgs);
+  const didKeysChanged = await syncHtable(rpc, "dids", tables.dids);
+  await verifyEdge(rpc, tables);
+  return { orgKeysChanged, didKeysChanged, dispatcherReloaded, carriersReloaded };
+}
+
+/** Reads every table back from the running edge; throws EdgeNotApplied on the first difference. */
+export async function verifyEdge(rpc: EdgeRpc, tables: EdgeTables): Promise<void> {
+  for (const [name, want] of [
+    ["orgs", tables.orgs],
+    ["dids", tables.dids],
+  ] as const) {
+    const difference = mapDifference(await readHtable(rpc, name), want);
+    if (difference) throw new EdgeNotApplied(`edge table ${name}: ${difference}`);
+  }
+  if (!sameDispatcher(await readDispatcher(rpc), tables)) {
+    throw new EdgeNotApplied("edge dispatcher list differs from the compiled nodes");
+  }
+  if (!sameCarriers(await readCarriers(rpc), tables)) {
+    throw new EdgeNotApplied("edge carrier addresses differ from the compiled ones");
+  }
+}
+
+async function syncHtable(
+  rpc: EdgeRpc,
+  table: "orgs" | "dids",
+  want: ReadonlyMap<string, string>,
+): Promise<number> {
+  const have = await readHtable(rpc, table);
+  let changed = 0;
+  for (const [key, value] of want) {
+    if (have.get(key) === value) continue;
+    await rpc("htable.sets", [table, key, value]);
+    changed += 1;
+  }
+  for (const key of have.keys()) {
+    if (want.has(key)) continue;
+    await rpc("htable.delete", [table, key]);
+    changed += 1;
+  }
+  return changed;
+}
+
+interface HtableDumpSlot {
+  name: string;
+  value: string | number;
+}
+
+/** `htable.dump`: slots of entries; every value the edge holds is a string. */
+export async function readHtable(rpc: EdgeRpc, table: string): Promise<Map<string, string>> {
+  const dump = (await rpc("htable.dump", [table])) as Array<{ slot?: HtableDumpSlot[] }> | null;
+  const entries = new Map<string, string>();
+  for (const bucket of dump ?? []) {
+    for (const slot of bucket.slot ?? []) entries.set(slot.name, String(slot.value));
+  }
+  return entries;
+}
+
+function mapDifference(
+  have: ReadonlyMap<string, string>,
+  want: ReadonlyMap<string, string>,
+): string | null {
+  for (const [key, value] of want) {
+    if (have.get(key) !== value) {
+      return `${key} is ${have.get(key) ?? "absent"}, compiled ${value}`;
+    }
+  }
+  for (const key of have.keys()) if (!want.has(key)) return `${key} is present, compiled absent`;
+  return null;
+}
+
+/** Set id, URI, node name and whether disabled, sorted: what the dispatcher list says. */
+async function readDispatcher(rpc: EdgeRpc): Promise<string[]> {
+  const list = (await rpc("dispatcher.list").catch((error: unknown) => {
+    // What Kamailio answers for an empty list file (an install with no node yet).
+    if (error instanceof EdgeRpcError && error.message.endsWith(" No Destination Sets")) {
+      return null;
+    }
+    throw error;
+  })) as {
+    RECORDS?: Array<{
+      SET: {
+        ID: number;
+        TARGETS: Array<{ DEST: { URI: string; FLAGS: string; ATTRS?: { BODY?: string } } }>;
+      };
+    }>;
+  } | null;
+  const rows: string[] = [];
+  for (const record of list?.RECORDS ?? []) {
+    for (const target of record.SET.TARGETS) {
+      const disabled = target.DEST.FLAGS.startsWith("D");
+      rows.push(`${record.SET.ID} ${target.DEST.URI} ${target.DEST.ATTRS?.BODY ?? ""} ${disabled}`);
+    }
+  }
+  return rows.sort();
+}
+
+function sameDispatcher(have: readonly string[], tables: EdgeTables): boolean {
+  const want = tables.dispatcher
+    .map((entry) => `${entry.set} ${entry.uri} node=${entry.node} ${entry.flags === 4}`)
+    .sort();
+  return have.length === want.length && have.every((row, index) => row === want[index]);
+}
+
+/** Exact addresses (`addressDump`) and ranges (`subnetDump`) of the carriers' group, sorted. */
+async function readCarriers(rpc: EdgeRpc): Promise<string[]> {
+  type Item = { item: { ip: string; mask?: number } };
+  const exact = ((await rpc("permissions.addressDump")) ?? []) as Item[];
+  const ranges = ((await rpc("permissions.subnetDump")) ?? []) as Item[];
+  return [
+    ...exact.map(({ item }) => `${item.ip}/${item.ip.includes(":") ? 128 : 32}`),
+    ...ranges.map(({ item }) => `${item.ip}/${item.mask}`),
+  ].sort();
+}
+
+function sameCarriers(have: readonly string[], tables: EdgeTables): boolean {
+  const want = tables.carriers.map((carrier) => `${carrier.ip}/${carrier.mask}`).sort();
+  return have.length === want.length && have.every((row, index) => row === want[index]);
+}
