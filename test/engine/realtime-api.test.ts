@@ -288,18 +288,11 @@ test("what realtime mode sends is answered as fixtures/ami/pjsip-realtime.json r
   const created = await call(context, "POST", "/users", { extension: "2002", name: "Bob" });
   await realtime(context).idle();
   const id = `${context.org.prefix}2002`;
-  const target = createAmiTarget({
-    host: "127.0.0.1",
-    port: context.engine.amiPort,
-    username: context.engine.amiUsername,
-    secret: context.engine.amiSecret,
-  });
-  try {
-    await target.reach!();
+  await withAmi(context, async (action) => {
     // Cached by the lookup, then expired; a second expiry finds nothing cached.
     await context.engine.cli(`pjsip show endpoint ${id}`);
     const expire = (cache: string) =>
-      target.connection.action({
+      action({
         Action: "SorceryMemoryCacheExpireObject",
         Cache: cache,
         Object: id,
@@ -316,7 +309,7 @@ test("what realtime mode sends is answered as fixtures/ami/pjsip-realtime.json r
     }));
     const commands = [];
     for (const command of [IDENTIFY_RELOAD, REGISTRATIONS_RELOAD]) {
-      const answer = await target.connection.action({ Action: "Command", Command: command });
+      const answer = await action({ Action: "Command", Command: command });
       commands.push({
         command,
         case: "ok",
@@ -336,9 +329,7 @@ test("what realtime mode sends is answered as fixtures/ami/pjsip-realtime.json r
       );
     }
     assert.ok(created.body.id);
-  } finally {
-    await target.close();
-  }
+  });
 });
 
 test.run();

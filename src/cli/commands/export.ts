@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { Flags } from "@oclif/core";
 import { isDomainError } from "../../domain/errors.js";
 import { exportOrg } from "../../domain/export.js";
-import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { openExistingStore } from "../lib/existing-store.js";
 
 export interface ExportCommandResult {
   orgId: string;
@@ -36,12 +36,7 @@ export default class Export extends PbxCommand {
 
   async run(): Promise<ExportCommandResult> {
     const { flags } = await this.parse(Export);
-    const store = await openDataStore(process.env, flags["data-dir"], { create: false }).catch(
-      (error: unknown) => {
-        if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-        throw error;
-      },
-    );
+    const store = await openExistingStore(flags["data-dir"]);
     try {
       const exported = await exportOrg(store.db, flags.org).catch((error: unknown) => {
         if (isDomainError(error)) throw new CommandFailure(error.message);

@@ -6,15 +6,15 @@ import { FileDeployLog } from "../../deploy/deploy-log.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
 import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
 import { storeUnitStatuses } from "../../deploy/store-status.js";
-import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import { resolveEnginePaths } from "../../engine/index.js";
 import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import {
   createPjsipRealtimeRepository,
   type PendingPjsipObject,
 } from "../../store/pjsip-realtime-repository.js";
-import { CommandFailure, PbxCommand } from "../lib/base-command.js";
+import { PbxCommand } from "../lib/base-command.js";
 import { colourEnabled, painter } from "../lib/colour.js";
+import { openExistingStore } from "../lib/existing-store.js";
 import { StatusExitCode } from "../lib/exit-codes.js";
 import { statusExitCode, statusTable } from "../lib/status-table.js";
 
@@ -108,12 +108,7 @@ export default class Status extends PbxCommand {
     dataDir: string,
     options: { refresh: boolean },
   ): Promise<StatusCommandResult> {
-    const store = await openDataStore(process.env, dataDir, { create: false }).catch(
-      (error: unknown) => {
-        if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-        throw error;
-      },
-    );
+    const store = await openExistingStore(dataDir);
     try {
       const paths = resolveEnginePaths(process.env, store.dataDir);
       const engineDir = paths.asteriskDir;

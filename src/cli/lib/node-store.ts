@@ -4,8 +4,8 @@ import { Flags } from "@oclif/core";
 import { systemClock } from "../../clock.js";
 import type { NodeDeps } from "../../domain/engine-nodes.js";
 import { isDomainError } from "../../domain/errors.js";
-import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import { CommandFailure } from "./base-command.js";
+import { openExistingStore } from "./existing-store.js";
 
 export const dataDirFlag = {
   "data-dir": Flags.directory({
@@ -18,12 +18,7 @@ export async function withNodeStore<T>(
   dataDir: string | undefined,
   body: (deps: NodeDeps) => Promise<T>,
 ): Promise<T> {
-  const store = await openDataStore(process.env, dataDir, { create: false }).catch(
-    (error: unknown) => {
-      if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-      throw error;
-    },
-  );
+  const store = await openExistingStore(dataDir);
   try {
     return await body({ db: store.db, config: { serverKey: store.serverKey }, clock: systemClock });
   } catch (error) {

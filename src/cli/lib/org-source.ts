@@ -3,10 +3,10 @@
 import { Flags } from "@oclif/core";
 import { storedOrgState } from "../../domain/call-flow.js";
 import { isDomainError } from "../../domain/errors.js";
-import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import type { LoadResult } from "../../model/files.js";
 import type { OrgState } from "../../model/org-state.js";
 import { CommandFailure } from "./base-command.js";
+import { openExistingStore } from "./existing-store.js";
 import { cacheFlag } from "./flags.js";
 import { loadValidOrgs } from "./load.js";
 
@@ -32,12 +32,7 @@ export async function loadOrgStates(
     );
   }
   if (paths.length > 0) throw new CommandFailure("give org files or --org, not both");
-  const store = await openDataStore(process.env, flags["data-dir"], { create: false }).catch(
-    (error: unknown) => {
-      if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-      throw error;
-    },
-  );
+  const store = await openExistingStore(flags["data-dir"]);
   try {
     return [await storedOrgState(store.db, flags.org)];
   } catch (error) {

@@ -3,9 +3,9 @@
 
 import { isDomainError } from "../../domain/errors.js";
 import { findOrgId } from "../../domain/export.js";
-import { NoStoreError, openDataStore } from "../../domain/gitops.js";
 import type { Db } from "../../store/database.js";
 import { CommandFailure } from "./base-command.js";
+import { openExistingStore } from "./existing-store.js";
 
 /**
  * Runs `body` with the store of `dataDir` and the id of org `idOrSlug` (null when none is
@@ -16,12 +16,7 @@ export async function withStoredOrg<T>(
   idOrSlug: string | undefined,
   body: (db: Db, orgId: string | null) => Promise<T>,
 ): Promise<T> {
-  const store = await openDataStore(process.env, dataDir, { create: false }).catch(
-    (error: unknown) => {
-      if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-      throw error;
-    },
-  );
+  const store = await openExistingStore(dataDir);
   try {
     const orgId =
       idOrSlug === undefined

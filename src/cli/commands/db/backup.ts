@@ -1,5 +1,4 @@
 import { Args, Flags } from "@oclif/core";
-import { NoStoreError, openDataStore } from "../../../domain/gitops.js";
 import {
   backupStore,
   DATA_DIR_SECRETS,
@@ -7,6 +6,7 @@ import {
   type StoreBackupResult,
 } from "../../../domain/store-backup.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
+import { openExistingStore } from "../../lib/existing-store.js";
 
 export default class DbBackup extends PbxCommand {
   static override summary = "Copy the store into FILE while the server runs.";
@@ -33,12 +33,7 @@ export default class DbBackup extends PbxCommand {
 
   async run(): Promise<StoreBackupResult> {
     const { args, flags } = await this.parse(DbBackup);
-    const store = await openDataStore(process.env, flags["data-dir"], { create: false }).catch(
-      (error: unknown) => {
-        if (error instanceof NoStoreError) throw new CommandFailure(error.message);
-        throw error;
-      },
-    );
+    const store = await openExistingStore(flags["data-dir"]);
     try {
       const result = await backupStore(store, args.file, { overwrite: flags.force }).catch(
         (error: unknown) => {
