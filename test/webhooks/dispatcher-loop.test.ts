@@ -6,6 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Timers } from "../../src/clock.js";
 import { emitEvent } from "../../src/domain/webhook-events.js";
+import type { Db } from "../../src/store/database.js";
 import { storeDialect } from "../../src/store/dialect.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
@@ -48,6 +49,24 @@ async function until(condition: () => Promise<boolean>, what: string): Promise<v
   throw new Error(`never happened: ${what}`);
 }
 
+/** Counts the transactions `db` starts from now on (a commit each), until `restore`. */
+function countTransactions(db: Db) {
+  const transaction = db.transaction.bind(db);
+  const counter = {
+    count: 0,
+    reset: () => {
+      counter.count = 0;
+    },
+    restore: () => {
+      db.transaction = transaction;
+    },
+  };
+  db.transaction = () => {
+    counter.count++;
+    return transaction();
+  };
+  return counter;
+}
 test("the loop schedules its next look at the retry time and retries when the timer fires", async () => {
   const clock = manualClock();
   const timers = fakeTimers();
@@ -130,25 +149,20 @@ test("attempts answered in the same turn of the event loop are recorded in one c
         if (answers.length === 8) for (const answer of answers) answer();
       }),
   };
-  const transaction = store.db.transaction.bind(store.db);
-  let commits = 0;
-  store.db.transaction = () => {
-    commits++;
-    return transaction();
-  };
+  const commits = countTransactions(store.db);
   try {
     await addWebhook(ctx, receiver.url);
     for (let i = 0; i < 8; i++) await emitEvent(store.db, ORG, "call.initiated", { i });
-    commits = 0;
+    commits.reset();
     const dispatcher = createDispatcher({ db: store.db, http: client, concurrency: 8 });
     assert.is(await dispatcher.runDue(), 8);
     // On PostgreSQL each claim is a transaction too: the claim of the eight, and the empty one.
     const claims = storeDialect(store.db) === "postgres" ? 2 : 0;
-    assert.is(commits, 1 + claims, "one group commit for the eight attempts");
+    assert.is(commits.count, 1 + claims, "one group commit for the eight attempts");
     const counts = await createDeliveryRepository(store.db).countByStatus();
     assert.is(counts.delivered, 8);
   } finally {
-    store.db.transaction = transaction;
+    commits.restore();
     http.close();
     await receiver.close();
     await store.close();
@@ -159,20 +173,15 @@ test("an event emitted alone commits its timestamps and rows together", async ()
   const store = await freshWebhookDb();
   const http = createNodeHttpClient({ allowPrivate: true });
   const ctx = testContext(store.db, () => new Date(), http);
-  const transaction = store.db.transaction.bind(store.db);
-  let commits = 0;
-  store.db.transaction = () => {
-    commits++;
-    return transaction();
-  };
+  const commits = countTransactions(store.db);
   try {
     await addWebhook(ctx, "http://127.0.0.1:9/hook");
-    commits = 0;
+    commits.reset();
     const emitted = await emitEvent(store.db, ORG, "call.initiated", { i: 1 });
     assert.is(emitted.deliveries, 1);
-    assert.is(commits, 1, "one transaction of its own");
+    assert.is(commits.count, 1, "one transaction of its own");
   } finally {
-    store.db.transaction = transaction;
+    commits.restore();
     http.close();
     await store.close();
   }

@@ -241,12 +241,7 @@ export class FakeAmiServer {
           : this.sorceryCached.delete(key)
             ? "expired"
             : "not cached";
-        const answer = recordedActionAnswer(action, which);
-        reply(
-          answer
-            ? { Response: answer.response, Message: answer.message }
-            : { Response: "Error", Message: "Invalid/unknown command" },
-        );
+        reply(recordedReply(action, which));
         return;
       }
       case "originate":
@@ -255,12 +250,7 @@ export class FakeAmiServer {
         // The fake has no channels: an Originate is queued, an action on a channel finds none,
         // each answered word for word as Asterisk 22 did (fixtures/ami/call-control.json).
         const which = action.toLowerCase() === "originate" ? "queued" : "no such channel";
-        const answer = recordedActionAnswer(action, which);
-        reply(
-          answer
-            ? { Response: answer.response, Message: answer.message }
-            : { Response: "Error", Message: "Invalid/unknown command" },
-        );
+        reply(recordedReply(action, which));
         return;
       }
       case "pjsipshowregistrationsoutbound": {
@@ -321,15 +311,7 @@ export class FakeAmiServer {
     const fields: Record<string, string | undefined> = Object.fromEntries(
       spelled.map((name) => [name, lower.get(name.toLowerCase())]),
     );
-    const answer = (which: string, channel = "") => {
-      const recorded = recordedActionAnswer(action, which);
-      return recorded
-        ? {
-            Response: recorded.response,
-            Message: recorded.message.split("{channel}").join(channel),
-          }
-        : { Response: "Error", Message: "Invalid/unknown command" };
-    };
+    const answer = (which: string, channel = "") => recordedReply(action, which, channel);
     const names =
       action === "bridge"
         ? [fields.Channel1 ?? "", fields.Channel2 ?? ""]
@@ -504,4 +486,15 @@ function format(headers: Record<string, string | string[]>, actionId?: string): 
     if (key === "Response" && actionId !== undefined) lines.push(`ActionID: ${actionId}`);
   }
   return `${lines.join("\r\n")}\r\n\r\n`;
+}
+
+/**
+ * The engine's recorded answer to `action` in case `which` (`{channel}` filled in with `channel`),
+ * or the answer Asterisk gives an action it does not know, when nothing was recorded.
+ */
+function recordedReply(action: string, which: string, channel = ""): Record<string, string> {
+  const recorded = recordedActionAnswer(action, which);
+  return recorded
+    ? { Response: recorded.response, Message: recorded.message.split("{channel}").join(channel) }
+    : { Response: "Error", Message: "Invalid/unknown command" };
 }
