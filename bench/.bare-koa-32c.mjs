@@ -1,1 +1,0 @@
-import Koa from "koa"; const body = JSON.parse(process.env.BODY); const app = new Koa(); app.use((ctx) => { ctx.body = body; }); app.listen(Number(process.env.PORT), "127.0.0.1");
