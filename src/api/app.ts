@@ -14,7 +14,7 @@ import type { DeployScheduler, EngineHealthProbe } from "../domain/ports.js";
 import { createTokenService } from "../domain/tokens.js";
 import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
-import { type Db, storeIsHealthy } from "../store/database.js";
+import { changeFeedState, type Db, storeIsHealthy } from "../store/database.js";
 import { storeDialect } from "../store/dialect.js";
 import type { TicketIntake } from "../tickets/intake.js";
 import { createSpeechEngine, type SpeechEngine } from "../tts/index.js";
@@ -74,6 +74,7 @@ export interface PbxApp {
   document: Record<string, unknown>;
 }
 
+// From dist/api/ (tsc's output and serve's bundle alike) and src/api/: two levels up either way.
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
     version: string;
@@ -112,10 +113,14 @@ export function createApp(options: CreateAppOptions): PbxApp {
     logger,
   };
   const routes = options.routes ?? allRoutes;
-  const document = buildOpenApiDocument(routes, {
-    baseUrl: options.config.baseUrl,
-    version: packageVersion(),
-  });
+  // Built by its first reader (/api-spec.json, the documentation pages, tests): a few percent of
+  // the start-up's CPU that no request to the API needs (docs/performance.md, start-up).
+  let document: Record<string, unknown> | undefined;
+  const documentOnFirstUse = () =>
+    (document ??= buildOpenApiDocument(routes, {
+      baseUrl: options.config.baseUrl,
+      version: packageVersion(),
+    }));
   const router = buildRouter(routes, deps);
   const metrics = options.metrics === undefined ? createMetrics() : options.metrics;
   const readiness = new Readiness(deps.db);
@@ -151,11 +156,13 @@ export function createApp(options: CreateAppOptions): PbxApp {
     // taken out. Media that fail are said (greetings and recordings fail on this replica) but
     // keep the rest of the API in service.
     ctx.status = store === "ok" ? 200 : 503;
+    const changeFeed = changeFeedState(deps.db);
     ctx.body = {
       status: store === "ok" ? "ok" : "degraded",
       store,
       engine,
       database: storeDialect(deps.db),
+      ...(changeFeed ? { change_feed: changeFeed } : {}),
       ...(options.replica ? { replica: options.replica.id, roles: options.replica.roles() } : {}),
       ...(options.mediaDirs ? { media: await options.mediaDirs() } : {}),
     };
@@ -167,7 +174,7 @@ export function createApp(options: CreateAppOptions): PbxApp {
     health,
     healthProbes(readiness),
     ...(metrics ? [adminMetrics(metrics, deps)] : []),
-    docsPages(document),
+    docsPages(documentOnFirstUse),
   ]);
   app.use((ctx, next) => (isApiPath(ctx.path) ? next() : outsideApi(ctx, next)));
   app.use(jsonBodyParser(options.config.bodyLimit));
@@ -179,5 +186,13 @@ export function createApp(options: CreateAppOptions): PbxApp {
   }
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, deps, document, metrics, readiness };
+  return {
+    app,
+    deps,
+    get document() {
+      return documentOnFirstUse();
+    },
+    metrics,
+    readiness,
+  };
 }
