@@ -1,7 +1,7 @@
 // Call listings (`/calls`, SPEC.md §4.5): the org's calls with live ones marked, the history
 // (one call per linkedid), counts and a call's journey. Thin: src/domain/calls.ts holds the
 // rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
-import { Type } from "@sinclair/typebox";
+import { type TSchema, Type } from "@sinclair/typebox";
 import {
   hangupCall,
   holdCall,
@@ -61,6 +61,15 @@ const filterFields = {
 
 /** The page query of every list (api/pagination.ts), beside the call filters. */
 export const pageFields = PageQuery.properties;
+
+/** A page of calls as SPEC.md §4.5 answers it: `{calls, total, pagination}`. */
+export function callPage(item: TSchema) {
+  return Type.Object({
+    calls: Type.Array(item),
+    total: Type.Integer(),
+    pagination: Pagination,
+  });
+}
 
 export const Call = Type.Object(
   {
@@ -236,11 +245,7 @@ export const callRoutes = [
     responses: {
       200: {
         description: "one page of calls",
-        schema: Type.Object({
-          calls: Type.Array(Type.Union([LiveCall, Call])),
-          total: Type.Integer(),
-          pagination: Pagination,
-        }),
+        schema: callPage(Type.Union([LiveCall, Call])),
       },
     },
     handler: ({ deps, principal, query }) =>
@@ -257,11 +262,7 @@ export const callRoutes = [
     responses: {
       200: {
         description: "one page of calls, newest first",
-        schema: Type.Object({
-          calls: Type.Array(Call),
-          total: Type.Integer(),
-          pagination: Pagination,
-        }),
+        schema: callPage(Call),
       },
     },
     handler: ({ deps, principal, query }) =>
