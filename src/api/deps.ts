@@ -12,12 +12,17 @@ import type { IdentityVerifier } from "../domain/user-login.js";
 export type ApiSettings = DomainSettings &
   Pick<Config, "recordingsDir" | "webhookAllowPrivate" | "defaultTrunkHost">;
 
-/** The settings handlers and use cases may read, copied out of the whole configuration. */
+/**
+ * The settings handlers and use cases may read, copied out of the whole configuration. The admin
+ * password hash stays a getter: reading it runs the scrypt `loadConfig` leaves to the first login.
+ */
 export function apiSettingsOf(config: Config): ApiSettings {
   return {
     internalKey: config.internalKey,
     adminUsername: config.adminUsername,
-    adminPasswordHash: config.adminPasswordHash,
+    get adminPasswordHash() {
+      return config.adminPasswordHash;
+    },
     serverKey: config.serverKey,
     soundsDir: config.soundsDir,
     greetingMaxChars: config.greetingMaxChars,
