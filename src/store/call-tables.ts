@@ -30,6 +30,8 @@ export interface CallRecordsTable {
   direction: CallDirection;
   recording_file: string | null;
   ingested_at: string;
+  /** The engine node that carried the call (migration 2981); null: the one implicit engine. */
+  node_id: string | null;
 }
 
 export interface CallsTable {
@@ -49,6 +51,8 @@ export interface CallsTable {
   direction: CallDirection;
   recording_file: string | null;
   legs: number;
+  /** The engine node that carried the call (migration 2981); null: the one implicit engine. */
+  node_id: string | null;
 }
 
 export type CallRecordRow = Selectable<CallRecordsTable>;
