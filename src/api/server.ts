@@ -33,6 +33,7 @@ import { type CallTracking, startCallTracking } from "./call-tracking.js";
 import { EVENTS_PATH } from "./intake-app.js";
 import { storeMetricSources } from "./metric-sources.js";
 import { listenForMetrics } from "./metrics-endpoint.js";
+import { NodeCallTracking } from "./node-call-tracking.js";
 
 export interface RunningServer {
   url: string;
@@ -44,6 +45,8 @@ export interface RunningServer {
   deployRequests: SharedDeploys;
   /** Call records and live calls from the engine's events (fed by AMI when PBX_ENGINE is ami). */
   calls: CallTracking;
+  /** Every engine node's call tracking (issue 25); null when the caller passed a deployScheduler. */
+  nodeCalls: NodeCallTracking | null;
   /** Auto-tickets: the intake under /events, the call-record poller, the message outbox. */
   tickets: TicketService;
   /** The roles this replica runs while it holds their lease (deployer, ingest, poller, retention). */
@@ -90,6 +93,8 @@ export interface StartServerOptions {
   nodeTarget?: (node: EngineNodeRow) => EngineTarget;
   /** How often the nodes and placements are looked at again (default 1 s), for tests. */
   nodePollMs?: number;
+  /** Builds each engine node's call tracking (default: over the node's AMI), for tests. */
+  nodeCallTracking?: typeof startCallTracking;
 }
 
 function urlOf(server: Server): string {
@@ -156,7 +161,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     : null;
   // Engine nodes (issue 25): once any is defined, each node's engine side deploys the orgs placed
   // on it, and the implicit engine's deployer role is given up (taken again if every node goes).
-  const nodes = engine
+  const nodes: NodeRuntimes | null = engine
     ? new NodeRuntimes({
         db,
         replicaId,
@@ -176,6 +181,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
         ...(options.nodePollMs !== undefined ? { pollMs: options.nodePollMs } : {}),
         onNodesDefined: (defined) => (defined ? dropImplicitDeployer() : addImplicitDeployer()),
+        onFollow: (node) => nodeCalls?.follow(node),
+        onUnfollow: async (nodeId: string): Promise<void> => {
+          await nodeCalls?.unfollow(nodeId);
+        },
       })
     : null;
   const engineHealth =
@@ -192,6 +201,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     instruments: { calls: instruments.calls, ami: instruments.ami("events") },
     ...(ami ? { ami, standby: true } : {}),
   });
+  // Every engine node's events too (issue 25), each node's ingest under its own lease.
+  const nodeCalls: NodeCallTracking | null = nodes
+    ? new NodeCallTracking({
+        db,
+        clock: systemClock,
+        logger: options.logger,
+        roles,
+        secretOf: (node) => decrypt(node.ami_secret_sealed, options.config.serverKey),
+        implicit: calls,
+        nodesDefined: () => nodes.nodesDefined,
+        instruments: { calls: instruments.calls, ami: instruments.ami("events") },
+        ...(options.nodeCallTracking ? { track: options.nodeCallTracking } : {}),
+      })
+    : null;
   // The intake is mounted on this server; the poller POSTs to PBX_EVENTS_URL, by default this
   // server's own /events, so one process is the whole service. Without PBX_INTERNAL_KEY the
   // process makes up its own: its poller and bot-extension lookup carry it, and nobody else can
@@ -214,8 +237,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const pbx = createApp({
     ticketIntake: tickets.intake,
-    liveCalls: calls.live,
-    callControl: calls.control,
+    liveCalls: nodeCalls?.live ?? calls.live,
+    callControl: nodeCalls?.control ?? calls.control,
     db,
     config,
     logger: options.logger,
@@ -232,7 +255,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   metrics?.watch({
     ...storeMetricSources(db, systemClock),
-    liveCalls: () => calls.live.callCount(),
+    liveCalls: () => nodeCalls?.callCount() ?? calls.live.callCount(),
     ...(engine && nodes
       ? {
           pendingDeploys: () =>
@@ -353,6 +376,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     engine,
     deployRequests: shared,
     calls,
+    nodeCalls,
     tickets,
     roles,
     nodes,
@@ -377,6 +401,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         await nodes?.closeEngines();
         await engine?.close({ flush: true });
       } finally {
+        await nodeCalls?.stop();
         await calls.stop();
         await tickets.stop();
         await webhooks.stop();

@@ -80,6 +80,10 @@ export interface NodeRuntimesOptions {
   pollMs?: number;
   /** Told when the install goes from no node to some nodes or back (the implicit engine's role). */
   onNodesDefined?: (defined: boolean) => void | Promise<void>;
+  /** Told when a node's engine side starts (its events are to be followed too). */
+  onFollow?: (node: EngineNodeRow) => void;
+  /** Told when a node's engine side stopped (removed, down or changed). */
+  onUnfollow?: (nodeId: string) => Promise<void>;
 }
 
 /** One node's engine side in this replica. */
@@ -270,6 +274,7 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
         await shared.stopDeploying({ flush: this.closing });
       },
     });
+    this.options.onFollow?.(node);
     nodeLogger?.info({ engine_dir: engine.paths.asteriskDir }, "engine node followed");
   }
 
@@ -278,6 +283,7 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     this.identities.delete(runtime.node.id);
     await this.options.roles.remove(runtime.role);
     await runtime.engine.close({ flush: false });
+    await this.options.onUnfollow?.(runtime.node.id);
     this.options.logger?.info({ node: runtime.node.name, why }, "engine node no longer followed");
   }
 

@@ -12,6 +12,7 @@ import { sql } from "kysely";
 import { pino } from "pino";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { nodeIngestRole } from "../../src/api/node-call-tracking.js";
 import { type RunningServer, startServer } from "../../src/api/server.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { loadConfig } from "../../src/config.js";
@@ -38,6 +39,17 @@ function tree(dir: string): Map<string, string> {
   };
   if (existsSync(dir)) walk(dir);
   return files;
+}
+
+/** The recorded Cdr event of fixtures/calls/internal.json, as of org `orgId`. */
+function cdrEvent(orgId: string, n: number): Record<string, string> {
+  const fixture = JSON.parse(
+    readFileSync(new URL("../../fixtures/calls/internal.json", import.meta.url), "utf8"),
+  ) as { events: Record<string, string>[] };
+  const recorded = fixture.events.find((e) => e.event === "Cdr" && e.accountcode !== "")!;
+  const text = JSON.stringify(recorded).split("aaaaaaaa-0000-4000-8000-000000000001").join(orgId);
+  const id = `1800000000.${n}`;
+  return { ...(JSON.parse(text) as Record<string, string>), uniqueid: id, linkedid: id };
 }
 
 /** Whether any file of `dir` mentions `needle` (in its path or its text). */
@@ -136,6 +148,8 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
       [
         nodeDeployerRole(n1.node.id),
         nodeDeployerRole(n2.node.id),
+        nodeIngestRole(n1.node.id),
+        nodeIngestRole(n2.node.id),
         "retention",
         "ticket-poller",
       ].sort(),
@@ -214,6 +228,39 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
         "node-2 top",
       ].sort(),
     );
+
+    // Events from every node: B's call on node-2 is stored by node-2's consumer and says so;
+    // the org's own view never names the node.
+    await until(() => engines[1]!.logins >= 2, "node-2's events connection");
+    engines[1]!.emitEvent(cdrEvent(b.id, 1));
+    const db = server.pbx.deps.db;
+    await until(
+      async () =>
+        (await db.selectFrom("calls").select("org_id").where("org_id", "=", b.id).execute())
+          .length > 0,
+      "B's call stored",
+    );
+    const records = await db
+      .selectFrom("call_records")
+      .select("node_id")
+      .where("org_id", "=", b.id)
+      .execute();
+    assert.equal(
+      records.map((r) => r.node_id),
+      [n2.node.id],
+    );
+    const calls = await db
+      .selectFrom("calls")
+      .select("node_id")
+      .where("org_id", "=", b.id)
+      .execute();
+    assert.equal(
+      calls.map((r) => r.node_id),
+      [n2.node.id],
+    );
+    const history = await call("GET", "/calls/history", keyB);
+    assert.is(history.body.total, 1, JSON.stringify(history.body));
+    assert.not.ok("node_id" in history.body.calls[0], "tenants never see the node");
 
     // Pinned to node-2 at run time: node-1 removes A, node-2 adds it, at the next look.
     const pinned = await call("PUT", `/admin/organizations/${a.id}/placement`, admin, {
