@@ -30,7 +30,7 @@ import {
   listPlacements,
   nodeTopologyFingerprint,
 } from "../store/engine-node-repository.js";
-import { DeployJobs } from "./deploy-jobs.js";
+import { DeployerUnavailableError, DeployJobs } from "./deploy-jobs.js";
 import { SharedDeploys } from "./shared-deploys.js";
 import {
   type GatewayOutcome,
@@ -40,6 +40,9 @@ import {
   UnknownOrgError,
 } from "./store-deploys.js";
 import { createServerEngine, type ServerEngine, type ServerEngineOptions } from "./store-engine.js";
+
+/** Why an on-request deploy cannot run: the org's node is down (said without naming it). */
+const ENGINE_DOWN = "The engine this organization runs on is down; deploys resume when it is back";
 
 /** How often every replica looks at the nodes and placements again. */
 export const NODE_TOPOLOGY_POLL_MS = 1000;
@@ -310,8 +313,11 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
       await this.refresh();
       placement = await findPlacement(this.options.db, orgId);
     }
-    const runtime = placement ? this.runtimes.get(placement.node_id) : undefined;
-    if (!runtime) throw new UnknownOrgError(`organization ${orgId} not found`);
+    if (!placement) throw new UnknownOrgError(`organization ${orgId} not found`);
+    const runtime = this.runtimes.get(placement.node_id);
+    // Placed on a node that is down: nothing is sent to it until it is back (503; an org is
+    // never told which node it runs on).
+    if (!runtime) throw new DeployerUnavailableError(ENGINE_DOWN);
     return runtime;
   }
 
@@ -376,7 +382,7 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     const outcomes = await Promise.all(
       this.list().map((runtime) => runtime.jobs.regenerateGateway(trigger)),
     );
-    if (outcomes.length === 0) throw new Error("no engine node is running");
+    if (outcomes.length === 0) throw new DeployerUnavailableError(ENGINE_DOWN);
     const failed = outcomes.find((o) => o.record.result === "failed");
     return {
       didCount: outcomes.reduce((sum, o) => sum + o.didCount, 0),

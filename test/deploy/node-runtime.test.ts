@@ -275,7 +275,13 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
     // The implicit engine's directory is no longer deployed to: A's user 101 never went there.
     assert.not.ok(holds(join(dataDir, "asterisk"), `[${a.context_prefix}101]`));
 
-    // A node put down is left alone (its runtime and lease stop); back up, it is followed again.
+    // A node put down is left alone (its runtime and leases stop): an on-request deploy of an
+    // org placed there is a 503 that does not name the node.
+    assert.is(
+      (await call("PUT", `/admin/organizations/${a.id}/placement`, admin, { node: "node-1" }))
+        .status,
+      200,
+    );
     assert.is(
       (await call("PUT", `/admin/engine-nodes/${n1.node.id}`, admin, { state: "down" })).status,
       200,
@@ -286,6 +292,12 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
       ["node-2"],
     );
     assert.not.ok(server.roles.held().includes(nodeDeployerRole(n1.node.id)));
+    assert.not.ok(server.roles.held().includes(nodeIngestRole(n1.node.id)));
+    const refused = await call("POST", "/config/deploy", keyA);
+    assert.is(refused.status, 503, JSON.stringify(refused.body));
+    assert.equal(refused.body, {
+      error: "The engine this organization runs on is down; deploys resume when it is back",
+    });
   } finally {
     await server.close();
     for (const engine of engines) await engine.close();
