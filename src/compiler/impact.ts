@@ -3,6 +3,7 @@
 // +918065978001 moves from IVR Main (5000) to queue Sales (2000)", "user 1002 leaves queue
 // Support"); other changes are field-level (`~ ivr Main (5000): timeout 10 → 7`). Secrets never
 // appear: credentials are compared, not printed.
+import { assertNever } from "../model/destinations.js";
 import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
 import { internationalDigits } from "../model/phone.js";
 import {
@@ -45,6 +46,8 @@ export function describeDestination(destination: Destination): string {
       return "not in service";
     case "invalid":
       return `nowhere (${destination.message})`;
+    default:
+      return assertNever(destination);
   }
 }
 
