@@ -145,7 +145,7 @@ export async function createTrunk(
     const trunk = { ...merge(base, input), id: randomUUID() };
     assertTrunkValid(state, trunk);
     await assertAddressesUnclaimed(trx, orgId, trunk);
-    return createTrunkRepository(trx).insert(orgId, trunk);
+    return createTrunkRepository(trx).insert(orgId, trunk, deps.clock().toISOString());
   });
 }
 
@@ -162,7 +162,7 @@ export async function updateTrunk(
     const trunk = { ...merge(current, input), id };
     assertTrunkValid(state, trunk);
     await assertAddressesUnclaimed(trx, orgId, trunk);
-    await createTrunkRepository(trx).replace(id, trunk);
+    await createTrunkRepository(trx).replace(id, trunk, deps.clock().toISOString());
     return trunk;
   });
 }

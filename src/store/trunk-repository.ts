@@ -41,10 +41,9 @@ function trunkColumns(trunk: Trunk) {
 /** Repository of trunks over a database or a transaction. */
 export function createTrunkRepository(db: Db) {
   return {
-    /** Inserts a trunk; returns it with its id. */
-    async insert(orgId: string, trunk: Trunk): Promise<Trunk & { id: string }> {
+    /** Inserts a trunk created at `now` (ISO time, from the caller's clock); returns it with its id. */
+    async insert(orgId: string, trunk: Trunk, now: string): Promise<Trunk & { id: string }> {
       const id = trunk.id ?? randomUUID();
-      const now = new Date().toISOString();
       await db
         .insertInto("trunks")
         .values({
@@ -66,14 +65,11 @@ export function createTrunkRepository(db: Db) {
       return row && { org_id: row.org_id, trunk: { ...trunkFromRow(row), id: row.id } };
     },
 
-    /** Rewrites every field of trunk `id` with `trunk` (password included, as given). */
-    async replace(id: string, trunk: Trunk): Promise<void> {
+    /** Rewrites every field of trunk `id` with `trunk` (password included, as given) at `now`. */
+    async replace(id: string, trunk: Trunk, now: string): Promise<void> {
       await db
         .updateTable("trunks")
-        .set({
-          ...trunkColumns(trunk),
-          updated_at: new Date().toISOString(),
-        })
+        .set({ ...trunkColumns(trunk), updated_at: now })
         .where("id", "=", id)
         .execute();
     },
