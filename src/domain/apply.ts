@@ -6,6 +6,7 @@
 // store's claim table as the API does. All or nothing per org; a dry run computes the same plan
 // and writes nothing.
 
+import { systemClock } from "../clock.js";
 import { type OrgImpact, orgImpact } from "../compiler/impact.js";
 import {
   COLLECTION_KINDS,
@@ -124,7 +125,7 @@ export async function applyOrgState(
   options: ApplyOptions,
 ): Promise<OrgApplyResult> {
   const prune = options.prune ?? false;
-  const now = (options.now ?? (() => new Date()))().toISOString();
+  const now = (options.now ?? systemClock)().toISOString();
   let desired: OrgState = { ...desiredInput, users: desiredInput.users.map(storedUser) };
   const orgId = desired.org.id;
 
@@ -319,8 +320,8 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
   const routes = createOutboundRouteRepository(db);
   const dids = createDidRepository(db);
 
-  for (const trunk of plan.matched.trunks.creates) await trunks.insert(orgId, trunk, now);
-  for (const trunk of plan.matched.trunks.updates) await trunks.replace(trunk.id!, trunk, now);
+  for (const trunk of plan.matched.trunks.creates) await trunks.insert(orgId, trunk);
+  for (const trunk of plan.matched.trunks.updates) await trunks.replace(trunk.id!, trunk);
   if (prune) for (const route of plan.matched.outbound_routes.extra) await routes.delete(route.id!);
   for (const route of plan.matched.outbound_routes.creates) await routes.insert(orgId, route);
   for (const route of plan.matched.outbound_routes.updates)

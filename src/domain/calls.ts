@@ -14,9 +14,7 @@ import type { CallEventRow, CallRecordRow, CallRow } from "../store/call-tables.
 import type { Db } from "../store/database.js";
 import { NotFound } from "./errors.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
-
-/** Page size of call listings: default and documented maximum. */
-export const CALL_PAGE = { default: 50, max: 200 } as const;
+import { type Pagination, pageWindow } from "./page-window.js";
 
 /** What the `extension` and `number` history filters accept (the API and the CLI check these). */
 export const CALL_FILTER_PATTERNS = {
@@ -29,14 +27,8 @@ export interface CallQuery extends Omit<CallFilters, "excludeLinkedIds"> {
   offset?: number;
 }
 
-export interface Pagination {
-  total: number;
-  limit: number;
-  offset: number;
-}
-
 /** A call as listings show it: one per linkedid (its first record's uniqueid as `uniqueid`). */
-export type CallView = Omit<CallRow, "org_id" | "first_uniqueid" | "first_sequence"> & {
+export type CallView = Omit<CallRow, "org_id" | "first_uniqueid" | "first_sequence" | "node_id"> & {
   uniqueid: string;
   live: boolean;
 };
@@ -54,7 +46,8 @@ export interface LiveCallView {
 }
 
 function callView(row: CallRow, live: boolean): CallView {
-  const { org_id: _org, first_uniqueid, first_sequence: _sequence, ...call } = row;
+  // The node that carried it is platform detail (issue 25): never shown to the org.
+  const { org_id: _org, first_uniqueid, first_sequence: _sequence, node_id: _node, ...call } = row;
   return { ...call, uniqueid: first_uniqueid, live };
 }
 
@@ -79,13 +72,6 @@ function liveCallView(call: LiveCall): LiveCallView {
   };
 }
 
-function page(query: CallQuery): { limit: number; offset: number } {
-  return {
-    limit: Math.min(query.limit ?? CALL_PAGE.default, CALL_PAGE.max),
-    offset: query.offset ?? 0,
-  };
-}
-
 function filtersOf(query: CallQuery): CallFilters {
   const { limit: _limit, offset: _offset, ...filters } = query;
   return filters;
@@ -105,7 +91,7 @@ export async function listOrgCalls(
   orgId: string,
   query: CallQuery,
 ): Promise<{ calls: Array<LiveCallView | CallView>; total: number; pagination: Pagination }> {
-  const { limit, offset } = page(query);
+  const { limit, offset } = pageWindow(query);
   const live = deps.live.callsOf(orgId);
   const filters: CallFilters = {
     ...filtersOf(query),
@@ -132,7 +118,7 @@ export async function callHistory(
   orgId: string,
   query: CallQuery,
 ): Promise<{ calls: CallView[]; total: number; pagination: Pagination }> {
-  const { limit, offset } = page(query);
+  const { limit, offset } = pageWindow(query);
   const live = new Set(deps.live.callsOf(orgId).map((call) => call.linkedid));
   const { rows, total } = await listCalls(deps.db, orgId, filtersOf(query), { limit, offset });
   return {
@@ -151,7 +137,7 @@ export async function callCounts(deps: CallsDeps, orgId: string, query: CallQuer
 /** One record of a call, without what only the store and rule 3 need. */
 export type JourneyLeg = Omit<
   CallRecordRow,
-  "id" | "org_id" | "linkedid" | "clid" | "accountcode" | "peeraccount" | "ingested_at"
+  "id" | "org_id" | "linkedid" | "clid" | "accountcode" | "peeraccount" | "ingested_at" | "node_id"
 >;
 
 function legView(row: CallRecordRow): JourneyLeg {
@@ -163,6 +149,7 @@ function legView(row: CallRecordRow): JourneyLeg {
     accountcode: _account,
     peeraccount: _peer,
     ingested_at: _ingested,
+    node_id: _node,
     ...leg
   } = row;
   return leg;

@@ -34,8 +34,6 @@ export async function provisionStarterResources(
   const trunk = await createTrunkRepository(trx).insert(
     org.id,
     withDefaults(Trunk, { name: DEFAULT_TRUNK_NAME, host: options.trunkHost }),
-    // Made with the org, in its transaction: the org's own creation time.
-    org.created_at,
   );
   const route = await createOutboundRouteRepository(trx).insert(
     org.id,

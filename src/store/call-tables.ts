@@ -1,8 +1,9 @@
 // Row types of the call tables (migration 1201): the records Asterisk posts and the calls folded
 // from them, one per org and linkedid.
 import type { Generated, Insertable, Selectable } from "kysely";
+import type { CallDirection } from "../model/call-outcomes.js";
 
-export type CallDirection = "inbound" | "outbound" | "internal";
+export type { CallDirection };
 
 export interface CallRecordsTable {
   id: Generated<number>;
@@ -30,6 +31,8 @@ export interface CallRecordsTable {
   direction: CallDirection;
   recording_file: string | null;
   ingested_at: string;
+  /** The engine node that carried the call (migration 2981); null: the one implicit engine. */
+  node_id: string | null;
 }
 
 export interface CallsTable {
@@ -49,6 +52,8 @@ export interface CallsTable {
   direction: CallDirection;
   recording_file: string | null;
   legs: number;
+  /** The engine node that carried the call (migration 2981); null: the one implicit engine. */
+  node_id: string | null;
 }
 
 export type CallRecordRow = Selectable<CallRecordsTable>;

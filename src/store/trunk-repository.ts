@@ -1,5 +1,6 @@
 // SIP trunks of an org, read and written in the OrgState shape.
 import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
 import type { Trunk } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import type { TrunkRow } from "./schema.js";
@@ -39,11 +40,12 @@ function trunkColumns(trunk: Trunk) {
 }
 
 /** Repository of trunks over a database or a transaction. */
-export function createTrunkRepository(db: Db) {
+export function createTrunkRepository(db: Db, clock: Clock = systemClock) {
   return {
-    /** Inserts a trunk created at `now` (ISO time, from the caller's clock); returns it with its id. */
-    async insert(orgId: string, trunk: Trunk, now: string): Promise<Trunk & { id: string }> {
+    /** Inserts a trunk; returns it with its id. */
+    async insert(orgId: string, trunk: Trunk): Promise<Trunk & { id: string }> {
       const id = trunk.id ?? randomUUID();
+      const now = clock().toISOString();
       await db
         .insertInto("trunks")
         .values({
@@ -65,11 +67,14 @@ export function createTrunkRepository(db: Db) {
       return row && { org_id: row.org_id, trunk: { ...trunkFromRow(row), id: row.id } };
     },
 
-    /** Rewrites every field of trunk `id` with `trunk` (password included, as given) at `now`. */
-    async replace(id: string, trunk: Trunk, now: string): Promise<void> {
+    /** Rewrites every field of trunk `id` with `trunk` (password included, as given). */
+    async replace(id: string, trunk: Trunk): Promise<void> {
       await db
         .updateTable("trunks")
-        .set({ ...trunkColumns(trunk), updated_at: now })
+        .set({
+          ...trunkColumns(trunk),
+          updated_at: clock().toISOString(),
+        })
         .where("id", "=", id)
         .execute();
     },

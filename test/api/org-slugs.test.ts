@@ -71,21 +71,17 @@ test("a slug can be given and changed; a taken or malformed one is refused in wo
 
 test("export of an API-created org is <slug>.yaml, with trunk variables named after the slug", async () => {
   const org = await create({ name: "Umbrella Labs" });
-  await createTrunkRepository(app.db).insert(
-    org.body.id,
-    {
-      name: "carrier",
-      host: "sip.example.net",
-      port: 5060,
-      transport: "udp",
-      username: "u",
-      password: "in-store-secret",
-      registration: false,
-      codecs: ["ulaw"],
-      match: [],
-    },
-    "2026-01-01T00:00:00.000Z",
-  );
+  await createTrunkRepository(app.db).insert(org.body.id, {
+    name: "carrier",
+    host: "sip.example.net",
+    port: 5060,
+    transport: "udp",
+    username: "u",
+    password: "in-store-secret",
+    registration: false,
+    codecs: ["ulaw"],
+    match: [],
+  });
   const exported = await exportOrg(app.db, "umbrella-labs");
   assert.is(exported.fileName, "umbrella-labs.yaml");
   assert.match(exported.yaml, "slug: umbrella-labs");

@@ -98,21 +98,17 @@ async function seededDataDir(): Promise<string> {
     routing_destination: "2000",
     routing_environment: "prod",
   });
-  await createTrunkRepository(db).insert(
-    ORG,
-    {
-      name: "carrier",
-      host: "sip.example.net",
-      port: 5060,
-      transport: "udp",
-      username: "acme",
-      password: "s3cret-in-store",
-      registration: true,
-      codecs: ["ulaw", "alaw"],
-      match: [],
-    },
-    "2026-01-01T00:00:00.000Z",
-  );
+  await createTrunkRepository(db).insert(ORG, {
+    name: "carrier",
+    host: "sip.example.net",
+    port: 5060,
+    transport: "udp",
+    username: "acme",
+    password: "s3cret-in-store",
+    registration: true,
+    codecs: ["ulaw", "alaw"],
+    match: [],
+  });
   await createOutboundRouteRepository(db).insert(ORG, {
     name: "India",
     patterns: ["_0X."],
@@ -249,20 +245,16 @@ test("apply refuses a trunk matching another org's carrier address (409), writin
     const other = "7a1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d";
     const store = await openDataStore(process.env, dataDir, { create: false });
     await insertOrg(store.db, other, "Other Corp");
-    await createTrunkRepository(store.db).insert(
-      other,
-      {
-        name: "theirs",
-        host: "198.51.100.20",
-        port: 5060,
-        transport: "udp",
-        username: null,
-        registration: false,
-        codecs: ["ulaw"],
-        match: ["192.0.2.0/24"],
-      },
-      "2026-01-01T00:00:00.000Z",
-    );
+    await createTrunkRepository(store.db).insert(other, {
+      name: "theirs",
+      host: "198.51.100.20",
+      port: 5060,
+      transport: "udp",
+      username: null,
+      registration: false,
+      codecs: ["ulaw"],
+      match: ["192.0.2.0/24"],
+    });
     await store.db.destroy();
     const file = join(dataDir, "acme.yaml");
     const original = await exportText(dataDir);

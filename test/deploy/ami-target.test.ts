@@ -84,7 +84,7 @@ test("the fake server speaks AMI: banner, login, ActionID echo, CRLF blank-line 
   });
   try {
     await until(() => text.includes("\r\n"), "banner");
-    assert.is(text, "Asterisk Call Manager/9.0.0\r\n");
+    assert.is(text, "Asterisk Call Manager/11.0.0\r\n", "Asterisk 22's banner (session.json)");
     socket.write("Action: Login\r\nActionID: a1\r\nUsername: pbxctl\r\nSecret: secret\r\n\r\n");
     socket.write("Action: Ping\r\nActionID: a2\r\n\r\n");
     socket.write("Action: Command\r\nActionID: a3\r\nCommand: dialplan reload\r\n\r\n");
@@ -348,6 +348,7 @@ test("engine settings come from the environment", () => {
     asteriskDir: "/data/asterisk",
     soundsDir: "/data/sounds",
     recordingsDir: "/data/recordings",
+    nodesDir: "/data/nodes",
   });
   assert.equal(
     resolveEnginePaths(
@@ -355,6 +356,7 @@ test("engine settings come from the environment", () => {
         PBX_ASTERISK_DIR: "/etc/asterisk/pbx",
         PBX_SOUNDS_DIR: "/snd",
         PBX_RECORDINGS_DIR: "/var/spool/asterisk/monitor",
+        PBX_NODES_DIR: "/srv/pbx-nodes",
       },
       "/data",
     ),
@@ -362,6 +364,7 @@ test("engine settings come from the environment", () => {
       asteriskDir: "/etc/asterisk/pbx",
       soundsDir: "/snd",
       recordingsDir: "/var/spool/asterisk/monitor",
+      nodesDir: "/srv/pbx-nodes",
     },
   );
 });

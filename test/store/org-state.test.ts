@@ -95,21 +95,17 @@ test("a state loaded from rows passes OrgStateSchema and keeps every field", asy
         routing_destination: null,
         routing_environment: "prod",
       });
-      await createTrunkRepository(trx).insert(
-        orgId,
-        {
-          name: "carrier",
-          host: "sip.carrier.example",
-          port: 5061,
-          transport: "tls",
-          username: "acme",
-          password_env: "CARRIER_PASSWORD",
-          registration: true,
-          codecs: ["alaw"],
-          match: ["192.0.2.10"],
-        },
-        "2026-01-01T00:00:00.000Z",
-      );
+      await createTrunkRepository(trx).insert(orgId, {
+        name: "carrier",
+        host: "sip.carrier.example",
+        port: 5061,
+        transport: "tls",
+        username: "acme",
+        password_env: "CARRIER_PASSWORD",
+        registration: true,
+        codecs: ["alaw"],
+        match: ["192.0.2.10"],
+      });
       await createOutboundRouteRepository(trx).insert(orgId, {
         name: "India",
         patterns: ["_0X.", "_91X."],
