@@ -1,7 +1,9 @@
 // The org's call graph as a picture: DID -> IVR -> option -> queue -> member, queue timeouts,
 // users, phones, voicemail. Built from the compiler's routing functions (what the dialplan
 // does), printed as Mermaid or Graphviz DOT text; SVG is DOT rendered by Graphviz (domain).
+
 import { compareAscii } from "../model/caller-id.js";
+import { assertNever } from "../model/destinations.js";
 import type { OrgState } from "../model/org-state.js";
 import { digitsOnly, internationalDigits } from "../model/phone.js";
 import { isUsableDid } from "../model/refs.js";
@@ -100,6 +102,8 @@ export function buildCallGraph(state: OrgState): CallGraph {
         return node({ id: "not_in_service", kind: "end", label: "not in service" });
       case "invalid":
         return node({ id: "invalid", kind: "end", label: "invalid destination" });
+      default:
+        return assertNever(destination);
     }
   };
   const dids = state.dids

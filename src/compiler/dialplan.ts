@@ -9,6 +9,7 @@
 //   ivr        one entry per active IVR extension     ivrm_<ext>  that IVR's menu, t and i
 //   queue      one entry per queue                    qmember     member legs with ring times
 //   outbound   routes, and `+<digits>` re-entering    incoming    DIDs (all their aliases)
+
 import {
   compareAscii,
   orgFallbackDid,
@@ -17,6 +18,7 @@ import {
   resolveUserCallerId,
 } from "../model/caller-id.js";
 import { isE164 } from "../model/consent.js";
+import { assertNever } from "../model/destinations.js";
 import {
   type Ivr,
   type IvrOption,
@@ -393,6 +395,8 @@ function destinationSteps(plan: Plan, destination: Destination): DialplanStep[] 
       return [step("Answer()"), step(`Playback(${PROMPTS.notInService})`), step("Hangup()")];
     case "invalid":
       return null;
+    default:
+      return assertNever(destination);
   }
 }
 

@@ -14,19 +14,28 @@ export function flowOrg(orgs: readonly OrgState[], flow: Flow): OrgState | undef
   });
 }
 
+type NodeKind = keyof typeof nodeName;
+
+/** Per simulator node kind: whether a flow's destination of that kind names something the org has. */
+const KNOWN_NODES: Record<NodeKind, (state: OrgState, destination: string) => boolean> = {
+  ivr: (state, destination) => state.ivrs.some((ivr) => nodeName.ivr(ivr) === destination),
+  queue: (state, destination) =>
+    state.queues.some((queue) => nodeName.queue(queue) === destination),
+  user: (state, destination) =>
+    state.users.some((user) => nodeName.user(user.extension) === destination),
+  // Phone numbers, mailboxes, callbacks and hangup name no org object.
+  phone: () => true,
+  voicemail: () => true,
+  callback: () => true,
+  hangup: () => true,
+};
+
 /** The destinations a flow may name in `state`, so a typo is an error rather than a failure. */
 function knownDestination(state: OrgState, destination: string): boolean {
-  const [kind] = destination.split(" ", 1);
-  switch (kind) {
-    case "ivr":
-      return state.ivrs.some((ivr) => nodeName.ivr(ivr) === destination);
-    case "queue":
-      return state.queues.some((queue) => nodeName.queue(queue) === destination);
-    case "user":
-      return state.users.some((user) => nodeName.user(user.extension) === destination);
-    default:
-      return true; // phone numbers, mailboxes, callbacks and hangup name no org object
-  }
+  const [kind = ""] = destination.split(" ", 1);
+  return Object.hasOwn(KNOWN_NODES, kind)
+    ? KNOWN_NODES[kind as NodeKind](state, destination)
+    : true;
 }
 
 /** Fields of the flow that name something the org does not have: `[field, message]`. */

@@ -3,8 +3,15 @@
 // +918065978001 moves from IVR Main (5000) to queue Sales (2000)", "user 1002 leaves queue
 // Support"); other changes are field-level (`~ ivr Main (5000): timeout 10 → 7`). Secrets never
 // appear: credentials are compared, not printed.
+
+import {
+  COLLECTION_KINDS,
+  type CollectionName,
+  collectionKind,
+  type ItemOf,
+} from "../model/collections.js";
+import { assertNever } from "../model/destinations.js";
 import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
-import { internationalDigits } from "../model/phone.js";
 import {
   type Destination,
   didDestination,
@@ -45,14 +52,10 @@ export function describeDestination(destination: Destination): string {
       return "not in service";
     case "invalid":
       return `nowhere (${destination.message})`;
+    default:
+      return assertNever(destination);
   }
 }
-
-const ivrLabel = (ivr: Ivr) => `ivr ${ivr.name} (${ivr.extension})`;
-const queueLabel = (queue: Queue) => `queue ${queue.name} (${queue.number})`;
-const userLabel = (user: User) => `user ${user.extension} (${user.name})`;
-const routeLabel = (route: OutboundRoute) => `outbound route ${route.name}`;
-const trunkLabel = (trunk: Trunk) => `trunk ${trunk.name}`;
 
 /** Field -> shown value; compared before and after to write `field old → new`. */
 type Fields = Record<string, string>;
@@ -198,15 +201,13 @@ export function orgImpact(before: OrgState | undefined, after: OrgState | undefi
   }
   const tally = new Tally();
   const lines = impact.lines;
-  const listChanges = <T extends { id?: string | undefined }>(
+  const listChanges = <C extends CollectionName>(
     kind: string,
-    beforeList: readonly T[],
-    afterList: readonly T[],
-    key: (item: T) => string,
-    label: (item: T) => string,
-    fields: (state: OrgState, item: T) => Fields,
+    name: C,
+    fields: (state: OrgState, item: ItemOf<C>) => Fields,
   ) => {
-    const m = match(beforeList, afterList, key);
+    const { naturalKey, label } = collectionKind(name);
+    const m = match<ItemOf<C>>(before[name], after[name], naturalKey);
     for (const item of m.added) {
       lines.push(`+ ${label(item)} added`);
       tally.add(kind);
@@ -224,7 +225,7 @@ export function orgImpact(before: OrgState | undefined, after: OrgState | undefi
   };
 
   // DIDs: where calls go is the headline, in a sentence.
-  const dids = match(before.dids, after.dids, (d) => internationalDigits(d.number));
+  const dids = match(before.dids, after.dids, COLLECTION_KINDS.dids.naturalKey);
   for (const did of dids.added) {
     lines.push(
       `+ DID ${did.number} added: goes to ${describeDestination(didDestination(after, did))}`,
@@ -245,10 +246,10 @@ export function orgImpact(before: OrgState | undefined, after: OrgState | undefi
     if (changes.length > 0) lines.push(`~ DID ${next.number}: ${changes.join(", ")}`);
     if (from !== to || changes.length > 0) tally.add("DID");
   }
-  listChanges("IVR", before.ivrs, after.ivrs, (i) => i.extension, ivrLabel, ivrFields);
+  listChanges("IVR", "ivrs", ivrFields);
 
   // Queue membership in sentences, then the other queue fields.
-  const queues = match(before.queues, after.queues, (q) => q.number);
+  const queues = match(before.queues, after.queues, COLLECTION_KINDS.queues.naturalKey);
   for (const [old, next] of queues.kept) {
     const was = new Set(old.members.map((m) => m.extension));
     const now = new Set(next.members.map((m) => m.extension));
@@ -263,51 +264,23 @@ export function orgImpact(before: OrgState | undefined, after: OrgState | undefi
       tally.add("queue membership");
     }
   }
-  listChanges(
-    "queue",
-    before.queues,
-    after.queues,
-    (q) => q.number,
-    queueLabel,
-    (s, q) => {
-      // Joins and leaves are sentences above; field lines compare only members on both sides.
-      const fields = queueFields(s, q);
-      const peer = (s === before ? after : before).queues.find(
-        (x) => (q.id !== undefined && x.id === q.id) || x.number === q.number,
-      );
-      for (const key of Object.keys(fields)) {
-        const extension = key.startsWith("member ") ? key.slice("member ".length) : null;
-        if (extension && peer && !peer.members.some((m) => m.extension === extension)) {
-          delete fields[key];
-        }
+  listChanges("queue", "queues", (s, q) => {
+    // Joins and leaves are sentences above; field lines compare only members on both sides.
+    const fields = queueFields(s, q);
+    const peer = (s === before ? after : before).queues.find(
+      (x) => (q.id !== undefined && x.id === q.id) || x.number === q.number,
+    );
+    for (const key of Object.keys(fields)) {
+      const extension = key.startsWith("member ") ? key.slice("member ".length) : null;
+      if (extension && peer && !peer.members.some((m) => m.extension === extension)) {
+        delete fields[key];
       }
-      return fields;
-    },
-  );
-  listChanges(
-    "user",
-    before.users,
-    after.users,
-    (u) => u.extension,
-    userLabel,
-    (_s, u) => userFields(u),
-  );
-  listChanges(
-    "outbound route",
-    before.outbound_routes,
-    after.outbound_routes,
-    (r) => r.name,
-    routeLabel,
-    (_s, r) => routeFields(r),
-  );
-  listChanges(
-    "trunk",
-    before.trunks,
-    after.trunks,
-    (t) => t.name,
-    trunkLabel,
-    (_s, t) => trunkFields(t),
-  );
+    }
+    return fields;
+  });
+  listChanges("user", "users", (_s, u) => userFields(u));
+  listChanges("outbound route", "outbound_routes", (_s, r) => routeFields(r));
+  listChanges("trunk", "trunks", (_s, t) => trunkFields(t));
   const settings = fieldChanges(
     { name: before.org.name, status: before.org.status, ...stringify(before.org.settings) },
     { name: after.org.name, status: after.org.status, ...stringify(after.org.settings) },

@@ -2,6 +2,13 @@
 // routing, queue timeout destinations), as data. The dialplan builder turns a Destination into
 // steps; the simulator (simulate.ts) follows it. One copy of each rule, so the two cannot drift.
 import { compareAscii } from "../model/caller-id.js";
+import {
+  type Destination,
+  DID_ROUTE_KINDS,
+  IVR_ACTION_KINDS,
+  QUEUE_TIMEOUT_KINDS,
+  resolveDestination,
+} from "../model/destinations.js";
 import type {
   Did,
   Ivr,
@@ -12,124 +19,45 @@ import type {
   Trunk,
   User,
 } from "../model/org-state.js";
-import { isVoicemailMailbox } from "../model/org-state.js";
-import { findIvr, findQueue, findTrunk, findUser } from "../model/refs.js";
-import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
+import { findTrunk } from "../model/refs.js";
 import { bestMatch } from "./dial-pattern.js";
 
 /** The order in which menu options are written (and in which a reader expects them). */
 export const DIGIT_ORDER = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "*", "#"];
 
-/** Where a DID, a menu option or a queue timeout sends the call. */
-export type Destination =
-  | { kind: "user"; user: User }
-  | { kind: "queue"; queue: Queue }
-  | { kind: "ivr"; ivr: Ivr }
-  | { kind: "phone"; number: string }
-  | { kind: "voicemail"; mailbox: string }
-  | { kind: "callback"; number: string }
-  /** The goodbye prompt, then hang up (the menu option of that name). */
-  | { kind: "hangup" }
-  /** Hang up without a word (a queue with no timeout destination). */
-  | { kind: "end" }
-  /** A DID with no routing: the caller hears number-not-in-service. */
-  | { kind: "not_in_service" }
-  /** The data names nothing usable; `field` is the part of the record that is wrong. */
-  | { kind: "invalid"; field: "action_type" | "action_destination"; message: string };
-
-const invalid = (
-  message: string,
-  field: "action_type" | "action_destination" = "action_destination",
-) => ({ kind: "invalid", field, message }) as const;
-
-/** A number dialled out through the org's outbound routes, if it looks like one (7-15 digits). */
-function phoneDestination(number: string): Destination {
-  return looksLikePhoneNumber(number)
-    ? { kind: "phone", number }
-    : invalid(badPhoneNumberMessage(number));
-}
+export type { Destination } from "../model/destinations.js";
 
 /** SPEC.md §4.4 rule 3: where a menu option of `ivr` leads. */
 export function optionDestination(state: OrgState, ivr: Ivr, option: IvrOption): Destination {
-  const destination = option.action_destination ?? "";
-  switch (option.action_type) {
-    case "extension":
-    case "ai_agent": {
-      const user = findUser(state, destination);
-      return user ? { kind: "user", user } : invalid(`no user with extension ${destination}`);
-    }
-    case "queue": {
-      const queue = findQueue(state, destination);
-      return queue ? { kind: "queue", queue } : invalid(`no queue ${destination}`);
-    }
-    case "ivr": {
-      const target = findIvr(state, destination);
-      if (!target || target === ivr) return invalid(`no other IVR ${destination}`);
-      return { kind: "ivr", ivr: target };
-    }
-    case "voicemail":
-      return isVoicemailMailbox(destination)
-        ? { kind: "voicemail", mailbox: destination }
-        : invalid(`mailbox ${destination} must be digits`);
-    case "callback":
-      return looksLikePhoneNumber(destination)
-        ? { kind: "callback", number: destination }
-        : invalid(badPhoneNumberMessage(destination));
-    case "hangup":
-      return { kind: "hangup" };
-    default:
-      return invalid(`Invalid action_type: ${option.action_type}`, "action_type");
+  if (!Object.hasOwn(IVR_ACTION_KINDS, option.action_type)) {
+    const message = `Invalid action_type: ${option.action_type}`;
+    return { kind: "invalid", field: "action_type", message };
   }
+  const kind = IVR_ACTION_KINDS[option.action_type as keyof typeof IVR_ACTION_KINDS];
+  return resolveDestination(state, kind, option.action_destination ?? "", ivr);
 }
 
 /** SPEC.md §2 and §4.4 rule 5: where an inbound call to `did` goes. */
 export function didDestination(state: OrgState, did: Did): Destination {
-  const destination = did.routing_destination ?? "";
-  switch (did.routing_type) {
-    case "extension": {
-      const user = findUser(state, destination);
-      if (user) return { kind: "user", user };
-      break;
-    }
-    case "queue": {
-      const queue = findQueue(state, destination);
-      if (queue) return { kind: "queue", queue };
-      break;
-    }
-    case "ivr": {
-      // Stored as the IVR's UUID; the dialplan jumps to its extension in the IVR context.
-      const ivr = findIvr(state, destination);
-      if (ivr) return { kind: "ivr", ivr };
-      break;
-    }
-    case "external":
-      return phoneDestination(destination);
-    case null:
-      return { kind: "not_in_service" };
-  }
-  return invalid(`routing destination ${destination} does not exist`);
+  if (did.routing_type === null) return { kind: "not_in_service" };
+  return resolveDestination(
+    state,
+    DID_ROUTE_KINDS[did.routing_type],
+    did.routing_destination ?? "",
+    undefined,
+    (ref) => `routing destination ${ref} does not exist`,
+  );
 }
 
 /** SPEC.md §2: where a queue sends callers it could not serve (the timeout destination pair). */
 export function queueTimeoutDestination(state: OrgState, queue: Queue): Destination {
-  const destination = queue.timeout_destination ?? "";
-  switch (queue.timeout_destination_type) {
-    case "user": {
-      const user = findUser(state, destination);
-      if (user) return { kind: "user", user };
-      break;
-    }
-    case "queue": {
-      const target = findQueue(state, destination);
-      if (target && target !== queue) return { kind: "queue", queue: target };
-      break;
-    }
-    case "phone":
-      return phoneDestination(destination);
-    case "none":
-      return { kind: "end" };
-  }
-  return invalid(`timeout destination ${destination} does not exist`);
+  return resolveDestination(
+    state,
+    QUEUE_TIMEOUT_KINDS[queue.timeout_destination_type],
+    queue.timeout_destination ?? "",
+    queue,
+    (ref) => `timeout destination ${ref} does not exist`,
+  );
 }
 
 /** SPEC.md §4.4 publish rule 1: only active IVRs are written to the dialplan. */

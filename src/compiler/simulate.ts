@@ -3,7 +3,9 @@
 // like the rest of the compiler, and built on the same rule functions (routing.ts, caller-id.ts,
 // dial-pattern.ts), so it answers for the dialplan the compiler writes, not for a second reading
 // of the specification.
+
 import { resolveUserCallerId } from "../model/caller-id.js";
+import { assertNever } from "../model/destinations.js";
 import type { Ivr, OrgState, Queue, User } from "../model/org-state.js";
 import {
   didAliases,
@@ -257,6 +259,8 @@ function follow(walk: Walk, destination: Destination, here: Here, callerExt?: st
     case "invalid":
       add(walk, { ...here, kind: "end", text: `${destination.message}: hangs up` });
       return end(walk, `hung up (${destination.message})`);
+    default:
+      return assertNever(destination);
   }
 }
 

@@ -4,10 +4,11 @@
 // back through it (no VoiceMailMain), so a PIN would protect nothing here and a made-up one would
 // break determinism.
 import { compareAscii } from "../model/caller-id.js";
-import { isVoicemailMailbox, type OrgState } from "../model/org-state.js";
+import type { OrgState } from "../model/org-state.js";
 import { findUser } from "../model/refs.js";
 import { assertToken, commentText, dialplanText } from "./escape.js";
 import { orgNames } from "./names.js";
+import { optionDestination } from "./routing.js";
 import type { SectionsView } from "./views.js";
 
 /** The org's voicemail.conf view (an empty context when no IVR leads to voicemail). */
@@ -17,8 +18,8 @@ export function buildVoicemail(state: OrgState): SectionsView {
   for (const ivr of state.ivrs) {
     if (ivr.status !== "active") continue;
     for (const option of ivr.options) {
-      const box = option.action_destination ?? "";
-      if (option.action_type === "voicemail" && isVoicemailMailbox(box)) mailboxes.add(box);
+      const destination = optionDestination(state, ivr, option);
+      if (destination.kind === "voicemail") mailboxes.add(destination.mailbox);
     }
   }
   const options = [...mailboxes].sort(compareAscii).map((box) => {

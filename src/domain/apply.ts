@@ -8,10 +8,19 @@
 
 import { systemClock } from "../clock.js";
 import { type OrgImpact, orgImpact } from "../compiler/impact.js";
+import {
+  COLLECTION_KINDS,
+  type CollectionItem,
+  type CollectionKind,
+  type CollectionKindName,
+  type CollectionName,
+  collectionKind,
+  emptyCollections,
+  type ItemOf,
+} from "../model/collections.js";
 import { claimedElsewhere, trunkClaims } from "../model/match-claims.js";
 import type { OrgExtras } from "../model/org-extras.js";
-import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
-import { internationalDigits } from "../model/phone.js";
+import type { Did, OrgState, OutboundRoute, Trunk, User } from "../model/org-state.js";
 import { claimedAddressMessage } from "../model/trunk-identify.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
@@ -34,16 +43,8 @@ import { canonical, type Matched, match } from "./matching.js";
 import { createOrganizationRecord } from "./org-creation.js";
 import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 
-export type ResourceKind =
-  | "org"
-  | "user"
-  | "queue"
-  | "ivr"
-  | "did"
-  | "trunk"
-  | "outbound_route"
-  | "webhook"
-  | "org_user";
+/** What a change is to: the org row, an item of one of its collections, or an extra. */
+export type ResourceKind = "org" | CollectionKindName | "webhook" | "org_user";
 
 /** One change apply makes (or, in a dry run, would make). */
 export interface Change {
@@ -99,18 +100,14 @@ function sameAsStoredPassword(state: OrgState, trunk: Trunk): Trunk {
   return rest;
 }
 
-const didKey = (did: Did) => internationalDigits(did.number);
+type MatchedCollections = { [C in CollectionName]: Matched<ItemOf<C>> };
 
 interface Plan {
   state: OrgState;
-  users: Matched<User>;
-  queues: Matched<Queue>;
-  ivrs: Matched<Ivr>;
-  dids: Matched<Did>;
+  /** Each collection's file items paired with the stored ones. */
+  matched: MatchedCollections;
   /** Desired DIDs that sit unassigned in the pool: taken by the org. */
   poolDids: Map<string, string>;
-  trunks: Matched<Trunk>;
-  routes: Matched<OutboundRoute>;
   /** Routes in their final order (positions rewritten when it changed). */
   routeOrder: OutboundRoute[];
   reorderRoutes: boolean;
@@ -139,15 +136,7 @@ export async function applyOrgState(
     const existingRow = await orgs.findById(orgId);
     const stored: OrgState = existingRow
       ? await loadOrgState(trx, orgId)
-      : {
-          org: desired.org,
-          users: [],
-          queues: [],
-          ivrs: [],
-          dids: [],
-          trunks: [],
-          outbound_routes: [],
-        };
+      : { org: desired.org, ...emptyCollections() };
     // A file without a slug keeps the org's (like any field it lacks); a new org gets one
     // made from its name. A slug another org holds refuses the file.
     if (desired.org.slug === undefined) {
@@ -225,17 +214,20 @@ async function makePlan(
   desired: OrgState,
   prune: boolean,
 ): Promise<Plan> {
-  const users = match(stored.users, desired.users, (u) => u.extension);
-  const queues = match(stored.queues, desired.queues, (q) => q.number);
-  const ivrs = match(stored.ivrs, desired.ivrs, (i) => i.extension);
-  const trunks = match(
-    stored.trunks,
-    desired.trunks,
-    (t) => t.name,
-    (t) => sameAsStoredPassword(desired, t),
-  );
-  const routes = match(stored.outbound_routes, desired.outbound_routes, (r) => r.name);
-  const dids = match(stored.dids, desired.dids, didKey);
+  const byNaturalKey = <C extends CollectionName>(
+    name: C,
+    comparable?: (item: ItemOf<C>) => unknown,
+  ): Matched<ItemOf<C>> =>
+    match<ItemOf<C>>(stored[name], desired[name], collectionKind(name).naturalKey, comparable);
+  const matched: MatchedCollections = {
+    users: byNaturalKey("users"),
+    queues: byNaturalKey("queues"),
+    ivrs: byNaturalKey("ivrs"),
+    dids: byNaturalKey("dids"),
+    trunks: byNaturalKey("trunks", (t) => sameAsStoredPassword(desired, t)),
+    outbound_routes: byNaturalKey("outbound_routes"),
+  };
+  const { dids, outbound_routes: routes } = matched;
 
   // A DID new to the org must be free: unknown to the store, or unassigned in the pool.
   const poolDids = new Map<string, string>();
@@ -253,26 +245,31 @@ async function makePlan(
   const storedOrder = stored.outbound_routes.map((r) => r.id).join(",");
   const state: OrgState = {
     org: desired.org,
-    users: finalList(users, prune),
-    queues: finalList(queues, prune),
-    ivrs: finalList(ivrs, prune),
+    users: finalList(matched.users, prune),
+    queues: finalList(matched.queues, prune),
+    ivrs: finalList(matched.ivrs, prune),
     dids: finalList(dids, prune),
-    trunks: finalList(trunks, prune),
+    trunks: finalList(matched.trunks, prune),
     outbound_routes: routeOrder,
   };
   return {
     state,
-    users,
-    queues,
-    ivrs,
-    dids,
+    matched,
     poolDids,
-    trunks,
-    routes,
     routeOrder,
     reorderRoutes: routeOrder.map((r) => r.id).join(",") !== storedOrder,
   };
 }
+
+/** The order changes are listed in: what others depend on first (a route needs its trunk). */
+const CHANGE_ORDER = [
+  "trunks",
+  "outbound_routes",
+  "users",
+  "queues",
+  "ivrs",
+  "dids",
+] as const satisfies readonly CollectionName[];
 
 function describe(
   plan: Plan,
@@ -286,23 +283,20 @@ function describe(
   else if (canonical(stored.org) !== canonical(plan.state.org)) {
     changes.push({ kind: "org", action: "update", key: plan.state.org.name });
   }
-  const add = <T>(kind: ResourceKind, m: Matched<T>, key: (x: T) => string) => {
+  for (const name of CHANGE_ORDER) {
+    const m: Matched<CollectionItem> = plan.matched[name];
+    const { changeKey }: CollectionKind<CollectionItem> = COLLECTION_KINDS[name];
+    const { kind } = COLLECTION_KINDS[name];
     for (const x of m.creates) {
-      const id = (x as { id?: string }).id ?? "";
-      changes.push({ kind, action: plan.poolDids.has(id) ? "assign" : "create", key: key(x) });
+      const assigned = plan.poolDids.has(x.id ?? "");
+      changes.push({ kind, action: assigned ? "assign" : "create", key: changeKey(x) });
     }
-    for (const x of m.updates) changes.push({ kind, action: "update", key: key(x) });
+    for (const x of m.updates) changes.push({ kind, action: "update", key: changeKey(x) });
     for (const x of m.extra) {
-      const change: Change = { kind, action: kind === "did" ? "release" : "delete", key: key(x) };
-      (prune ? changes : kept).push(change);
+      const action = kind === "did" ? "release" : "delete";
+      (prune ? changes : kept).push({ kind, action, key: changeKey(x) });
     }
-  };
-  add("trunk", plan.trunks, (t) => t.name);
-  add("outbound_route", plan.routes, (r) => r.name);
-  add("user", plan.users, (u) => u.extension);
-  add("queue", plan.queues, (q) => q.number);
-  add("ivr", plan.ivrs, (i) => i.extension);
-  add("did", plan.dids, (d) => d.number);
+  }
   const routeChanged = changes.some((c) => c.kind === "outbound_route");
   if (plan.reorderRoutes && !routeChanged && !created) {
     changes.push({ kind: "outbound_route", action: "update", key: "(order)" });
@@ -326,48 +320,51 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
   const routes = createOutboundRouteRepository(db);
   const dids = createDidRepository(db);
 
-  for (const trunk of plan.trunks.creates) await trunks.insert(orgId, trunk);
-  for (const trunk of plan.trunks.updates) await trunks.replace(trunk.id!, trunk);
-  if (prune) for (const route of plan.routes.extra) await routes.delete(route.id!);
-  for (const route of plan.routes.creates) await routes.insert(orgId, route);
-  for (const route of plan.routes.updates) await routes.replace(orgId, route.id!, route);
+  for (const trunk of plan.matched.trunks.creates) await trunks.insert(orgId, trunk);
+  for (const trunk of plan.matched.trunks.updates) await trunks.replace(trunk.id!, trunk);
+  if (prune) for (const route of plan.matched.outbound_routes.extra) await routes.delete(route.id!);
+  for (const route of plan.matched.outbound_routes.creates) await routes.insert(orgId, route);
+  for (const route of plan.matched.outbound_routes.updates)
+    await routes.replace(orgId, route.id!, route);
   if (plan.reorderRoutes) await routes.reorder(plan.routeOrder.map((route) => route.id!));
-  if (prune) for (const trunk of plan.trunks.extra) await trunks.delete(trunk.id!);
+  if (prune) for (const trunk of plan.matched.trunks.extra) await trunks.delete(trunk.id!);
 
-  if (prune) for (const user of plan.users.extra) await users.delete(orgId, user.id!);
-  for (const user of plan.users.creates) await users.insert(orgId, user);
-  for (const user of plan.users.updates) await users.update(orgId, user.id!, user);
+  if (prune) for (const user of plan.matched.users.extra) await users.delete(orgId, user.id!);
+  for (const user of plan.matched.users.creates) await users.insert(orgId, user);
+  for (const user of plan.matched.users.updates) await users.update(orgId, user.id!, user);
 
-  if (prune) for (const queue of plan.queues.extra) await queues.delete(orgId, queue.id!);
-  for (const queue of plan.queues.creates) await queues.insert(orgId, queue);
-  for (const queue of plan.queues.updates) {
+  if (prune) for (const queue of plan.matched.queues.extra) await queues.delete(orgId, queue.id!);
+  for (const queue of plan.matched.queues.creates) await queues.insert(orgId, queue);
+  for (const queue of plan.matched.queues.updates) {
     // Members are part of the queue as a file states it: replaced as a whole.
     await queues.update(orgId, queue.id!, queue);
     await queues.replaceMembers(queue.id!, queue.members);
   }
 
-  if (prune) for (const ivr of plan.ivrs.extra) await ivrs.delete(orgId, ivr.id!);
-  for (const ivr of plan.ivrs.creates) await ivrs.insert(orgId, ivr);
-  for (const ivr of plan.ivrs.updates) {
+  if (prune) for (const ivr of plan.matched.ivrs.extra) await ivrs.delete(orgId, ivr.id!);
+  for (const ivr of plan.matched.ivrs.creates) await ivrs.insert(orgId, ivr);
+  for (const ivr of plan.matched.ivrs.updates) {
     // Options are part of the IVR as a file states it: replaced as a whole.
     await ivrs.update(orgId, ivr.id!, ivr, now);
     await ivrs.replaceOptions(ivr.id!, ivr.options, now);
   }
 
   // At most one default per org (a unique index): clear them, write, then set the final one.
-  const didsTouched = plan.dids.creates.length + plan.dids.updates.length > 0 || prune;
+  const didsTouched =
+    plan.matched.dids.creates.length + plan.matched.dids.updates.length > 0 || prune;
   if (didsTouched) await dids.clearDefaults(orgId, now);
   if (prune) {
-    for (const did of plan.dids.extra) {
+    for (const did of plan.matched.dids.extra) {
       await dids.update(did.id!, RELEASED_TO_POOL, now);
     }
   }
-  for (const did of plan.dids.creates) {
+  for (const did of plan.matched.dids.creates) {
     const poolId = plan.poolDids.get(did.id!);
     if (poolId) await dids.update(poolId, didColumns(orgId, did), now);
     else await dids.insert(orgId, { ...did, is_default: false });
   }
-  for (const did of plan.dids.updates) await dids.update(did.id!, didColumns(orgId, did), now);
+  for (const did of plan.matched.dids.updates)
+    await dids.update(did.id!, didColumns(orgId, did), now);
   if (didsTouched) {
     const chosen = plan.state.dids.find((did) => did.is_default);
     const id = chosen && (plan.poolDids.get(chosen.id!) ?? chosen.id!);

@@ -2,6 +2,12 @@
 // org's configuration as it would be after the change. Only problems at the changed resource
 // block the save, so an unrelated pre-existing problem (say, a DID routed to a queue that an older
 // version allowed to be deleted) does not make every later edit fail.
+import {
+  COLLECTION_KINDS,
+  type CollectionItem,
+  type CollectionKind,
+  collectionAt,
+} from "../model/collections.js";
 import type { Diagnostic } from "../model/diagnostic.js";
 import type { OrgState } from "../model/org-state.js";
 import { validateOrg } from "../model/validate.js";
@@ -26,10 +32,9 @@ export function assertValidAt(state: OrgState, resourcePath: string): void {
 // Problems are compared across a change by message and by path with the changed array's index
 // replaced by the element's id, since deleting users[0] shifts every later index.
 function problemKey(state: OrgState, d: Diagnostic): string {
-  const path = d.path.replace(/^(users|queues|ivrs|dids)\[(\d+)\]/, (whole, list, index) => {
-    const item = (state[list as "users"] as Array<{ id?: string }>)[Number(index)];
-    return item?.id ? `${list}#${item.id}` : whole;
-  });
+  const at = collectionAt(d.path);
+  const id = at && state[at.name][at.index]?.id;
+  const path = at && id ? d.path.replace(/^[a-z_]+\[\d+\]/, `${at.name}#${id}`) : d.path;
   return `${path}\u0000${d.message}`;
 }
 
@@ -48,21 +53,11 @@ function isAt(path: string, resourcePath: string): boolean {
 
 /** `IVR 'Main'`, `queue 'Sales'`, `DID +9180...`: who a diagnostic path is about. */
 function describeOwner(state: OrgState, path: string): string {
-  const match = /^(users|queues|ivrs|dids|trunks|outbound_routes)\[(\d+)\]/.exec(path);
-  if (!match) return path;
-  const index = Number(match[2]);
-  switch (match[1]) {
-    case "users":
-      return `user '${state.users[index]?.name}'`;
-    case "queues":
-      return `queue '${state.queues[index]?.name}'`;
-    case "ivrs":
-      return `IVR '${state.ivrs[index]?.name}'`;
-    case "dids":
-      return `DID ${state.dids[index]?.number}`;
-    default:
-      return path;
-  }
+  const at = collectionAt(path);
+  const item = at && state[at.name][at.index];
+  if (!at || !item) return path;
+  const rules: CollectionKind<CollectionItem> = COLLECTION_KINDS[at.name];
+  return rules.owner(item);
 }
 
 /**

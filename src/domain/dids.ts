@@ -1,8 +1,10 @@
 // An org's phone numbers (`/dids`): listing, adding a number directly, and inbound routing.
 // Numbers are kept in the form SPEC.md §2 allows (E.164 with `+`, local 11 digits starting 0, or
 // international digits); every way of writing one number counts as the same number.
+
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../model/defaults.js";
+import { DESTINATION_KINDS, DID_ROUTE_KINDS } from "../model/destinations.js";
 import {
   type DID_SOURCES,
   Did,
@@ -10,7 +12,6 @@ import {
   type RoutingEnvironment,
 } from "../model/org-state.js";
 import { internationalDigits, isIndian, SENTINEL_DID, sameNumber } from "../model/phone.js";
-import { findIvr, findQueue, findUser } from "../model/refs.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
 import type { Db } from "../store/database.js";
 import { createDidRepository } from "../store/did-repository.js";
@@ -117,17 +118,7 @@ export function canonicalDestination(
   type: DidRoutingType,
   destination: string,
 ): string {
-  switch (type) {
-    case "extension":
-      return findUser(state, destination)?.extension ?? destination;
-    case "queue":
-      return findQueue(state, destination)?.number ?? destination;
-    case "ivr":
-      // The IVR is stored by UUID, never by its extension (SPEC.md §4.4 rule 5).
-      return findIvr(state, destination)?.id ?? destination;
-    case "external":
-      return destination;
-  }
+  return DESTINATION_KINDS[DID_ROUTE_KINDS[type]].stored(state, destination);
 }
 
 /**

@@ -5,6 +5,7 @@
 // derived from the org and the trunk when the store holds the password itself).
 
 import { stringify } from "yaml";
+import { type CollectionName, type ItemOf, mapCollections } from "../model/collections.js";
 import type { OrgExtras } from "../model/org-extras.js";
 import type { OrgState, Trunk, User } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
@@ -54,10 +55,23 @@ function exportedTrunk(state: OrgState, trunk: Trunk): Trunk {
   return env === undefined ? rest : { ...rest, password_env: env };
 }
 
+/** How each collection is written to a file: secrets replaced by references, the rest as stored. */
+const EXPORTED: { [C in CollectionName]: (state: OrgState, item: ItemOf<C>) => ItemOf<C> } = {
+  users: (_state, user) => exportedUser(user),
+  queues: (_state, queue) => queue,
+  ivrs: (_state, ivr) => ivr,
+  dids: (_state, did) => did,
+  trunks: exportedTrunk,
+  outbound_routes: (_state, route) => route,
+};
+
 /** The file data of an org state: the state with secrets replaced by references. */
 export function exportState(state: OrgState): { data: OrgState; secretsNeeded: string[] } {
-  const trunks = state.trunks.map((trunk) => exportedTrunk(state, trunk));
   const org = { ...state.org };
+  const collections = mapCollections(<C extends CollectionName>(name: C) => {
+    const exported = EXPORTED[name] as (state: OrgState, item: ItemOf<C>) => ItemOf<C>;
+    return (state[name] as ItemOf<C>[]).map((item) => exported(state, item)) as OrgState[C];
+  });
   const data: OrgState = {
     org: {
       id: org.id,
@@ -67,14 +81,9 @@ export function exportState(state: OrgState): { data: OrgState; secretsNeeded: s
       status: org.status,
       settings: org.settings,
     },
-    users: state.users.map(exportedUser),
-    queues: state.queues,
-    ivrs: state.ivrs,
-    dids: state.dids,
-    trunks,
-    outbound_routes: state.outbound_routes,
+    ...collections,
   };
-  const secretsNeeded = trunks.flatMap((t) => (t.password_env ? [t.password_env] : []));
+  const secretsNeeded = collections.trunks.flatMap((t) => (t.password_env ? [t.password_env] : []));
   return { data, secretsNeeded: [...new Set(secretsNeeded)].sort() };
 }
 

@@ -2,8 +2,10 @@
 // regeneration and the bot-extension lookup of the ticket intake. Every change follows the same
 // order: validate the org as it would be after the change, write in one transaction (extension
 // claims included), then schedule the org's deploy.
+
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../model/defaults.js";
+import { QUEUE_TIMEOUT_KINDS } from "../model/destinations.js";
 import { type OrgState, User } from "../model/org-state.js";
 import { validateOrg } from "../model/validate.js";
 import type { Db } from "../store/database.js";
@@ -256,7 +258,8 @@ async function loadOwnUser(
 function renameInQueues(state: OrgState, from: string, to: string): void {
   for (const queue of state.queues) {
     for (const member of queue.members) if (member.extension === from) member.extension = to;
-    if (queue.timeout_destination_type === "user" && queue.timeout_destination === from) {
+    const timesOutToUser = QUEUE_TIMEOUT_KINDS[queue.timeout_destination_type] === "user";
+    if (timesOutToUser && queue.timeout_destination === from) {
       queue.timeout_destination = to;
     }
   }

@@ -1,8 +1,13 @@
 // What a hand-written org file may leave out, filled in deterministically: the same file always
 // gives the same OrgState (and so byte-identical compiled output), with no clock or randomness.
 import { hash } from "node:crypto";
+import {
+  COLLECTION_KINDS,
+  COLLECTION_NAMES,
+  type CollectionItem,
+  type CollectionKind,
+} from "./collections.js";
 import type { OrgState } from "./org-state.js";
-import { internationalDigits } from "./phone.js";
 
 /** The context prefix an org gets when none is written: `org_<id>_`. */
 export function defaultContextPrefix(orgId: string): string {
@@ -25,22 +30,18 @@ export function deterministicId(orgId: string, kind: string, key: string): strin
 }
 
 /**
- * Fills, in place, what a file may leave out: the context prefix and the ids of users, queues,
- * IVRs, DIDs, trunks and outbound routes (derived from extension, number or name).
+ * Fills, in place, what a file may leave out: the context prefix and the id of every item of
+ * every collection (derived from its natural key: extension, number or name).
  */
 export function fillOmitted(state: OrgState): OrgState {
   lowerCaseIds(state);
   const orgId = state.org.id;
   state.org.context_prefix ??= defaultContextPrefix(orgId);
-  for (const user of state.users) user.id ??= deterministicId(orgId, "user", user.extension);
-  for (const queue of state.queues) queue.id ??= deterministicId(orgId, "queue", queue.number);
-  for (const ivr of state.ivrs) ivr.id ??= deterministicId(orgId, "ivr", ivr.extension);
-  for (const did of state.dids) {
-    did.id ??= deterministicId(orgId, "did", internationalDigits(did.number));
-  }
-  for (const trunk of state.trunks) trunk.id ??= deterministicId(orgId, "trunk", trunk.name);
-  for (const route of state.outbound_routes) {
-    route.id ??= deterministicId(orgId, "outbound_route", route.name);
+  for (const name of COLLECTION_NAMES) {
+    const rules: CollectionKind<CollectionItem> = COLLECTION_KINDS[name];
+    for (const item of state[name]) {
+      item.id ??= deterministicId(orgId, rules.kind, rules.naturalKey(item));
+    }
   }
   return state;
 }
@@ -55,16 +56,8 @@ const lowerUuid = <T extends string | null | undefined>(value: T): T =>
  */
 function lowerCaseIds(state: OrgState): void {
   state.org.id = lowerUuid(state.org.id);
-  const lists = [
-    state.users,
-    state.queues,
-    state.ivrs,
-    state.dids,
-    state.trunks,
-    state.outbound_routes,
-  ];
-  for (const list of lists) {
-    for (const item of list as Array<{ id?: string }>) {
+  for (const name of COLLECTION_NAMES) {
+    for (const item of state[name]) {
       if (item.id !== undefined) item.id = lowerUuid(item.id);
     }
   }

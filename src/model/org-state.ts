@@ -299,6 +299,7 @@ export const Trunk = Type.Object(
     codecs: Type.Array(literals(CODECS), { minItems: 1, default: ["ulaw", "alaw"] }),
     match: Type.Array(HostOrRange, {
       default: [],
+      maxItems: 50,
       description: "addresses or ranges identifying inbound traffic",
     }),
   },

@@ -1,18 +1,20 @@
 // Semantic validation of one org: the rules a JSON Schema cannot say (references between objects,
 // uniqueness, the specification's own messages). Pure: the same state gives the same diagnostics,
 // so the CLI (YAML files) and the API (store rows) share it.
-import type { Diagnostic } from "./diagnostic.js";
 import {
-  ACTION_TYPES,
-  IVR_DIGITS,
-  type Ivr,
-  type IvrOption,
-  isVoicemailMailbox,
-  type OrgState,
-  type Queue,
-} from "./org-state.js";
+  DESTINATION_KINDS,
+  type DestinationKind,
+  type DestinationSite,
+  DID_ROUTE_KINDS,
+  IVR_ACTION_KINDS,
+  QUEUE_TIMEOUT_KINDS,
+} from "./destinations.js";
+import type { Diagnostic } from "./diagnostic.js";
+import { ACTION_TYPES, IVR_DIGITS, type Ivr, type OrgState, type Queue } from "./org-state.js";
 import { inOwnedRange, SENTINEL_DID, sameNumber } from "./phone.js";
-import { findDid, findIvr, findQueue, findTrunk, findUser, isUsableDid } from "./refs.js";
+import { findDid, findTrunk, isUsableDid } from "./refs.js";
+
+export { badPhoneNumberMessage, looksLikePhoneNumber } from "./destinations.js";
 
 /** At most this many options per IVR menu (SPEC.md §8: one per digit 0-9, `*`, `#`). */
 export const MAX_IVR_OPTIONS = 12;
@@ -39,23 +41,6 @@ export function validateOrg(state: OrgState): Diagnostic[] {
   checkDids(state, report);
   checkTrunksAndRoutes(state, report);
   return diagnostics;
-}
-
-/** A phone number as the specification means it: optional `+`, then 7 to 15 digits. */
-export function looksLikePhoneNumber(value: string): boolean {
-  return /^\+?[0-9]{7,15}$/.test(value);
-}
-
-/** SPEC.md §7's message for a number that fails looksLikePhoneNumber. */
-export function badPhoneNumberMessage(value: string): string {
-  return `Phone number ${value} does not look like a valid number (need 7-15 digits)`;
-}
-
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-
-/** How a reference was meant (`id` or by number/extension), for messages. */
-function refKind(ref: string, byNumber: "number" | "extension"): string {
-  return UUID.test(ref) ? `id ${ref}` : `${byNumber} ${ref}`;
 }
 
 function isEmpty(value: string | null | undefined): boolean {
@@ -162,17 +147,21 @@ function checkQueueTimeout(state: OrgState, queue: Queue, at: string, report: Re
     report(path, `timeout_destination required for timeout_destination_type=${type}`);
     return;
   }
-  if (type === "user") {
-    if (!state.users.some((u) => u.extension === destination)) {
-      report(path, `no user with extension ${destination}`);
-    }
-  } else if (type === "queue") {
-    const target = findQueue(state, destination);
-    if (!target) report(path, `no queue with ${refKind(destination, "number")}`);
-    else if (target === queue) report(path, "a queue cannot time out into itself");
-  } else if (type === "phone" && !looksLikePhoneNumber(destination)) {
-    report(path, badPhoneNumberMessage(destination));
-  }
+  const site = { self: queue, leadsNowhere: "queue callers time out into nothing" };
+  checkDestination(state, QUEUE_TIMEOUT_KINDS[type], destination, site, path, report);
+}
+
+/** The one check of a destination, whichever field names it (DID, menu option, queue timeout). */
+function checkDestination(
+  state: OrgState,
+  kind: DestinationKind,
+  destination: string,
+  site: DestinationSite,
+  path: string,
+  report: Report,
+): void {
+  const problem = DESTINATION_KINDS[kind].problem(state, destination, site);
+  if (problem) report(path, problem.message, problem.severity);
 }
 
 function checkIvr(state: OrgState, ivr: Ivr, at: string, report: Report): void {
@@ -200,12 +189,12 @@ function checkIvr(state: OrgState, ivr: Ivr, at: string, report: Report): void {
 function checkOptionTarget(
   state: OrgState,
   ivr: Ivr,
-  option: IvrOption,
+  option: Ivr["options"][number],
   at: string,
   report: Report,
 ): void {
   const type = option.action_type;
-  if (!(ACTION_TYPES as readonly string[]).includes(type)) {
+  if (!Object.hasOwn(IVR_ACTION_KINDS, type)) {
     report(
       `${at}.action_type`,
       `Invalid action_type: ${type}`,
@@ -214,50 +203,16 @@ function checkOptionTarget(
     );
     return;
   }
-  if (type === "hangup") return;
+  const kind = IVR_ACTION_KINDS[type as keyof typeof IVR_ACTION_KINDS];
+  if (kind === "hangup") return;
   const destination = option.action_destination;
   const path = `${at}.action_destination`;
   if (destination === null || isEmpty(destination)) {
     report(path, `action_destination required for action_type=${type}`);
     return;
   }
-  switch (type) {
-    case "extension":
-      if (!state.users.some((u) => u.extension === destination)) {
-        report(path, `no user with extension ${destination}`);
-      }
-      break;
-    case "queue":
-      if (!findQueue(state, destination)) {
-        report(path, `no queue with ${refKind(destination, "number")}`);
-      }
-      break;
-    case "ivr": {
-      const target = findIvr(state, destination);
-      if (!target) report(path, `no IVR with ${refKind(destination, "extension")}`);
-      else if (target === ivr) report(path, "an IVR option cannot go to its own IVR");
-      else if (target.status !== "active") {
-        report(path, `IVR '${target.name}' is inactive, so this option leads nowhere`, "warning");
-      }
-      break;
-    }
-    case "ai_agent": {
-      const user = findUser(state, destination);
-      if (!user) report(path, `no user with ${refKind(destination, "extension")}`);
-      else if (user.routing_type !== "ai_agent") {
-        report(path, `user '${user.name}' (${user.extension}) is not an ai_agent user`);
-      }
-      break;
-    }
-    case "voicemail":
-      if (!isVoicemailMailbox(destination)) {
-        report(path, `voicemail mailbox must be digits, got ${destination}`);
-      }
-      break;
-    case "callback":
-      if (!looksLikePhoneNumber(destination)) report(path, badPhoneNumberMessage(destination));
-      break;
-  }
+  const site = { self: ivr, leadsNowhere: "this option leads nowhere" };
+  checkDestination(state, kind, destination, site, path, report);
 }
 
 function checkDids(state: OrgState, report: Report): void {
@@ -299,33 +254,8 @@ function checkDidRouting(
     report(path, `routing_destination required for routing_type=${type}`);
     return;
   }
-  switch (type) {
-    case "extension":
-      if (!state.users.some((u) => u.extension === destination)) {
-        report(path, `no user with extension ${destination}`);
-      }
-      break;
-    case "queue":
-      if (!findQueue(state, destination)) {
-        report(path, `no queue with ${refKind(destination, "number")}`);
-      }
-      break;
-    case "ivr": {
-      const target = findIvr(state, destination);
-      if (!target) report(path, `no IVR with ${refKind(destination, "extension")}`);
-      else if (target.status !== "active") {
-        report(
-          path,
-          `IVR '${target.name}' is inactive, so calls to this DID lead nowhere`,
-          "warning",
-        );
-      }
-      break;
-    }
-    case "external":
-      if (!looksLikePhoneNumber(destination)) report(path, badPhoneNumberMessage(destination));
-      break;
-  }
+  const site = { leadsNowhere: "calls to this DID lead nowhere" };
+  checkDestination(state, DID_ROUTE_KINDS[type], destination, site, path, report);
 }
 
 function checkTrunksAndRoutes(state: OrgState, report: Report): void {

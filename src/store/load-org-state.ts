@@ -1,5 +1,6 @@
 // Builds the compiler's input for one org from rows. Arrays come in a fixed order (by extension,
 // number or name) so that the same rows always give the same OrgState and the same files.
+import { type CollectionName, mapCollectionsAsync } from "../model/collections.js";
 import type { OrgInfo, OrgState } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import { createDidRepository } from "./did-repository.js";
@@ -27,17 +28,20 @@ export function orgInfoFromRow(row: OrganizationRow): OrgInfo {
   return info;
 }
 
+/** Where each collection of the org is read from (a new collection fails to compile here). */
+const LOADERS: { [C in CollectionName]: (db: Db, orgId: string) => Promise<OrgState[C]> } = {
+  users: (db, orgId) => createUserRepository(db).listByOrg(orgId),
+  queues: (db, orgId) => createQueueRepository(db).listByOrg(orgId),
+  ivrs: (db, orgId) => createIvrRepository(db).listByOrg(orgId),
+  dids: (db, orgId) => createDidRepository(db).listByOrg(orgId),
+  trunks: (db, orgId) => createTrunkRepository(db).listByOrg(orgId),
+  outbound_routes: (db, orgId) => createOutboundRouteRepository(db).listByOrg(orgId),
+};
+
 /** The full OrgState of `orgId`; throws when the org does not exist. */
 export async function loadOrgState(db: Db, orgId: string): Promise<OrgState> {
   const org = await createOrganizationRepository(db).findById(orgId);
   if (!org) throw new Error(`organization ${orgId} not found`);
-  const [users, queues, ivrs, dids, trunks, outbound_routes] = await Promise.all([
-    createUserRepository(db).listByOrg(orgId),
-    createQueueRepository(db).listByOrg(orgId),
-    createIvrRepository(db).listByOrg(orgId),
-    createDidRepository(db).listByOrg(orgId),
-    createTrunkRepository(db).listByOrg(orgId),
-    createOutboundRouteRepository(db).listByOrg(orgId),
-  ]);
-  return { org: orgInfoFromRow(org), users, queues, ivrs, dids, trunks, outbound_routes };
+  const collections = await mapCollectionsAsync((name) => LOADERS[name](db, orgId));
+  return { org: orgInfoFromRow(org), ...collections };
 }

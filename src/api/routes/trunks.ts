@@ -10,10 +10,10 @@ import {
   listTrunks,
   updateTrunk,
 } from "../../domain/trunks.js";
-import { boundsOf, CODECS, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
+import { boundsOf, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString, updateBodyOf } from "../schemas.js";
+import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
 
 const fields = Trunk.properties;
 
@@ -44,17 +44,14 @@ const editable = {
   host: Type.String({ ...fields.host, description: "carrier host name or address" }),
   port: Type.Integer({ ...boundsOf(fields.port), description: "default 5060" }),
   transport: fields.transport,
-  username: Nullable(Type.String({ pattern: "^[A-Za-z0-9._+@-]{1,64}$" })),
+  username: modelField(fields.username),
   password: Nullable(Password),
   registration: Type.Boolean({ description: "register to the carrier (needs a username)" }),
-  codecs: Type.Array(Type.Union(CODECS.map((c) => Type.Literal(c))), {
-    minItems: 1,
-    description: "default ulaw, alaw",
-  }),
-  match: Type.Array(fields.match.items, {
-    maxItems: 50,
-    description: "addresses or CIDR ranges identifying inbound traffic from the carrier",
-  }),
+  codecs: modelField(fields.codecs, "default ulaw, alaw"),
+  match: modelField(
+    fields.match,
+    "addresses or CIDR ranges identifying inbound traffic from the carrier",
+  ),
 };
 
 const TrunkName = Type.String({
