@@ -22,10 +22,14 @@ export async function storeUnitStatuses(
   options: StatusOptions = {},
   soundsDir?: string,
   pjsip: "file" | "realtime" = "file",
+  behindEdge = false,
 ): Promise<UnitStatus[]> {
-  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify).
+  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify)
+  // and with its edge (support_path).
   const builds = new StoreBuilds(
-    soundsDir === undefined ? { db, gateway, pjsip } : { db, gateway, soundsDir, pjsip },
+    soundsDir === undefined
+      ? { db, gateway, pjsip, behindEdge }
+      : { db, gateway, soundsDir, pjsip, behindEdge },
   );
   const desired = new Map<string, string>();
   for (const org of await builds.orgs()) {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
-import { dataDirStore, pjsipModeFrom } from "../../config.js";
+import { dataDirStore, edgeSettingsFrom, pjsipModeFrom } from "../../config.js";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
 import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
@@ -119,6 +119,7 @@ export default class Status extends PbxCommand {
         { ...options, engineDir },
         paths.soundsDir,
         pjsip,
+        edgeSettingsFrom(process.env) !== null,
       );
       if (pjsip === "file") return { source: "store", from: store.dataDir, engineDir, units };
       const pjsipPending = await createPjsipRealtimeRepository(store.db).pending();

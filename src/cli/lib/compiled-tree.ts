@@ -47,7 +47,7 @@ export function compilePartialTree(
   parts: { gateway: GatewayState | null; prefixes: readonly string[] | null },
   options: { includeRoot?: string | undefined } = {},
 ): { files: Map<string, string>; warnings: Diagnostic[] } {
-  const results: CompileResult[] = orgs.map(compileOrg);
+  const results: CompileResult[] = orgs.map((org) => compileOrg(org));
   if (parts.gateway) results.push(compileGateway(parts.gateway));
   if (parts.prefixes) {
     const top = options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot };

@@ -34,6 +34,7 @@ import * as changeNotifications from "./2960-change-notifications.js";
 import * as leaseEpochs from "./2961-lease-epochs.js";
 import * as deployJobs from "./2962-deploy-jobs.js";
 import * as engineNodes from "./2970-engine-nodes.js";
+import * as aorSupportPath from "./2975-aor-support-path.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -67,4 +68,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2961-lease-epochs", leaseEpochs],
   ["2962-deploy-jobs", deployJobs],
   ["2970-engine-nodes", engineNodes],
+  ["2975-aor-support-path", aorSupportPath],
 ];
