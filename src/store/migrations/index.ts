@@ -35,6 +35,7 @@ import * as leaseEpochs from "./2961-lease-epochs.js";
 import * as deployJobs from "./2962-deploy-jobs.js";
 import * as engineNodes from "./2970-engine-nodes.js";
 import * as aorSupportPath from "./2975-aor-support-path.js";
+import * as edgeSync from "./2976-edge-sync.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -69,4 +70,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2962-deploy-jobs", deployJobs],
   ["2970-engine-nodes", engineNodes],
   ["2975-aor-support-path", aorSupportPath],
+  ["2976-edge-sync", edgeSync],
 ];
