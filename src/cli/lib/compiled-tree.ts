@@ -26,14 +26,13 @@ export function isManagedPath(path: string): boolean {
 export function compileTree(
   orgs: readonly OrgState[],
   gateway: GatewayOptions,
-  options: { includeRoot?: string | undefined } = {},
+  options: { includeRoot?: string | undefined; behindEdge?: boolean } = {},
 ): { files: Map<string, string>; warnings: Diagnostic[] } {
   return treeOf(
-    compileAll(
-      orgs,
-      gateway,
-      options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot },
-    ),
+    compileAll(orgs, gateway, {
+      ...(options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot }),
+      behindEdge: options.behindEdge ?? false,
+    }),
   );
 }
 
