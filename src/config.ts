@@ -187,7 +187,7 @@ export function pjsipModeFrom(env: Readonly<Record<string, string | undefined>>)
 }
 
 /**
- * The Kamailio SIP edge in front of the engine nodes (issue 26, docs/nodes.md "The SIP edge").
+ * The Kamailio SIP edge in front of the engine nodes (issue 26, docs/beyond-one-machine.md "The SIP edge").
  * Its presence is the platform's "phones register through an edge": phones' AORs get
  * `support_path=yes`, and `serve` keeps the edge's tables in step with the store.
  */
