@@ -12,7 +12,7 @@ import { StoreDeployLog } from "./store-deploy-log.js";
 import { orgUnit, unitId } from "./units.js";
 
 /**
- * Every unit's status; a unit whose desired revision is not applied is `pending`; with
+ * Every unit's status (of engine node `nodeId`'s engine, when given); a unit whose desired revision is not applied is `pending`; with
  * `options.engineDir`, a unit whose files changed there since they were applied is drifted.
  * `soundsDir` as the server's, so that music-on-hold files count as they do for its deploys.
  */
@@ -22,15 +22,19 @@ export async function storeUnitStatuses(
   options: StatusOptions = {},
   soundsDir?: string,
   pjsip: "file" | "realtime" = "file",
+  nodeId?: string,
   behindEdge = false,
 ): Promise<UnitStatus[]> {
-  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify)
-  // and with its edge (support_path).
-  const builds = new StoreBuilds(
-    soundsDir === undefined
-      ? { db, gateway, pjsip, behindEdge }
-      : { db, gateway, soundsDir, pjsip, behindEdge },
-  );
+  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify),
+  // with its edge (support_path); those of one engine node's orgs only, with `nodeId` (issue 25).
+  const builds = new StoreBuilds({
+    db,
+    gateway,
+    pjsip,
+    behindEdge,
+    ...(soundsDir !== undefined ? { soundsDir } : {}),
+    ...(nodeId !== undefined ? { nodeId } : {}),
+  });
   const desired = new Map<string, string>();
   for (const org of await builds.orgs()) {
     try {
@@ -50,7 +54,10 @@ export async function storeUnitStatuses(
       org.slug ?? org.name,
     ]),
   );
-  const statuses = await unitStatuses(new StoreDeployLog(db), desired, { ...options, orgNames });
+  const statuses = await unitStatuses(new StoreDeployLog(db, nodeId), desired, {
+    ...options,
+    orgNames,
+  });
   // An org that never had files and has none now (not active) is not pending.
   const empty = revisionOf([]);
   return statuses.map((s) =>
