@@ -224,7 +224,8 @@ test("every change that moves routing reaches the edge, debounced, read back, re
     assert.equal([status.state, status.error, status.pendingChanges], ["OK", null, 0]);
     const okStatus = await rig.status();
     assert.match(okStatus.stdout, `edge ${rig.edgeDir}: OK`);
-    assert.is(okStatus.result?.edge?.appliedRevision, status.wantedRevision);
+    // (The node's units may still be deploying: only the edge line is looked at.)
+    assert.match(okStatus.stdout, `applied ${status.wantedRevision?.slice(0, 12)}`);
   });
 });
 
