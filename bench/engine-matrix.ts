@@ -66,6 +66,9 @@ export function printSizeTable(columns: readonly SizeResult[]): void {
     ],
     ["  REGISTER exchange p50 / p95", ...columns.map((r) => registrations(r.storm)[1]!)],
   ];
+  if (columns.some((r) => r.timedOut.length > 0)) {
+    rows.push(["timed out / gave up", ...columns.map((r) => r.timedOut.join("; ") || "-")]);
+  }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
   console.log(`\n${columns[0]!.engine}, PJSIP modes side by side`);
   for (const row of rows) {

@@ -74,6 +74,27 @@ const INTERNAL_KEY = "bench-internal-key";
 const POLL_MS = 10;
 
 const delay = (t: number) => new Promise((r) => setTimeout(r, t));
+// Every phase is bounded: one that runs past its bound is printed as "timed out" and the run goes
+// on to the next size (or mode) instead of hanging on a saturated engine.
+const PHASE_TIMEOUT_MS = Number(arg("phase-timeout-min", "30")) * 60_000;
+
+class PhaseTimeout extends Error {}
+
+/** `work`, or a PhaseTimeout naming `phase` after `ms`. */
+async function bounded<T>(phase: string, work: Promise<T>, ms = PHASE_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PhaseTimeout(`${phase}: timed out after ${Math.round(ms / 60_000)} min`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export interface SizeResult {
   engine: string;
@@ -89,6 +110,8 @@ export interface SizeResult {
   steady: SippRegistrationRun | null;
   storm: SippRegistrationRun | null;
   burst: { reloads: string[]; lastToVisibleMs: number; firstToVisibleMs: number };
+  /** Phases that ran past their bound or failed, said in the table. */
+  timedOut: string[];
 }
 
 /** Resident memory of a process, from /proc (MB). */
@@ -99,7 +122,7 @@ function rssMb(pid: number): number {
   return Math.round(Number(line?.replace(/\D+/g, "") ?? 0) / 1024);
 }
 
-async function measure(orgCount: number, mode: "file" | "realtime"): Promise<SizeResult> {
+async function measure(orgCount: number, mode: "file" | "realtime"): Promise<SizeResult | null> {
   const loadBefore = loadavg()[0]!;
   // Realtime: one throwaway cluster is the store and Asterisk's realtime database, migrated
   // before Asterisk boots (it reads ps_registrations at start).
@@ -183,7 +206,8 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       engineOptions: { target, ...(databaseUrl ? { realtimeTarget: realtimeTarget() } : {}) },
     });
     const running = server;
-    const summary = await running.ready;
+    const timedOut: string[] = [];
+    const summary = await bounded("start-up deploy", running.ready);
     if (!summary) throw new Error("no start-up deploy");
     // A unit that failed at start-up (e.g. a probe timing out behind a long dialplan reload on a
     // loaded machine) is retried by the scheduler; said here, not hidden, and the run goes on.
@@ -252,13 +276,18 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
         },
         String(3000 + i),
         { callable: i < CALLABLE_SAMPLES },
-      );
+      ).catch((error: unknown) => {
+        // measureNewUser gives up after 10 minutes: said in the table, the run goes on.
+        timedOut.push(`new user ${3000 + i}: ${String(error)}`);
+        return null;
+      });
+      if (!sample) break;
       newUsers.push(sample);
       // A callable sample (and every file-mode one, whose PJSIP is that deploy) leaves the next
       // user an idle deployer: each is one change, as users see it.
-      if (i < CALLABLE_SAMPLES || mode === "file") await idle();
+      if (i < CALLABLE_SAMPLES || mode === "file") await bounded("deployer idle", idle());
     }
-    await idle();
+    await bounded("deployer idle", idle());
 
     const menu = `s@${prefix}ivrm_${ivr.extension}`;
     let timeout = 20;
@@ -296,7 +325,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
     const version = (await cli("core show version")).split(" ").slice(0, 2).join(" ");
     const bootStarted = performance.now();
-    await engine.restart();
+    await bounded("engine restart", engine.restart());
     const bootMs = performance.now() - bootStarted;
     const rss = rssMb(engine.pid);
     const storm =
@@ -321,10 +350,17 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
         lastToVisibleMs: seen - last,
         firstToVisibleMs: seen - first,
       },
+      timedOut,
     };
+  } catch (error) {
+    if (!(error instanceof PhaseTimeout)) throw error;
+    // A bounded phase ran out: this size and mode is reported as far as it got.
+    console.log(`  ${orgCount} orgs, ${mode}: ${error.message}`);
+    return null;
   } finally {
     // The server closes the deployer's target and the store; without one, close them here.
-    if (server) await server.close();
+    // Bounded too: a server whose start-up deploy timed out may still wait on the engine.
+    if (server) await bounded("server close", server.close(), 5 * 60_000).catch(() => {});
     else {
       await inner.close();
       await db?.destroy();
@@ -347,6 +383,7 @@ for (const size of SIZES) {
   const columns: SizeResult[] = [];
   for (const mode of MODES) {
     const result = await measure(size, mode);
+    if (!result) continue;
     columns.push(result);
     // Each mode's column as soon as it is measured: a long run cut short keeps what it measured.
     printSizeTable([result]);

@@ -55,9 +55,12 @@ export function buildGateway(state: GatewayState, diagnostics: Diagnostic[]): Di
         continue;
       }
       owner.set(internationalDigits(did.number), org.context_prefix);
-      didAliases(did.number).forEach((alias, aliasIndex) => {
+      const aliases = didAliases(did.number);
+      const firstWritten = highest(aliases);
+      aliases.forEach((alias) => {
         const described = `${did.number} (${did.routing_environment}) -> org ${org.org_id}`;
-        const comment = aliasIndex === 0 ? [described] : [];
+        // One comment per DID, on the alias the file lists first (the order is by extension).
+        const comment = alias === firstWritten ? [described] : [];
         if (did.routing_environment === state.environment || did.routing_environment === "oss") {
           // oss is informational only on this deployment: the call is served here.
           extensions.push(entry(alias, [`Goto(${incoming},\${EXTEN},1)`], comment));
@@ -84,9 +87,12 @@ export function buildGateway(state: GatewayState, diagnostics: Diagnostic[]): Di
       });
     }
   }
-  didAliases(SENTINEL_DID).forEach((alias, aliasIndex) => {
+  const sentinelAliases = didAliases(SENTINEL_DID);
+  sentinelAliases.forEach((alias) => {
     const comment =
-      aliasIndex === 0 ? ["the sentinel caller ID: reserved, never assigned, not in service"] : [];
+      alias === highest(sentinelAliases)
+        ? ["the sentinel caller ID: reserved, never assigned, not in service"]
+        : [];
     extensions.push(
       entry(alias, ["Answer()", `Playback(${PROMPTS.notInService})`, "Hangup()"], comment),
     );
@@ -98,12 +104,33 @@ export function buildGateway(state: GatewayState, diagnostics: Diagnostic[]): Di
     contexts: [
       {
         name: GATEWAY_CONTEXT,
-        comments: ["the carrier trunk's context"],
+        comments: [
+          "the carrier trunk's context",
+          "in descending order: Asterisk then inserts each extension at the head of its sorted list",
+        ],
         includes: [],
-        extensions,
+        extensions: insertionOrder(extensions),
       },
     ],
   };
+}
+
+/**
+ * The extensions in descending order. Asterisk keeps a context's extensions in a list sorted by
+ * `ext_cmp` and inserts each one it loads by walking that list from the start to its place
+ * (main/pbx.c, ast_add_extension2_lockopt): written in ascending order, every DID walks past all
+ * the ones before it, and this one context holds three aliases of every DID of every org (60,000
+ * at 1,000 orgs of 20 DIDs), so a `dialplan reload` and a boot spent most of their time there.
+ * Written in descending order each lands at the head of the list at once. DIDs are digits with
+ * an optional `+`, where `ext_cmp` is byte order (docs/engine.md "Device state at scale").
+ */
+function insertionOrder(extensions: DialplanExtension[]): DialplanExtension[] {
+  return [...extensions].sort((a, b) => compareAscii(b.exten, a.exten));
+}
+
+/** The alias written first of a DID's aliases (see insertionOrder). */
+function highest(aliases: readonly string[]): string {
+  return [...aliases].sort(compareAscii).at(-1)!;
 }
 
 /** A SIP URI host that is an address (`10.99.0.2`, `[fd00::2]`) and a port: nothing else. */

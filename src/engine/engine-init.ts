@@ -136,6 +136,12 @@ export function engineInitFiles(options: {
       "[global]",
       "type = global",
       "endpoint_identifier_order = username,ip",
+      // Asterisk's default ("global") makes PJSIP ignore every new UDP request while ANY
+      // taskprocessor is over its high-water mark. app_queue's device-state subscription is
+      // one: loading or reloading all queues (a start-up deploy at 1,000 orgs) queues ~60,000
+      // events that each scan every member of every queue, and phones then got no answer for
+      // minutes. PJSIP's own queues still shed load (docs/engine.md "Device state at scale").
+      "taskprocessor_overload_trigger = pjsip_only",
       ...(options.realtime ? realtimePjsipGlobalOptions() : []),
       "",
       "[transport-udp]",

@@ -386,7 +386,7 @@ test("engine init --pjsip realtime adds sorcery, extconfig and res_pgsql; file m
     const pjsip = await readFile(join(etc, "pjsip.conf"), "utf8");
     assert.match(
       pjsip,
-      "[global]\ntype = global\nendpoint_identifier_order = username,ip\ndisable_multi_domain = yes\n",
+      "[global]\ntype = global\nendpoint_identifier_order = username,ip\ntaskprocessor_overload_trigger = pjsip_only\ndisable_multi_domain = yes\n",
     );
 
     const plain = join(dir, "plain");
@@ -397,7 +397,7 @@ test("engine init --pjsip realtime adds sorcery, extconfig and res_pgsql; file m
     const plainPjsip = await readFile(join(plain, "pjsip.conf"), "utf8");
     assert.match(
       plainPjsip,
-      "[global]\ntype = global\nendpoint_identifier_order = username,ip\n\n",
+      "[global]\ntype = global\nendpoint_identifier_order = username,ip\ntaskprocessor_overload_trigger = pjsip_only\n\n",
     );
     assert.not.match(plainPjsip, "disable_multi_domain", "file mode keeps multi-domain lookups");
     assert.is(pjsip.split("[global]").length, 2, "one global section in realtime mode");
