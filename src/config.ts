@@ -72,6 +72,8 @@ export interface Config {
   metricsListen: ListenAddress | null;
   /** PBX_PJSIP: PJSIP objects in files (default) or as rows of the PostgreSQL store. */
   pjsipMode: PjsipMode;
+  /** PBX_EDGE_*: the Kamailio SIP edge in front of the engine nodes; null: none. */
+  edge: EdgeSettings | null;
 }
 
 export interface ListenAddress {
@@ -184,6 +186,51 @@ export function pjsipModeFrom(env: Readonly<Record<string, string | undefined>>)
     );
   }
   return mode;
+}
+
+/**
+ * The Kamailio SIP edge in front of the engine nodes (issue 26, docs/beyond-one-machine.md "The SIP edge").
+ * Its presence is the platform's "phones register through an edge": phones' AORs get
+ * `support_path=yes`, and `serve` keeps the edge's tables in step with the store.
+ */
+export interface EdgeSettings {
+  /** PBX_EDGE_DIR: the edge's directory on this host (absolute), as `pbxctl edge init --dir`. */
+  dir: string;
+  /** PBX_EDGE_RPC_PORT: its JSON-RPC over HTTP, on 127.0.0.1 (default 5081, edge init's). */
+  rpcPort: number;
+  /** PBX_EDGE_CARRIERS: the gateway's carriers' addresses or CIDR ranges, comma-separated. */
+  carriers: string[];
+}
+
+/** The edge's JSON-RPC port unless PBX_EDGE_RPC_PORT says (the same as `edge init`'s default). */
+export const DEFAULT_EDGE_RPC_PORT = 5081;
+
+/** PBX_EDGE_DIR / PBX_EDGE_RPC_PORT / PBX_EDGE_CARRIERS; null when PBX_EDGE_DIR is unset. */
+export function edgeSettingsFrom(
+  env: Readonly<Record<string, string | undefined>>,
+): EdgeSettings | null {
+  const dir = nonEmpty(env.PBX_EDGE_DIR);
+  if (dir === undefined) {
+    for (const name of ["PBX_EDGE_RPC_PORT", "PBX_EDGE_CARRIERS"] as const) {
+      if (nonEmpty(env[name]) !== undefined) {
+        throw new Error(`${name} is set but PBX_EDGE_DIR is not: set both, or neither`);
+      }
+    }
+    return null;
+  }
+  if (!dir.startsWith("/")) {
+    throw new Error(`invalid PBX_EDGE_DIR: ${dir} (need an absolute path)`);
+  }
+  const portText = nonEmpty(env.PBX_EDGE_RPC_PORT);
+  const rpcPort = portText === undefined ? DEFAULT_EDGE_RPC_PORT : Number(portText);
+  if (!Number.isInteger(rpcPort) || rpcPort < 1 || rpcPort > 65535) {
+    throw new Error(`invalid PBX_EDGE_RPC_PORT: ${portText} (need an integer 1-65535)`);
+  }
+  const carriers = (nonEmpty(env.PBX_EDGE_CARRIERS) ?? "")
+    .split(",")
+    .map((carrier) => carrier.trim())
+    .filter((carrier) => carrier !== "");
+  return { dir, rpcPort, carriers };
 }
 
 /**
@@ -309,5 +356,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
       `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`,
     metricsListen: parseListen(env.PBX_METRICS_LISTEN),
     pjsipMode: pjsipModeFrom(env),
+    edge: edgeSettingsFrom(env),
   };
 }

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import type { Config } from "../config.js";
 import { DeployJobs } from "../deploy/deploy-jobs.js";
+import { alsoToEdge, EDGE_SYNC_ROLE, EdgeSync, type EdgeSyncOptions } from "../deploy/edge-sync.js";
 import { NodeRuntimes } from "../deploy/node-runtime.js";
 import { SharedDeploys } from "../deploy/shared-deploys.js";
 import type { StartupSummary } from "../deploy/store-deploys.js";
@@ -43,6 +44,8 @@ export interface RunningServer {
   engine: ServerEngine | null;
   /** Saves as deploy requests in the store, deployed by whichever replica holds the deployer role. */
   deployRequests: SharedDeploys;
+  /** The SIP edge's sync, when config.edge is set. */
+  edgeSync: EdgeSync | null;
   /** Call records and live calls from the engine's events (fed by AMI when PBX_ENGINE is ami). */
   calls: CallTracking;
   /** Every engine node's call tracking (issue 25); null when the caller passed a deployScheduler. */
@@ -95,6 +98,13 @@ export interface StartServerOptions {
   nodePollMs?: number;
   /** Builds each engine node's call tracking (default: over the node's AMI), for tests. */
   nodeCallTracking?: typeof startCallTracking;
+  /** The edge sync's JSON-RPC and timing, for tests (with config.edge). */
+  edgeOptions?: Partial<Omit<EdgeSyncOptions, "db" | "edge">>;
+}
+
+/** The domain's scheduler, recording and pushing edge changes too when there is an edge. */
+function withEdge(scheduler: DeployScheduler, edgeSync: EdgeSync | null): DeployScheduler {
+  return edgeSync ? alsoToEdge(scheduler, edgeSync) : scheduler;
 }
 
 function urlOf(server: Server): string {
@@ -150,6 +160,18 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         // Only the deployer-lease holder's reloads go through, each checked before and after.
         reloadFence: () => roles.assertHolds(deployerRole),
       });
+  // The SIP edge (PBX_EDGE_DIR): the edge-sync lease holder keeps its tables in step with the
+  // store; every replica's org saves record what the edge is owed (src/deploy/edge-sync.ts).
+  const edgeSync = options.config.edge
+    ? new EdgeSync({
+        db,
+        edge: options.config.edge,
+        logger: options.logger,
+        fence: () => roles.assertHolds(EDGE_SYNC_ROLE),
+        ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
+        ...options.edgeOptions,
+      })
+    : null;
   // On-request deploys are carried out by the deployer-lease holder (queued from elsewhere).
   const deployJobs = engine
     ? new DeployJobs({
@@ -242,8 +264,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     db,
     config,
     logger: options.logger,
-    deployScheduler:
+    deployScheduler: withEdge(
       options.deployScheduler ?? (nodes ? nodesOrImplicitScheduler(nodes, shared) : noDeploys),
+      edgeSync,
+    ),
     ...(deployJobs && nodes ? { configDeploys: nodesOrImplicitDeploys(nodes, deployJobs) } : {}),
     ...(engineHealth ? { engineHealth } : {}),
     replica: { id: replicaId, roles: () => roles.held() },
@@ -346,6 +370,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   if (poller) {
     roles.add({ name: "ticket-poller", start: () => poller.start(), stop: () => poller.stop() });
   }
+  if (edgeSync) {
+    roles.add({ name: EDGE_SYNC_ROLE, start: () => edgeSync.start(), stop: () => edgeSync.stop() });
+  }
   // Retention (issue 16): every org with a policy is purged daily, and Idempotency-Keys older
   // than a day are swept, by the holder of this role.
   let retention: RetentionScheduler | null = null;
@@ -375,6 +402,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     pbx,
     engine,
     deployRequests: shared,
+    edgeSync,
     calls,
     nodeCalls,
     tickets,

@@ -10,7 +10,7 @@ import { MAX_NAME, orgDir } from "./names.js";
 import { buildPjsip } from "./pjsip.js";
 import { printDialplan, printIncludes, printSections } from "./print.js";
 import { buildQueues } from "./queues.js";
-import type { CompiledFile, CompileResult, Diagnostic } from "./types.js";
+import type { CompiledFile, CompileResult, Diagnostic, OrgCompileOptions } from "./types.js";
 import type { DialplanView } from "./views.js";
 import { buildVoicemail } from "./voicemail.js";
 
@@ -21,7 +21,7 @@ export {
   type RealtimeRow,
   userPjsipRows,
 } from "./pjsip-realtime.js";
-export type { CompiledFile, CompileResult, Diagnostic } from "./types.js";
+export type { CompiledFile, CompileResult, Diagnostic, OrgCompileOptions } from "./types.js";
 
 /** Path of the gateway dispatcher, relative to the engine config directory. */
 export const GATEWAY_FILE = "gateway/extensions.conf";
@@ -73,7 +73,7 @@ function byPath(a: CompiledFile, b: CompiledFile): number {
  * An org's files under `orgs/<context_prefix>/`: extensions, musiconhold, pjsip, queues and
  * voicemail.conf.
  */
-export function compileOrg(state: OrgState): CompileResult {
+export function compileOrg(state: OrgState, options: OrgCompileOptions = {}): CompileResult {
   const diagnostics: Diagnostic[] = [];
   const dir = orgDir(state.org.context_prefix);
   const dialplan = buildDialplan(state, diagnostics);
@@ -81,7 +81,7 @@ export function compileOrg(state: OrgState): CompileResult {
   const files = [
     { path: `${dir}/extensions.conf`, content: printDialplan(dialplan) },
     { path: `${dir}/musiconhold.conf`, content: printSections(buildMusicOnHold(state)) },
-    { path: `${dir}/pjsip.conf`, content: printSections(buildPjsip(state, diagnostics)) },
+    { path: `${dir}/pjsip.conf`, content: printSections(buildPjsip(state, diagnostics, options)) },
     { path: `${dir}/queues.conf`, content: printSections(buildQueues(state)) },
     { path: `${dir}/voicemail.conf`, content: printSections(buildVoicemail(state)) },
   ];
@@ -117,19 +117,19 @@ export function compileTopLevel(
 export function compileAll(
   orgs: readonly OrgState[],
   gateway: GatewayOptions,
-  options: TopLevelOptions = {},
+  options: TopLevelOptions & OrgCompileOptions = {},
 ): CompileResult {
   const files: CompiledFile[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const org of orgs) {
-    const result = compileOrg(org);
+    const result = compileOrg(org, { behindEdge: options.behindEdge ?? false });
     files.push(...result.files);
     diagnostics.push(...result.diagnostics);
   }
   const gatewayResult = compileGateway(gatewayStateFromOrgs(orgs, gateway));
   const top = compileTopLevel(
     orgs.map((org) => org.org.context_prefix),
-    options,
+    options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot },
   );
   files.push(...gatewayResult.files, ...top.files);
   diagnostics.push(...gatewayResult.diagnostics);

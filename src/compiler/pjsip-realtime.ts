@@ -28,7 +28,7 @@ import {
   pjsipSections,
 } from "./pjsip.js";
 import { printSections } from "./print.js";
-import type { CompiledFile, Diagnostic } from "./types.js";
+import type { CompiledFile, Diagnostic, OrgCompileOptions } from "./types.js";
 
 /** Asterisk's realtime table of each object type (contrib/ast-db-manage). */
 export const REALTIME_TABLES = {
@@ -78,7 +78,8 @@ export const REALTIME_COLUMNS: Record<RealtimeTable, readonly string[]> = {
     "mailboxes",
   ],
   ps_auths: ["id", "auth_type", "username", "realm", "password", "password_digest"],
-  ps_aors: ["id", "max_contacts", "remove_existing", "contact"],
+  // support_path: behind the SIP edge only (migration 2975 added the column).
+  ps_aors: ["id", "max_contacts", "remove_existing", "contact", "support_path"],
   ps_endpoint_id_ips: ["id", "endpoint", "match"],
   ps_registrations: [
     "id",
@@ -127,9 +128,12 @@ function byTableThenId(a: RealtimeRow, b: RealtimeRow): number {
 }
 
 /** Every row of an org and its identify-only pjsip.conf, sorted by table then id. */
-export function compileOrgPjsipRealtime(state: OrgState): OrgPjsipRealtime {
+export function compileOrgPjsipRealtime(
+  state: OrgState,
+  options: OrgCompileOptions = {},
+): OrgPjsipRealtime {
   const diagnostics: Diagnostic[] = [];
-  const objects = pjsipObjects(state, diagnostics).flatMap((owner) => owner.objects);
+  const objects = pjsipObjects(state, diagnostics, options).flatMap((owner) => owner.objects);
   const rows = objects
     .filter((o) => REALTIME_PLACEMENT[o.type] === "row")
     .map(realtimeRow)
@@ -146,8 +150,12 @@ export function compileOrgPjsipRealtime(state: OrgState): OrgPjsipRealtime {
  * The rows of one user (endpoint, auth and AOR; none when the user is unknown, inactive or has no
  * SIP credential): what a realtime store replaces when that one user changes.
  */
-export function userPjsipRows(state: OrgState, extension: string): RealtimeRow[] {
-  const owner = pjsipObjects(state, []).find(
+export function userPjsipRows(
+  state: OrgState,
+  extension: string,
+  options: OrgCompileOptions = {},
+): RealtimeRow[] {
+  const owner = pjsipObjects(state, [], options).find(
     (o) => o.owner.kind === "user" && o.owner.extension === extension,
   );
   return (owner?.objects ?? [])

@@ -9,7 +9,7 @@ import { identifyMatches } from "../model/trunk-identify.js";
 import { assertToken, commentText, dialplanText, pjsipValue } from "./escape.js";
 import { orgMohClass } from "./musiconhold.js";
 import { type OrgNames, orgNames } from "./names.js";
-import type { Diagnostic } from "./types.js";
+import type { Diagnostic, OrgCompileOptions } from "./types.js";
 import type { ConfigOption, SectionsView } from "./views.js";
 
 /** The PJSIP object types pbxctl generates (sorcery's type names). */
@@ -49,7 +49,13 @@ function object(
   return { type, id: assertToken(id, "section"), comments: comments.map(commentText), fields };
 }
 
-function userObjects(state: OrgState, names: OrgNames, user: User, md5: string): PjsipObject[] {
+function userObjects(
+  state: OrgState,
+  names: OrgNames,
+  user: User,
+  md5: string,
+  options: OrgCompileOptions,
+): PjsipObject[] {
   const name = names.endpoint(user.extension);
   const mohClass = orgMohClass(state);
   const display = dialplanText(user.name) || user.extension;
@@ -84,7 +90,13 @@ function userObjects(state: OrgState, names: OrgNames, user: User, md5: string):
       field("realm", SIP_REALM),
       field("password_digest", `md5:${assertToken(md5, "md5 digest")}`),
     ]),
-    object("aor", name, [field("max_contacts", 5), field("remove_existing", "yes")]),
+    object("aor", name, [
+      field("max_contacts", 5),
+      field("remove_existing", "yes"),
+      // Behind the edge the REGISTER carries a Path: keep it, so requests to the phone go back
+      // through the edge (which knows where the phone really is).
+      ...(options.behindEdge ? [field("support_path", "yes")] : []),
+    ]),
   ];
 }
 
@@ -165,7 +177,11 @@ function trunkObjects(
  * Every PJSIP object of an org, grouped by the user or trunk that owns it: users by extension,
  * then trunks by name (the file order). Inactive users have none.
  */
-export function pjsipObjects(state: OrgState, diagnostics: Diagnostic[]): PjsipOwnerObjects[] {
+export function pjsipObjects(
+  state: OrgState,
+  diagnostics: Diagnostic[],
+  options: OrgCompileOptions = {},
+): PjsipOwnerObjects[] {
   const names = orgNames(state.org.context_prefix);
   const owners: PjsipOwnerObjects[] = [];
   const users = state.users
@@ -177,7 +193,7 @@ export function pjsipObjects(state: OrgState, diagnostics: Diagnostic[]): PjsipO
     if (md5) {
       owners.push({
         owner: { kind: "user", extension: user.extension },
-        objects: userObjects(state, names, user, md5),
+        objects: userObjects(state, names, user, md5, options),
       });
     } else if (user.ring_target === "ext") {
       diagnostics.push({
@@ -225,7 +241,11 @@ export function pjsipSections(header: string[], objects: readonly PjsipObject[])
 }
 
 /** The org's pjsip.conf view (file mode). */
-export function buildPjsip(state: OrgState, diagnostics: Diagnostic[]): SectionsView {
-  const objects = pjsipObjects(state, diagnostics).flatMap((owner) => owner.objects);
+export function buildPjsip(
+  state: OrgState,
+  diagnostics: Diagnostic[],
+  options: OrgCompileOptions = {},
+): SectionsView {
+  const objects = pjsipObjects(state, diagnostics, options).flatMap((owner) => owner.objects);
   return pjsipSections(pjsipHeader(state), objects);
 }

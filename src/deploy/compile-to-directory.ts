@@ -12,6 +12,7 @@ import {
   compileOrg,
   compileTopLevel,
   type Diagnostic,
+  type OrgCompileOptions,
   type TopLevelOptions,
 } from "../compiler/index.js";
 import { type GatewayOptions, gatewayOrgOf, gatewayStateOf } from "../model/gateway.js";
@@ -49,7 +50,7 @@ export async function compileToDirectory(
   orgs: Iterable<OrgState>,
   gateway: GatewayOptions,
   dir: string,
-  options: TopLevelOptions = {},
+  options: TopLevelOptions & OrgCompileOptions = {},
 ): Promise<{ files: WrittenFile[]; warnings: Diagnostic[] }> {
   const writer = new TreeWriter(dir);
   const files: WrittenFile[] = [];
@@ -69,7 +70,7 @@ export async function compileToDirectory(
   const gatewayOrgs: GatewayOrg[] = [];
   try {
     for (const state of orgs) {
-      const result = compileOrg(state);
+      const result = compileOrg(state, { behindEdge: options.behindEdge ?? false });
       sortOut(result.diagnostics);
       await take(result);
       prefixes.push(state.org.context_prefix);
@@ -78,7 +79,10 @@ export async function compileToDirectory(
     }
     for (const result of [
       compileGateway(gatewayStateOf(gatewayOrgs, gateway)),
-      compileTopLevel(prefixes, options),
+      compileTopLevel(
+        prefixes,
+        options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot },
+      ),
     ]) {
       sortOut(result.diagnostics);
       await take(result);

@@ -8,6 +8,7 @@ import {
   compileGateway,
   compileOrg,
   compileTopLevel,
+  type OrgCompileOptions,
   type TopLevelOptions,
 } from "../compiler/index.js";
 import { compileOrgPjsipRealtime, type RealtimeRow } from "../compiler/pjsip-realtime.js";
@@ -58,6 +59,11 @@ export interface StoreBuildOptions {
    * here, so a deploy removes it from this node. Absent: every org (the one implicit engine).
    */
   nodeId?: string;
+  /**
+   * Phones register through the SIP edge (PBX_EDGE_DIR): their AORs say `support_path=yes`, in
+   * files and realtime rows alike. Default false.
+   */
+  behindEdge?: boolean;
 }
 
 /** An org as the deploy side knows it: id, context prefix and whether it is served. */
@@ -100,6 +106,10 @@ export class StoreBuilds {
     return row ? handleOf(row) : null;
   }
 
+  private compileOptions(): OrgCompileOptions {
+    return { behindEdge: this.options.behindEdge ?? false };
+  }
+
   /** Whether the org's config belongs on this engine: always, unless builds are per node. */
   private async onThisEngine(orgId: string): Promise<boolean> {
     const nodeId = this.options.nodeId;
@@ -131,9 +141,10 @@ export class StoreBuilds {
     // Recording consent (issue 16) is store data, not configuration: added here like the music.
     const refused = await refusedNumbers(this.options.db, orgId);
     if (refused.length > 0) state.recording_consent_refused = refused;
-    const files = refuseOnErrors(`org ${orgId}`, compileOrg(state));
+    const compileOptions = this.compileOptions();
+    const files = refuseOnErrors(`org ${orgId}`, compileOrg(state, compileOptions));
     if (this.options.pjsip !== "realtime") return { state, files };
-    const identifyOnly = compileOrgPjsipRealtime(state).file;
+    const identifyOnly = compileOrgPjsipRealtime(state, compileOptions).file;
     return { state, files: files.map((f) => (f.path === identifyOnly.path ? identifyOnly : f)) };
   }
 
@@ -149,7 +160,7 @@ export class StoreBuilds {
     // Only the PJSIP objects are compiled (this runs on every save, outside the debounce); PJSIP
     // the compiler refuses leaves the rows as they are. The rest of the org (dialplan, queues)
     // is the debounced file deploy's, refused there as in file mode.
-    const compiled = compileOrgPjsipRealtime(state);
+    const compiled = compileOrgPjsipRealtime(state, this.compileOptions());
     const errors = compiled.diagnostics.filter((d) => d.severity === "error");
     if (errors.length > 0) {
       const lines = errors.map((d) => `${d.path}: ${d.message}`).join("; ");

@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import type { Timers } from "../clock.js";
-import { type PjsipMode, pjsipModeFrom } from "../config.js";
+import { edgeSettingsFrom, type PjsipMode, pjsipModeFrom } from "../config.js";
 import type { AmiConnection } from "../engine/ami-connection.js";
 import {
   createEngineTarget,
@@ -142,6 +142,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     gateway,
     soundsDir: paths.soundsDir,
     pjsip: pjsipMode,
+    behindEdge: edgeSettingsFrom(options.env) !== null,
     ...(nodeId !== undefined ? { nodeId } : {}),
   });
   const realtimeTarget =

@@ -23,13 +23,15 @@ export async function storeUnitStatuses(
   soundsDir?: string,
   pjsip: "file" | "realtime" = "file",
   nodeId?: string,
+  behindEdge = false,
 ): Promise<UnitStatus[]> {
-  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify);
-  // those of one engine node's orgs only, with `nodeId` (issue 25).
+  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify),
+  // with its edge (support_path); those of one engine node's orgs only, with `nodeId` (issue 25).
   const builds = new StoreBuilds({
     db,
     gateway,
     pjsip,
+    behindEdge,
     ...(soundsDir !== undefined ? { soundsDir } : {}),
     ...(nodeId !== undefined ? { nodeId } : {}),
   });

@@ -1,14 +1,9 @@
 // The SIP edge's input from the store (issue 26): engine nodes, every org's placement by node
 // name, and the org states the DIDs and carriers' addresses come from. The edge compiler turns it
 // into kamailio.cfg and its tables (src/compiler/edge).
-import {
-  type EdgeListen,
-  type EdgePlacement,
-  type EdgeState,
-  edgeStateFromOrgs,
-} from "../compiler/edge/index.js";
+import { type EdgeListen, type EdgeState, edgeStateFromOrgs } from "../compiler/edge/index.js";
+import { loadEdgeRouting } from "../deploy/edge-routing.js";
 import type { Db } from "../store/database.js";
-import { listEngineNodes, listPlacements } from "../store/engine-node-repository.js";
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOrganizationRepository, isServed } from "../store/organization-repository.js";
 
@@ -21,24 +16,10 @@ export async function edgeStateFromStore(
   listen: EdgeListen,
   gatewayCarriers: readonly string[],
 ): Promise<EdgeState> {
-  const nodes = await listEngineNodes(db);
-  const nodeNames = new Map(nodes.map((node) => [node.id, node.name]));
-  const placements = new Map<string, EdgePlacement>();
-  for (const placement of await listPlacements(db)) {
-    const node = nodeNames.get(placement.node_id);
-    if (node === undefined) continue;
-    const standby = placement.standby_node_id ? nodeNames.get(placement.standby_node_id) : null;
-    placements.set(placement.org_id, { node, standby_node: standby ?? null });
-  }
+  const { nodes, placements } = await loadEdgeRouting(db);
   const states = [];
   for (const org of await createOrganizationRepository(db).listHandles()) {
     if (isServed(org.status)) states.push(await loadOrgState(db, org.id));
   }
-  return edgeStateFromOrgs(
-    states,
-    placements,
-    nodes.map((node) => ({ name: node.name, sip_address: node.sip_address, state: node.state })),
-    listen,
-    gatewayCarriers,
-  );
+  return edgeStateFromOrgs(states, placements, nodes, listen, gatewayCarriers);
 }

@@ -8,6 +8,7 @@ import { sql } from "kysely";
 import type { NodeState } from "../model/engine-node.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
+import { NODES_SCOPE, requestEdgePush } from "./edge-sync-repository.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
 export interface EngineNodesTable {
@@ -68,16 +69,19 @@ export async function findEngineNodeByName(
 
 export async function insertEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
   await db.insertInto("engine_nodes").values(row).execute();
+  await requestEdgePush(db, NODES_SCOPE);
 }
 
 /** Replaces every column but the id and the creation time. */
 export async function updateEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
   const { id, created_at: _created, ...rest } = row;
   await db.updateTable("engine_nodes").set(rest).where("id", "=", id).execute();
+  await requestEdgePush(db, NODES_SCOPE);
 }
 
 export async function deleteEngineNode(db: Db, id: string): Promise<void> {
   await db.deleteFrom("engine_nodes").where("id", "=", id).execute();
+  await requestEdgePush(db, NODES_SCOPE);
 }
 
 /**
@@ -183,8 +187,9 @@ export async function unplacedOrgIds(db: Db): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Inserts or replaces an org's placement. */
+/** Inserts or replaces an org's placement (and tells the edge, in the same transaction). */
 export async function savePlacement(db: Db, row: OrgPlacementRow): Promise<void> {
+  await requestEdgePush(db, NODES_SCOPE);
   await db
     .insertInto("org_placements")
     .values(row)

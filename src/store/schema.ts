@@ -10,6 +10,7 @@ import type {
 } from "./compliance-tables.js";
 import type { CrmFieldsTable, CrmRecordsTable } from "./crm-repository.js";
 import type { CustomerTunnelsTable } from "./customer-tunnel-repository.js";
+import type { EdgeAppliesTable, EdgeSyncRequestsTable } from "./edge-sync-repository.js";
 import type { EngineNodesTable, OrgPlacementsTable } from "./engine-node-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { LoginThrottleTable } from "./login-throttle-repository.js";
@@ -356,6 +357,8 @@ export interface Database extends TicketTables {
   pjsip_realtime_pending: PjsipRealtimePendingTable;
   engine_nodes: EngineNodesTable;
   org_placements: OrgPlacementsTable;
+  edge_requests: EdgeSyncRequestsTable;
+  edge_applies: EdgeAppliesTable;
 }
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

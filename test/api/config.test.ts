@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { apiSettingsOf } from "../../src/api/deps.js";
-import { loadConfig } from "../../src/config.js";
+import { edgeSettingsFrom, loadConfig } from "../../src/config.js";
 import { verifySecret } from "../../src/domain/secrets.js";
 
 function withDir(run: (dir: string) => void): void {
@@ -31,6 +31,7 @@ test("defaults", () =>
     assert.is(config.logLevel, "info");
     assert.is(config.dbFile, join(dir, "pbx.db"));
     assert.is(config.metricsListen, null, "no metrics listener unless asked for");
+    assert.is(config.edge, null, "no SIP edge unless PBX_EDGE_DIR says where it is");
   }));
 
 test("PBX_METRICS_LISTEN: host:port, [v6]:port or a port on loopback; anything else refused", () =>
@@ -51,6 +52,37 @@ test("PBX_METRICS_LISTEN: host:port, [v6]:port or a port on loopback; anything e
       );
     }
   }));
+
+test("PBX_EDGE_*: no edge unless PBX_EDGE_DIR; its port and carriers checked", () => {
+  assert.is(edgeSettingsFrom({}), null, "no edge by default");
+  assert.equal(edgeSettingsFrom({ PBX_EDGE_DIR: "/etc/kamailio/pbxctl" }), {
+    dir: "/etc/kamailio/pbxctl",
+    rpcPort: 5081,
+    carriers: [],
+  });
+  assert.equal(
+    edgeSettingsFrom({
+      PBX_EDGE_DIR: "/etc/kamailio/pbxctl",
+      PBX_EDGE_RPC_PORT: "5090",
+      PBX_EDGE_CARRIERS: " 192.0.2.10, 198.51.100.0/24 ,",
+    }),
+    { dir: "/etc/kamailio/pbxctl", rpcPort: 5090, carriers: ["192.0.2.10", "198.51.100.0/24"] },
+  );
+  const refused = (env: Record<string, string>, message: string) =>
+    assert.throws(
+      () => edgeSettingsFrom(env),
+      (error: Error) => error.message === message,
+    );
+  refused({ PBX_EDGE_DIR: "edge" }, "invalid PBX_EDGE_DIR: edge (need an absolute path)");
+  refused(
+    { PBX_EDGE_DIR: "/e", PBX_EDGE_RPC_PORT: "0" },
+    "invalid PBX_EDGE_RPC_PORT: 0 (need an integer 1-65535)",
+  );
+  refused(
+    { PBX_EDGE_CARRIERS: "192.0.2.10" },
+    "PBX_EDGE_CARRIERS is set but PBX_EDGE_DIR is not: set both, or neither",
+  );
+});
 
 test("flags override the environment", () =>
   withDir((dir) => {

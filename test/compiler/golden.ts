@@ -31,8 +31,12 @@ export function listCases(): string[] {
     .sort();
 }
 
-/** Reads a case's orgs, filled with the schema's defaults. */
-export function loadCase(name: string): { orgs: OrgState[]; gateway: GatewayOptions } {
+/** Reads a case's orgs, filled with the schema's defaults; `behindEdge` from options.yaml. */
+export function loadCase(name: string): {
+  orgs: OrgState[];
+  gateway: GatewayOptions;
+  behindEdge: boolean;
+} {
   const dir = join(FIXTURES, name);
   const orgs = parseAllDocuments(readFileSync(join(dir, "input.yaml"), "utf8")).map(
     (doc, index) => {
@@ -52,12 +56,13 @@ export function loadCase(name: string): { orgs: OrgState[]; gateway: GatewayOpti
       staging_endpoint: options.staging_endpoint ?? "staging-tunnel",
       ...(options.staging_tunnels ? { staging_tunnels: options.staging_tunnels } : {}),
     },
+    behindEdge: options.behind_edge === true,
   };
 }
 
 export function compileCase(name: string): CompileResult {
-  const { orgs, gateway } = loadCase(name);
-  return compileAll(orgs, gateway);
+  const { orgs, gateway, behindEdge } = loadCase(name);
+  return compileAll(orgs, gateway, { behindEdge });
 }
 
 /** The case's output as path -> text, diagnostics included. */
@@ -79,8 +84,9 @@ export function caseOutput(result: CompileResult): Map<string, string> {
 export function realtimeCaseOutput(name: string): Map<string, string> {
   const output = new Map<string, string>();
   const diagnostics: string[] = [];
-  for (const org of loadCase(name).orgs) {
-    const result = compileOrgPjsipRealtime(org);
+  const { orgs, behindEdge } = loadCase(name);
+  for (const org of orgs) {
+    const result = compileOrgPjsipRealtime(org, { behindEdge });
     output.set(
       result.file.path.replace(/pjsip\.conf$/, "pjsip.rows.json"),
       printRealtimeRows(result.rows),

@@ -3,7 +3,7 @@
 // deploy) boots cleanly with every module pbxctl needs loaded.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { compileCase, listCases } from "../compiler/golden.js";
+import { compileCase, listCases, loadCase } from "../compiler/golden.js";
 import { exampleOrgFiles, fixtureFiles, fixtureSounds, withEngine } from "./helpers.js";
 
 /** The warnings a clean load may still have: none. Printed whole when the list is not empty. */
@@ -27,6 +27,9 @@ test("engine init alone: Asterisk boots with no WARNING/ERROR and loads what pbx
     assert.match(transports, `127.0.0.1:${engine.sipPort}`);
   });
 });
+
+/** An AOR section of pjsip.conf that sets support_path=yes; its name is group 1. */
+const SUPPORT_PATH_AOR = /^\[([^\]]+)\]\ntype=aor\n(?:.+\n)*?support_path=yes$/gm;
 
 const cases = listCases().filter(
   (name) => !compileCase(name).diagnostics.some((d) => d.severity === "error"),
@@ -58,6 +61,16 @@ for (const name of cases) {
             assert.match(classes, `Class: ${match[1]}\n`, `${name}: class ${match[1]} loaded`);
           }
         }
+        // Behind the edge (case 22): the AORs that ask for Path support have it in the engine.
+        let pathAors = 0;
+        for (const file of files.filter((f) => f.path.endsWith("/pjsip.conf"))) {
+          for (const match of file.content.matchAll(SUPPORT_PATH_AOR)) {
+            const aor = await engine.cli(`pjsip show aor ${match[1]}`);
+            assert.match(aor, /support_path\s+:\s+true/, `${name}: ${match[1]} supports Path`);
+            pathAors += 1;
+          }
+        }
+        if (loadCase(name).behindEdge) assert.ok(pathAors > 0, `${name}: no AOR supports Path`);
       },
       { sounds },
     );

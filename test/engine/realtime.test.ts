@@ -80,7 +80,9 @@ test.before(async (context) => {
   if (errors.length > 0) throw new Error(errors.map((d) => d.message).join("; "));
   const state = loaded.orgs[0]!.state;
   context.state = state;
-  const realtime = compileOrgPjsipRealtime(state);
+  // As behind the SIP edge (PBX_EDGE_DIR): the AOR rows carry support_path, which realtime must
+  // read like any other column (a phone registering straight to the node needs no Path).
+  const realtime = compileOrgPjsipRealtime(state, { behindEdge: true });
   assert.equal(realtime.diagnostics, []);
   // The generated tree as a realtime deploy would write it: the org's pjsip.conf keeps only
   // what stays a file (the trunk's identify).
@@ -90,7 +92,9 @@ test.before(async (context) => {
   }).files.map((file) => (file.path === realtime.file.path ? realtime.file : file));
   context.db = await startPostgres();
   // Bob's rows come later: a user saved while the engine runs.
-  const bobIds = new Set(userPjsipRows(state, "102").map((row) => `${row.table}/${row.id}`));
+  const bobIds = new Set(
+    userPjsipRows(state, "102", { behindEdge: true }).map((row) => `${row.table}/${row.id}`),
+  );
   const atBoot = realtime.rows.filter((row) => !bobIds.has(`${row.table}/${row.id}`));
   await context.db.sql(`${createTables()}\n${insertRows(atBoot)}`);
   context.engine = await boot(files, { pjsipDatabaseUrl: context.db.url });
@@ -121,11 +125,12 @@ test("a phone registers with the digest from its row; a wrong password is refuse
   assert.is(await register(context, "101", password("101")), "REGISTER_OK");
   const aor = await context.engine.cli(`pjsip show aor ${PREFIX}101`);
   assert.match(aor, `sip:${PREFIX}101`, aor);
+  assert.match(aor, /support_path\s+:\s+true/, "the row's support_path is read");
 });
 
 test("a user's rows inserted while the engine runs register with no reload", async (context) => {
   const since = context.engine.log().length;
-  await context.db.sql(insertRows(userPjsipRows(context.state, "102")));
+  await context.db.sql(insertRows(userPjsipRows(context.state, "102", { behindEdge: true })));
   const queriesSince = context.db.log().length;
   assert.is(await register(context, "102", password("102")), "REGISTER_OK");
   // disable_multi_domain: username identification looks up the endpoint id itself, never a

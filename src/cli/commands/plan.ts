@@ -8,6 +8,7 @@ import { cacheFlag, includeRootFlag, orgPathsArgs } from "../lib/flags.js";
 import { flowFiles, flowRunFailed, flowsDirsFor, runFlows } from "../lib/flows.js";
 import { gatewayFlags, gatewayOf } from "../lib/gateway-flags.js";
 import { loadValidOrgs } from "../lib/load.js";
+import { compileNodesFile, nodesFileOf, nodesFlag, readEdgeTree } from "../lib/nodes-file.js";
 import { formatPlan, type PlanResult, planTrees } from "../lib/plan.js";
 import { basePlanTrees } from "../lib/plan-base.js";
 
@@ -19,7 +20,8 @@ export default class Plan extends PbxCommand {
     "working tree. Prints the diff and the engine reloads the change needs; with --base, above " +
     "the diff, one plain line per change callers would notice and a summary per org. When a `flows` " +
     "directory sits beside the org files, its flow assertions are checked against the new " +
-    "configuration. Exit 0 = no change, 2 = changes, 1 = error or a failing flow (like " +
+    "configuration. With --against and a nodes file (--nodes), " +
+    "the SIP edge's files under edge/ are compared too. Exit 0 = no change, 2 = changes, 1 = error or a failing flow (like " +
     "terraform plan -detailed-exitcode; usage errors are 1 here too).";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs --against /etc/asterisk",
@@ -40,6 +42,7 @@ export default class Plan extends PbxCommand {
     ...gatewayFlags,
     ...includeRootFlag,
     ...cacheFlag,
+    ...nodesFlag,
   };
 
   async run(): Promise<PlanResult> {
@@ -73,8 +76,18 @@ export default class Plan extends PbxCommand {
       afterOrgs = (await loadValidOrgs(paths, process.env, report, { cache: flags.cache })).map(
         (o) => o.state,
       );
-      after = compileTree(afterOrgs, gateway, options).files;
+      const nodesFile = nodesFileOf(flags.nodes);
+      after = compileTree(afterOrgs, gateway, { ...options, behindEdge: nodesFile !== null }).files;
       before = await readManagedTree(flags.against!);
+      if (nodesFile) {
+        const edge = await compileNodesFile(nodesFile, afterOrgs, (d) => this.printDiagnostics(d));
+        for (const file of edge) after.set(file.path, file.content);
+        const paths = edge.map((file) => file.path);
+        for (const [path, text] of await readEdgeTree(flags.against!, paths))
+          before.set(path, text);
+        after = new Map([...after].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+        before = new Map([...before].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      }
     }
     const plan: PlanResult = planTrees(before, after);
     // Only --base has the org files on both sides; an engine directory holds compiled files.

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
-import { dataDirStore, pjsipModeFrom } from "../../config.js";
+import { dataDirStore, edgeSettingsFrom, pjsipModeFrom } from "../../config.js";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
+import { type EdgeStatus, edgeStatus } from "../../deploy/edge-sync.js";
 import { nodeEngineDir } from "../../deploy/node-runtime.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
 import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
@@ -33,6 +34,11 @@ export interface StatusCommandResult {
    * yet (cache expiry or registrations reload still owed). Absent in file mode.
    */
   pjsipPending?: PendingPjsipObject[];
+  /**
+   * PBX_EDGE_DIR: the SIP edge's tables, what the store routes to now (wanted) against what the
+   * edge last took and read back (applied). Absent without an edge.
+   */
+  edge?: EdgeStatus;
 }
 
 export default class Status extends PbxCommand {
@@ -56,6 +62,10 @@ export default class Status extends PbxCommand {
     "With PBX_PJSIP=realtime, the PJSIP objects (endpoint, auth, aor, registration) whose rows " +
     "changed and that the engine has not taken yet are listed after the table, and count as " +
     "PENDING.\n\n" +
+    "With PBX_EDGE_DIR (a SIP edge), an `edge` line follows: the revision of the edge's tables " +
+    "the store routes to now (wanted) beside the one the edge last took and read back (applied), " +
+    "the changes not pushed yet and the last push's failure; an edge behind counts as PENDING, a " +
+    "failed push as FAILED.\n\n" +
     "Exit code, the worst state of any unit: 0 all OK, 3 PENDING, 4 DRIFTED, 5 FAILED (1 an " +
     "error such as no store, 2 a usage error).";
   static override examples = [
@@ -101,12 +111,11 @@ export default class Status extends PbxCommand {
           this.log(`  ${object.kind} ${object.id} (saved ${object.queuedAt})`);
         }
       }
+      if (result.edge) for (const line of edgeStatusLines(result.edge)) this.log(line);
     }
-    const code = statusExitCode(result.units);
-    return this.finish(
-      result,
-      pending.length > 0 && code === StatusExitCode.ok ? StatusExitCode.pending : code,
-    );
+    let code = statusExitCode(result.units);
+    if (pending.length > 0 && code === StatusExitCode.ok) code = StatusExitCode.pending;
+    return this.finish(result, worseWithEdge(code, result.edge));
   }
 
   private async fromStore(
@@ -119,6 +128,7 @@ export default class Status extends PbxCommand {
       const engineDir = paths.asteriskDir;
       const pjsip = pjsipModeFrom(process.env);
       const gateway = gatewayOptionsFrom(process.env);
+      const behindEdge = edgeSettingsFrom(process.env) !== null;
       // With engine nodes (issue 25): each node's units, from its own deploy log and directory.
       const nodes = await listEngineNodes(store.db);
       const units =
@@ -129,6 +139,8 @@ export default class Status extends PbxCommand {
               { ...options, engineDir },
               paths.soundsDir,
               pjsip,
+              undefined,
+              behindEdge,
             )
           : (
               await Promise.all(
@@ -141,14 +153,19 @@ export default class Status extends PbxCommand {
                       paths.soundsDir,
                       pjsip,
                       node.id,
+                      behindEdge,
                     )
                   ).map((unit) => ({ ...unit, node: node.name })),
                 ),
               )
             ).flat();
-      if (pjsip === "file") return { source: "store", from: store.dataDir, engineDir, units };
+      const edgeSettings = edgeSettingsFrom(process.env);
+      const edge = edgeSettings ? { edge: await edgeStatus(store.db, edgeSettings) } : {};
+      if (pjsip === "file") {
+        return { source: "store", from: store.dataDir, engineDir, units, ...edge };
+      }
       const pjsipPending = await createPjsipRealtimeRepository(store.db).pending();
-      return { source: "store", from: store.dataDir, engineDir, units, pjsipPending };
+      return { source: "store", from: store.dataDir, engineDir, units, pjsipPending, ...edge };
     } finally {
       await store.db.destroy();
     }
@@ -165,4 +182,25 @@ export default class Status extends PbxCommand {
     });
     return { source: "files", from: etc, engineDir: etc, units };
   }
+}
+
+const short = (revision: string | null) => (revision ? revision.slice(0, 12) : "-");
+
+/** The edge section: one line, then the last failure when there is one. */
+export function edgeStatusLines(edge: EdgeStatus): string[] {
+  const lines = [
+    `edge ${edge.edge}: ${edge.state}  wanted ${short(edge.wantedRevision)}  applied ${short(edge.appliedRevision)}${edge.appliedAt ? ` (${edge.appliedAt})` : ""}  changes not pushed: ${edge.pendingChanges}`,
+  ];
+  if (edge.error)
+    lines.push(
+      `  last push failed${edge.attemptedAt ? ` at ${edge.attemptedAt}` : ""}: ${edge.error}`,
+    );
+  return lines;
+}
+
+/** The exit code with the edge counted as one more unit. */
+function worseWithEdge(code: number, edge: EdgeStatus | undefined): number {
+  if (!edge || edge.state === "OK") return code;
+  const edgeCode = edge.state === "FAILED" ? StatusExitCode.failed : StatusExitCode.pending;
+  return Math.max(code, edgeCode);
 }

@@ -26,14 +26,13 @@ export function isManagedPath(path: string): boolean {
 export function compileTree(
   orgs: readonly OrgState[],
   gateway: GatewayOptions,
-  options: { includeRoot?: string | undefined } = {},
+  options: { includeRoot?: string | undefined; behindEdge?: boolean } = {},
 ): { files: Map<string, string>; warnings: Diagnostic[] } {
   return treeOf(
-    compileAll(
-      orgs,
-      gateway,
-      options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot },
-    ),
+    compileAll(orgs, gateway, {
+      ...(options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot }),
+      behindEdge: options.behindEdge ?? false,
+    }),
   );
 }
 
@@ -47,7 +46,7 @@ export function compilePartialTree(
   parts: { gateway: GatewayState | null; prefixes: readonly string[] | null },
   options: { includeRoot?: string | undefined } = {},
 ): { files: Map<string, string>; warnings: Diagnostic[] } {
-  const results: CompileResult[] = orgs.map(compileOrg);
+  const results: CompileResult[] = orgs.map((org) => compileOrg(org));
   if (parts.gateway) results.push(compileGateway(parts.gateway));
   if (parts.prefixes) {
     const top = options.includeRoot === undefined ? {} : { includeRoot: options.includeRoot };

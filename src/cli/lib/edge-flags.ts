@@ -8,11 +8,10 @@ import {
   type EdgeState,
 } from "../../compiler/edge/index.js";
 import type { CompileResult } from "../../compiler/index.js";
+import { DEFAULT_EDGE_RPC_PORT } from "../../config.js";
 import { edgeStateFromStore } from "../../domain/edge.js";
 import { CommandFailure } from "./base-command.js";
 import { withNodeStore } from "./node-store.js";
-
-export const DEFAULT_EDGE_RPC_PORT = 5081;
 
 export const edgeFlags = {
   dir: Flags.string({

@@ -82,7 +82,9 @@ modparam("rr", "append_fromtag", 1)
 # A node's request to a phone carries the Path the edge added: its received= parameter is where
 # the phone really is.
 modparam("path", "use_received", 1)
-modparam("db_text", "db_mode", 0)
+# db_text re-reads a table file when it changed (1): with caching (0) it keeps what it read at
+# start, so a permissions.addressReload after pbxctl rewrote the carriers would load the old ones.
+modparam("db_text", "db_mode", 1)
 modparam("htable", "db_url", "text://${dir}/db")
 modparam("htable", "htable", "orgs=>size=12;dbtable=${EDGE_TABLES.orgs};")
 modparam("htable", "htable", "dids=>size=14;dbtable=${EDGE_TABLES.dids};")

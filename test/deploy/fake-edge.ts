@@ -1,0 +1,183 @@
+// A stand-in for Kamailio 5.6's JSON-RPC over HTTP (jsonrpcs + xhttp, POST /RPC), answering the
+// methods pbxctl uses with the shapes and messages the real edge gave in the cluster suite
+// (test/cluster): htable.dump/sets/delete on the `orgs` and `dids` tables, dispatcher.list and
+// dispatcher.reload, permissions.addressDump/subnetDump/addressReload. Reloads read the data files
+// in the edge directory, as Kamailio does, so a push that did not write them is caught. `down`
+// makes it answer nothing (connection refused, as a stopped edge); `ignoreSets` drops
+// htable.sets (an edge that does not take the change, caught by the read-back).
+import { readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+
+interface Destination {
+  set: number;
+  uri: string;
+  flags: number;
+  attrs: string;
+}
+
+interface Carrier {
+  ip: string;
+  mask: number;
+}
+
+export interface FakeEdge {
+  port: number;
+  /** Every method called, with its parameters (`htable.sets orgs org_x_ 1`). */
+  calls: string[];
+  htables: Record<"orgs" | "dids", Map<string, string>>;
+  /** Refuses connections until `up()`. */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  ignoreSets: boolean;
+  close(): Promise<void>;
+}
+
+function readDispatcher(dir: string): Destination[] {
+  return readFileSync(join(dir, "dispatcher.list"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "" && !line.startsWith("#"))
+    .map((line) => {
+      const [set, uri, flags, , attrs] = line.split(" ");
+      return { set: Number(set), uri: uri!, flags: Number(flags), attrs: attrs ?? "" };
+    });
+}
+
+function readCarriers(dir: string): Carrier[] {
+  return readFileSync(join(dir, "db", "address"), "utf8")
+    .split("\n")
+    .slice(1)
+    .filter((line) => line !== "")
+    .map((line) => {
+      // id:grp:ip:mask:port:tag, with `\:` inside an IPv6 address.
+      const columns = line.split(/(?<!\\):/).map((c) => c.replace(/\\:/g, ":"));
+      return { ip: columns[2]!, mask: Number(columns[3]) };
+    });
+}
+
+export async function startFakeEdge(dir: string): Promise<FakeEdge> {
+  const calls: string[] = [];
+  const htables = { orgs: new Map<string, string>(), dids: new Map<string, string>() };
+  let dispatcher: Destination[] = [];
+  let carriers: Carrier[] = [];
+  const edge = { ignoreSets: false };
+
+  const answer = (method: string, params: unknown[]): unknown => {
+    calls.push(params.length > 0 ? `${method} ${params.join(" ")}` : method);
+    const table = htables[String(params[0]) as "orgs" | "dids"];
+    switch (method) {
+      case "htable.dump":
+        if (!table) throw { code: 500, message: "No such htable" };
+        return [...table].map(([name, value], entry) => ({
+          entry,
+          size: 1,
+          slot: [{ name, value, type: "str" }],
+        }));
+      case "htable.sets":
+        if (!table) throw { code: 500, message: "No such htable" };
+        if (!edge.ignoreSets) table.set(String(params[1]), String(params[2]));
+        return "Ok. Key set to new value.";
+      case "htable.delete":
+        if (!table) throw { code: 500, message: "No such htable" };
+        table.delete(String(params[1]));
+        return "Ok. Key deleted.";
+      case "dispatcher.list": {
+        if (dispatcher.length === 0) throw { code: 500, message: "No Destination Sets" };
+        const sets = [...new Set(dispatcher.map((d) => d.set))].sort((a, b) => a - b);
+        return {
+          NRSETS: sets.length,
+          RECORDS: sets.map((id) => ({
+            SET: {
+              ID: id,
+              TARGETS: dispatcher
+                .filter((d) => d.set === id)
+                .map((d) => ({
+                  DEST: {
+                    URI: d.uri,
+                    FLAGS: d.flags === 4 ? "DX" : "AP",
+                    PRIORITY: 0,
+                    ATTRS: { BODY: d.attrs },
+                  },
+                })),
+            },
+          })),
+        };
+      }
+      case "dispatcher.reload":
+        dispatcher = readDispatcher(dir);
+        return "Ok. Dispatcher successfully reloaded.";
+      case "permissions.addressDump":
+        return carriers
+          .filter((c) => c.mask === (c.ip.includes(":") ? 128 : 32))
+          .map((c) => ({ table: 1, group: 1, item: { ip: c.ip, port: 0, tag: "carrier" } }));
+      case "permissions.subnetDump":
+        return carriers
+          .filter((c) => c.mask !== (c.ip.includes(":") ? 128 : 32))
+          .map((c, id) => ({
+            id,
+            group: 1,
+            item: { ip: c.ip, mask: c.mask, port: 0, tag: "carrier" },
+          }));
+      case "permissions.addressReload":
+        carriers = readCarriers(dir);
+        return "Reload OK";
+      default:
+        throw { code: 500, message: "Method Not Found" };
+    }
+  };
+
+  const handler = (
+    request: import("node:http").IncomingMessage,
+    response: import("node:http").ServerResponse,
+  ) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      const call = JSON.parse(body) as { method: string; params?: unknown[]; id: number };
+      let reply: object;
+      try {
+        reply = { jsonrpc: "2.0", result: answer(call.method, call.params ?? []), id: call.id };
+      } catch (error) {
+        reply = { jsonrpc: "2.0", error, id: call.id };
+      }
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(reply));
+    });
+  };
+
+  let server: Server | null = null;
+  let port = 0;
+  const listen = async () => {
+    const next = createServer(handler);
+    await new Promise<void>((resolve) => next.listen(port, "127.0.0.1", resolve));
+    port = (next.address() as AddressInfo).port;
+    server = next;
+  };
+  const stop = async () => {
+    const current = server;
+    server = null;
+    if (!current) return;
+    current.closeAllConnections();
+    await new Promise<void>((resolve) => current.close(() => resolve()));
+  };
+  await listen();
+  return {
+    get port() {
+      return port;
+    },
+    calls,
+    htables,
+    down: stop,
+    up: listen,
+    get ignoreSets() {
+      return edge.ignoreSets;
+    },
+    set ignoreSets(value: boolean) {
+      edge.ignoreSets = value;
+    },
+    close: stop,
+  };
+}
