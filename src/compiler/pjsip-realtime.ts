@@ -78,7 +78,7 @@ export const REALTIME_COLUMNS: Record<RealtimeTable, readonly string[]> = {
     "mailboxes",
   ],
   ps_auths: ["id", "auth_type", "username", "realm", "password", "password_digest"],
-  // support_path: behind the SIP edge only (migration 2975 added the column).
+  // support_path: behind the SIP edge only (migration 2990 added the column).
   ps_aors: ["id", "max_contacts", "remove_existing", "contact", "support_path"],
   ps_endpoint_id_ips: ["id", "endpoint", "match"],
   ps_registrations: [

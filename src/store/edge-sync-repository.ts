@@ -1,4 +1,4 @@
-// What the SIP edge is owed and what it took (migration 2976). A change that moves routing bumps
+// What the SIP edge is owed and what it took (migration 2991). A change that moves routing bumps
 // its scope's `seq` in the change's own transaction (`requestEdgePush`); the edge-sync lease holder
 // reads the pending scopes, pushes, and raises `done_seq` to what its push covered. The scope of
 // an org's own change is the org id; nodes and placements share the scope `nodes`.
