@@ -26,6 +26,7 @@ import { extname, join } from "node:path";
 import { TEMP_MARK, writeFileAtomic } from "../../atomic-files.js";
 import type { OrgFileAnalysis } from "../../model/org-file-result.js";
 import { type SummaryKeys, summaryKeys } from "../../model/org-summary.js";
+import { ClaimsIndex } from "./claims-index.js";
 import {
   DecodedPack,
   encodePack,
@@ -255,6 +256,11 @@ export class OrgFileCache {
     const cache = new OrgFileCache(root, version, pack);
     cache.changed = pack === null;
     return cache;
+  }
+
+  /** The claims index kept beside the pack (claims-index.ts). */
+  claimsIndex(): Promise<ClaimsIndex> {
+    return ClaimsIndex.open(join(this.root, this.version), this.version);
   }
 
   /** The entry of a text's hash, if there is a sound one (with lint findings if `lint`). */
