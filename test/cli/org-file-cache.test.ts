@@ -125,6 +125,28 @@ test("an unchanged file is answered from the cache; a changed file never is", as
   assert.match(broken.stderr, /acme\.yaml:\d+:\d+ users\[1\]\.extension: /);
 });
 
+test("a one-file change appends to the pack instead of writing it again; later runs read the record", async () => {
+  assert.is((await runCommand(Validate, [orgs])).code, 0);
+  const written = readFileSync(packFile());
+  edit("acme.yaml", "extension: 1002", "extension: 10x2");
+  const broken = await runCommand(Validate, [orgs]);
+  assert.is(broken.code, 1);
+  const appended = readFileSync(packFile());
+  assert.ok(appended.length > written.length, "a record was appended");
+  assert.equal(appended.subarray(0, written.length), written, "the pack's bytes are kept");
+  // The appended entry answers the next run (a planted problem in it is reported).
+  const pack = readPack();
+  assert.is(Object.keys(pack.entries).length, 3, "the old and new text of acme, and globex");
+  await plantProblem("globex", "planted in the cache");
+  const again = await runCommand(Validate, [orgs]);
+  assert.match(again.stderr, "planted in the cache");
+  assert.match(again.stderr, /acme\.yaml:\d+:\d+ users\[1\]\.extension: /);
+  edit("acme.yaml", "extension: 10x2", "extension: 1002");
+  const fixed = await runCommand(Validate, [orgs]);
+  assert.not.match(fixed.stderr, "users[1].extension");
+  assert.match(fixed.stderr, "planted in the cache");
+});
+
 test("an entry of another pbxctl version is never used", async () => {
   // No state asked for: what the cache holds is enough.
   const options = { env: {}, cache: true, cacheVersion: "version-a", statesOf: new Set<string>() };
