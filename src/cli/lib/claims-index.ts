@@ -8,7 +8,8 @@
 //   1. {"format", "version", "base", "check"}: `base` is the length of lines 2-4 and the claim
 //      lines, `check` their SHA-256;
 //   2. the files, in the order they were indexed: [name, hash of the text its claims came from];
-//   3. the files that clash with another (their indexes in line 2);
+//   3. {"clashing": the files that clash with another (their indexes in line 2), "lengths": the
+//      prefix lengths of the address ranges below, by family (the holders a range looks up)};
 //   4. the claim lines, sorted (bytewise; every line is ASCII), each ending in its file's index:
 //        `i|p|s|d <JSON key> <file>`            id, context prefix, slug, DID key
 //        `n <JSON lower-case name> <file>`      a trunk match entry that is a host name
@@ -147,55 +148,40 @@ function clashingFiles(lines: readonly string[]): Set<number> {
   return clashing;
 }
 
-/** Lines whose bytes start at `offsets[k]` and end before `offsets[k + 1] - 1` (the newline). */
+/**
+ * Sorted lines, each ending in a newline, searched in place: a probe finds the line around a
+ * byte offset, so reading the index costs no pass over its 100,000 lines.
+ */
 class SortedLines {
   constructor(
     private readonly bytes: Buffer,
-    private readonly offsets: Uint32Array,
+    /** The prefix lengths of the address ranges among the lines, by family. */
+    readonly lengths: Readonly<Record<4 | 6, readonly number[]>>,
   ) {}
 
-  static of(bytes: Buffer): SortedLines {
-    const starts: number[] = [];
-    for (let at = 0; at < bytes.length; ) {
-      starts.push(at);
-      const end = bytes.indexOf(10, at);
-      at = end < 0 ? bytes.length + 1 : end + 1;
-    }
-    starts.push(bytes.length + 1);
-    return new SortedLines(bytes, Uint32Array.from(starts));
+  /** Where the line starting at `start` ends (its newline). */
+  private endOf(start: number): number {
+    return this.bytes.indexOf(10, start);
   }
 
-  get count(): number {
-    return this.offsets.length - 1;
-  }
-
-  private compareAt(k: number, target: Buffer): number {
-    return this.bytes.compare(target, 0, target.length, this.offsets[k]!, this.offsets[k + 1]! - 1);
-  }
-
-  /** The index of the first line not below `target`. */
+  /** The offset of the first line not below `target` (the end of the bytes: none). */
   private lowerBound(target: Buffer): number {
+    // Both bounds are line starts; a probe compares the line holding the midpoint.
     let low = 0;
-    let high = this.count;
+    let high = this.bytes.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.compareAt(mid, target) < 0) low = mid + 1;
-      else high = mid;
+      // (A negative offset would search from the end: the first line starts at 0.)
+      const start = mid === 0 ? 0 : Math.max(low, this.bytes.lastIndexOf(10, mid - 1) + 1);
+      const end = this.endOf(start);
+      // compare() < 0: the line sorts before the target.
+      if (this.bytes.compare(target, 0, target.length, start, end) < 0) low = end + 1;
+      else high = start;
     }
     return low;
   }
 
-  private startsWith(k: number, head: Buffer): boolean {
-    const start = this.offsets[k]!;
-    const end = this.offsets[k + 1]! - 1;
-    return (
-      end - start >= head.length &&
-      this.bytes.compare(head, 0, head.length, start, start + head.length) === 0
-    );
-  }
-
-  private fileAt(k: number): number {
-    const end = this.offsets[k + 1]! - 1;
+  private fileOf(start: number, end: number): number {
     const tab = this.bytes.lastIndexOf(9, end - 1);
     return Number(this.bytes.toString("latin1", tab + 1, end));
   }
@@ -203,8 +189,16 @@ class SortedLines {
   /** The files of the lines that begin with `head`. */
   filesWith(head: string, into: (file: number) => void): void {
     const target = Buffer.from(head, "latin1");
-    for (let k = this.lowerBound(target); k < this.count && this.startsWith(k, target); k++) {
-      into(this.fileAt(k));
+    for (let start = this.lowerBound(target); start < this.bytes.length; ) {
+      const end = this.endOf(start);
+      if (
+        end - start < target.length ||
+        this.bytes.compare(target, 0, target.length, start, start + target.length) !== 0
+      ) {
+        return;
+      }
+      into(this.fileOf(start, end));
+      start = end + 1;
     }
   }
 
@@ -212,8 +206,11 @@ class SortedLines {
   filesStartingIn(family: 4 | 6, first: bigint, last: bigint, into: (file: number) => void): void {
     const lowest = Buffer.from(`${family}\t${hex(family, first)}\t`, "latin1");
     const highest = Buffer.from(`${family}\t${hex(family, last)}\t\x7f`, "latin1");
-    for (let k = this.lowerBound(lowest); k < this.count && this.compareAt(k, highest) < 0; k++) {
-      into(this.fileAt(k));
+    for (let start = this.lowerBound(lowest); start < this.bytes.length; ) {
+      const end = this.endOf(start);
+      if (this.bytes.compare(highest, 0, highest.length, start, end) >= 0) return;
+      into(this.fileOf(start, end));
+      start = end + 1;
     }
   }
 }
@@ -226,9 +223,10 @@ function overlappingInLines(lines: SortedLines, claim: MatchClaim, into: (file: 
   }
   const bits = claim.family === 4 ? 32 : 128;
   // Blocks starting inside the entry's range lie inside it or hold it; the others that hold it
-  // start before it, at the start of its enclosing block of each shorter prefix.
+  // start before it, at the start of its enclosing block of each shorter prefix the lines have.
   lines.filesStartingIn(claim.family, claim.first, claim.last, into);
-  for (let prefix = 0; prefix < claim.prefix; prefix++) {
+  for (const prefix of lines.lengths[claim.family]) {
+    if (prefix >= claim.prefix) continue;
     const hostBits = BigInt(bits - prefix);
     const start = (claim.first >> hostBits) << hostBits;
     if (start === claim.first) continue;
@@ -238,8 +236,7 @@ function overlappingInLines(lines: SortedLines, claim: MatchClaim, into: (file: 
 
 interface DecodedIndex {
   names: string[];
-  /** Each file's hash, by name. */
-  hashOf: Map<string, string>;
+  hashes: string[];
   clashing: number[];
   lines: SortedLines;
   /** The journal: the last hash recorded for each file named since the lines were written. */
@@ -261,11 +258,13 @@ function decodeIndex(bytes: Buffer, version: string): DecodedIndex | null {
     const filesEnd = baseBytes.indexOf(10);
     const clashEnd = baseBytes.indexOf(10, filesEnd + 1);
     const files = JSON.parse(baseBytes.toString("utf8", 0, filesEnd)) as [string, string][];
-    const clashing = JSON.parse(baseBytes.toString("utf8", filesEnd + 1, clashEnd)) as number[];
-    const claimBytes = baseBytes.subarray(
-      clashEnd + 1,
-      Math.max(clashEnd + 1, baseBytes.length - 1),
-    );
+    const { clashing, lengths } = JSON.parse(
+      baseBytes.toString("utf8", filesEnd + 1, clashEnd),
+    ) as {
+      clashing: number[];
+      lengths: Record<4 | 6, number[]>;
+    };
+    const claimBytes = baseBytes.subarray(clashEnd + 1);
     const journal = new Map<string, string>();
     let journalSound = true;
     const rest = bytes.subarray(headEnd + 1 + (base as number));
@@ -284,9 +283,9 @@ function decodeIndex(bytes: Buffer, version: string): DecodedIndex | null {
     }
     return {
       names: files.map(([name]) => name),
-      hashOf: new Map(files),
+      hashes: files.map(([, hash]) => hash),
       clashing,
-      lines: claimBytes.length === 0 ? SortedLines.of(Buffer.alloc(0)) : SortedLines.of(claimBytes),
+      lines: new SortedLines(claimBytes, lengths),
       journal,
       journalSound,
     };
@@ -304,8 +303,16 @@ function encodeIndex(version: string, files: readonly RunFile[]): Buffer {
   });
   lines.sort();
   const clashing = [...clashingFiles(lines)].sort((a, b) => a - b);
+  const lengths = { 4: new Set<number>(), 6: new Set<number>() };
+  for (const line of lines) {
+    if (line[0] === "4" || line[0] === "6") lengths[line[0]].add(Number(line.split("\t")[2]));
+  }
+  const facts = {
+    clashing,
+    lengths: { 4: [...lengths[4]].sort((a, b) => a - b), 6: [...lengths[6]].sort((a, b) => a - b) },
+  };
   const base = Buffer.from(
-    `${JSON.stringify(files.map((file) => [file.name, file.hash]))}\n${JSON.stringify(clashing)}\n${lines.map((line) => `${line}\n`).join("")}`,
+    `${JSON.stringify(files.map((file) => [file.name, file.hash]))}\n${JSON.stringify(facts)}\n${lines.map((line) => `${line}\n`).join("")}`,
   );
   const head = {
     format: CLAIMS_INDEX_FORMAT,
@@ -371,8 +378,18 @@ export class ClaimsIndex {
     if (index === null) return null;
     const fresh = new Set<string>(index.journal.keys());
     const unjournaled: RunFile[] = [];
-    for (const file of files) {
-      const known = index.journal.get(file.name) ?? index.hashOf.get(file.name);
+    // Plain loops and, while the run lists the index's files in its order, no lookups by name:
+    // this runs once per command over every file, before the JIT has warmed up.
+    const { names, hashes, journal } = index;
+    let byName: Map<string, string> | undefined;
+    const hashOf = () => {
+      byName ??= new Map(names.map((name, k) => [name, hashes[k]!]));
+      return byName;
+    };
+    for (let k = 0; k < files.length; k++) {
+      const file = files[k]!;
+      const journaled = journal.size === 0 ? undefined : journal.get(file.name);
+      const known = journaled ?? (names[k] === file.name ? hashes[k] : hashOf().get(file.name));
       if (file.hash !== null && file.hash === known) continue;
       fresh.add(file.name);
       if (file.hash !== null) unjournaled.push(file);
@@ -386,19 +403,26 @@ export class ClaimsIndex {
     fresh: ReadonlySet<string>,
   ): SourceDiagnostic[] {
     const index = this.decoded!;
-    const position = new Map<string, number>();
-    for (const [k, file] of files.entries()) position.set(file.name, k);
-    // A line stands for its file when that file is in this run and did not change since.
+    let position: Map<string, number> | undefined;
+    // A line stands for its file when that file is in this run and did not change since. The
+    // run usually lists the files as the index does: the same index is the same file.
     const positionOfLine = (fileIndex: number): number | undefined => {
       const name = index.names[fileIndex]!;
-      return fresh.has(name) ? undefined : position.get(name);
+      if (fresh.has(name)) return undefined;
+      if (files[fileIndex]?.name === name) return fileIndex;
+      if (position === undefined) {
+        position = new Map();
+        for (let k = 0; k < files.length; k++) position.set(files[k]!.name, k);
+      }
+      return position.get(name);
     };
     // The fresh files' claims, from their keys.
     const freshExact = new Map<string, number[]>();
     const freshMatches: { claim: MatchClaim; at: number }[] = [];
     const toCheck = new Set<number>();
-    for (const [at, file] of files.entries()) {
-      if (!fresh.has(file.name) || file.summarized === null) continue;
+    for (let at = 0; at < files.length; at++) {
+      const file = files[at]!;
+      if (file.summarized === null || !fresh.has(file.name)) continue;
       toCheck.add(at);
       const keys = keysOf(file.summarized);
       const exact: [Kind, string | null][] = [

@@ -92,6 +92,7 @@ export function cacheVersion(): string {
     `cli/lib/org-file-analysis${ext}`,
     `cli/lib/org-file-cache${ext}`,
     `cli/lib/org-file-pack${ext}`,
+    `cli/lib/claims-index${ext}`,
   ];
   for (const path of code)
     hash
