@@ -181,7 +181,8 @@ class SortedLines {
     return low;
   }
 
-  private fileOf(start: number, end: number): number {
+  /** The file named at the end of the line that ends at `end`. */
+  private fileOf(end: number): number {
     const tab = this.bytes.lastIndexOf(9, end - 1);
     return Number(this.bytes.toString("latin1", tab + 1, end));
   }
@@ -197,7 +198,7 @@ class SortedLines {
       ) {
         return;
       }
-      into(this.fileOf(start, end));
+      into(this.fileOf(end));
       start = end + 1;
     }
   }
@@ -209,7 +210,7 @@ class SortedLines {
     for (let start = this.lowerBound(lowest); start < this.bytes.length; ) {
       const end = this.endOf(start);
       if (this.bytes.compare(highest, 0, highest.length, start, end) >= 0) return;
-      into(this.fileOf(start, end));
+      into(this.fileOf(end));
       start = end + 1;
     }
   }
