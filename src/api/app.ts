@@ -14,7 +14,7 @@ import type { DeployScheduler, EngineHealthProbe } from "../domain/ports.js";
 import { createTokenService } from "../domain/tokens.js";
 import { createOidcVerifier, type IdentityVerifier } from "../domain/user-login.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
-import { type Db, storeIsHealthy } from "../store/database.js";
+import { changeFeedState, type Db, storeIsHealthy } from "../store/database.js";
 import { storeDialect } from "../store/dialect.js";
 import type { TicketIntake } from "../tickets/intake.js";
 import { createSpeechEngine, type SpeechEngine } from "../tts/index.js";
@@ -151,11 +151,13 @@ export function createApp(options: CreateAppOptions): PbxApp {
     // taken out. Media that fail are said (greetings and recordings fail on this replica) but
     // keep the rest of the API in service.
     ctx.status = store === "ok" ? 200 : 503;
+    const changeFeed = changeFeedState(deps.db);
     ctx.body = {
       status: store === "ok" ? "ok" : "degraded",
       store,
       engine,
       database: storeDialect(deps.db),
+      ...(changeFeed ? { change_feed: changeFeed } : {}),
       ...(options.replica ? { replica: options.replica.id, roles: options.replica.roles() } : {}),
       ...(options.mediaDirs ? { media: await options.mediaDirs() } : {}),
     };

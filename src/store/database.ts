@@ -88,6 +88,18 @@ export async function followStoreChanges(
   await storeChangeFeed(db)?.start(onError);
 }
 
+/**
+ * Whether cached reads are in use on PostgreSQL (`following`: the change feed is connected and
+ * proven) or every read asks the database (`behind`: down, reconnecting or its proof too old);
+ * null on SQLite, which has no feed. For /health: a replica behind still answers correctly, only
+ * slower, so this is said, not a reason to take the replica out.
+ */
+export function changeFeedState(db: Db): "following" | "behind" | null {
+  const feed = storeChangeFeed(db);
+  if (feed === null) return null;
+  return feed.following ? "following" : "behind";
+}
+
 /** SQLite's page cache per connection, in KiB (the default is 2,000). */
 const CACHE_KIB = 64 * 1024;
 /** WAL pages that trigger an automatic checkpoint (the default is 1,000). */

@@ -4,6 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { Readiness } from "../../src/api/readiness.js";
 import { openSqlite } from "../../src/store/database.js";
+import { storeChangeFeed } from "../../src/store/database-postgres.js";
 import { testBackend } from "../store/test-database.js";
 import { startTestApp } from "./helpers.js";
 
@@ -21,6 +22,8 @@ test("live and ready answer 200 on a migrated store; /health keeps its body", as
       migrations: "ok",
       shutting_down: false,
     });
+    // On PostgreSQL /health also says whether this replica's cached reads follow the change feed.
+    await storeChangeFeed(app.db)?.whenFollowing();
     const health = await app.request("GET", "/health");
     // Its fields are kept; the store it runs on is said too (issue 23).
     assert.equal(health.body, {
@@ -28,6 +31,7 @@ test("live and ready answer 200 on a migrated store; /health keeps its body", as
       store: "ok",
       engine: "files-only",
       database: testBackend(),
+      ...(testBackend() === "postgres" ? { change_feed: "following" } : {}),
     });
   } finally {
     await app.close();

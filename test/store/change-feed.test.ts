@@ -21,8 +21,10 @@ import {
   StoreChangeFeed,
 } from "../../src/store/change-feed.js";
 import {
+  changeFeedState,
   type Db,
   followStoreChanges,
+  openSqlite,
   openStore,
   storeGeneration,
 } from "../../src/store/database.js";
@@ -309,6 +311,27 @@ if (testBackend() === "postgres") {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  test("changeFeedState says whether cached reads are in use: following while proven, behind once the feed stopped", async () => {
+    const handles = await twoHandles();
+    try {
+      await storeChangeFeed(handles.a)?.whenFollowing();
+      assert.is(changeFeedState(handles.a), "following");
+      await storeChangeFeed(handles.a)?.stop();
+      assert.is(changeFeedState(handles.a), "behind");
+    } finally {
+      await handles.close();
+    }
+  });
 }
+
+test("changeFeedState is null on SQLite, which has no feed", () => {
+  const db = openSqlite(":memory:");
+  try {
+    assert.is(changeFeedState(db), null);
+  } finally {
+    void db.destroy();
+  }
+});
 
 test.run();

@@ -1,7 +1,8 @@
 // Every migration, in the order it runs. To change the schema, add a new file numbered ABOVE the
-// highest one on main (today 2101) and one line at the end here; never edit a migration that has
-// shipped. Kysely runs migrations in name order and refuses a pending one that sorts before an
-// applied one, so a number below the highest would break every store already migrated.
+// highest one on main (the last entry of the list below) and one line at the end of the list;
+// never edit a migration that has shipped. Kysely runs migrations in name order and refuses a
+// pending one that sorts before an applied one, so a number below the highest would break every
+// store already migrated.
 import type { Migration } from "kysely";
 import * as organizations from "./0001-organizations.js";
 import * as apiKeys from "./0002-api-keys.js";
