@@ -245,6 +245,45 @@ test("a clash across files is found when only one of the two files changed", asy
   assert.match(apply.error!.message, "1 error(s) in org files");
 });
 
+test("a change that removes a clash clears it; the claims index answers as a full check does", async () => {
+  edit("globex.yaml", "number: +918065978021", "number: +918065978001");
+  const clash = await runCommand(Validate, [orgs]);
+  assert.is(clash.code, 1);
+  assert.ok(existsSync(join(orgs, CACHE_DIR, cacheVersion(), "claims.index")));
+  // The unchanged acme keeps its number; globex, the changed file, gives it up.
+  edit("globex.yaml", "number: +918065978001", "number: +918065978021");
+  const cleared = await runCommand(Validate, [orgs]);
+  const full = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(cleared.code, 0, cleared.stderr);
+  assert.is(cleared.stdout, full.stdout);
+  assert.is(cleared.stderr, full.stderr);
+  // And back: found again from the index's journal, the same as a full check.
+  edit("globex.yaml", "number: +918065978021", "number: +918065978001");
+  const again = await runCommand(Validate, [orgs]);
+  const againFull = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(again.code, 1);
+  assert.match(again.stderr, "DID +918065978001 is also assigned in");
+  assert.is(again.stderr, againFull.stderr);
+});
+
+test("plan --base: a clash at the revision between a changed and an unchanged file is found from the index", async () => {
+  // Committed with a clash (a merge of two valid branches can hold one); fixed in the tree.
+  edit("globex.yaml", "number: +918065978021", "number: +918065978001");
+  git("commit", "-qam", "clash");
+  edit("globex.yaml", "number: +918065978001", "number: +918065978021");
+  process.chdir(repo);
+  assert.is((await runCommand(Validate, ["orgs"])).code, 0);
+  const plan = await runCommand(Plan, ["orgs", "--base", "HEAD"]);
+  const full = await runCommand(Plan, ["orgs", "--base", "HEAD", "--no-cache"]);
+  assert.is(plan.code, 1);
+  assert.match(
+    plan.stderr,
+    /HEAD:orgs\/globex\.yaml:\d+:\d+ dids\[\d\]\.number: DID \+918065978001/,
+  );
+  assert.match(plan.error!.message, "the org files at HEAD have errors");
+  assert.is(plan.stderr, full.stderr);
+});
+
 test("a clash placed in the unchanged file: its cached summary places it as a parse would", async () => {
   assert.is((await runCommand(Validate, [orgs])).code, 0);
   // acme (the earlier file) takes globex's number: globex, unchanged and answered from the
