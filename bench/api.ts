@@ -1,17 +1,22 @@
-// npm run bench:api [-- --duration 10 --metrics-rounds 3]
-// TARGETS.md bench:api, every figure measured in this run:
-//  - start-up: `pbxctl --help`; `pbxctl serve` from spawn to the first 200 on /health; idle RSS;
+// npm run bench:api [-- --runs 5 --duration 10 --only startup|throughput|metrics]
+// TARGETS.md bench:api, every figure measured in this run and repeated `--runs` times (medians
+// printed, each run's figure and the load average beside them):
+//  - start-up: `pbxctl --help`; `pbxctl serve` from spawn to the first 200 on /health on a fresh
+//    data directory, with the server's CPU time at that moment; idle RSS;
 //  - authenticated GET /users (50 users) with autocannon, 100 connections, against a bare Koa
-//    JSON handler serving the same body, each server in its own process;
+//    JSON handler serving the same body (the floor), each server in its own process, the two
+//    loaded alternately so each run's ratio sees one machine load;
 //  - the cost of the metrics: the same GET /users on the server with and without its Prometheus
-//    instrumentation (startServer's `metrics: null`), alternated three times, medians compared;
+//    instrumentation (startServer's `metrics: null`), alternated, medians compared;
 //  - beside each req/s, the server process's CPU per request (/proc/<pid>/stat), which a busy
 //    shared machine does not move the way it moves req/s.
+// `--only` runs one part (the start-up alone takes seconds, the others minutes).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMetrics } from "../src/metrics/registry.js";
+import { load as loadAverage, median, numberOption, runsOption } from "./figures.js";
 import {
   ADMIN_PASSWORD,
   freePort,
@@ -23,41 +28,49 @@ import {
   waitFor,
 } from "./serve-load.js";
 
-const argDuration = process.argv.indexOf("--duration");
-const DURATION = argDuration > 0 ? Number(process.argv[argDuration + 1]) : 10;
-const argRounds = process.argv.indexOf("--metrics-rounds");
-/** Alternated with/without rounds of the metrics cost; more rounds steady a loaded machine. */
-const METRICS_ROUNDS = argRounds > 0 ? Number(process.argv[argRounds + 1]) : 3;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const DURATION = numberOption("duration", 10);
+const RUNS = runsOption();
+const onlyAt = process.argv.indexOf("--only");
+const ONLY = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
+const part = (name: "startup" | "throughput" | "metrics") => ONLY === undefined || ONLY === name;
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-async function startup(): Promise<{ help: number; serve: number; rss: number }> {
-  const help: number[] = [];
-  for (let i = 0; i < 5; i++) {
+interface Startup {
+  help: number[];
+  /** Spawn to the first 200 on /health, wall ms. */
+  serve: number[];
+  /** The server's CPU ms (every thread) when /health first answered. */
+  serveCpu: number[];
+  rss: number[];
+  loads: string[];
+}
+
+async function startup(runs: number): Promise<Startup> {
+  const figures: Startup = { help: [], serve: [], serveCpu: [], rss: [], loads: [] };
+  for (let i = 0; i < runs; i++) {
     const start = performance.now();
     spawnSync(process.execPath, [join(root, "bin/run.js"), "--help"], { stdio: "ignore" });
-    help.push(performance.now() - start);
+    figures.help.push(performance.now() - start);
   }
-  const serve: number[] = [];
-  const rss: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < runs; i++) {
     const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-api-"));
     const port = await freePort();
     const start = performance.now();
     const child = startServe(dataDir, port);
     await waitFor(`http://127.0.0.1:${port}/health`, child);
-    serve.push(performance.now() - start);
+    figures.serve.push(performance.now() - start);
+    figures.serveCpu.push(cpuSeconds(child.pid!) * 1000);
+    figures.loads.push(loadAverage());
     await new Promise((r) => setTimeout(r, 1000)); // idle
-    rss.push(rssMb(child.pid!));
+    figures.rss.push(rssMb(child.pid!));
     await stop(child);
     rmSync(dataDir, { recursive: true, force: true });
   }
-  return { help: median(help), serve: median(serve), rss: median(rss) };
+  return figures;
 }
 
 /** Clock ticks per second of /proc/<pid>/stat's CPU times. */
@@ -90,47 +103,59 @@ app.use((ctx) => { ctx.body = body; });
 app.listen(Number(process.env.PORT), "127.0.0.1");
 `;
 
-async function throughput() {
+interface Load {
+  rps: number;
+  p99: number;
+  cpuUs: number;
+}
+
+/**
+ * `runs` rounds of GET /users on `pbxctl serve` and of the bare Koa handler serving the same
+ * body, alternated: each round's ratio compares two loads taken seconds apart.
+ */
+async function throughput(runs: number) {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-api-"));
   const port = await freePort();
   const child = startServe(dataDir, port);
   const base = `http://127.0.0.1:${port}`;
+  const barePort = await freePort();
+  const script = join(root, "bench/.bare-koa.mjs");
+  let bare: ReturnType<typeof spawn> | undefined;
   try {
     await waitFor(`${base}/health`, child);
     const apiKey = await seedUsers(base);
     const users = await (
       await fetch(`${base}/api/v1/users`, { headers: { "x-api-key": apiKey } })
     ).text();
-    await load(`${base}/api/v1/users`, { "x-api-key": apiKey }, child.pid!); // warm-up, discarded
-    const api = await load(`${base}/api/v1/users`, { "x-api-key": apiKey }, child.pid!);
-
-    const barePort = await freePort();
-    const script = join(root, "bench/.bare-koa.mjs");
     writeFileSync(script, BARE_KOA);
-    const bare = spawn(process.execPath, [script], {
+    bare = spawn(process.execPath, [script], {
       env: { ...process.env, BODY: users, PORT: String(barePort) },
       stdio: "ignore",
     });
-    try {
-      await waitFor(`http://127.0.0.1:${barePort}/`, bare);
-      await load(`http://127.0.0.1:${barePort}/`, {}, bare.pid!);
-      const koa = await load(`http://127.0.0.1:${barePort}/`, {}, bare.pid!);
-      return { api, koa, bytes: users.length };
-    } finally {
-      await stop(bare);
-      rmSync(script, { force: true });
+    await waitFor(`http://127.0.0.1:${barePort}/`, bare);
+    const loadApi = () => load(`${base}/api/v1/users`, { "x-api-key": apiKey }, child.pid!);
+    const loadKoa = () => load(`http://127.0.0.1:${barePort}/`, {}, bare!.pid!);
+    await loadApi(); // warm-up, discarded
+    await loadKoa();
+    const rounds: { api: Load; koa: Load; load: string }[] = [];
+    for (let run = 0; run < runs; run++) {
+      const api = await loadApi();
+      const koa = await loadKoa();
+      rounds.push({ api, koa, load: loadAverage() });
     }
+    return { rounds, bytes: users.length };
   } finally {
+    if (bare) await stop(bare);
+    rmSync(script, { force: true });
     await stop(child);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-// The built server, with or without its metrics registry: the same code path as `serve`.
+// The built server (serve's bundle), with or without its metrics registry: the code `serve` runs.
 const SERVER_WITH_METRICS_SWITCH = `
 import { pino } from "pino";
-import { startServer } from "${root}dist/api/server.js";
-import { loadConfig } from "${root}dist/config.js";
+import { loadConfig, startServer } from "${root}dist/api/serve-modules.js";
 const config = loadConfig(process.env, { port: Number(process.env.PORT), dataDir: process.env.DATA_DIR });
 const logger = pino({ level: "warn" });
 const running = await startServer({
@@ -203,45 +228,67 @@ function instrumentCostMicros(requests = 1_000_000): number {
   return (used.user + used.system) / requests;
 }
 
+const ms = (x: number) => x.toFixed(0);
+const each = (xs: readonly number[], unit = "") => xs.map((x) => `${ms(x)}${unit}`).join(", ");
+
 spawnSync("npm", ["run", "build"], { cwd: root, stdio: "ignore" });
-const s = await startup();
-console.log("bench:api  start-up (median of 5)");
-console.log(`  pbxctl --help              ${s.help.toFixed(0)} ms (target < 300 ms)`);
-console.log(`  pbxctl serve -> /health    ${s.serve.toFixed(0)} ms (target < 1000 ms)`);
-console.log(`  idle RSS after start       ${s.rss.toFixed(0)} MB (target < 150 MB)`);
-const t = await throughput();
-console.log(
-  `bench:api  GET /users, 50 users (${t.bytes} bytes), 100 connections, ${DURATION} s each`,
-);
-console.log(
-  `  pbxctl API                 ${t.api.rps.toFixed(0)} req/s, p99 ${t.api.p99} ms (target p99 < 20 ms)`,
-);
-console.log(`  bare Koa, same body        ${t.koa.rps.toFixed(0)} req/s, p99 ${t.koa.p99} ms`);
-console.log(
-  `  API / bare Koa             ${((t.api.rps / t.koa.rps) * 100).toFixed(0)}% (target >= 80%)`,
-);
-console.log(
-  `  server CPU per request     API ${t.api.cpuUs.toFixed(0)} us, bare Koa ${t.koa.cpuUs.toFixed(0)} us: ` +
-    `bare Koa / API ${((t.koa.cpuUs / t.api.cpuUs) * 100).toFixed(0)}% (the req/s ratio a CPU-bound server reaches, whatever the load)`,
-);
-const m = await metricsCost(METRICS_ROUNDS);
-const perRequest = instrumentCostMicros();
-console.log(
-  `bench:api  metrics cost: GET /users, median of ${METRICS_ROUNDS} alternated runs of ${DURATION} s each`,
-);
-console.log(
-  `  with metrics               ${m.on.toFixed(0)} req/s (runs ${m.runs.on.map((r) => r.toFixed(0)).join(", ")})`,
-);
-console.log(
-  `  without metrics            ${m.off.toFixed(0)} req/s (runs ${m.runs.off.map((r) => r.toFixed(0)).join(", ")})`,
-);
-console.log(
-  `  difference                 ${(((m.off - m.on) / m.off) * 100).toFixed(1)}% (target < 5%)`,
-);
-console.log(
-  `  server CPU per request     ${m.cpuOn.toFixed(0)} us with, ${m.cpuOff.toFixed(0)} us without: ` +
-    `${(((m.cpuOn - m.cpuOff) / m.cpuOn) * 100).toFixed(1)}% of a request's CPU is the metrics' (medians)`,
-);
-console.log(
-  `  instruments per request    ${perRequest.toFixed(2)} us of CPU (in-process, 1,000,000 requests)`,
-);
+if (part("startup")) {
+  const s = await startup(RUNS);
+  console.log(`bench:api  start-up, median of ${RUNS} (runs: ${s.loads.join(", ")})`);
+  console.log(
+    `  pbxctl --help              ${ms(median(s.help))} ms (target < 300 ms; runs ${each(s.help)})`,
+  );
+  console.log(
+    `  pbxctl serve -> /health    ${ms(median(s.serve))} ms (target < 1000 ms; runs ${each(s.serve)}), fresh data directory each`,
+  );
+  console.log(
+    `    server CPU by then       ${ms(median(s.serveCpu))} ms (runs ${each(s.serveCpu)}): the figure a loaded machine stretches least`,
+  );
+  console.log(`  idle RSS after start       ${ms(median(s.rss))} MB (target < 150 MB)`);
+}
+if (part("throughput")) {
+  const t = await throughput(RUNS);
+  console.log(
+    `bench:api  GET /users, 50 users (${t.bytes} bytes), 100 connections, ${DURATION} s each, ${RUNS} alternated runs`,
+  );
+  for (const [i, r] of t.rounds.entries()) {
+    console.log(
+      `  run ${i + 1}: API ${ms(r.api.rps)} req/s p99 ${r.api.p99} ms, bare Koa ${ms(r.koa.rps)} req/s p99 ${r.koa.p99} ms: ` +
+        `${ms((r.api.rps / r.koa.rps) * 100)}%; CPU/request ${ms(r.api.cpuUs)} / ${ms(r.koa.cpuUs)} us (${r.load})`,
+    );
+  }
+  const api = (f: (l: Load) => number) => median(t.rounds.map((r) => f(r.api)));
+  const koa = (f: (l: Load) => number) => median(t.rounds.map((r) => f(r.koa)));
+  console.log(
+    `  pbxctl API                 ${ms(api((l) => l.rps))} req/s, p99 ${api((l) => l.p99)} ms (target p99 < 20 ms)`,
+  );
+  console.log(
+    `  bare Koa, same body        ${ms(koa((l) => l.rps))} req/s, p99 ${koa((l) => l.p99)} ms (the floor)`,
+  );
+  console.log(
+    `  API / bare Koa             ${ms(median(t.rounds.map((r) => (r.api.rps / r.koa.rps) * 100)))}% (median of per-run ratios; target >= 80%)`,
+  );
+  console.log(
+    `  server CPU per request     API ${ms(api((l) => l.cpuUs))} us, bare Koa ${ms(koa((l) => l.cpuUs))} us: ` +
+      `bare Koa / API ${ms(median(t.rounds.map((r) => (r.koa.cpuUs / r.api.cpuUs) * 100)))}% (the req/s ratio a CPU-bound server reaches, whatever the load)`,
+  );
+}
+if (part("metrics")) {
+  const m = await metricsCost(RUNS);
+  const perRequest = instrumentCostMicros();
+  console.log(
+    `bench:api  metrics cost: GET /users, median of ${RUNS} alternated runs of ${DURATION} s each (${loadAverage()})`,
+  );
+  console.log(`  with metrics               ${ms(m.on)} req/s (runs ${each(m.runs.on)})`);
+  console.log(`  without metrics            ${ms(m.off)} req/s (runs ${each(m.runs.off)})`);
+  console.log(
+    `  difference                 ${(((m.off - m.on) / m.off) * 100).toFixed(1)}% (target < 5%)`,
+  );
+  console.log(
+    `  server CPU per request     ${ms(m.cpuOn)} us with, ${ms(m.cpuOff)} us without: ` +
+      `${(((m.cpuOn - m.cpuOff) / m.cpuOn) * 100).toFixed(1)}% of a request's CPU is the metrics' (medians)`,
+  );
+  console.log(
+    `  instruments per request    ${perRequest.toFixed(2)} us of CPU (in-process, 1,000,000 requests)`,
+  );
+}

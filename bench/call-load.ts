@@ -238,8 +238,16 @@ export interface IngestFigures {
  */
 export async function measureIngest(
   db: Db,
-  options: { orgs: number; burst: number; rate: number; seconds: number },
+  options: {
+    orgs: number;
+    burst: number;
+    rate: number;
+    seconds: number;
+    /** Numbers events from here: a repeated measurement on one store feeds new records. */
+    firstEvent?: number;
+  },
 ): Promise<IngestFigures> {
+  const first = options.firstEvent ?? 0;
   const fedAt = new Map<string, number>();
   const lags: number[] = [];
   let stored = 0;
@@ -256,7 +264,7 @@ export async function measureIngest(
   });
   await ingest.idle();
   const started = performance.now();
-  for (let i = 0; i < options.burst; i++) ingest.feed(cdr(i, options.orgs));
+  for (let i = 0; i < options.burst; i++) ingest.feed(cdr(first + i, options.orgs));
   await ingest.idle();
   const seconds = (performance.now() - started) / 1000;
   const load = loadavg()[0]!;
@@ -267,7 +275,7 @@ export async function measureIngest(
   for (let i = 0; i < total; i++) {
     const wait = t0 + i * interval - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const event = cdr(options.burst + i, options.orgs);
+    const event = cdr(first + options.burst + i, options.orgs);
     fedAt.set(String(event.uniqueid), performance.now());
     ingest.feed(event);
   }

@@ -1,4 +1,4 @@
-// npm run bench:compile [-- --orgs 1000 --rounds 5]
+// npm run bench:compile [-- --orgs 1000 --runs 5]
 // 1. Full compile + write of N orgs (TARGETS.md workload) through the function `pbxctl compile`
 //    runs (compileToDirectory: one org at a time, files overwritten in place, writes overlapping
 //    the next compile), against writing the same file sizes with a plain writeFileSync loop in
@@ -16,19 +16,16 @@ import { dirname, join } from "node:path";
 import { compileOrg } from "../src/compiler/index.js";
 import { compileToDirectory } from "../src/deploy/compile-to-directory.js";
 import type { OrgState } from "../src/model/org-state.js";
+import { load, median, numberOption, runsOption } from "./figures.js";
 import { syntheticOrg } from "./synthetic-org.js";
 
-const option = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
-const ORGS = option("--orgs", 1000);
-const ROUNDS = option("--rounds", 5);
+const ORGS = numberOption("orgs", 1000);
+/** Rounds of compile + write and plain writes, alternated (`--rounds`, its older name, too). */
+const ROUNDS = runsOption(numberOption("rounds", 5));
 const SMALL = { users: 2, queues: 1, ivrs: 1, dids: 1 };
 const GATEWAY = { environment: "prod", staging_endpoint: "staging-tunnel" } as const;
 
 const ms = (ns: bigint) => Number(ns) / 1e6;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 let peakRss = 0;
 const sampleRss = () => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -123,7 +120,7 @@ try {
   const ratios = runs.map((r) => (r.plain / r.compiled.ms) * 100);
   const mb = runs[0]!.compiled.bytes / 1e6;
   console.log(
-    `bench:compile  ${ORGS} orgs x (50 users, 5 queues, 5 IVRs x 6 options, 20 DIDs), median of ${ROUNDS}`,
+    `bench:compile  ${ORGS} orgs x (50 users, 5 queues, 5 IVRs x 6 options, 20 DIDs), median of ${ROUNDS} (${load()})`,
   );
   console.log(
     `  output                     ${mb.toFixed(1)} MB in ${runs[0]!.compiled.sizes.length} files`,

@@ -20,19 +20,15 @@ import { openStore } from "../src/store/database.js";
 import { createDispatcher } from "../src/webhooks/dispatcher.js";
 import { createNodeHttpClient } from "../src/webhooks/http-client.js";
 import { plainSecrets } from "../src/webhooks/secrets.js";
+import { load, median, numberOption, runsOption } from "./figures.js";
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const EVENTS = arg("events", 3000);
-const RATE = arg("rate", 200);
-const SECONDS = arg("seconds", 5);
-const CONCURRENCY = arg("concurrency", 16);
-const RUNS = arg("runs", 5);
+const EVENTS = numberOption("events", 3000);
+const RATE = numberOption("rate", 200);
+const SECONDS = numberOption("seconds", 5);
+const CONCURRENCY = numberOption("concurrency", 16);
+const RUNS = runsOption();
 const ORG = "11111111-1111-4111-8111-111111111111";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const round = (x: number) => Math.round(x * 10) / 10;
@@ -191,7 +187,7 @@ for (let run = 0; run < RUNS; run++) {
   console.log(
     `run ${run + 1}: outbox ${Math.round(outbox[run]!)}/s, raw fetch ${Math.round(raw[run]!)}/s ` +
       `(${Math.round((outbox[run]! / raw[run]!) * 100)}%), ` +
-      `latency p50 ${round(p50[run]!)} ms p95 ${round(p95[run]!)} ms`,
+      `latency p50 ${round(p50[run]!)} ms p95 ${round(p95[run]!)} ms (${load()})`,
   );
 }
 await rx.close();

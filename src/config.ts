@@ -224,7 +224,7 @@ function persisted(
  * The server key: PBX_SERVER_KEY, else the one generated in `dataDir` (created on first use).
  * Replicas must share it (it seals the org keys in the shared store): one data dir, or the same
  * PBX_SERVER_KEY everywhere. The CLI's store commands need this alone of the configuration
- * (`loadConfig` also hashes an admin password: a scrypt per call).
+ * (`loadConfig` also hashes a generated admin password on a fresh data dir: a scrypt).
  */
 export function loadServerKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   const envServerKey = nonEmpty(env.PBX_SERVER_KEY);
@@ -257,12 +257,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
 
   let generatedAdminPassword: string | null = null;
   const envPassword = nonEmpty(env.PBX_ADMIN_PASSWORD);
-  const adminPasswordHash = envPassword
-    ? hashSecret(envPassword)
+  // A generated password's hash is stored at once (the password is shown this once). A chosen
+  // one's hash (a scrypt, ~55 ms of CPU) only serves to compare admin logins, so its first reader
+  // computes it: `serve` no longer pays for it before listening, nor any command that never
+  // checks a login (docs/performance.md, start-up).
+  const storedHash = envPassword
+    ? null
     : persisted(dataDir, FILES.adminPassword, () => {
         generatedAdminPassword = randomBytes(18).toString("base64url");
         return hashSecret(generatedAdminPassword);
       }).value;
+  let envPasswordHash: string | undefined;
 
   const issuer = nonEmpty(env.PBX_OIDC_ISSUER);
   const audience = nonEmpty(env.PBX_OIDC_AUDIENCE);
@@ -281,7 +286,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     baseUrl: (nonEmpty(env.PBX_BASE_URL) ?? `http://${displayHost}:${port}`).replace(/\/+$/, ""),
     eventsUrl: nonEmpty(env.PBX_EVENTS_URL)?.replace(/\/+$/, "") ?? null,
     adminUsername: nonEmpty(env.PBX_ADMIN_USERNAME) ?? "admin",
-    adminPasswordHash,
+    get adminPasswordHash() {
+      if (storedHash !== null) return storedHash;
+      envPasswordHash ??= hashSecret(envPassword as string);
+      return envPasswordHash;
+    },
     generatedAdminPassword,
     internalKey: nonEmpty(env.PBX_INTERNAL_KEY) ?? null,
     jwtSecret: new TextEncoder().encode(jwtSecret),

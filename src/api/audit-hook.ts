@@ -214,10 +214,12 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
   async function around<T>(
     route: RouteDefinition,
     request: { params: Record<string, string>; principal: Principal | null; ctx: Context },
+    /** The request's deps (its store view): what a handler that is not audited runs with. */
+    requestDeps: AppDeps,
     handler: (deps: AppDeps) => Promise<T> | T,
   ): Promise<T> {
     const { principal } = request;
-    if (!isAudited(route) || principal === null) return handler(deps);
+    if (!isAudited(route) || principal === null) return handler(requestDeps);
     if (AUDITED_AFTER_ACTION.has(`${route.method.toUpperCase()} ${route.path}`)) {
       return audited(route, { ...request, principal }, deps, handler);
     }

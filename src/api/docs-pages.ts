@@ -110,13 +110,14 @@ export function docsPaths(): { paths: string[]; assetPrefix: string } {
   return { paths: ["/api-spec.json", ...Object.keys(PAGES)], assetPrefix: ASSET_PREFIX };
 }
 
-/** Koa middleware serving the document, the two UIs and their assets (GET/HEAD only). */
-export function docsPages(document: object) {
-  const json = JSON.stringify(document);
+/** Koa middleware serving the document (built by its first request), the two UIs and their assets (GET/HEAD only). */
+export function docsPages(document: () => object) {
+  let json: string | undefined;
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.method !== "GET" && ctx.method !== "HEAD") return next();
     if (ctx.path === "/api-spec.json") {
       ctx.type = "application/json";
+      json ??= JSON.stringify(document());
       ctx.body = json;
       return;
     }

@@ -3,6 +3,7 @@
 import Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import { BadRequest } from "../domain/errors.js";
+import { withGenerationPerRequest } from "../store/store-generation.js";
 import { createAuditHook } from "./audit-hook.js";
 import { authorizeRoute } from "./authorize.js";
 import type { AppDeps } from "./deps.js";
@@ -60,7 +61,10 @@ function makeHandler(
   const status = successStatus(route);
 
   return async (ctx: Context & { params: Record<string, string> }) => {
-    const principal = await authorizeRoute(route, ctx, deps);
+    // One reading of the store's generation for the request's cached reads (its credential, its
+    // listing) instead of one each (store-generation.ts says why answers stay current).
+    const requestDeps: AppDeps = { ...deps, db: withGenerationPerRequest(deps.db) };
+    const principal = await authorizeRoute(route, ctx, requestDeps);
     const params = lowerCaseUuids(ctx.params);
     if (validate.params && !validate.params(params)) {
       throw new BadRequest(describeValidationErrors(validate.params.errors, "path"));
@@ -83,7 +87,7 @@ function makeHandler(
       }
     }
     // Mutations append their audit record (audit-hook.ts); handlers see the audit's deps.
-    let result = await audit.around(route, { params, principal, ctx }, (handlerDeps) =>
+    let result = await audit.around(route, { params, principal, ctx }, requestDeps, (handlerDeps) =>
       route.handler({ params, query, body, principal, deps: handlerDeps, ctx }),
     );
     if (route.list && (Array.isArray(result) || result instanceof PageOf)) {

@@ -159,7 +159,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // for any org).
   const config: Config =
     options.config.internalKey === null
-      ? { ...options.config, internalKey: randomBytes(32).toString("base64url") }
+      ? withInternalKey(options.config, randomBytes(32).toString("base64url"))
       : options.config;
   let listeningUrl = "";
   const tickets = createTicketService({
@@ -326,4 +326,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       }
     },
   };
+}
+
+/**
+ * `config` with its internal key replaced. Copied by property descriptors, not spread: a spread
+ * would run the admin password hash's getter, the scrypt that `loadConfig` leaves to the first
+ * login (docs/performance.md, start-up).
+ */
+function withInternalKey(config: Config, internalKey: string): Config {
+  return Object.defineProperties({} as Config, {
+    ...Object.getOwnPropertyDescriptors(config),
+    internalKey: { value: internalKey, enumerable: true, writable: true, configurable: true },
+  });
 }

@@ -87,9 +87,20 @@ async function storedContextPrefix(db: Db, orgId: string): Promise<string> {
 }
 
 /** Users of the org ordered by extension. */
-export async function listUsers(deps: DomainDeps, orgId: string): Promise<UserView[]> {
+// The listing's rows are a cached read (src/store/read-cache.ts): the same array while the store
+// is unchanged. Their views are kept beside that array, so a dashboard polling an unchanged
+// listing does not rebuild 50 objects per request; a changed store loads a new array, and its
+// views are built anew. Views are shared between requests: read-only, as the rows are.
+const viewsOfRows = new WeakMap<object, readonly UserView[]>();
+
+export async function listUsers(deps: DomainDeps, orgId: string): Promise<readonly UserView[]> {
   const rows = await createUserRepository(deps.db).listWithContextPrefix(orgId);
-  return rows.map(({ user, contextPrefix }) => userView(user, contextPrefix));
+  let views = viewsOfRows.get(rows);
+  if (!views) {
+    views = rows.map(({ user, contextPrefix }) => userView(user, contextPrefix));
+    viewsOfRows.set(rows, views);
+  }
+  return views;
 }
 
 /** One user of the org; 404 when absent, 403 when another org's. */

@@ -1,8 +1,10 @@
 // Reads that are asked far more often than the data changes (`GET /users` polled by tenant
 // dashboards) are kept per store handle and reused while the store's generation is unchanged.
 // Any commit, by this process or another one, changes the generation, so a cached read is never
-// older than the last write; the cost is one generation check per request.
-import { type Db, storeGeneration } from "./database.js";
+// older than the last write; the cost is one generation check per request (the API reads it once
+// per request: withGenerationPerRequest).
+import type { Db } from "./database.js";
+import { cacheOwner, storeGeneration } from "./store-generation.js";
 
 const MAX_ENTRIES = 1000;
 
@@ -21,10 +23,11 @@ const caches = new WeakMap<Db, Map<string, Entry>>();
 export async function cachedRead<T>(db: Db, key: string, load: () => Promise<T>): Promise<T> {
   const generation = storeGeneration(db);
   if (generation === null) return load();
-  let cache = caches.get(db);
+  const owner = cacheOwner(db);
+  let cache = caches.get(owner);
   if (!cache) {
     cache = new Map();
-    caches.set(db, cache);
+    caches.set(owner, cache);
   }
   const hit = cache.get(key);
   if (hit && hit.generation === generation) return hit.value as T;

@@ -15,8 +15,10 @@ interface Pending {
   reject(error: Error): void;
 }
 
+// Through the parent directory, not `./`: in the build this module is also inside the serve
+// bundle (dist/api/serve-modules.js, scripts/bundle-serve.mjs), one directory beside dist/tts.
 const WORKER_URL = new URL(
-  `./synthesis-worker${extname(fileURLToPath(import.meta.url))}`,
+  `../tts/synthesis-worker${extname(fileURLToPath(import.meta.url))}`,
   import.meta.url,
 );
 

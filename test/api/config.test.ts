@@ -90,6 +90,16 @@ test("the admin password is generated once, kept only as a hash; secrets persist
     assert.equal(explicit.jwtSecret, new TextEncoder().encode("s3cret"));
   }));
 
+test("a chosen admin password is hashed by its first reader, once (not by loadConfig: serve's start-up)", () =>
+  withDir((dir) => {
+    const config = loadConfig({ PBX_ADMIN_PASSWORD: "chosen" }, { dataDir: dir });
+    const property = Object.getOwnPropertyDescriptor(config, "adminPasswordHash");
+    assert.type(property?.get, "function", "computed when read, not when loaded");
+    const hash = config.adminPasswordHash;
+    assert.is(config.adminPasswordHash, hash, "the same hash on every read");
+    assert.ok(verifySecret("chosen", hash));
+  }));
+
 test("OIDC is on only when issuer, audience and JWKS address are all set", () =>
   withDir((dir) => {
     const partial = loadConfig({ PBX_OIDC_ISSUER: "https://idp" }, { dataDir: dir });

@@ -3,6 +3,7 @@
 // all-or-nothing batch, bot extensions, tenant isolation, concurrency, and the compiled result.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { listUsers } from "../../src/domain/users.js";
 import { sipDigest } from "../../src/model/secrets.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { expectError, INTERNAL_KEY, startTestApp, type TestApp } from "./helpers.js";
@@ -454,6 +455,26 @@ test("POST /users/internal/bot-extensions lists active ai_agent users, internal 
     }),
     404,
     "Organization not found",
+  );
+});
+
+test("the listing's views are built once per store generation: reused while unchanged, rebuilt after a change", async () => {
+  const org = await newOrg(app, "Polled");
+  await create(org, { extension: "4001", name: "First" });
+  const deps = app.pbx.deps;
+  const first = await listUsers(deps, org.id);
+  assert.is(await listUsers(deps, org.id), first, "an unchanged listing is not rebuilt");
+  await create(org, { extension: "4002", name: "Second" });
+  const second = await listUsers(deps, org.id);
+  assert.is.not(second, first);
+  assert.equal(
+    second.map((u) => u.name),
+    ["First", "Second"],
+  );
+  const res = await app.request("GET", "/api/v1/users", { headers: org.headers });
+  assert.equal(
+    (res.body as { data: { name: string }[] }).data.map((u) => u.name),
+    ["First", "Second"],
   );
 });
 

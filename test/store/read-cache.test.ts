@@ -1,10 +1,12 @@
 // Cached reads are reused only while nothing in the store changed: a write through the same
 // handle, a write by another connection to the same file (pbxctl apply beside a server) and a
-// rolled-back transaction each end the reuse; transactions never read the cache.
+// rolled-back transaction each end the reuse; transactions never read the cache. A request's view
+// (withGenerationPerRequest) reads the generation once and shares the handle's cache.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openSqlite, storeGeneration } from "../../src/store/database.js";
 import { cachedRead } from "../../src/store/read-cache.js";
+import { withGenerationPerRequest } from "../../src/store/store-generation.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { freshStore, insertOrg } from "./helpers.js";
 
@@ -109,6 +111,42 @@ test("nothing found is not kept: the next read loads again", async () => {
     await missing();
     assert.is(loads, 2);
   } finally {
+    await store.close();
+  }
+});
+
+test("a request's view: one generation reading, the handle's cache, and every commit before it seen", async () => {
+  const store = await freshStore({ sqliteOnly: true });
+  const other = openSqlite(store.file);
+  try {
+    await insertOrg(store.db, ORG);
+    let loads = 0;
+    const read = (db: typeof store.db) =>
+      cachedRead(db, "names", async () => {
+        loads++;
+        return names(await createUserRepository(db).listWithContextPrefix(ORG));
+      });
+    assert.equal(await read(store.db), []);
+    const request = withGenerationPerRequest(store.db);
+    assert.equal(await read(request), [], "the handle's entry");
+    assert.is(loads, 1, "shared with the handle: not loaded again");
+
+    // Another process commits while the request is being answered: the request keeps its
+    // reading (one PRAGMA data_version per request); the next request sees the commit.
+    await createUserRepository(other).insert(ORG, user("2001", "Revoked meanwhile"));
+    assert.is(storeGeneration(request), storeGeneration(request));
+    assert.not.equal(storeGeneration(request), storeGeneration(store.db));
+    assert.equal(await read(request), [], "as of the request's reading");
+    const next = withGenerationPerRequest(store.db);
+    assert.equal(await read(next), ["Revoked meanwhile"], "a commit before the request is seen");
+    assert.equal(await read(store.db), ["Revoked meanwhile"], "and kept for the handle");
+    assert.is(loads, 2);
+
+    await next.transaction().execute(async (trx) => {
+      assert.is(storeGeneration(trx), null, "a view's transaction has no generation either");
+    });
+  } finally {
+    await other.destroy();
     await store.close();
   }
 });

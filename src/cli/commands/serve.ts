@@ -1,10 +1,13 @@
 import { existsSync } from "node:fs";
 import { Command, Flags } from "@oclif/core";
-import { pino } from "pino";
-import { startServer } from "../../api/server.js";
-import { loadConfig } from "../../config.js";
-import { EngineConfigError } from "../../engine/index.js";
-import { StoreBehindError } from "../../store/database.js";
+// One bundled module in the build (src/api/serve-modules.ts): the start-up's module loading.
+import {
+  EngineConfigError,
+  loadConfig,
+  pino,
+  StoreBehindError,
+  startServer,
+} from "../../api/serve-modules.js";
 import { colourEnabled } from "../lib/colour.js";
 
 export default class Serve extends Command {
