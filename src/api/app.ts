@@ -18,7 +18,7 @@ import { changeFeedState, type Db, storeIsHealthy } from "../store/database.js";
 import { storeDialect } from "../store/dialect.js";
 import type { TicketIntake } from "../tickets/intake.js";
 import { createSpeechEngine, type SpeechEngine } from "../tts/index.js";
-import type { AppDeps } from "./deps.js";
+import { type AppDeps, apiSettingsOf } from "./deps.js";
 import { docsPages, docsPaths } from "./docs-pages.js";
 import { errorMiddleware } from "./error-middleware.js";
 import { healthProbes, LIVE_PATH, READY_PATH } from "./health-probes.js";
@@ -95,7 +95,7 @@ export function createApp(options: CreateAppOptions): PbxApp {
   const logger = options.logger ?? pino({ level: options.config.logLevel });
   const deps: AppDeps = {
     db: options.db,
-    config: options.config,
+    config: apiSettingsOf(options.config),
     clock,
     tokens: createTokenService(options.config.jwtSecret, clock),
     deployScheduler: options.deployScheduler,

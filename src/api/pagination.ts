@@ -5,11 +5,12 @@
 // as a bare array (`GET /ivrs`, `GET /tts/voices`), the page stays an array and the total
 // travels in the `X-Total-Count` header. Both forms also carry `X-Total-Count`.
 import { type TSchema, Type } from "@sinclair/typebox";
+import { PAGE_LIMITS, pageWindow } from "../domain/page-window.js";
 
 /** Largest page a client may ask for. */
-export const MAX_PAGE_SIZE = 500;
+export const MAX_PAGE_SIZE = PAGE_LIMITS.maxSize;
 /** Page size when the client names none. */
-export const DEFAULT_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = PAGE_LIMITS.defaultSize;
 
 /** How a list answers: the envelope, or SPEC.md's bare array with `X-Total-Count`. */
 export type ListStyle = "envelope" | "array";
@@ -29,14 +30,15 @@ export const PageQuery = Type.Object({
   offset: Type.Optional(
     Type.Integer({
       minimum: 0,
-      maximum: 2_147_483_647,
+      maximum: PAGE_LIMITS.maxOffset,
       default: 0,
       description: "rows to skip (default 0)",
     }),
   ),
 });
 
-const Pagination = Type.Object(
+/** `pagination` of every list's answer. */
+export const Pagination = Type.Object(
   {
     total: Type.Integer({ minimum: 0, description: "rows in the whole list" }),
     limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE }),
@@ -78,8 +80,7 @@ export function paginate(
   query: { limit?: number; offset?: number },
   style: ListStyle,
 ): Page {
-  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-  const offset = query.offset ?? 0;
+  const { limit, offset } = pageWindow(query);
   const data = rows instanceof PageOf ? rows.rows : rows.slice(offset, offset + limit);
   const total = rows instanceof PageOf ? rows.total : rows.length;
   return {

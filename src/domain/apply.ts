@@ -6,6 +6,7 @@
 // store's claim table as the API does. All or nothing per org; a dry run computes the same plan
 // and writes nothing.
 
+import { systemClock } from "../clock.js";
 import { type OrgImpact, orgImpact } from "../compiler/impact.js";
 import { claimedElsewhere, trunkClaims } from "../model/match-claims.js";
 import type { OrgExtras } from "../model/org-extras.js";
@@ -127,7 +128,7 @@ export async function applyOrgState(
   options: ApplyOptions,
 ): Promise<OrgApplyResult> {
   const prune = options.prune ?? false;
-  const now = (options.now ?? (() => new Date()))().toISOString();
+  const now = (options.now ?? systemClock)().toISOString();
   let desired: OrgState = { ...desiredInput, users: desiredInput.users.map(storedUser) };
   const orgId = desired.org.id;
 

@@ -14,9 +14,7 @@ import type { CallEventRow, CallRecordRow, CallRow } from "../store/call-tables.
 import type { Db } from "../store/database.js";
 import { NotFound } from "./errors.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
-
-/** Page size of call listings: default and documented maximum. */
-export const CALL_PAGE = { default: 50, max: 200 } as const;
+import { type Pagination, pageWindow } from "./page-window.js";
 
 /** What the `extension` and `number` history filters accept (the API and the CLI check these). */
 export const CALL_FILTER_PATTERNS = {
@@ -27,12 +25,6 @@ export const CALL_FILTER_PATTERNS = {
 export interface CallQuery extends Omit<CallFilters, "excludeLinkedIds"> {
   limit?: number;
   offset?: number;
-}
-
-export interface Pagination {
-  total: number;
-  limit: number;
-  offset: number;
 }
 
 /** A call as listings show it: one per linkedid (its first record's uniqueid as `uniqueid`). */
@@ -79,13 +71,6 @@ function liveCallView(call: LiveCall): LiveCallView {
   };
 }
 
-function page(query: CallQuery): { limit: number; offset: number } {
-  return {
-    limit: Math.min(query.limit ?? CALL_PAGE.default, CALL_PAGE.max),
-    offset: query.offset ?? 0,
-  };
-}
-
 function filtersOf(query: CallQuery): CallFilters {
   const { limit: _limit, offset: _offset, ...filters } = query;
   return filters;
@@ -105,7 +90,7 @@ export async function listOrgCalls(
   orgId: string,
   query: CallQuery,
 ): Promise<{ calls: Array<LiveCallView | CallView>; total: number; pagination: Pagination }> {
-  const { limit, offset } = page(query);
+  const { limit, offset } = pageWindow(query);
   const live = deps.live.callsOf(orgId);
   const filters: CallFilters = {
     ...filtersOf(query),
@@ -132,7 +117,7 @@ export async function callHistory(
   orgId: string,
   query: CallQuery,
 ): Promise<{ calls: CallView[]; total: number; pagination: Pagination }> {
-  const { limit, offset } = page(query);
+  const { limit, offset } = pageWindow(query);
   const live = new Set(deps.live.callsOf(orgId).map((call) => call.linkedid));
   const { rows, total } = await listCalls(deps.db, orgId, filtersOf(query), { limit, offset });
   return {

@@ -8,9 +8,23 @@ import type { ConfigDeploys } from "./config-deploy.js";
 import type { DeployScheduler } from "./ports.js";
 import type { TokenService } from "./tokens.js";
 
+/**
+ * The settings use cases read, and nothing else: the JWT secret, the database URL or the listen
+ * address never reach a use case (the token service holds the secret).
+ */
+export type DomainSettings = Pick<
+  Config,
+  | "internalKey"
+  | "adminUsername"
+  | "adminPasswordHash"
+  | "serverKey"
+  | "soundsDir"
+  | "greetingMaxChars"
+>;
+
 export interface DomainDeps {
   db: Db;
-  config: Config;
+  config: DomainSettings;
   tokens: TokenService;
   clock: Clock;
   deployScheduler: DeployScheduler;

@@ -72,7 +72,7 @@ export async function addPoolDid(
   try {
     await deps.db.transaction().execute(async (trx) => {
       await assertNumberFree(trx, number);
-      await createDidRepository(trx).insert(null, {
+      await createDidRepository(trx, deps.clock).insert(null, {
         id,
         number,
         status: input.status ?? "active",
@@ -119,7 +119,7 @@ export async function adminUpdateDid(
   },
 ): Promise<DidView> {
   const row = await deps.db.transaction().execute(async (trx) => {
-    const repo = createDidRepository(trx);
+    const repo = createDidRepository(trx, deps.clock);
     const current = await repo.findById(id);
     if (!current) throw new NotFound("DID not found");
     if (patch.pool_status !== undefined && patch.pool_status !== current.pool_status) {
@@ -162,7 +162,7 @@ export async function requestPoolDid(
   const id = randomUUID();
   try {
     await deps.db.transaction().execute(async (trx) => {
-      const repo = createDidRepository(trx);
+      const repo = createDidRepository(trx, deps.clock);
       const did = await repo.findById(didId);
       if (!did) throw new NotFound("DID not found");
       if (did.org_id !== null || did.pool_status !== "available" || did.status !== "active") {
@@ -232,7 +232,7 @@ export async function approveDidRequest(deps: DomainDeps, id: string): Promise<D
     if (!(await createDidRequestRepository(trx).decide(id, "approved", now))) {
       throw new Conflict("DID request is no longer pending");
     }
-    const repo = createDidRepository(trx);
+    const repo = createDidRepository(trx, deps.clock);
     const row = await repo.findById(request.did_id);
     if (!row || row.org_id !== null || row.pool_status !== "pending") {
       throw new Conflict(`DID ${request.number} is no longer waiting for this request`);
@@ -266,7 +266,7 @@ export async function rejectDidRequest(deps: DomainDeps, id: string): Promise<Di
     if (!(await createDidRequestRepository(trx).decide(id, "rejected", now))) {
       throw new Conflict("DID request is no longer pending");
     }
-    const repo = createDidRepository(trx);
+    const repo = createDidRepository(trx, deps.clock);
     const row = await repo.findById(request.did_id);
     if (row && row.org_id === null && row.pool_status === "pending") {
       await repo.update(row.id, { pool_status: "available" }, now);
@@ -287,7 +287,7 @@ export async function setDefaultDid(deps: DomainDeps, orgId: string, id: string)
       throw new Conflict(`DID ${row.number} is not assigned to this organization`);
     }
     const now = deps.clock().toISOString();
-    const repo = createDidRepository(trx);
+    const repo = createDidRepository(trx, deps.clock);
     await repo.clearDefaults(orgId, now, id);
     await repo.update(id, { is_default: 1 }, now);
   });
@@ -315,7 +315,7 @@ export async function releaseDid(deps: DomainDeps, orgId: string, id: string): P
       );
     }
     const now = deps.clock().toISOString();
-    const repo = createDidRepository(trx);
+    const repo = createDidRepository(trx, deps.clock);
     // The org's own number was never the platform's: it goes, it does not join the pool.
     if (row.source === "org") await repo.delete(id);
     else await repo.update(id, RELEASED_TO_POOL, now);

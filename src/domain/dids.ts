@@ -195,7 +195,7 @@ export async function createDid(
       });
       assertDidValid(state, did);
       const now = deps.clock().toISOString();
-      const repo = createDidRepository(trx);
+      const repo = createDidRepository(trx, deps.clock);
       if (did.is_default) await repo.clearDefaults(orgId, now);
       await repo.insert(orgId, did);
     });
@@ -236,7 +236,7 @@ export async function routeDid(
           : null,
     };
     assertDidValid(state, did);
-    await createDidRepository(trx).update(
+    await createDidRepository(trx, deps.clock).update(
       id,
       { routing_type: did.routing_type, routing_destination: did.routing_destination },
       deps.clock().toISOString(),

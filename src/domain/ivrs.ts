@@ -131,7 +131,7 @@ export async function createIvr(
     state.ivrs.push(ivr);
     assertValidAt(state, `ivrs[${state.ivrs.length - 1}]`);
     await claimExtension(trx, orgId, ivr.extension, { type: "ivr", id });
-    await createIvrRepository(trx).insert(orgId, ivr, now);
+    await createIvrRepository(trx, deps.clock).insert(orgId, ivr, now);
     return ownIvrRecord(trx, orgId, id);
   });
   return ivrView(created);
@@ -201,7 +201,7 @@ export async function updateIvr(
       await releaseExtension(trx, orgId, current.extension, { type: "ivr", id });
       await claimExtension(trx, orgId, next.extension, { type: "ivr", id });
     }
-    await createIvrRepository(trx).update(orgId, id, next, now);
+    await createIvrRepository(trx, deps.clock).update(orgId, id, next, now);
     return ownIvrRecord(trx, orgId, id);
   });
   return ivrView(updated);
@@ -217,7 +217,7 @@ export async function deleteIvr(deps: DomainDeps, orgId: string, id: string): Pr
     const after = structuredClone(before);
     after.ivrs = after.ivrs.filter((i) => i.id !== id);
     assertBreaksNothingElse(before, after, null, `Cannot delete IVR '${ivr.name}'`);
-    await createIvrRepository(trx).delete(orgId, id);
+    await createIvrRepository(trx, deps.clock).delete(orgId, id);
     await releaseExtension(trx, orgId, ivr.extension, { type: "ivr", id });
   });
   await removeIvrGreeting(deps, id);
@@ -258,7 +258,7 @@ export async function replaceIvrMenu(
     const target = state.ivrs[index] as Ivr;
     target.options = options;
     assertValidAt(state, `ivrs[${index}]`);
-    await createIvrRepository(trx).replaceOptions(id, options, now);
+    await createIvrRepository(trx, deps.clock).replaceOptions(id, options, now);
   });
   return options.map(menuOptionView);
 }

@@ -120,7 +120,7 @@ export async function createOutboundRoute(
     });
     const route = { ...merge(state, base, input), id };
     assertRouteValid(state, route);
-    await createOutboundRouteRepository(trx).insert(orgId, route);
+    await createOutboundRouteRepository(trx, deps.clock).insert(orgId, route);
   });
   return getOutboundRoute(deps, orgId, id);
 }
@@ -137,7 +137,7 @@ export async function updateOutboundRoute(
     const state = await loadOrgState(trx, orgId);
     const route = { ...merge(state, current, input), id };
     assertRouteValid(state, route);
-    await createOutboundRouteRepository(trx).replace(orgId, id, route);
+    await createOutboundRouteRepository(trx, deps.clock).replace(orgId, id, route);
   });
   return getOutboundRoute(deps, orgId, id);
 }
@@ -150,6 +150,6 @@ export async function deleteOutboundRoute(
 ): Promise<void> {
   await changeOrgConfig(deps, orgId, async (trx) => {
     await findOwnRoute(trx, orgId, id);
-    await createOutboundRouteRepository(trx).delete(id);
+    await createOutboundRouteRepository(trx, deps.clock).delete(id);
   });
 }

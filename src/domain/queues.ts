@@ -129,7 +129,7 @@ export async function createQueue(
     state.queues.push(queue);
     assertValidAt(state, `queues[${state.queues.length - 1}]`);
     await claimExtension(trx, orgId, queue.number, { type: "queue", id: queue.id as string });
-    await createQueueRepository(trx).insert(orgId, queue);
+    await createQueueRepository(trx, deps.clock).insert(orgId, queue);
     return queue;
   });
   return view(created);
@@ -174,7 +174,7 @@ export async function updateQueue(
       await releaseExtension(trx, orgId, current.number, { type: "queue", id });
       await claimExtension(trx, orgId, next.number, { type: "queue", id });
     }
-    await createQueueRepository(trx).update(orgId, id, next);
+    await createQueueRepository(trx, deps.clock).update(orgId, id, next);
     return next;
   });
   return view(updated);
@@ -187,7 +187,7 @@ export async function deleteQueue(deps: DomainDeps, orgId: string, id: string): 
     const after = structuredClone(before);
     after.queues = after.queues.filter((q) => q.id !== id);
     assertBreaksNothingElse(before, after, null, `Cannot delete queue '${queue.name}'`);
-    await createQueueRepository(trx).delete(orgId, id);
+    await createQueueRepository(trx, deps.clock).delete(orgId, id);
     await releaseExtension(trx, orgId, queue.number, { type: "queue", id });
   });
 }
@@ -209,7 +209,7 @@ export async function addQueueMember(
     const added = member(input);
     queue.members.push(added);
     assertValidAt(state, `queues[${index}]`);
-    await createQueueRepository(trx).addMember(id, added);
+    await createQueueRepository(trx, deps.clock).addMember(id, added);
     return queue;
   });
   return view(updated);
@@ -230,7 +230,7 @@ export async function updateQueueMember(
     if (patch.penalty !== undefined) current.penalty = patch.penalty;
     if (patch.ring_time !== undefined) current.ring_time = patch.ring_time;
     assertValidAt(state, `queues[${index}]`);
-    await createQueueRepository(trx).updateMember(id, current);
+    await createQueueRepository(trx, deps.clock).updateMember(id, current);
     return queue;
   });
   return view(updated);
@@ -245,7 +245,7 @@ export async function removeQueueMember(
 ): Promise<void> {
   await changeOrgConfig(deps, orgId, async (trx) => {
     await loadOwnQueue(trx, orgId, id);
-    const removed = await createQueueRepository(trx).removeMember(id, extension);
+    const removed = await createQueueRepository(trx, deps.clock).removeMember(id, extension);
     if (!removed) throw new NotFound(MEMBER_NOT_FOUND);
   });
 }

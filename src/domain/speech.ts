@@ -146,7 +146,7 @@ export async function generateIvrGreeting(
   await changeOrgConfig(deps, orgId, async (trx) => {
     await ownIvrRecord(trx, orgId, id);
     await writeGreeting(deps.config.soundsDir, id, audio.wav);
-    await createIvrRepository(trx).setGreeting(orgId, id, {
+    await createIvrRepository(trx, deps.clock).setGreeting(orgId, id, {
       greeting_prompt: prompt,
       greeting_language: audio.language,
       greeting_voice: audio.voice,

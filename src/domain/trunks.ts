@@ -145,7 +145,7 @@ export async function createTrunk(
     const trunk = { ...merge(base, input), id: randomUUID() };
     assertTrunkValid(state, trunk);
     await assertAddressesUnclaimed(trx, orgId, trunk);
-    return createTrunkRepository(trx).insert(orgId, trunk);
+    return createTrunkRepository(trx, deps.clock).insert(orgId, trunk);
   });
 }
 
@@ -162,7 +162,7 @@ export async function updateTrunk(
     const trunk = { ...merge(current, input), id };
     assertTrunkValid(state, trunk);
     await assertAddressesUnclaimed(trx, orgId, trunk);
-    await createTrunkRepository(trx).replace(id, trunk);
+    await createTrunkRepository(trx, deps.clock).replace(id, trunk);
     return trunk;
   });
 }
@@ -171,10 +171,10 @@ export async function updateTrunk(
 export async function deleteTrunk(deps: DomainDeps, orgId: string, id: string): Promise<void> {
   await changeOrgConfig(deps, orgId, async (trx) => {
     const trunk = await findOwnTrunk(trx, orgId, id);
-    const [route] = await createOutboundRouteRepository(trx).namesUsingTrunk(id);
+    const [route] = await createOutboundRouteRepository(trx, deps.clock).namesUsingTrunk(id);
     if (route !== undefined) {
       throw new Conflict(`Trunk '${trunk.name}' is used by outbound route '${route}'`);
     }
-    await createTrunkRepository(trx).delete(id);
+    await createTrunkRepository(trx, deps.clock).delete(id);
   });
 }

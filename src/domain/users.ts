@@ -316,13 +316,13 @@ export async function updateUser(
     if (extensionChanged) {
       await releaseExtension(trx, orgId, current.extension, { type: "user", id });
       await claimExtension(trx, orgId, next.extension, { type: "user", id });
-      await createQueueRepository(trx).renameUserExtension(
+      await createQueueRepository(trx, deps.clock).renameUserExtension(
         orgId,
         current.extension,
         next.extension,
       );
     }
-    await createUserRepository(trx).update(orgId, id, next);
+    await createUserRepository(trx, deps.clock).update(orgId, id, next);
     return { user: next, prefix, generated };
   });
   const view = userView(result.user, result.prefix);
@@ -343,8 +343,8 @@ export async function deleteUser(deps: DomainDeps, orgId: string, id: string): P
       queue.members = queue.members.filter((m) => m.extension !== user.extension);
     }
     assertBreaksNothingElse(before, after, null, `Cannot delete user '${user.name}'`);
-    await createQueueRepository(trx).removeMemberships(orgId, user.extension);
-    await createUserRepository(trx).delete(orgId, id);
+    await createQueueRepository(trx, deps.clock).removeMemberships(orgId, user.extension);
+    await createUserRepository(trx, deps.clock).delete(orgId, id);
     await releaseExtension(trx, orgId, user.extension, { type: "user", id });
   });
 }
@@ -360,7 +360,7 @@ export async function regenerateSipPassword(
     const { state, user } = await loadOwnUser(trx, orgId, id);
     const prefix = state.org.context_prefix;
     const next: User = { ...user, sip: sipCredential(prefix, user.extension, password) };
-    await createUserRepository(trx).update(orgId, id, next);
+    await createUserRepository(trx, deps.clock).update(orgId, id, next);
     return { user: next, prefix };
   });
   return { ...userView(result.user, result.prefix), sip_password: password };

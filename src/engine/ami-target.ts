@@ -1,6 +1,7 @@
 // A real Asterisk reached over AMI: reloads are CLI commands sent as `Action: Command`, health is
 // `Action: Ping` plus `core show uptime`, and a reload's effect is verified by asking for the
 // objects it changed (`dialplan show`, `pjsip show endpoint`, `queue show`).
+import { type Clock, systemClock } from "../clock.js";
 import {
   AmiConnection,
   type AmiConnectionOptions,
@@ -78,12 +79,15 @@ export interface AmiTargetOptions extends AmiConnectionOptions {
    * reload start while Asterisk is still busy with this one. Default 15 minutes.
    */
   reloadTimeoutMs?: number;
+  /** Wall time of health checks (`checkedAt`). */
+  clock?: Clock;
 }
 
 /** An engine target over one reconnecting AMI connection (opened at once). */
 export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
   const connection = new AmiConnection(options);
   const reloadTimeoutMs = options.reloadTimeoutMs ?? 15 * 60_000;
+  const clock = options.clock ?? systemClock;
   connection.start();
   return {
     kind: "ami",
@@ -157,7 +161,7 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
       );
     },
     async health(): Promise<EngineHealth> {
-      const checkedAt = new Date().toISOString();
+      const checkedAt = clock().toISOString();
       try {
         const started = performance.now();
         const pong = await connection.action({ Action: "Ping" });

@@ -1,10 +1,10 @@
 // The engine's call events as typed values: AMI `Cdr` events (cdr_manager, with the mappings
 // `pbxctl engine init` writes) become CdrRecords, channel events become ChannelSnapshots. Only
 // fields Asterisk sends are read; anything malformed is refused here rather than stored.
+import { type CallDisposition, isCallDisposition } from "../model/call-outcomes.js";
 import type { AmiMessage } from "./ami-connection.js";
 
-export type CdrDisposition = "ANSWERED" | "NO ANSWER" | "BUSY" | "FAILED" | "CONGESTION";
-const DISPOSITIONS: readonly string[] = ["ANSWERED", "NO ANSWER", "BUSY", "FAILED", "CONGESTION"];
+export type CdrDisposition = CallDisposition;
 
 /** One call record as Asterisk posted it (one leg of a call; a call is all records of a linkedid). */
 export interface CdrRecord {
@@ -111,7 +111,7 @@ export function parseCdrEvent(event: AmiMessage): CdrParse {
   const billsec = count(text(event, "billableseconds", 12));
   if (duration === null || billsec === null) return { problem: "bad Duration/BillableSeconds" };
   const disposition = text(event, "disposition", 16);
-  if (!DISPOSITIONS.includes(disposition)) return { problem: `bad Disposition "${disposition}"` };
+  if (!isCallDisposition(disposition)) return { problem: `bad Disposition "${disposition}"` };
   const direction = text(event, "direction", 16);
   return {
     record: {
@@ -133,7 +133,7 @@ export function parseCdrEvent(event: AmiMessage): CdrParse {
       end: parseAsteriskTime(text(event, "endtime", 32), zone),
       duration,
       billsec,
-      disposition: disposition as CdrDisposition,
+      disposition,
       direction: direction === "inbound" || direction === "outbound" ? direction : null,
       recordingFile: text(event, "recordingfile", 256) || null,
     },

@@ -1,8 +1,9 @@
 // Row types of the call tables (migration 1201): the records Asterisk posts and the calls folded
 // from them, one per org and linkedid.
 import type { Generated, Insertable, Selectable } from "kysely";
+import type { CallDirection } from "../model/call-outcomes.js";
 
-export type CallDirection = "inbound" | "outbound" | "internal";
+export type { CallDirection };
 
 export interface CallRecordsTable {
   id: Generated<number>;

@@ -1,5 +1,6 @@
 // DIDs: the numbers of an org (OrgState shape) and the unassigned pool.
 import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
 import type { Did } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import type { DidRow } from "./schema.js";
@@ -30,12 +31,12 @@ export function didFromRow(row: DidRow): Did {
 }
 
 /** Repository of DIDs over a database or a transaction. */
-export function createDidRepository(db: Db) {
+export function createDidRepository(db: Db, clock: Clock = systemClock) {
   return {
     /** Inserts a DID owned by `orgId` (null: the pool); returns it with its id. */
     async insert(orgId: string | null, did: Did): Promise<Did & { id: string }> {
       const id = did.id ?? randomUUID();
-      const now = new Date().toISOString();
+      const now = clock().toISOString();
       await db
         .insertInto("dids")
         .values({

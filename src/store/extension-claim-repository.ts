@@ -1,5 +1,7 @@
 // The org-wide register of internal numbers. A claim is one insert guarded by the primary key
 // (org_id, extension), so of two concurrent claims exactly one wins.
+
+import { type Clock, systemClock } from "../clock.js";
 import type { Db } from "./database.js";
 
 export type ExtensionOwnerType = "user" | "ivr" | "queue";
@@ -17,7 +19,7 @@ export interface ExtensionHolder extends ExtensionOwner {
 export type ClaimResult = { claimed: true } | { claimed: false; holder: ExtensionHolder };
 
 /** Repository of extension claims over a database or a transaction. */
-export function createExtensionClaimRepository(db: Db) {
+export function createExtensionClaimRepository(db: Db, clock: Clock = systemClock) {
   async function holderOf(orgId: string, extension: string): Promise<ExtensionHolder | undefined> {
     const claim = await db
       .selectFrom("extension_claims")
@@ -51,7 +53,7 @@ export function createExtensionClaimRepository(db: Db) {
         extension,
         owner_type: owner.type,
         owner_id: owner.id,
-        created_at: new Date().toISOString(),
+        created_at: clock().toISOString(),
       })
       .onConflict((oc) => oc.columns(["org_id", "extension"]).doNothing())
       .executeTakeFirst();

@@ -1,5 +1,6 @@
 // IVR menus of an org with their options, read and written in the OrgState shape.
 import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
 import type { Ivr, IvrOption } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import { deleteOwnedWithChildren } from "./owned-rows.js";
@@ -64,7 +65,7 @@ function optionRows(ivrId: string, options: readonly IvrOption[]) {
   }));
 }
 
-export function createIvrRepository(db: Db) {
+export function createIvrRepository(db: Db, clock: Clock = systemClock) {
   /** Every IVR of the org as rows, ordered by extension, options in order. */
   async function listRecords(orgId: string): Promise<IvrRecord[]> {
     const rows = await db
@@ -93,7 +94,7 @@ export function createIvrRepository(db: Db) {
     async insert(
       orgId: string,
       ivr: Ivr,
-      now: string = new Date().toISOString(),
+      now: string = clock().toISOString(),
     ): Promise<Ivr & { id: string }> {
       const id = ivr.id ?? randomUUID();
       await db

@@ -1,10 +1,11 @@
 // Outbound routes of an org with their dial patterns, in the OrgState shape (trunk by name).
 import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
 import type { OutboundRoute } from "../model/org-state.js";
 import type { Db } from "./database.js";
 
 /** Repository of outbound routes over a database or a transaction. */
-export function createOutboundRouteRepository(db: Db) {
+export function createOutboundRouteRepository(db: Db, clock: Clock = systemClock) {
   /** The org's trunk named `name` (routes name their trunk as in OrgState); throws when absent. */
   async function trunkOf(orgId: string, name: string): Promise<{ id: string }> {
     const trunk = await db
@@ -44,7 +45,7 @@ export function createOutboundRouteRepository(db: Db) {
         .where("org_id", "=", orgId)
         .executeTakeFirst();
       const id = route.id ?? randomUUID();
-      const now = new Date().toISOString();
+      const now = clock().toISOString();
       await db
         .insertInto("outbound_routes")
         .values({
@@ -103,7 +104,7 @@ export function createOutboundRouteRepository(db: Db) {
           strip_digits: route.strip_digits,
           prepend_digits: route.prepend_digits,
           caller_id_override: route.caller_id_override,
-          updated_at: new Date().toISOString(),
+          updated_at: clock().toISOString(),
         })
         .where("id", "=", id)
         .execute();

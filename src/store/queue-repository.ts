@@ -1,5 +1,6 @@
 // Queues of an org with their members, read and written in the OrgState shape.
 import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
 import type { Queue, QueueMember } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import { deleteOwnedWithChildren } from "./owned-rows.js";
@@ -38,12 +39,12 @@ function queueColumns(queue: Queue) {
   };
 }
 
-export function createQueueRepository(db: Db) {
+export function createQueueRepository(db: Db, clock: Clock = systemClock) {
   return {
     /** Inserts a queue and its members in list order; returns it with its id. */
     async insert(orgId: string, queue: Queue): Promise<Queue & { id: string }> {
       const id = queue.id ?? randomUUID();
-      const now = new Date().toISOString();
+      const now = clock().toISOString();
       await db
         .insertInto("queues")
         .values({
@@ -83,7 +84,7 @@ export function createQueueRepository(db: Db) {
         .updateTable("queues")
         .set({
           ...queueColumns(queue),
-          updated_at: new Date().toISOString(),
+          updated_at: clock().toISOString(),
         })
         .where("org_id", "=", orgId)
         .where("id", "=", id)

@@ -1,5 +1,6 @@
 // SIP trunks of an org, read and written in the OrgState shape.
 import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
 import type { Trunk } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import type { TrunkRow } from "./schema.js";
@@ -39,12 +40,12 @@ function trunkColumns(trunk: Trunk) {
 }
 
 /** Repository of trunks over a database or a transaction. */
-export function createTrunkRepository(db: Db) {
+export function createTrunkRepository(db: Db, clock: Clock = systemClock) {
   return {
     /** Inserts a trunk; returns it with its id. */
     async insert(orgId: string, trunk: Trunk): Promise<Trunk & { id: string }> {
       const id = trunk.id ?? randomUUID();
-      const now = new Date().toISOString();
+      const now = clock().toISOString();
       await db
         .insertInto("trunks")
         .values({
@@ -72,7 +73,7 @@ export function createTrunkRepository(db: Db) {
         .updateTable("trunks")
         .set({
           ...trunkColumns(trunk),
-          updated_at: new Date().toISOString(),
+          updated_at: clock().toISOString(),
         })
         .where("id", "=", id)
         .execute();

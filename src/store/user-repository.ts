@@ -1,5 +1,6 @@
 // SIP users of an org, read and written in the OrgState shape.
 import { randomUUID } from "node:crypto";
+import { type Clock, systemClock } from "../clock.js";
 import type { User } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import { cachedRead } from "./read-cache.js";
@@ -45,7 +46,7 @@ function userColumns(user: User) {
   };
 }
 
-export function createUserRepository(db: Db) {
+export function createUserRepository(db: Db, clock: Clock = systemClock) {
   // One query reading only the columns a listing shows: `GET /users` is the API's hot path.
   async function loadWithContextPrefix(
     orgId: string,
@@ -90,7 +91,7 @@ export function createUserRepository(db: Db) {
     /** Inserts a user (defaults already applied); returns it with its id. */
     async insert(orgId: string, user: User): Promise<User & { id: string }> {
       const id = user.id ?? randomUUID();
-      const now = new Date().toISOString();
+      const now = clock().toISOString();
       await db
         .insertInto("users")
         .values({
@@ -137,7 +138,7 @@ export function createUserRepository(db: Db) {
         .updateTable("users")
         .set({
           ...userColumns(user),
-          updated_at: new Date().toISOString(),
+          updated_at: clock().toISOString(),
         })
         .where("org_id", "=", orgId)
         .where("id", "=", id)

@@ -8,6 +8,7 @@ import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { decrypt } from "../domain/secrets.js";
 import { providerMessagesUrl } from "../domain/ticket-messaging.js";
+import { createHttpPost, type HttpPost } from "../http-post.js";
 import {
   type AttemptResult,
   attemptResultOf,
@@ -24,23 +25,13 @@ const RETRY_SECONDS = [1, 5, 15, 60, 300];
 const POLL_MS = 1000;
 
 /** One POST: resolves with the status, rejects when there is no answer. */
-export type MessagePost = (
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-) => Promise<number>;
+export type MessagePost = HttpPost;
 
-export const fetchMessagePost: MessagePost = async (url, body, headers) => {
-  const res = await fetch(url, {
-    method: "POST",
-    headers,
-    body,
-    redirect: "manual",
-    signal: AbortSignal.timeout(10_000),
-  });
-  await res.arrayBuffer();
-  return res.status;
-};
+/** Provider and workflow URLs come from users: a redirect is never followed. */
+export const fetchMessagePost: MessagePost = createHttpPost({
+  timeoutMs: 10_000,
+  redirect: "manual",
+});
 
 export interface MessageDispatcher {
   runDue(): Promise<number>;

@@ -9,6 +9,7 @@
 import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { OrgDirectory } from "../domain/call-org.js";
+import { createHttpPost, type HttpPost } from "../http-post.js";
 import {
   attemptResultOf,
   failedAttemptResult,
@@ -30,23 +31,10 @@ const BATCH = 500;
 const RETRY_MS = [30_000, 60_000, 300_000, 900_000];
 
 /** POSTs one JSON body; resolves with the HTTP status, rejects when there is no answer. */
-export type IntakePost = (
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-) => Promise<number>;
+export type IntakePost = HttpPost;
 
-/** `fetch` with a timeout. */
-export const fetchPost: IntakePost = async (url, body, headers) => {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body,
-    signal: AbortSignal.timeout(10_000),
-  });
-  await res.arrayBuffer();
-  return res.status;
-};
+/** The intake's URL is the operator's own configuration: redirects are followed as before. */
+export const fetchPost: IntakePost = createHttpPost({ timeoutMs: 10_000, redirect: "follow" });
 
 export interface PollerOptions {
   db: Db;

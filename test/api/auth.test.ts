@@ -101,7 +101,7 @@ test("tampered, malformed, other-algorithm and exp-less JWTs: 401 Authentication
   const forged = Buffer.from(JSON.stringify({ ...payload, org_id: other.id })).toString(
     "base64url",
   );
-  const secret = app.pbx.deps.config.jwtSecret;
+  const secret = app.config.jwtSecret;
   const now = Math.floor(app.clock.now.getTime() / 1000);
   const hs512 = await new SignJWT({ typ: "org", org_id: org.id })
     .setProtectedHeader({ alg: "HS512" })

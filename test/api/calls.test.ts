@@ -100,7 +100,7 @@ test("history: one call per linkedid, only the caller's org", async () => {
   const a = await app.request("GET", "/api/v1/calls/history", { headers: key(acme) });
   assert.is(a.status, 200, a.text);
   assert.is(a.body.total, 3);
-  assert.equal(a.body.pagination, { total: 3, limit: 50, offset: 0 });
+  assert.equal(a.body.pagination, { total: 3, limit: 100, offset: 0 });
   const linked = a.body.calls.map((c: { linkedid: string }) => c.linkedid);
   assert.is(new Set(linked).size, 3);
   assert.equal(a.body.calls.map((c: { direction: string }) => c.direction).sort(), [
@@ -174,10 +174,17 @@ test("pagination: limit and offset, the documented maximum enforced", async () =
   assert.is(second.body.calls.length, 1);
   const all = [...first.body.calls, ...second.body.calls].map((c) => c.linkedid);
   assert.is(new Set(all).size, 3);
-  const tooMany = await app.request("GET", "/api/v1/calls/history?limit=201", {
+  // The page limits of every list (domain/page-window.ts): at most 500 rows, 100 by default.
+  const tooMany = await app.request("GET", "/api/v1/calls/history?limit=501", {
     headers: key(acme),
   });
   assert.is(tooMany.status, 400);
+  const largest = await app.request("GET", "/api/v1/calls/history?limit=500", {
+    headers: key(acme),
+  });
+  assert.is(largest.status, 200, largest.text);
+  const defaults = await app.request("GET", "/api/v1/calls", { headers: key(acme) });
+  assert.equal(defaults.body.pagination, { total: 3, limit: 100, offset: 0 });
 });
 
 test("`ak_` keys need calls.read: 403 naming it, 200 with it", async () => {
@@ -210,7 +217,7 @@ test("live calls: listed first and marked while up, counted as active, gone afte
   const during = await app.request("GET", "/api/v1/calls", { headers: key(acme) });
   assert.is(during.status, 200, during.text);
   assert.is(during.body.total, 4);
-  assert.equal(during.body.pagination, { total: 4, limit: 50, offset: 0 });
+  assert.equal(during.body.pagination, { total: 4, limit: 100, offset: 0 });
   assert.is(during.body.calls[0].live, true);
   assert.is(during.body.calls[0].status, "Up");
   assert.equal(

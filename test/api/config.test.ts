@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { apiSettingsOf } from "../../src/api/deps.js";
 import { loadConfig } from "../../src/config.js";
 import { verifySecret } from "../../src/domain/secrets.js";
 
@@ -98,6 +99,19 @@ test("a chosen admin password is hashed by its first reader, once (not by loadCo
     const hash = config.adminPasswordHash;
     assert.is(config.adminPasswordHash, hash, "the same hash on every read");
     assert.ok(verifySecret("chosen", hash));
+  }));
+
+test("the settings handed to use cases hold no JWT secret and leave the admin hash lazy", () =>
+  withDir((dir) => {
+    const config = loadConfig({ PBX_ADMIN_PASSWORD: "chosen" }, { dataDir: dir });
+    const settings = apiSettingsOf(config);
+    assert.not.ok("jwtSecret" in settings, "the token service holds the JWT secret, no use case");
+    assert.not.ok("store" in settings, "nor where the database is");
+    assert.not.ok("generatedAdminPassword" in settings);
+    const property = Object.getOwnPropertyDescriptor(settings, "adminPasswordHash");
+    assert.type(property?.get, "function", "still computed when read, not when the app is built");
+    assert.ok(verifySecret("chosen", settings.adminPasswordHash));
+    assert.is(settings.serverKey, config.serverKey);
   }));
 
 test("OIDC is on only when issuer, audience and JWKS address are all set", () =>

@@ -262,7 +262,7 @@ test.before(async () => {
   });
   engine = createServerEngine({
     env: { PBX_ENGINE: "none" },
-    dataDir: app.pbx.deps.config.dataDir,
+    dataDir: app.config.dataDir,
     db: app.db,
   });
   app.pbx.deps.configDeploys = engine.deploys;

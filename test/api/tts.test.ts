@@ -114,7 +114,7 @@ test("GET /tts/voices: the 11 language groups, each with voices; 401 without cre
 
 test("POST /tts/preview speaks 8 kHz 16-bit mono WAV and writes nothing to disk", async () => {
   useEngine(espeak);
-  const dataDir = app.pbx.deps.config.dataDir;
+  const dataDir = app.config.dataDir;
   const before = listFiles(dataDir);
   const soundsBefore = listFiles(soundsDir());
   const { res, bytes } = await rawPost("/api/v1/tts/preview", {

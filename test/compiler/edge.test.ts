@@ -3,7 +3,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compileEdge, EdgeListenError, type EdgeState } from "../../src/compiler/edge/index.js";
 import { compileEdgeCase, edgeTree, GOLDEN_LISTEN, listEdgeCases } from "./edge-cases.js";
-import { caseOutput, checkCase } from "./golden.js";
+import { ACCEPT_HINT, caseOutput, checkCase } from "./golden.js";
 
 const cases = listEdgeCases();
 
@@ -19,9 +19,7 @@ for (const name of cases) {
     assert.equal([...caseOutput(compileEdgeCase(name))], [...first], "must be deterministic");
     const problems = checkCase(name, first, edgeTree(name));
     if (problems.length > 0) {
-      assert.unreachable(
-        `${problems.join("\n")}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-      );
+      assert.unreachable(`${problems.join("\n")}\n${ACCEPT_HINT}`);
     }
   });
 }

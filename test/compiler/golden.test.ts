@@ -1,6 +1,15 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { caseOutput, checkCase, compileCase, listCases, realtimeCaseOutput } from "./golden.js";
+import {
+  ACCEPT_HINT,
+  caseOutput,
+  checkCase,
+  compileCase,
+  listCases,
+  realtimeCaseOutput,
+} from "./golden.js";
+import { unpackedDuplicates, unreferencedShared } from "./golden-store.js";
+import { allGoldenTrees } from "./golden-trees.js";
 
 const cases = listCases();
 
@@ -15,9 +24,7 @@ for (const name of cases) {
     assert.equal([...second], [...first], "compiling twice must give byte-identical output");
     const problems = checkCase(name, first);
     if (problems.length > 0) {
-      assert.unreachable(
-        `${problems.join("\n")}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-      );
+      assert.unreachable(`${problems.join("\n")}\n${ACCEPT_HINT}`);
     }
   });
 }
@@ -30,11 +37,20 @@ for (const name of cases) {
     assert.equal([...realtimeCaseOutput(name)], [...first], "realtime rows must be deterministic");
     const problems = checkCase(name, first, "realtime");
     if (problems.length > 0) {
-      assert.unreachable(
-        `${problems.join("\n")}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-      );
+      assert.unreachable(`${problems.join("\n")}\n${ACCEPT_HINT}`);
     }
   });
 }
+
+// Shared outputs are stored once (fixtures/shared/, named in each tree's `<tree>.shared`), so a
+// change to the gateway's files is one file in review, not seventeen.
+test("every golden output is stored once, and every shared one is used", () => {
+  const trees = allGoldenTrees();
+  const hint = "run 'npm run golden:accept' to store the golden trees once again";
+  const duplicates = unpackedDuplicates(trees);
+  assert.equal(duplicates, [], `${duplicates.join("\n")}\n${hint}`);
+  const orphans = unreferencedShared(trees);
+  assert.equal(orphans, [], `fixtures/shared/ files no tree names: ${orphans.join(", ")}; ${hint}`);
+});
 
 test.run();

@@ -1,16 +1,11 @@
 // Golden-file harness (STYLE.md "Golden files"): fixtures/<case>/input.yaml (one org per YAML
-// document, optional options.yaml for the gateway) compiles to exactly fixtures/<case>/expected/**.
-// Compiler diagnostics are output too: expected/diagnostics.txt.
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { dirname, join, relative } from "node:path";
+// document, optional options.yaml for the gateway) compiles to exactly fixtures/<case>/expected/**
+// (an output shared with other cases is stored once in fixtures/shared/, golden-store.ts).
+// Compiler diagnostics are output too: expected/diagnostics.txt. UPDATE_GOLDEN=1 never changes
+// an accepted file: it writes what differs beside it (`expected.new/`, `expected.txt.new`) and
+// prints the diff; `npm run golden:accept` (scripts/golden-accept.ts) accepts it.
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Ajv } from "ajv";
 import { createTwoFilesPatch } from "diff";
 import { parse, parseAllDocuments } from "yaml";
@@ -22,6 +17,7 @@ import {
 } from "../../src/compiler/index.js";
 import type { GatewayOptions } from "../../src/model/gateway.js";
 import { type OrgState, OrgStateSchema } from "../../src/model/org-state.js";
+import { goldenTree, NEW_SUFFIX, readTree, writePlainTree } from "./golden-store.js";
 
 export const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 export const UPDATE = process.env.UPDATE_GOLDEN === "1";
@@ -96,65 +92,69 @@ export function realtimeCaseOutput(name: string): Map<string, string> {
   return output;
 }
 
-function listFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((entry) => {
-    const full = join(dir, entry);
-    return statSync(full).isDirectory() ? listFiles(full) : [full];
-  });
-}
+/** What to run once the new outputs written under UPDATE_GOLDEN=1 are reviewed. */
+export const ACCEPT_HINT =
+  "Run 'UPDATE_GOLDEN=1 npm test' to write the new output beside the expected one (*.new), review it, then 'npm run golden:accept'.";
 
 /**
- * Compares a case with its expected tree (`expected/`, or `realtime/` for the realtime form);
- * returns the problems (empty = pass). Rewrites under UPDATE_GOLDEN=1.
+ * Compares a case with its expected tree (`expected/`, or `realtime/` / `edge/`); returns the
+ * problems (empty = pass). Under UPDATE_GOLDEN=1 a tree that differs is written whole to
+ * `<tree>.new/` beside it, the diff printed, and the case passes; one that matches loses any
+ * stale `<tree>.new/`.
  */
 export function checkCase(
   name: string,
   output: Map<string, string>,
   tree: "expected" | "realtime" | "edge" = "expected",
 ): string[] {
-  const expectedDir = join(FIXTURES, name, tree);
-  if (UPDATE) {
-    rmSync(expectedDir, { recursive: true, force: true });
-    for (const [path, content] of output) {
-      mkdirSync(dirname(join(expectedDir, path)), { recursive: true });
-      writeFileSync(join(expectedDir, path), content);
-    }
-    return [];
-  }
+  const stored = goldenTree(join(FIXTURES, name), tree);
+  const expected = readTree(stored);
   const problems: string[] = [];
-  const expected = new Set(listFiles(expectedDir).map((file) => relative(expectedDir, file)));
   for (const [path, content] of output) {
-    if (!expected.has(path)) {
+    const want = expected.get(path);
+    if (want === undefined) {
       problems.push(`${name}: no expected file for output ${path}`);
       continue;
     }
-    const want = readFileSync(join(expectedDir, path), "utf8");
     if (want !== content) {
       problems.push(createTwoFilesPatch(`${tree}/${path}`, `actual/${path}`, want, content));
     }
   }
-  for (const path of expected) {
+  for (const path of expected.keys()) {
     if (!output.has(path))
       problems.push(`${name}: orphan expected file ${path} (no output produced it)`);
   }
-  return problems;
+  if (!UPDATE) return problems;
+  const fresh = `${stored.dir}${NEW_SUFFIX}`;
+  if (problems.length === 0) {
+    rmSync(fresh, { recursive: true, force: true });
+    return [];
+  }
+  writePlainTree(fresh, output);
+  console.log(`${problems.join("\n")}\n${name}/${tree}${NEW_SUFFIX}/ written for review.`);
+  return [];
 }
 
 /**
  * One expected text file beside a case (the call-flow goldens: simulate, lint, impact, graph):
- * rewritten under UPDATE_GOLDEN=1, else compared, failing with a unified diff and the command.
+ * compared, failing with a unified diff and the command; under UPDATE_GOLDEN=1 a new output is
+ * written beside it (`<file>.new`) and printed for review instead.
  */
 export function expectGoldenText(file: string, actual: string): void {
-  if (UPDATE) {
-    writeFileSync(file, actual);
+  const want = existsSync(file) ? readFileSync(file, "utf8") : null;
+  const fresh = `${file}${NEW_SUFFIX}`;
+  if (want === actual) {
+    if (UPDATE) rmSync(fresh, { force: true });
     return;
   }
-  const want = existsSync(file) ? readFileSync(file, "utf8") : null;
-  if (want === actual) return;
-  throw new Error(
+  const problem =
     want === null
-      ? `${file}: no expected file. Run 'UPDATE_GOLDEN=1 npm test' to write it, and review it.`
-      : `${createTwoFilesPatch(file, "actual", want, actual)}\nRun 'UPDATE_GOLDEN=1 npm test' if the new output is correct, and review 'git diff fixtures/'.`,
-  );
+      ? `${file}: no expected file.`
+      : createTwoFilesPatch(file, "actual", want, actual);
+  if (UPDATE) {
+    writeFileSync(fresh, actual);
+    console.log(`${problem}\n${fresh} written for review.`);
+    return;
+  }
+  throw new Error(`${problem}\n${ACCEPT_HINT}`);
 }

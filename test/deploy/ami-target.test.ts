@@ -84,7 +84,7 @@ test("the fake server speaks AMI: banner, login, ActionID echo, CRLF blank-line 
   });
   try {
     await until(() => text.includes("\r\n"), "banner");
-    assert.is(text, "Asterisk Call Manager/9.0.0\r\n");
+    assert.is(text, "Asterisk Call Manager/11.0.0\r\n", "Asterisk 22's banner (session.json)");
     socket.write("Action: Login\r\nActionID: a1\r\nUsername: pbxctl\r\nSecret: secret\r\n\r\n");
     socket.write("Action: Ping\r\nActionID: a2\r\n\r\n");
     socket.write("Action: Command\r\nActionID: a3\r\nCommand: dialplan reload\r\n\r\n");

@@ -147,11 +147,16 @@ test("edits to two orgs reload serially, never overlapping", async () => {
 test("a reload refused as already in progress is retried", async () => {
   const r = await rig();
   try {
+    // Only a `module reload` can be refused so (session.json): the PJSIP file alone changes.
     r.ami.refuseNextReloads = 2;
-    const record = await r.deployer.deploy(ACME, orgFiles("org_acme_").slice(0, 1));
+    const record = await r.deployer.deploy(ACME, orgFiles("org_acme_").slice(1, 2));
     assert.is(record.result, "ok");
     assert.is(record.reloads[0]?.attempts, 3);
-    assert.equal(r.ami.reloadCommands(), ["dialplan reload", "dialplan reload", "dialplan reload"]);
+    assert.equal(r.ami.reloadCommands(), [
+      "module reload res_pjsip.so",
+      "module reload res_pjsip.so",
+      "module reload res_pjsip.so",
+    ]);
   } finally {
     await r.close();
   }
@@ -163,19 +168,17 @@ test("a failed reload keeps the applied revision and the next deploy reloads aga
     await r.deployer.deploy(ACME, orgFiles("org_acme_"));
     const good = await r.log.applied("org:org_acme_");
     r.ami.refuseNextReloads = 100;
-    const next = orgFiles("org_acme_", {
-      dialplan: "[org_acme_internal]\nexten => 101,1,Hangup()\n",
-    });
+    const next = orgFiles("org_acme_", { pjsip: "[org_acme_101]\ntype=endpoint\n" });
     const failed = await r.deployer.deploy(ACME, next);
     assert.is(failed.result, "failed");
     assert.is((await r.log.applied("org:org_acme_"))?.revision, good?.revision);
     r.ami.refuseNextReloads = 0;
     r.ami.received.length = 0;
-    // Same files again: on disk already, but not loaded: the dialplan is reloaded, nothing written.
+    // Same files again: on disk already, but not loaded: PJSIP is reloaded, nothing written.
     const retry = await r.deployer.deploy(ACME, next);
     assert.is(retry.result, "ok");
     assert.equal(retry.filesWritten, []);
-    assert.equal(r.ami.reloadCommands(), ["dialplan reload"]);
+    assert.equal(r.ami.reloadCommands(), ["module reload res_pjsip.so"]);
   } finally {
     await r.close();
   }

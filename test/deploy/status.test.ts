@@ -18,7 +18,7 @@ test("status shows a revision saved but not live as pending", async () => {
     r.ami.refuseNextReloads = 100;
     const failed = await r.deployer.deploy(
       orgUnit("org_acme_"),
-      orgFiles("org_acme_", { dialplan: "[changed]\n" }),
+      orgFiles("org_acme_", { pjsip: "[changed]\ntype=endpoint\n" }),
     );
     [acme] = await unitStatuses(r.log);
     assert.is(acme?.pending, true);

@@ -74,12 +74,14 @@ test("a scripted session moves each metric as it should, and promtool accepts th
       );
       assert.is(moved(now, "pbx_deploy_failures_total", ENGINE), 0);
 
-      // A failed reload: the engine refuses every reload; the deploy fails and waits for a retry.
+      // A failed reload: the engine refuses every module reload ("already in progress", which
+      // only `module reload` can answer); a new phone's deploy fails and waits for a retry.
       rig.ami!.refuseNextReloads = 100;
-      await rig.request("PUT", `/api/v1/organizations/${org.id}`, {
+      const created = await rig.request("POST", "/api/v1/users", {
         headers: { "x-api-key": org.api_key },
-        body: { settings: { max_concurrent_calls: 42 } },
+        body: { extension: "142", name: "New Phone" },
       });
+      assert.is(created.status, 201, created.text);
       await rig.advance(800);
       now = await scrape(rig, admin);
       assert.is(moved(now, "pbx_deploy_failures_total", ENGINE), 1);
@@ -88,7 +90,7 @@ test("a scripted session moves each metric as it should, and promtool accepts th
       assert.is(
         moved(now, "pbx_deploy_reload_duration_seconds_count", {
           ...ENGINE,
-          module: "dialplan",
+          module: "pjsip",
           result: "failed",
         }),
         1,
@@ -110,12 +112,17 @@ test("a scripted session moves each metric as it should, and promtool accepts th
         reloads.length,
         "every reload command the engine received, refused ones included",
       );
-      assert.ok(reloads.filter((r) => r === "dialplan reload").length >= 5);
+      assert.ok(reloads.filter((r) => r === "dialplan reload").length >= 4, reloads.join(", "));
+      assert.is(
+        reloads.filter((r) => r === "module reload res_pjsip.so").length,
+        5,
+        "PJSIP: the org's first deploy, the new phone's refused 3 times, then its retry",
+      );
       assert.is(
         moved(now, "pbx_deploy_reload_duration_seconds_count", { ...ENGINE, result: "ok" }) +
           moved(now, "pbx_deploy_reload_duration_seconds_count", { ...ENGINE, result: "failed" }),
         reloads.length - 2,
-        "one per queued reload: the refused dialplan reload was sent 3 times",
+        "one per queued reload: the refused PJSIP reload was sent 3 times",
       );
 
       // The engine connection: up, then cut and back (a reconnect).
@@ -229,7 +236,16 @@ test("a scripted session moves each metric as it should, and promtool accepts th
           method: "PUT",
           status_class: "2xx",
         }),
-        11,
+        10,
+      );
+      assert.is(
+        moved(now, "pbx_http_request_duration_seconds_count", {
+          route: "/api/v1/users",
+          method: "POST",
+          status_class: "2xx",
+        }),
+        1,
+        "the new phone",
       );
       assert.is(now.value("pbx_http_requests_in_flight"), 1);
       assert.is(now.value("pbx_ready"), 1);

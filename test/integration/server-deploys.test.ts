@@ -200,11 +200,12 @@ test("a failed background deploy is logged and recorded; the request that caused
     const headers = { "x-api-key": org.api_key };
     rig.ami!.refuseNextReloads = 100; // "A module reload request is already in progress", always
 
-    const res = await rig.request("PUT", `/api/v1/organizations/${org.id}`, {
+    // A new phone: its PJSIP reload is the `module reload` the engine refuses.
+    const res = await rig.request("POST", "/api/v1/users", {
       headers,
-      body: { settings: { max_concurrent_calls: 3 } },
+      body: { extension: "142", name: "New Phone" },
     });
-    assert.is(res.status, 200, res.text);
+    assert.is(res.status, 201, res.text);
     await rig.advance(800);
 
     const status = await rig.request("GET", "/api/v1/config/status", { headers });
@@ -223,7 +224,11 @@ test("a failed background deploy is logged and recorded; the request that caused
     rig.ami!.refuseNextReloads = 0;
     const retry = await rig.request("POST", "/api/v1/config/deploy", { headers });
     assert.is(retry.status, 200, retry.text);
-    assert.ok(retry.body.reloads.some((r: { command: string }) => r.command === "dialplan reload"));
+    assert.ok(
+      retry.body.reloads.some(
+        (r: { command: string }) => r.command === "module reload res_pjsip.so",
+      ),
+    );
     const again = await rig.request("GET", "/api/v1/config/status", { headers });
     assert.is(again.body.live, true);
   }));

@@ -1,7 +1,7 @@
 // Call listings (`/calls`, SPEC.md §4.5): the org's calls with live ones marked, the history
 // (one call per linkedid), counts and a call's journey. Thin: src/domain/calls.ts holds the
 // rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
-import { Type } from "@sinclair/typebox";
+import { type TSchema, Type } from "@sinclair/typebox";
 import {
   hangupCall,
   holdCall,
@@ -13,22 +13,20 @@ import { clickToCall, originateToAi } from "../../domain/call-origination.js";
 import { openCallRecording, RECORDING_NOT_FOUND } from "../../domain/call-recordings.js";
 import {
   CALL_FILTER_PATTERNS,
-  CALL_PAGE,
   callCounts,
   callHistory,
   callJourney,
   listOrgCalls,
 } from "../../domain/calls.js";
+import { CALL_DIRECTIONS, CALL_DISPOSITIONS } from "../../model/call-outcomes.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { AppDeps } from "../deps.js";
 import { rangedFileReply } from "../file-reply.js";
+import { PageQuery, Pagination } from "../pagination.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { Nullable } from "../schemas.js";
-
-const DISPOSITIONS = ["ANSWERED", "NO ANSWER", "BUSY", "FAILED", "CONGESTION"] as const;
-const DIRECTIONS = ["inbound", "outbound", "internal"] as const;
 
 const DateTime = Type.String({ format: "date-time" });
 const WavBody = Type.String({ format: "binary" });
@@ -40,10 +38,10 @@ const filterFields = {
   to: Type.Optional(
     Type.String({ format: "date-time", description: "calls that started before (ISO 8601)" }),
   ),
-  direction: Type.Optional(Type.Union(DIRECTIONS.map((d) => Type.Literal(d)))),
+  direction: Type.Optional(Type.Union(CALL_DIRECTIONS.map((d) => Type.Literal(d)))),
   disposition: Type.Optional(
     Type.Union(
-      DISPOSITIONS.map((d) => Type.Literal(d)),
+      CALL_DISPOSITIONS.map((d) => Type.Literal(d)),
       { description: "the call's best outcome over its legs" },
     ),
   ),
@@ -61,22 +59,17 @@ const filterFields = {
   ),
 };
 
-export const pageFields = {
-  limit: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: CALL_PAGE.max,
-      description: `page size (default ${CALL_PAGE.default}, at most ${CALL_PAGE.max})`,
-    }),
-  ),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
-};
+/** The page query of every list (api/pagination.ts), beside the call filters. */
+export const pageFields = PageQuery.properties;
 
-export const Pagination = Type.Object({
-  total: Type.Integer(),
-  limit: Type.Integer(),
-  offset: Type.Integer(),
-});
+/** A page of calls as SPEC.md §4.5 answers it: `{calls, total, pagination}`. */
+export function callPage(item: TSchema) {
+  return Type.Object({
+    calls: Type.Array(item),
+    total: Type.Integer(),
+    pagination: Pagination,
+  });
+}
 
 export const Call = Type.Object(
   {
@@ -90,8 +83,8 @@ export const Call = Type.Object(
     dstchannel: Type.String(),
     duration: Type.Integer({ description: "seconds, the longest leg" }),
     billsec: Type.Integer({ description: "answered seconds, the longest leg" }),
-    disposition: Type.String({ description: DISPOSITIONS.join(", ") }),
-    direction: Type.String({ description: DIRECTIONS.join(", ") }),
+    disposition: Type.String({ description: CALL_DISPOSITIONS.join(", ") }),
+    direction: Type.String({ description: CALL_DIRECTIONS.join(", ") }),
     recording_file: Nullable(
       Type.String({ description: "path under the engine's monitor directory" }),
     ),
@@ -252,11 +245,7 @@ export const callRoutes = [
     responses: {
       200: {
         description: "one page of calls",
-        schema: Type.Object({
-          calls: Type.Array(Type.Union([LiveCall, Call])),
-          total: Type.Integer(),
-          pagination: Pagination,
-        }),
+        schema: callPage(Type.Union([LiveCall, Call])),
       },
     },
     handler: ({ deps, principal, query }) =>
@@ -273,11 +262,7 @@ export const callRoutes = [
     responses: {
       200: {
         description: "one page of calls, newest first",
-        schema: Type.Object({
-          calls: Type.Array(Call),
-          total: Type.Integer(),
-          pagination: Pagination,
-        }),
+        schema: callPage(Call),
       },
     },
     handler: ({ deps, principal, query }) =>

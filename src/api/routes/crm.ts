@@ -41,7 +41,7 @@ import { PageOf } from "../pagination.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable } from "../schemas.js";
-import { Call, Pagination, pageFields } from "./calls.js";
+import { Call, callPage, pageFields } from "./calls.js";
 
 /** What the route's own `permission` cannot say: a second permission one field of it needs. */
 function requirePermission(principal: OrgPrincipal, permission: Permission): void {
@@ -235,11 +235,7 @@ function recordRoutes(kind: CrmKind) {
       responses: {
         200: {
           description: "one page of calls, newest first",
-          schema: Type.Object({
-            calls: Type.Array(Call),
-            total: Type.Integer(),
-            pagination: Pagination,
-          }),
+          schema: callPage(Call),
         },
       },
       handler: ({ deps, principal, params, query }) => {

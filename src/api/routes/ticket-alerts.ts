@@ -1,6 +1,7 @@
 // Ticket alerts (`/orgs/{orgId}/ticket-alerts`) and the WhatsApp admin (`/admin/whatsapp/*`:
 // provider settings, message templates, a test send). Thin: the rules live in
 // src/domain/ticket-alerts.ts and src/domain/ticket-messaging.ts.
+
 import { Type } from "@sinclair/typebox";
 import {
   ALERT_CHANNELS,
@@ -22,6 +23,7 @@ import {
   updateTemplate,
 } from "../../domain/ticket-messaging.js";
 import { TICKET_PRIORITIES, TICKET_SOURCES } from "../../domain/tickets.js";
+import { createHttpPost } from "../../http-post.js";
 import type { AppDeps } from "../deps.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
@@ -106,18 +108,8 @@ const settingsDeps = (deps: AppDeps) => ({
 const OrgParams = Type.Object({ orgId: UuidString });
 const AlertParams = Type.Object({ orgId: UuidString, id: UuidString });
 
-/** One POST for the test send (fetch with a timeout). */
-async function postOnce(url: string, body: string, headers: Record<string, string>) {
-  const res = await fetch(url, {
-    method: "POST",
-    headers,
-    body,
-    redirect: "manual",
-    signal: AbortSignal.timeout(10_000),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
+/** One POST for the test send: the provider URL is a user's, so no redirect is followed. */
+const postOnce = createHttpPost({ timeoutMs: 10_000, redirect: "manual" });
 
 export const ticketAlertRoutes = [
   defineRoute({

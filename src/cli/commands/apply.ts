@@ -1,4 +1,5 @@
 import { Args, Flags } from "@oclif/core";
+import { systemClock } from "../../clock.js";
 import { webhookAllowPrivateFrom } from "../../config.js";
 import type { Change } from "../../domain/apply.js";
 import { applyAuditRun } from "../../domain/apply-audit.js";
@@ -139,7 +140,7 @@ export default class Apply extends PbxCommand {
         // wrote) applies again.
         webhookUrlPolicy: { allowPrivate: webhookAllowPrivateFrom(process.env) },
         // Each changed org's audit record (issue 16), in that org's transaction.
-        audit: applyAuditRun(new Date(), flags.deploy),
+        audit: applyAuditRun(systemClock(), flags.deploy),
       });
       const outcome: ApplyCommandResult = { dryRun, files, orgs: results, failures, gateway: null };
       if (!this.jsonEnabled()) this.printPlan(outcome);

@@ -130,7 +130,11 @@ export function answersFor(
 ): { name: string | null; answers: TranscriptAnswer[] } | null {
   const answers: TranscriptAnswer[] = [];
   let name: string | null = null;
-  for (const answer of [...recordedTranscript().answers, ...recordedPjsipRealtime().commands]) {
+  for (const answer of [
+    ...recordedTranscript().answers,
+    ...recordedPjsipRealtime().commands,
+    ...recordedSession().commands,
+  ]) {
     const match = pattern(answer.command).exec(command);
     if (!match) continue;
     answers.push(answer);
@@ -150,4 +154,75 @@ export function fill(text: string, name: string | null): string {
     .split("{name}")
     .join(name ?? "")
     .replace(/\{n\}/g, "0");
+}
+
+/**
+ * The AMI session itself (banner, Login, Logoff, Ping, refusals, the empty lists pbxctl asks for,
+ * and what a reload answers while another runs), captured from a real Asterisk 22 by
+ * test/engine/ami-session.test.ts (UPDATE_GOLDEN=1, or `npm run record:ami`, rewrites it).
+ */
+export const SESSION_FILE = new URL("../../../fixtures/ami/session.json", import.meta.url).pathname;
+
+/**
+ * One action's real answer: every message Asterisk sent with its ActionID (response first, then
+ * any events of a list), headers in the order sent, ActionID left out; `{name}` stands for the
+ * action named, `{n}` for a value that changes from run to run. `closes`: Asterisk hung up after.
+ */
+export interface SessionAnswer {
+  action: string;
+  case: string;
+  messages: Record<string, string>[];
+  closes: boolean;
+}
+
+export interface AmiSessionTranscript {
+  engine: string;
+  /** The first line Asterisk sends on a new connection. */
+  banner: string;
+  answers: SessionAnswer[];
+  /** `Command` answers beside the deployer's transcript: reloads while another one runs. */
+  commands: TranscriptAnswer[];
+}
+
+// Values that differ at every run: the engine's clock.
+const VOLATILE_HEADERS = new Set(["Timestamp"]);
+
+/** A recorded exchange as a template (ActionID dropped, the action's name and clocks abstracted). */
+export function sessionTemplateOf(recorded: {
+  action: string;
+  case: string;
+  messages: Array<Array<[string, string]>>;
+  closes: boolean;
+  name?: string | undefined;
+}): SessionAnswer {
+  const swap = (text: string) => (recorded.name ? text.split(recorded.name).join("{name}") : text);
+  return {
+    action: swap(recorded.action),
+    case: recorded.case,
+    messages: recorded.messages.map((message) =>
+      Object.fromEntries(
+        message
+          .filter(([key]) => key !== "ActionID")
+          .map(([key, value]) => [key, VOLATILE_HEADERS.has(key) ? "{n}" : swap(value)]),
+      ),
+    ),
+    closes: recorded.closes,
+  };
+}
+
+let cachedSession: AmiSessionTranscript | null = null;
+
+/** The recorded session answers (read once). */
+export function recordedSession(): AmiSessionTranscript {
+  cachedSession ??= JSON.parse(readFileSync(SESSION_FILE, "utf8")) as AmiSessionTranscript;
+  return cachedSession;
+}
+
+/** The recorded session answer to `action` (any case of letters) in situation `which`. */
+export function sessionAnswer(action: string, which: string): SessionAnswer | null {
+  return (
+    recordedSession().answers.find(
+      (a) => a.action.toLowerCase() === action.toLowerCase() && a.case === which,
+    ) ?? null
+  );
 }

@@ -3,10 +3,12 @@
 // Asterisk 22 style `Command` answers with `Output:` lines). It records every action with a
 // timestamp and can make reloads slow or refuse them as "already in progress".
 //
-// It accepts only the commands a real Asterisk 22 accepted and answers them word for word as it
-// did (fixtures/ami/asterisk-22.json, recorded by the engine suite); anything else gets the
-// engine's "No such command"; a message with a line longer than the engine reads is refused as
-// the engine refuses it (the `line too long` case of the same file). Given the engine directory, it also "loads" the generated files at
+// Every answer it gives was recorded from a real Asterisk 22 (fixtures/ami/*.json, written by
+// the engine suite; `npm run record:ami` records them again): the session (banner, Login, Logoff,
+// Ping, the refusals) from session.json, the commands from asterisk-22.json, the call-control and
+// realtime actions from their own files. An action nobody recorded gets the engine's answer to
+// an unknown action, a command nobody recorded its "No such command"; a message with a line
+// longer than the engine reads is refused as the engine refuses it (`line too long`). Given the engine directory, it also "loads" the generated files at
 // each reload the way Asterisk does (reading stops at an `#include` of a missing file), so the
 // deployer's after-reload checks (`dialplan show`, `pjsip show endpoint`, `queue show`) see
 // what a real engine would.
@@ -17,6 +19,9 @@ import {
   fill,
   fillOutput,
   recordedActionAnswer,
+  recordedSession,
+  type SessionAnswer,
+  sessionAnswer,
   type TranscriptAnswer,
 } from "./ami-transcript.js";
 import { FakeEngineConfig } from "./fake-engine-config.js";
@@ -65,7 +70,6 @@ const SORCERY_CACHES = ["res_pjsip/endpoint", "res_pjsip/auth", "res_pjsip/aor"]
 /** The transcript's entry for a message with a line longer than AMI reads. */
 export const LONG_LINE = "(any line over 1022 bytes)";
 const RELOAD = /^(dialplan reload|module reload \S+|queue reload\b.*|moh reload)$/;
-const BUSY_TEXT = "A module reload request is already in progress; please be patient";
 
 export class FakeAmiServer {
   readonly received: ReceivedAction[] = [];
@@ -73,7 +77,11 @@ export class FakeAmiServer {
   /** Reload commands that arrived while another was still running (a deployer bug). */
   overlaps = 0;
   reloadDelayMs: number;
-  /** The next N reload commands are refused with Asterisk's "already in progress" answer. */
+  /**
+   * The next N reload commands Asterisk can refuse as "already in progress" are refused so, as
+   * recorded (session.json `busy`). Only `module reload` takes the loader's reload lock; a
+   * `dialplan reload` or `queue reload` waits for its module instead and is never refused.
+   */
   refuseNextReloads = 0;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -168,7 +176,7 @@ export class FakeAmiServer {
     const connection = ++this.connections;
     this.sockets.add(socket);
     socket.setEncoding("utf8");
-    socket.write("Asterisk Call Manager/9.0.0\r\n");
+    socket.write(`${recordedSession().banner}\r\n`);
     let buffer = "";
     socket.on("data", (chunk: string) => {
       buffer += chunk;
@@ -193,10 +201,8 @@ export class FakeAmiServer {
 
   /** Asterisk's answer to a message with a line over its buffer, as recorded. */
   private refuseLongLine(socket: Socket, actionId: string | undefined): void {
-    const recorded = answersFor(LONG_LINE)?.answers[0];
-    const headers = recorded
-      ? { Response: recorded.response, Message: recorded.message }
-      : { Response: "Error", Message: "Invalid/unknown command" };
+    const recorded = answersFor(LONG_LINE)!.answers[0]!;
+    const headers = { Response: recorded.response, Message: recorded.message };
     if (!socket.destroyed) socket.write(format(headers, actionId));
   }
 
@@ -205,27 +211,46 @@ export class FakeAmiServer {
     const reply = (headers: Record<string, string | string[]>) => {
       if (!socket.destroyed) socket.write(format({ Response: "", ...headers }, id));
     };
+    /** Sends the recorded exchange (ActionID added) and hangs up where Asterisk hung up. */
+    const replay = (answer: SessionAnswer, name = "") => {
+      for (const message of answer.messages) {
+        const filled = Object.fromEntries(
+          Object.entries(message).map(([key, value]) => [key, fillSession(value, name)]),
+        );
+        if (socket.destroyed) return;
+        socket.write("Response" in filled ? format(filled, id) : format(withActionId(filled, id)));
+      }
+      if (answer.closes) socket.end();
+    };
+    const session = (which: string) => {
+      const answer = sessionAnswer(action, which);
+      if (!answer) throw new Error(`fixtures/ami/session.json has no ${action} ${which}`);
+      return answer;
+    };
     switch (action.toLowerCase()) {
       case "login":
         if (fields.Username === this.username && fields.Secret === this.secret) {
           this.authenticated.add(socket);
-          reply({ Response: "Success", Message: "Authentication accepted" });
+          replay(session("ok"));
         } else {
-          reply({ Response: "Error", Message: "Authentication failed" });
+          replay(session("bad secret"));
         }
         return;
       case "logoff":
-        reply({ Response: "Goodbye", Message: "Thanks for all the fish." });
-        socket.end();
+        replay(session("ok"));
         return;
     }
     if (!this.authenticated.has(socket)) {
-      reply({ Response: "Error", Message: "Permission denied" });
+      replay(sessionAnswer("Command", "not logged in")!);
       return;
     }
     switch (action.toLowerCase()) {
       case "ping":
-        reply({ Response: "Success", Ping: "Pong", Timestamp: (Date.now() / 1000).toFixed(6) });
+        replay(session("ok"));
+        return;
+      case "coreshowchannels":
+        // Only the empty list was recorded: the fake's hold channels are not listed.
+        replay(session("no channels"));
         return;
       case "command":
         reply(await this.runCommand(fields.Command ?? ""));
@@ -254,11 +279,13 @@ export class FakeAmiServer {
         return;
       }
       case "pjsipshowregistrationsoutbound": {
-        reply({
-          Response: "Success",
-          EventList: "start",
-          Message: "Following are Events for each Outbound registration",
-        });
+        // The recorded empty list, with the fake's items (as Asterisk 22 sent them, from
+        // fixtures/registrations/trunk-registrations.json) between its start and its end.
+        const [start, complete] = session("no registrations").messages as [
+          Record<string, string>,
+          Record<string, string>,
+        ];
+        reply(start);
         const items = this.outboundRegistrations;
         for (const item of items) {
           const { event: _event, ...fields } = item;
@@ -266,13 +293,19 @@ export class FakeAmiServer {
             format({ Event: "OutboundRegistrationDetail", ActionID: id ?? "", ...fields }),
           );
         }
+        const registered = items.filter((item) => item.status === "Registered").length;
         socket.write(
-          format({
-            Event: "OutboundRegistrationDetailComplete",
-            ActionID: id ?? "",
-            EventList: "Complete",
-            ListItems: String(items.length),
-          }),
+          format(
+            withActionId(
+              {
+                ...complete,
+                ListItems: String(items.length),
+                Registered: String(registered),
+                NotRegistered: String(items.length - registered),
+              },
+              id,
+            ),
+          ),
         );
         return;
       }
@@ -283,7 +316,7 @@ export class FakeAmiServer {
         reply(this.channelAction(action.toLowerCase(), fields));
         return;
       default:
-        reply({ Response: "Error", Message: "Invalid/unknown command" });
+        reply(unknownAction(action));
     }
   }
 
@@ -406,8 +439,7 @@ export class FakeAmiServer {
       : /^[a-z0-9_]+\.so$/.test(module)
         ? "already loaded"
         : "no such module";
-    const answer = this.recorded(`ModuleLoad load ${module}`, (a) => a.case === which);
-    return answer ?? { Response: "Error", Message: "Module not found." };
+    return this.recorded(`ModuleLoad load ${module}`, (a) => a.case === which)!;
   }
 
   private async runCommand(command: string): Promise<Record<string, string | string[]>> {
@@ -441,9 +473,10 @@ export class FakeAmiServer {
     if (!RELOAD.test(command)) return this.recorded(command, () => true) ?? noSuchCommand;
     const module = moduleOfReload(command);
     if (module && this.unloadedModules.has(module)) return noSuchCommand;
-    if (this.refuseNextReloads > 0) {
+    const busy = answersFor(command)?.answers.find((a) => a.case === "busy");
+    if (this.refuseNextReloads > 0 && busy) {
       this.refuseNextReloads--;
-      return { Response: "Success", Message: "Command output follows", Output: [BUSY_TEXT] };
+      return { Response: busy.response, Message: busy.message, Output: busy.output };
     }
     const answer = this.recorded(command, (a) => a.case === "ok");
     if (!answer) return noSuchCommand;
@@ -488,6 +521,24 @@ function format(headers: Record<string, string | string[]>, actionId?: string): 
   return `${lines.join("\r\n")}\r\n\r\n`;
 }
 
+/** A recorded session value with its placeholders filled in (`{n}`: the clock, as the engine's). */
+function fillSession(value: string, name: string): string {
+  return value
+    .split("{name}")
+    .join(name)
+    .replace(/\{n\}/g, () => (performance.timeOrigin / 1000 + performance.now() / 1000).toFixed(6));
+}
+
+/** An event's headers with the action's ActionID after its first header, where Asterisk puts it. */
+function withActionId(
+  fields: Record<string, string>,
+  actionId: string | undefined,
+): Record<string, string> {
+  if (actionId === undefined) return fields;
+  const [first, ...rest] = Object.entries(fields);
+  return Object.fromEntries(first ? [first, ["ActionID", actionId], ...rest] : rest);
+}
+
 /**
  * The engine's recorded answer to `action` in case `which` (`{channel}` filled in with `channel`),
  * or the answer Asterisk gives an action it does not know, when nothing was recorded.
@@ -496,5 +547,13 @@ function recordedReply(action: string, which: string, channel = ""): Record<stri
   const recorded = recordedActionAnswer(action, which);
   return recorded
     ? { Response: recorded.response, Message: recorded.message.split("{channel}").join(channel) }
-    : { Response: "Error", Message: "Invalid/unknown command" };
+    : unknownAction(action);
+}
+
+/** Asterisk's answer to an action it does not have, as recorded. */
+function unknownAction(action: string): Record<string, string> {
+  const [answer] = recordedSession().answers.find((a) => a.case === "unknown action")!.messages;
+  return Object.fromEntries(
+    Object.entries(answer!).map(([key, value]) => [key, value.split("{name}").join(action)]),
+  );
 }

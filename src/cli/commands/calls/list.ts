@@ -1,12 +1,9 @@
 import { Flags } from "@oclif/core";
 import { noEngineEventsHint } from "../../../domain/call-tail.js";
-import {
-  CALL_FILTER_PATTERNS,
-  CALL_PAGE,
-  type CallView,
-  callHistory,
-} from "../../../domain/calls.js";
+import { CALL_FILTER_PATTERNS, type CallView, callHistory } from "../../../domain/calls.js";
 import type { LiveCallsView } from "../../../domain/live-calls.js";
+import { PAGE_LIMITS } from "../../../domain/page-window.js";
+import { CALL_DIRECTIONS, CALL_DISPOSITIONS } from "../../../model/call-outcomes.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 import { withStoredOrg } from "../../lib/stored-org.js";
 
@@ -34,9 +31,6 @@ function callLine(call: CallView): string {
     .join("  ");
 }
 
-const DIRECTIONS = ["inbound", "outbound", "internal"] as const;
-const DISPOSITIONS = ["ANSWERED", "NO ANSWER", "BUSY", "FAILED", "CONGESTION"] as const;
-
 export default class CallsList extends PbxCommand {
   static override summary = "List an org's call history from the store, one line per call.";
   static override description =
@@ -50,20 +44,28 @@ export default class CallsList extends PbxCommand {
     org: Flags.string({ required: true, summary: "Org id or slug." }),
     from: Flags.string({ summary: "Calls that started at or after (ISO 8601)." }),
     to: Flags.string({ summary: "Calls that started before (ISO 8601)." }),
-    direction: Flags.option({ options: DIRECTIONS, summary: "inbound, outbound or internal." })(),
+    direction: Flags.option({
+      options: CALL_DIRECTIONS,
+      summary: "inbound, outbound or internal.",
+    })(),
     disposition: Flags.option({
-      options: DISPOSITIONS,
+      options: CALL_DISPOSITIONS,
       summary: "The call's best outcome over its legs.",
     })(),
     extension: Flags.string({ summary: "A leg has this extension as source or destination." }),
     number: Flags.string({ summary: "3-20 digits found in the call's source or destination." }),
     limit: Flags.integer({
-      default: CALL_PAGE.default,
+      default: PAGE_LIMITS.defaultSize,
       min: 1,
-      max: CALL_PAGE.max,
-      summary: `Calls to list (at most ${CALL_PAGE.max}).`,
+      max: PAGE_LIMITS.maxSize,
+      summary: `Calls to list (at most ${PAGE_LIMITS.maxSize}).`,
     }),
-    offset: Flags.integer({ default: 0, min: 0, summary: "Calls to skip." }),
+    offset: Flags.integer({
+      default: 0,
+      min: 0,
+      max: PAGE_LIMITS.maxOffset,
+      summary: "Calls to skip.",
+    }),
     "data-dir": Flags.directory({
       summary: "Data directory holding the store (env PBX_DATA_DIR, default ./var).",
     }),

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Flags } from "@oclif/core";
+import { systemClock } from "../../../clock.js";
 import { auditPurge, type PurgeReport, purgeAll, purgeOrg } from "../../../domain/retention.js";
 import { resolveEnginePaths } from "../../../engine/paths.js";
 import { PbxCommand } from "../../lib/base-command.js";
@@ -45,7 +46,7 @@ export default class CompliancePurge extends PbxCommand {
     const { recordingsDir } = resolveEnginePaths(process.env, flags["data-dir"]);
     return withStoredOrg(flags["data-dir"], flags.org, async (db, orgId) => {
       const context = { db, recordingsDir };
-      const now = new Date();
+      const now = systemClock();
       const reports =
         orgId === null
           ? await purgeAll(context, now, dryRun)
