@@ -32,6 +32,8 @@ export interface Config {
   soundsDir: string;
   /** Call recordings (`<org id>/<uniqueid>.wav`): PBX_RECORDINGS_DIR, else <data-dir>/recordings. */
   recordingsDir: string;
+  /** Engine nodes' directories (`<nodes>/<node name>`): PBX_NODES_DIR, else <data-dir>/nodes. */
+  nodesDir: string;
   port: number;
   host: string;
   /** Public address of the server, without `/api/v1` (second OpenAPI server). */
@@ -281,6 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     store: storeLocationFrom(env, join(dataDir, "pbx.db")),
     soundsDir: resolveEnginePaths(env, dataDir).soundsDir,
     recordingsDir: resolveEnginePaths(env, dataDir).recordingsDir,
+    nodesDir: resolveEnginePaths(env, dataDir).nodesDir,
     port,
     host,
     baseUrl: (nonEmpty(env.PBX_BASE_URL) ?? `http://${displayHost}:${port}`).replace(/\/+$/, ""),

@@ -67,6 +67,8 @@ export interface CallTrackingOptions {
   standbyWindowMs?: number;
   /** Ingest counts and lag, and the events connection's state (src/metrics). */
   instruments?: { calls: CallIngestInstruments; ami: AmiInstruments };
+  /** The engine node followed (issue 25): stamped on the call records and calls stored. */
+  nodeId?: string;
 }
 
 /** When the engine says the input happened (ms since the epoch), if it says. */
@@ -108,7 +110,12 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     list: () => listOrgMarkers(options.db),
     generation: () => orgMarkerGeneration(options.db),
   });
-  const ingest = new CallIngest({ db: options.db, clock: options.clock, orgs });
+  const ingest = new CallIngest({
+    db: options.db,
+    clock: options.clock,
+    orgs,
+    ...(options.nodeId !== undefined ? { nodeId: options.nodeId } : {}),
+  });
   const live = new LiveCalls((evidence) => orgs.orgOfKnown(evidence), options.clock);
   const log = options.logger;
   const loaded = orgs.refresh().catch((error: unknown) => {

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
 import type { Config } from "../config.js";
 import { DeployJobs } from "../deploy/deploy-jobs.js";
+import { NodeRuntimes } from "../deploy/node-runtime.js";
 import { SharedDeploys } from "../deploy/shared-deploys.js";
 import type { StartupSummary } from "../deploy/store-deploys.js";
 import {
@@ -13,21 +14,26 @@ import {
   type ServerEngine,
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
+import type { ConfigDeploys } from "../domain/config-deploy.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
 import { type RetentionScheduler, startRetentionScheduler } from "../domain/retention-scheduler.js";
+import { decrypt } from "../domain/secrets.js";
 import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
-import { amiOptionsFrom, engineKindFrom } from "../engine/index.js";
+import { createAmiTarget } from "../engine/ami-target.js";
+import { amiOptionsFrom, type EngineTarget, engineKindFrom } from "../engine/index.js";
 import { mediaDirsProbe } from "../media-check.js";
-import { noInstruments } from "../metrics/instruments.js";
+import { type Instruments, noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { ReplicaRoles, type ReplicaRolesOptions } from "../replica/roles.js";
 import { type Db, followStoreChanges, openMigratedStore, openStore } from "../store/database.js";
+import type { EngineNodeRow } from "../store/engine-node-repository.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
 import { EVENTS_PATH } from "./intake-app.js";
 import { storeMetricSources } from "./metric-sources.js";
 import { listenForMetrics } from "./metrics-endpoint.js";
+import { NodeCallTracking } from "./node-call-tracking.js";
 
 export interface RunningServer {
   url: string;
@@ -39,10 +45,17 @@ export interface RunningServer {
   deployRequests: SharedDeploys;
   /** Call records and live calls from the engine's events (fed by AMI when PBX_ENGINE is ami). */
   calls: CallTracking;
+  /** Every engine node's call tracking (issue 25); null when the caller passed a deployScheduler. */
+  nodeCalls: NodeCallTracking | null;
   /** Auto-tickets: the intake under /events, the call-record poller, the message outbox. */
   tickets: TicketService;
   /** The roles this replica runs while it holds their lease (deployer, ingest, poller, retention). */
   roles: ReplicaRoles;
+  /**
+   * The engine side of each engine node (issue 25): while nodes are defined, saves and
+   * on-request deploys go to the org's node; null when the caller passed its own deployScheduler.
+   */
+  nodes: NodeRuntimes | null;
   /** The process's metrics (also at /metrics); null when started without. */
   metrics: Metrics | null;
   /** The PBX_METRICS_LISTEN listener's URL, when one was asked for. */
@@ -76,6 +89,12 @@ export interface StartServerOptions {
   engineOptions?: Partial<Omit<ServerEngineOptions, "db" | "dataDir" | "env" | "shared">>;
   /** Lease timing and clocks of the replica's roles, for tests. */
   roleOptions?: Partial<Omit<ReplicaRolesOptions, "db" | "replicaId">>;
+  /** The engine target of an engine node (default: AMI with its unsealed secret), for tests. */
+  nodeTarget?: (node: EngineNodeRow) => EngineTarget;
+  /** How often the nodes and placements are looked at again (default 1 s), for tests. */
+  nodePollMs?: number;
+  /** Builds each engine node's call tracking (default: over the node's AMI), for tests. */
+  nodeCallTracking?: typeof startCallTracking;
 }
 
 function urlOf(server: Server): string {
@@ -140,7 +159,37 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         logger: options.logger,
       })
     : null;
-  const engineHealth = options.engineHealth ?? engine?.engineHealth;
+  // Engine nodes (issue 25): once any is defined, each node's engine side deploys the orgs placed
+  // on it, and the implicit engine's deployer role is given up (taken again if every node goes).
+  const nodes: NodeRuntimes | null = engine
+    ? new NodeRuntimes({
+        db,
+        replicaId,
+        roles,
+        nodesDir: options.config.nodesDir,
+        targetFor:
+          options.nodeTarget ??
+          ((node) =>
+            createAmiTarget({
+              host: node.ami_host,
+              port: node.ami_port,
+              username: node.ami_username,
+              secret: decrypt(node.ami_secret_sealed, options.config.serverKey),
+            })),
+        engineOptions: nodeEngineOptions(options, db, instruments),
+        logger: options.logger,
+        ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
+        ...(options.nodePollMs !== undefined ? { pollMs: options.nodePollMs } : {}),
+        onNodesDefined: (defined) => (defined ? dropImplicitDeployer() : addImplicitDeployer()),
+        onFollow: (node) => nodeCalls?.follow(node),
+        onUnfollow: async (nodeId: string): Promise<void> => {
+          await nodeCalls?.unfollow(nodeId);
+        },
+      })
+    : null;
+  const engineHealth =
+    options.engineHealth ??
+    (engine && nodes ? nodesOrImplicitHealth(nodes, engine.engineHealth) : undefined);
   // The engine's call events come over their own AMI connection (the deployer's asks for none).
   const env = options.env ?? process.env;
   const ami = engine && engineKindFrom(env) === "ami" ? amiOptionsFrom(env) : null;
@@ -152,6 +201,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     instruments: { calls: instruments.calls, ami: instruments.ami("events") },
     ...(ami ? { ami, standby: true } : {}),
   });
+  // Every engine node's events too (issue 25), each node's ingest under its own lease.
+  const nodeCalls: NodeCallTracking | null = nodes
+    ? new NodeCallTracking({
+        db,
+        clock: systemClock,
+        logger: options.logger,
+        roles,
+        secretOf: (node) => decrypt(node.ami_secret_sealed, options.config.serverKey),
+        implicit: calls,
+        nodesDefined: () => nodes.nodesDefined,
+        instruments: { calls: instruments.calls, ami: instruments.ami("events") },
+        ...(options.nodeCallTracking ? { track: options.nodeCallTracking } : {}),
+      })
+    : null;
   // The intake is mounted on this server; the poller POSTs to PBX_EVENTS_URL, by default this
   // server's own /events, so one process is the whole service. Without PBX_INTERNAL_KEY the
   // process makes up its own: its poller and bot-extension lookup carry it, and nobody else can
@@ -174,13 +237,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   const pbx = createApp({
     ticketIntake: tickets.intake,
-    liveCalls: calls.live,
-    callControl: calls.control,
+    liveCalls: nodeCalls?.live ?? calls.live,
+    callControl: nodeCalls?.control ?? calls.control,
     db,
     config,
     logger: options.logger,
-    deployScheduler: options.deployScheduler ?? (engine ? shared : noDeploys),
-    ...(deployJobs ? { configDeploys: deployJobs } : {}),
+    deployScheduler:
+      options.deployScheduler ?? (nodes ? nodesOrImplicitScheduler(nodes, shared) : noDeploys),
+    ...(deployJobs && nodes ? { configDeploys: nodesOrImplicitDeploys(nodes, deployJobs) } : {}),
     ...(engineHealth ? { engineHealth } : {}),
     replica: { id: replicaId, roles: () => roles.held() },
     mediaDirs: mediaDirsProbe(
@@ -191,8 +255,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
   metrics?.watch({
     ...storeMetricSources(db, systemClock),
-    liveCalls: () => calls.live.callCount(),
-    ...(engine ? { pendingDeploys: () => engine.deploys.scheduler.owedDeploys() } : {}),
+    liveCalls: () => nodeCalls?.callCount() ?? calls.live.callCount(),
+    ...(engine && nodes
+      ? {
+          pendingDeploys: () =>
+            nodes.nodesDefined ? nodes.owedDeploys() : engine.deploys.scheduler.owedDeploys(),
+        }
+      : {}),
   });
   const server = pbx.app.listen(options.config.port, options.config.host);
   await new Promise<void>((resolve, reject) => {
@@ -235,7 +304,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let closing = false;
   let deployerRun: Promise<StartupSummary | null> | null = null;
   let deployerTerms = 0;
-  if (engine) {
+  let implicitDeployer = false;
+  // The implicit engine's deployer (no engine node defined): added by the node runtimes' first
+  // look (before the first lease round), removed while nodes are defined.
+  function addImplicitDeployer(): void {
+    if (!engine || implicitDeployer) return;
+    implicitDeployer = true;
     roles.add({
       name: deployerRole,
       start: () => {
@@ -255,6 +329,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       },
     });
   }
+  async function dropImplicitDeployer(): Promise<void> {
+    if (!implicitDeployer) return;
+    implicitDeployer = false;
+    await roles.remove(deployerRole);
+  }
+  await nodes?.start();
   if (ami) {
     roles.add({
       name: `call-ingest:${engineName}`,
@@ -287,7 +367,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // The first round of leases: a lone server takes every role at once.
   await roles.start();
   await roles.idle();
-  const ready: Promise<StartupSummary | null> = deployerRun ?? Promise.resolve(null);
+  const ready: Promise<StartupSummary | null> =
+    deployerRun ?? (nodes?.nodesDefined ? nodes.started().then(() => null) : Promise.resolve(null));
   return {
     url: listeningUrl,
     server,
@@ -295,8 +376,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     engine,
     deployRequests: shared,
     calls,
+    nodeCalls,
     tickets,
     roles,
+    nodes,
     metrics,
     metricsUrl: metricsServer ? urlOf(metricsServer) : null,
     ready,
@@ -313,9 +396,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         // deploys as it stops; then every lease is given up, so another replica takes over at
         // once instead of after the expiry.
         closing = true;
+        await nodes?.close();
         await roles.stop();
+        await nodes?.closeEngines();
         await engine?.close({ flush: true });
       } finally {
+        await nodeCalls?.stop();
         await calls.stop();
         await tickets.stop();
         await webhooks.stop();
@@ -325,6 +411,51 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         await db.destroy();
       }
     },
+  };
+}
+
+/** What every engine node's engine side shares with the implicit one (never its target). */
+function nodeEngineOptions(options: StartServerOptions, db: Db, instruments: Instruments) {
+  const { target: _target, realtimeTarget: _realtime, ...rest } = options.engineOptions ?? {};
+  return {
+    env: options.env ?? process.env,
+    dataDir: options.config.dataDir,
+    db,
+    logger: options.logger,
+    instruments,
+    ...rest,
+  };
+}
+
+/** Saves go to the org's node while engine nodes are defined, else to the implicit engine. */
+function nodesOrImplicitScheduler(nodes: NodeRuntimes, implicit: DeployScheduler): DeployScheduler {
+  const now = () => (nodes.nodesDefined ? nodes : implicit);
+  return {
+    recordDeploy: (db, orgId) => now().recordDeploy(db, orgId),
+    scheduleDeploy: (orgId) => now().scheduleDeploy(orgId),
+  };
+}
+
+/** On-request deploys: the org's node's deployer while nodes are defined, else the implicit one. */
+function nodesOrImplicitDeploys(nodes: NodeRuntimes, implicit: ConfigDeploys): ConfigDeploys {
+  const now = () => (nodes.nodesDefined ? nodes : implicit);
+  return {
+    deployOrgNow: (orgId) => now().deployOrgNow(orgId),
+    reloadOrg: (orgId) => now().reloadOrg(orgId),
+    orgStatus: (orgId, options) => now().orgStatus(orgId, options),
+    regenerateGateway: (trigger) => now().regenerateGateway(trigger),
+  };
+}
+
+/** `/health`'s engine: every node's state (`connected` when all are), or the implicit engine's. */
+function nodesOrImplicitHealth(nodes: NodeRuntimes, implicit: () => string): () => string {
+  return () => {
+    if (!nodes.nodesDefined) return implicit();
+    const down = nodes
+      .list()
+      .filter((runtime) => runtime.engine.engineHealth() === "disconnected")
+      .map((runtime) => runtime.node.name);
+    return down.length === 0 ? "connected" : `disconnected: ${down.join(", ")}`;
   };
 }
 

@@ -45,6 +45,8 @@ export interface DeployJobsOptions {
   pollMs?: number;
   waitMs?: number;
   logger?: Logger;
+  /** The jobs of this engine node (issue 25); absent: the one implicit engine's. */
+  nodeId?: string;
 }
 
 /** The server's ConfigDeploys: local on the deployer, through the store anywhere else. */
@@ -59,7 +61,7 @@ export class DeployJobs {
   private polling: Promise<void> | null = null;
 
   constructor(private readonly options: DeployJobsOptions) {
-    this.jobs = createDeployJobRepository(options.db);
+    this.jobs = createDeployJobRepository(options.db, options.nodeId);
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
     this.pollMs = options.pollMs ?? DEPLOY_JOB_POLL_MS;

@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
 import type { Db } from "../store/database.js";
 import { createDeployRequestRepository } from "../store/deploy-request-repository.js";
+import { isPlacedOn } from "../store/engine-node-repository.js";
 import type { StartupSummary, StoreDeploys } from "./store-deploys.js";
 
 /** How often the deployer looks for other replicas' saves. */
@@ -23,6 +24,13 @@ export interface SharedDeploysOptions {
   timers?: Timers;
   pollMs?: number;
   logger?: Logger;
+  /**
+   * The deploys of one engine node (issue 25): only the requests of orgs placed on it are this
+   * deployer's to schedule and to close (another node's deployer closes the others'). A deploy
+   * it runs for an org placed elsewhere (removing the org from this node after a move) covers
+   * no request. Absent: every request (the one implicit engine).
+   */
+  nodeId?: string;
 }
 
 /** The domain's DeployScheduler for a replica: a request in the store, deployed by the lease holder. */
@@ -81,6 +89,11 @@ export class SharedDeploys {
 
   /** Before a background deploy reads the store: the requests it will cover. */
   async buildStarting(orgId: string): Promise<void> {
+    const nodeId = this.options.nodeId;
+    if (nodeId !== undefined && !(await isPlacedOn(this.options.db, orgId, nodeId))) {
+      this.covering.delete(orgId);
+      return;
+    }
     this.covering.set(orgId, await this.requests.seqOf(orgId));
   }
 
@@ -100,7 +113,7 @@ export class SharedDeploys {
     // Saves made from now on are scheduled as usual (the deployer's unit locks order them with
     // the deploy below); what was requested before is covered by it.
     this.deploys = deploys;
-    const before = await this.requests.pending();
+    const before = await this.requests.pending(this.options.nodeId);
     for (const request of before) this.seen.set(request.orgId, request.seq);
     const summary = await deploys.deployEverything(trigger);
     for (const request of before) await this.requests.done(request.orgId, request.seq);
@@ -144,7 +157,7 @@ export class SharedDeploys {
   }
 
   private async scheduleRequested(deploys: StoreDeploys): Promise<void> {
-    for (const request of await this.requests.pending()) {
+    for (const request of await this.requests.pending(this.options.nodeId)) {
       if (request.seq <= (this.seen.get(request.orgId) ?? 0)) continue;
       // This replica's own saves were scheduled when they were made: while that deploy is
       // waiting or running, it covers them (looked at again afterwards, in case a save came in

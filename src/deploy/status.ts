@@ -32,6 +32,8 @@ export interface UnitStatus {
   pending: boolean;
   /** Files on disk that differ from what the applied revision recorded (empty: no drift). */
   drifted: DriftedFile[];
+  /** The engine node whose engine the unit is deployed to (issue 25); absent: the one engine. */
+  node?: string;
 }
 
 export interface StatusOptions extends DriftOptions {

@@ -12,8 +12,9 @@ import type { AppliedRevision, DeployLog, DeployRecord, FileStamp } from "./depl
 export class StoreDeployLog implements DeployLog {
   private readonly repo;
 
-  constructor(db: Db) {
-    this.repo = createDeployRecordRepository(db);
+  /** `nodeId`: the records of that engine node (issue 25); absent: the one implicit engine's. */
+  constructor(db: Db, nodeId?: string) {
+    this.repo = createDeployRecordRepository(db, nodeId);
   }
 
   async record(entry: DeployRecord): Promise<void> {

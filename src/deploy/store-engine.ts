@@ -66,6 +66,13 @@ export interface ServerEngineOptions {
   startupBatchSize?: number;
   /** Deploy, reload and AMI measurements (src/metrics); default none. */
   instruments?: Instruments;
+  /**
+   * The engine node this side deploys to (issue 25, src/deploy/node-runtime.ts): its builds hold
+   * only the orgs placed on it and its deploy log is its own. Absent: the one implicit engine.
+   */
+  nodeId?: string;
+  /** Overrides the engine directory of `env` (a node's own directory). */
+  engineDir?: string;
 }
 
 export interface ServerEngine {
@@ -109,7 +116,9 @@ export function gatewayOptionsFrom(env: Env): GatewayOptions {
 
 /** Builds the engine side of the server; nothing is deployed until `start()`. */
 export function createServerEngine(options: ServerEngineOptions): ServerEngine {
-  const paths = resolveEnginePaths(options.env, options.dataDir);
+  const resolved = resolveEnginePaths(options.env, options.dataDir);
+  const paths = options.engineDir ? { ...resolved, asteriskDir: options.engineDir } : resolved;
+  const nodeId = options.nodeId;
   const gateway = gatewayOptionsFrom(options.env);
   const instruments = options.instruments ?? noInstruments;
   const pjsipMode = pjsipModeFrom(options.env);
@@ -122,7 +131,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   const deployer = new Deployer({
     engineDir: paths.asteriskDir,
     target: options.reloadFence ? fencedTarget(target, options.reloadFence) : target,
-    log: new StoreDeployLog(options.db),
+    log: new StoreDeployLog(options.db, nodeId),
     owner: { kind: "store", dataDir: resolve(options.dataDir) },
     reloadQueueOptions: { ...options.reloadQueueOptions, instruments: instruments.reloads },
   });
@@ -133,6 +142,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     gateway,
     soundsDir: paths.soundsDir,
     pjsip: pjsipMode,
+    ...(nodeId !== undefined ? { nodeId } : {}),
   });
   const realtimeTarget =
     pjsipMode !== "realtime"

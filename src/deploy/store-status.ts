@@ -12,7 +12,7 @@ import { StoreDeployLog } from "./store-deploy-log.js";
 import { orgUnit, unitId } from "./units.js";
 
 /**
- * Every unit's status; a unit whose desired revision is not applied is `pending`; with
+ * Every unit's status (of engine node `nodeId`'s engine, when given); a unit whose desired revision is not applied is `pending`; with
  * `options.engineDir`, a unit whose files changed there since they were applied is drifted.
  * `soundsDir` as the server's, so that music-on-hold files count as they do for its deploys.
  */
@@ -22,11 +22,17 @@ export async function storeUnitStatuses(
   options: StatusOptions = {},
   soundsDir?: string,
   pjsip: "file" | "realtime" = "file",
+  nodeId?: string,
 ): Promise<UnitStatus[]> {
-  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify).
-  const builds = new StoreBuilds(
-    soundsDir === undefined ? { db, gateway, pjsip } : { db, gateway, soundsDir, pjsip },
-  );
+  // The files as the server writes them in its PJSIP mode (realtime: pjsip.conf keeps identify);
+  // those of one engine node's orgs only, with `nodeId` (issue 25).
+  const builds = new StoreBuilds({
+    db,
+    gateway,
+    pjsip,
+    ...(soundsDir !== undefined ? { soundsDir } : {}),
+    ...(nodeId !== undefined ? { nodeId } : {}),
+  });
   const desired = new Map<string, string>();
   for (const org of await builds.orgs()) {
     try {
@@ -46,7 +52,10 @@ export async function storeUnitStatuses(
       org.slug ?? org.name,
     ]),
   );
-  const statuses = await unitStatuses(new StoreDeployLog(db), desired, { ...options, orgNames });
+  const statuses = await unitStatuses(new StoreDeployLog(db, nodeId), desired, {
+    ...options,
+    orgNames,
+  });
   // An org that never had files and has none now (not active) is not pending.
   const empty = revisionOf([]);
   return statuses.map((s) =>

@@ -31,6 +31,8 @@ export interface CallIngestOptions {
   db: Db;
   clock: Clock;
   orgs: RefreshingOrgDirectory;
+  /** The engine node whose events these are (issue 25), stamped on what is stored; absent: none. */
+  nodeId?: string;
 }
 
 /** The direction of one record: what the dialplan marked, else a call between the org's phones. */
@@ -43,6 +45,7 @@ export function callRecordRow(
   record: CdrRecord,
   orgId: string | null,
   ingestedAt: Date,
+  nodeId: string | null = null,
 ): NewCallRecordRow {
   return {
     org_id: orgId,
@@ -68,6 +71,7 @@ export function callRecordRow(
     direction: directionOf(record),
     recording_file: record.recordingFile,
     ingested_at: ingestedAt.toISOString(),
+    node_id: nodeId,
   };
 }
 
@@ -126,7 +130,7 @@ export class CallIngest {
         records.push({
           index,
           orgId: orgs[index]!,
-          row: callRecordRow(input.record, orgs[index]!, now),
+          row: callRecordRow(input.record, orgs[index]!, now, this.options.nodeId ?? null),
         });
       }
     }

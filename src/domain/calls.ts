@@ -28,7 +28,7 @@ export interface CallQuery extends Omit<CallFilters, "excludeLinkedIds"> {
 }
 
 /** A call as listings show it: one per linkedid (its first record's uniqueid as `uniqueid`). */
-export type CallView = Omit<CallRow, "org_id" | "first_uniqueid" | "first_sequence"> & {
+export type CallView = Omit<CallRow, "org_id" | "first_uniqueid" | "first_sequence" | "node_id"> & {
   uniqueid: string;
   live: boolean;
 };
@@ -46,7 +46,8 @@ export interface LiveCallView {
 }
 
 function callView(row: CallRow, live: boolean): CallView {
-  const { org_id: _org, first_uniqueid, first_sequence: _sequence, ...call } = row;
+  // The node that carried it is platform detail (issue 25): never shown to the org.
+  const { org_id: _org, first_uniqueid, first_sequence: _sequence, node_id: _node, ...call } = row;
   return { ...call, uniqueid: first_uniqueid, live };
 }
 
@@ -136,7 +137,7 @@ export async function callCounts(deps: CallsDeps, orgId: string, query: CallQuer
 /** One record of a call, without what only the store and rule 3 need. */
 export type JourneyLeg = Omit<
   CallRecordRow,
-  "id" | "org_id" | "linkedid" | "clid" | "accountcode" | "peeraccount" | "ingested_at"
+  "id" | "org_id" | "linkedid" | "clid" | "accountcode" | "peeraccount" | "ingested_at" | "node_id"
 >;
 
 function legView(row: CallRecordRow): JourneyLeg {
@@ -148,6 +149,7 @@ function legView(row: CallRecordRow): JourneyLeg {
     accountcode: _account,
     peeraccount: _peer,
     ingested_at: _ingested,
+    node_id: _node,
     ...leg
   } = row;
   return leg;

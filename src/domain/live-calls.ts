@@ -43,6 +43,12 @@ export class LiveCalls implements LiveCallsView {
     private readonly clock: Clock,
   ) {}
 
+  /** Whether the engine has a channel of this name up now (which node to act on, issue 25). */
+  carries(channel: string): boolean {
+    for (const live of this.channels.values()) if (live.channel === channel) return true;
+    return false;
+  }
+
   /** How many calls (linkedids) are live on the engine now, whatever their org (for /metrics). */
   callCount(): number {
     const calls = new Set<string>();

@@ -11,6 +11,11 @@ export interface EnginePaths {
    * `<astspooldir>/monitor`, so it must be that directory or a link to it (docs/engine.md).
    */
   recordingsDir: string;
+  /**
+   * Engine nodes' directories (issue 25, docs/nodes.md): node `<name>`'s engine directory is
+   * `<nodesDir>/<name>`, the directory that node's Asterisk loads.
+   */
+  nodesDir: string;
 }
 
 /** The default data directory when neither a flag nor `PBX_DATA_DIR` names one. */
@@ -18,7 +23,7 @@ export const DEFAULT_DATA_DIR = "./var";
 
 /**
  * Resolves the engine paths: `<data-dir>/asterisk` unless `PBX_ASTERISK_DIR`, `<data-dir>/sounds`
- * unless `PBX_SOUNDS_DIR`, `<data-dir>/recordings` unless `PBX_RECORDINGS_DIR`. Reads only the
+ * unless `PBX_SOUNDS_DIR`, `<data-dir>/recordings` unless `PBX_RECORDINGS_DIR`, `<data-dir>/nodes` unless `PBX_NODES_DIR`. Reads only the
  * env object it is given; returns absolute paths.
  */
 export function resolveEnginePaths(
@@ -29,6 +34,7 @@ export function resolveEnginePaths(
     asteriskDir: resolve(env.PBX_ASTERISK_DIR || join(dataDir, "asterisk")),
     soundsDir: resolve(env.PBX_SOUNDS_DIR || join(dataDir, "sounds")),
     recordingsDir: resolve(env.PBX_RECORDINGS_DIR || join(dataDir, "recordings")),
+    nodesDir: resolve(env.PBX_NODES_DIR || join(dataDir, "nodes")),
   };
 }
 

@@ -82,6 +82,27 @@ export class ReplicaRoles {
     this.roles.set(role.name, { role, held: false, epoch: null, changes: Promise.resolve() });
   }
 
+  /**
+   * Removes a role (an engine node removed or changed, issue 25): stopped if held (waiting for
+   * it), its lease given up so no other replica waits for the expiry. Unknown names are ignored.
+   */
+  async remove(name: string): Promise<void> {
+    const entry = this.roles.get(name);
+    if (!entry) return;
+    this.roles.delete(name);
+    // A round in progress may still take or renew it: wait for it, then give up what it holds.
+    await this.ticking;
+    if (entry.held) this.change(entry, false);
+    await entry.changes;
+    if (entry.epoch === null) return;
+    entry.epoch = null;
+    await this.leases
+      .release(name, this.replicaId)
+      .catch((error: unknown) =>
+        this.options.logger?.error({ err: error, role: name }, "lease not released"),
+      );
+  }
+
   /** The roles this replica holds now, by name. */
   held(): string[] {
     return [...this.roles.values()].filter((r) => r.held).map((r) => r.role.name);

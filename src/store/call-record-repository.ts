@@ -116,6 +116,7 @@ function callRowOf({ orgId, row }: RecordOfOrg) {
     direction: row.direction,
     recording_file: row.recording_file ?? null,
     legs: 1,
+    node_id: row.node_id ?? null,
   };
 }
 

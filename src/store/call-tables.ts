@@ -31,6 +31,8 @@ export interface CallRecordsTable {
   direction: CallDirection;
   recording_file: string | null;
   ingested_at: string;
+  /** The engine node that carried the call (migration 2981); null: the one implicit engine. */
+  node_id: string | null;
 }
 
 export interface CallsTable {
@@ -50,6 +52,8 @@ export interface CallsTable {
   direction: CallDirection;
   recording_file: string | null;
   legs: number;
+  /** The engine node that carried the call (migration 2981); null: the one implicit engine. */
+  node_id: string | null;
 }
 
 export type CallRecordRow = Selectable<CallRecordsTable>;

@@ -5,7 +5,12 @@ import type { DeployJobsTable } from "./schema.js";
 
 export type DeployJobRow = DeployJobsTable;
 
-export function createDeployJobRepository(db: Db) {
+/**
+ * The jobs of engine node `nodeId` (issue 25: each node's deployer carries out its own), or of
+ * the one implicit engine when absent.
+ */
+export function createDeployJobRepository(db: Db, nodeId?: string) {
+  const node = nodeId ?? null;
   return {
     async add(job: {
       id: string;
@@ -27,6 +32,7 @@ export function createDeployJobRepository(db: Db) {
           claimed_by: null,
           finished_at: null,
           outcome: null,
+          node_id: node,
         })
         .execute();
     },
@@ -41,6 +47,7 @@ export function createDeployJobRepository(db: Db) {
         .selectFrom("deploy_jobs")
         .selectAll()
         .where("finished_at", "is", null)
+        .where("node_id", node === null ? "is" : "=", node)
         .orderBy("requested_at")
         .execute();
     },

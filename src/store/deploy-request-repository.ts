@@ -29,13 +29,21 @@ export function createDeployRequestRepository(db: Db) {
         .execute();
     },
 
-    /** Every org with a deploy not done yet (those saved since the last poll: a short list). */
-    async pending(): Promise<DeployRequest[]> {
-      const rows = await db
+    /**
+     * Every org with a deploy not done yet (those saved since the last poll: a short list); with
+     * `nodeId`, only the orgs placed on that engine node as their primary (issue 25).
+     */
+    async pending(nodeId?: string): Promise<DeployRequest[]> {
+      let query = db
         .selectFrom("deploy_requests")
-        .select(["org_id", "seq", "requested_by"])
-        .whereRef("seq", ">", "done_seq")
-        .execute();
+        .select(["deploy_requests.org_id", "seq", "requested_by"])
+        .whereRef("seq", ">", "done_seq");
+      if (nodeId !== undefined) {
+        query = query
+          .innerJoin("org_placements", "org_placements.org_id", "deploy_requests.org_id")
+          .where("org_placements.node_id", "=", nodeId);
+      }
+      const rows = await query.execute();
       return rows.map((row) => ({
         orgId: row.org_id,
         seq: Number(row.seq),

@@ -3,6 +3,7 @@
 // replicas placing orgs at once from overfilling a node on PostgreSQL: every placement decision
 // first locks the node rows (in one order, so two decisions never deadlock), then counts; SQLite's
 // IMMEDIATE write transactions already run one at a time.
+import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { NodeState } from "../model/engine-node.js";
 import type { Db } from "./database.js";
@@ -196,4 +197,35 @@ export async function savePlacement(db: Db, row: OrgPlacementRow): Promise<void>
       }),
     )
     .execute();
+}
+
+/**
+ * A value that changes whenever a node or any org's primary node changes (the node runtimes of
+ * `serve` look at it every second, src/deploy/node-runtime.ts). Computed from the rows
+ * themselves, not from timestamps, so replicas whose clocks differ never miss a change: on
+ * PostgreSQL the database hashes the placements (one row comes back), on SQLite (local) they are
+ * read and hashed here.
+ */
+export async function nodeTopologyFingerprint(db: Db): Promise<string> {
+  const nodes = await db
+    .selectFrom("engine_nodes")
+    .select(["id", "updated_at", "state"])
+    .orderBy("id")
+    .execute();
+  const hash = createHash("sha256").update(JSON.stringify(nodes));
+  if (storeDialect(db) === "postgres") {
+    const row = await sql<{ digest: string | null; n: string }>`
+      select md5(string_agg(org_id || ':' || node_id, ',' order by org_id)) as digest,
+             count(*) as n
+      from org_placements`.execute(db);
+    hash.update(`${row.rows[0]?.digest ?? ""}/${row.rows[0]?.n ?? 0}`);
+  } else {
+    const rows = await db
+      .selectFrom("org_placements")
+      .select(["org_id", "node_id"])
+      .orderBy("org_id")
+      .execute();
+    for (const row of rows) hash.update(`${row.org_id}:${row.node_id},`);
+  }
+  return hash.digest("hex");
 }

@@ -291,6 +291,8 @@ export interface DeployJobsTable {
   claimed_by: string | null;
   finished_at: string | null;
   outcome: string | null;
+  /** The engine node whose deployer carries it out; null: the one implicit engine (2980). */
+  node_id: string | null;
 }
 
 /** An org's saves (`seq` grows with each) and what the deployer has deployed of them (2901). */

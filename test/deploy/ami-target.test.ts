@@ -348,6 +348,7 @@ test("engine settings come from the environment", () => {
     asteriskDir: "/data/asterisk",
     soundsDir: "/data/sounds",
     recordingsDir: "/data/recordings",
+    nodesDir: "/data/nodes",
   });
   assert.equal(
     resolveEnginePaths(
@@ -355,6 +356,7 @@ test("engine settings come from the environment", () => {
         PBX_ASTERISK_DIR: "/etc/asterisk/pbx",
         PBX_SOUNDS_DIR: "/snd",
         PBX_RECORDINGS_DIR: "/var/spool/asterisk/monitor",
+        PBX_NODES_DIR: "/srv/pbx-nodes",
       },
       "/data",
     ),
@@ -362,6 +364,7 @@ test("engine settings come from the environment", () => {
       asteriskDir: "/etc/asterisk/pbx",
       soundsDir: "/snd",
       recordingsDir: "/var/spool/asterisk/monitor",
+      nodesDir: "/srv/pbx-nodes",
     },
   );
 });

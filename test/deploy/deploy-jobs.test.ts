@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DeployerUnavailableError, DeployJobs } from "../../src/deploy/deploy-jobs.js";
 import { type StoreDeploys, UnknownOrgError } from "../../src/deploy/store-deploys.js";
+import { createDeployJobRepository } from "../../src/store/deploy-job-repository.js";
 import { freshStore } from "../store/helpers.js";
 import { FakeClock } from "./helpers.js";
 
@@ -106,6 +107,30 @@ test("with no deployer, the request gives up after its wait and is withdrawn, ne
     await late.poll();
     await late.stopServing();
     assert.equal(log, []);
+  } finally {
+    await store.close();
+  }
+});
+
+test("each engine node's deployer sees only its own jobs; the implicit engine's none of them", async () => {
+  const store = await freshStore();
+  try {
+    const job = (id: string) => ({
+      id,
+      kind: "deploy-org",
+      orgId: null,
+      trigger: null,
+      requestedBy: "r2",
+      at: "2026-03-01T10:00:00.000Z",
+    });
+    await createDeployJobRepository(store.db, "n1").add(job("j1"));
+    await createDeployJobRepository(store.db, "n2").add(job("j2"));
+    await createDeployJobRepository(store.db).add(job("j0"));
+    const ids = async (nodeId?: string) =>
+      (await createDeployJobRepository(store.db, nodeId).unfinished()).map((row) => row.id);
+    assert.equal(await ids("n1"), ["j1"]);
+    assert.equal(await ids("n2"), ["j2"]);
+    assert.equal(await ids(), ["j0"]);
   } finally {
     await store.close();
   }

@@ -186,4 +186,25 @@ test("a holder that cannot renew stops its role; stop() releases the leases at o
   }
 });
 
+test("a removed role stops and gives its lease up at once: another replica takes it", async () => {
+  const store = await freshStore();
+  try {
+    const { one, two, log } = twoReplicas(store, ["deployer:node:n1", "retention"]);
+    await one.start();
+    await two.start();
+    await settle([one, two]);
+    assert.equal(one.held(), ["deployer:node:n1", "retention"]);
+    await one.remove("deployer:node:n1");
+    assert.equal(one.held(), ["retention"], "no longer offered");
+    assert.ok(log.includes("r1 stop deployer:node:n1"), "stopped before its lease was released");
+    await settle([one, two]);
+    assert.equal(two.held(), ["deployer:node:n1"], "released, not left to expire");
+    await one.remove("deployer:node:unknown");
+    await one.stop();
+    await two.stop();
+  } finally {
+    await store.close();
+  }
+});
+
 test.run();

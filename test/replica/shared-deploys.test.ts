@@ -13,6 +13,7 @@ import { type RunningServer, startServer } from "../../src/api/server.js";
 import { loadConfig } from "../../src/config.js";
 import { SharedDeploys } from "../../src/deploy/shared-deploys.js";
 import { createDeployRequestRepository } from "../../src/store/deploy-request-repository.js";
+import { insertEngineNode, savePlacement } from "../../src/store/engine-node-repository.js";
 import { FakeClock } from "../deploy/helpers.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 import { freshStoreLocation } from "../store/test-database.js";
@@ -205,6 +206,73 @@ test("a save's deploy request commits with the save: none for a rolled-back one"
     // Not the deployer: scheduling after the commit does nothing here, the request stays pending.
     shared.scheduleDeploy(org);
     assert.ok(await requests.isPending(org));
+  } finally {
+    await store.close();
+  }
+});
+
+test("a node's deployer takes and closes only the requests of orgs placed on it", async () => {
+  const store = await freshStore();
+  const at = new Date(T0).toISOString();
+  const a = "aaaaaaaa-3333-4333-8333-33333333333a";
+  const b = "bbbbbbbb-3333-4333-8333-33333333333b";
+  try {
+    for (const [org, name] of [
+      [a, "A"],
+      [b, "B"],
+    ] as const) {
+      await insertOrg(store.db, org, name, `org_${name}_`);
+    }
+    for (const node of ["n1", "n2"]) {
+      await insertEngineNode(store.db, {
+        id: node,
+        name: node,
+        ami_host: "127.0.0.1",
+        ami_port: 5038,
+        ami_username: "pbxctl",
+        ami_secret_sealed: "sealed",
+        sip_address: "127.0.0.1",
+        capacity: 10,
+        state: "active",
+        created_at: at,
+        updated_at: at,
+      });
+    }
+    await savePlacement(store.db, {
+      org_id: a,
+      node_id: "n1",
+      standby_node_id: null,
+      pinned: 0,
+      placed_at: at,
+    });
+    await savePlacement(store.db, {
+      org_id: b,
+      node_id: "n2",
+      standby_node_id: null,
+      pinned: 0,
+      placed_at: at,
+    });
+    const requests = createDeployRequestRepository(store.db);
+    await requests.request(a, "r1", at);
+    await requests.request(b, "r1", at);
+    assert.equal(
+      (await requests.pending("n1")).map((r) => r.orgId),
+      [a],
+      "node n1 sees A's request only",
+    );
+    // n1 deploys B too (B moved away from it: the deploy removes B's files) but closes nothing
+    // of B's: only n2's deploy of B does.
+    const n1 = new SharedDeploys({ db: store.db, replicaId: "r1", nodeId: "n1" });
+    await n1.buildStarting(b);
+    await n1.deployed(b, true);
+    assert.ok(await requests.isPending(b), "B's request left for its own node");
+    await n1.buildStarting(a);
+    await n1.deployed(a, true);
+    assert.not.ok(await requests.isPending(a), "A's request closed by its node");
+    const n2 = new SharedDeploys({ db: store.db, replicaId: "r1", nodeId: "n2" });
+    await n2.buildStarting(b);
+    await n2.deployed(b, true);
+    assert.not.ok(await requests.isPending(b));
   } finally {
     await store.close();
   }

@@ -3,11 +3,13 @@ import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
 import { dataDirStore, pjsipModeFrom } from "../../config.js";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
+import { nodeEngineDir } from "../../deploy/node-runtime.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
 import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
 import { storeUnitStatuses } from "../../deploy/store-status.js";
 import { resolveEnginePaths } from "../../engine/index.js";
 import { resolveGitopsEngineDir } from "../../engine/paths.js";
+import { listEngineNodes } from "../../store/engine-node-repository.js";
 import {
   createPjsipRealtimeRepository,
   type PendingPjsipObject,
@@ -48,6 +50,9 @@ export default class Status extends PbxCommand {
     "holds a store and --etc is not given, the server's store (desired revisions compiled from " +
     "it); otherwise the deploy log (.pbxctl/) of the engine directory written by `pbxctl deploy`. " +
     "Org units also show the org's slug (from the store) or name (from its generated files).\n\n" +
+    "With engine nodes defined (docs/nodes.md), the units are grouped by node: each node's " +
+    "orgs, gateway and include files, from that node's deploy log and directory " +
+    "(<PBX_NODES_DIR>/<node name>); `node` names it in --json.\n\n" +
     "With PBX_PJSIP=realtime, the PJSIP objects (endpoint, auth, aor, registration) whose rows " +
     "changed and that the engine has not taken yet are listed after the table, and count as " +
     "PENDING.\n\n" +
@@ -113,13 +118,34 @@ export default class Status extends PbxCommand {
       const paths = resolveEnginePaths(process.env, store.dataDir);
       const engineDir = paths.asteriskDir;
       const pjsip = pjsipModeFrom(process.env);
-      const units = await storeUnitStatuses(
-        store.db,
-        gatewayOptionsFrom(process.env),
-        { ...options, engineDir },
-        paths.soundsDir,
-        pjsip,
-      );
+      const gateway = gatewayOptionsFrom(process.env);
+      // With engine nodes (issue 25): each node's units, from its own deploy log and directory.
+      const nodes = await listEngineNodes(store.db);
+      const units =
+        nodes.length === 0
+          ? await storeUnitStatuses(
+              store.db,
+              gateway,
+              { ...options, engineDir },
+              paths.soundsDir,
+              pjsip,
+            )
+          : (
+              await Promise.all(
+                nodes.map(async (node) =>
+                  (
+                    await storeUnitStatuses(
+                      store.db,
+                      gateway,
+                      { ...options, engineDir: nodeEngineDir(paths.nodesDir, node.name) },
+                      paths.soundsDir,
+                      pjsip,
+                      node.id,
+                    )
+                  ).map((unit) => ({ ...unit, node: node.name })),
+                ),
+              )
+            ).flat();
       if (pjsip === "file") return { source: "store", from: store.dataDir, engineDir, units };
       const pjsipPending = await createPjsipRealtimeRepository(store.db).pending();
       return { source: "store", from: store.dataDir, engineDir, units, pjsipPending };

@@ -42,7 +42,13 @@ export function statusTable(units: readonly UnitStatus[], paint: Paint): string[
     return [...padded, lastStyle ? paint(lastStyle, last) : last].join("  ");
   };
   const lines = [paint("bold", line(header))];
+  let node: string | undefined;
   for (const { unit, cells } of rows) {
+    // Units of several engine nodes (issue 25): a heading before each node's units.
+    if (unit.node !== undefined && unit.node !== node) {
+      node = unit.node;
+      lines.push(paint("bold", `node ${node}`));
+    }
     lines.push(line(cells, cells[cells.length - 1] === "OK" ? "green" : "yellow"));
     for (const file of unit.drifted) lines.push(`  drifted: ${file.path} (${file.change})`);
     if (unit.pending) {

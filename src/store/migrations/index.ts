@@ -35,6 +35,8 @@ import * as changeNotifications from "./2960-change-notifications.js";
 import * as leaseEpochs from "./2961-lease-epochs.js";
 import * as deployJobs from "./2962-deploy-jobs.js";
 import * as engineNodes from "./2970-engine-nodes.js";
+import * as nodeDeploys from "./2980-node-deploys.js";
+import * as callNodes from "./2981-call-nodes.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -68,4 +70,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2961-lease-epochs", leaseEpochs],
   ["2962-deploy-jobs", deployJobs],
   ["2970-engine-nodes", engineNodes],
+  ["2980-node-deploys", nodeDeploys],
+  ["2981-call-nodes", callNodes],
 ];
