@@ -123,65 +123,98 @@ export function summarizeOrg(
 }
 
 /**
+ * Who claimed a value before the file being checked (the earliest such file, as reported), by
+ * the kind of claim: `crossOrgProblems` answers from maps of the files checked so far, the CLI's
+ * claims index (src/cli/lib/claims-index.ts) from a persistent index a change updates.
+ */
+export interface EarlierClaims {
+  id(id: string): string | undefined;
+  contextPrefix(prefix: string): string | undefined;
+  slug(slug: string): string | undefined;
+  did(key: string): string | undefined;
+  /** The earliest file with a trunk match entry overlapping `value` (match-claims.ts). */
+  trunkMatch(value: string): string | undefined;
+}
+
+/**
  * Orgs compiled together share one engine: ids, context prefixes, slugs, DIDs and trunk
  * addresses must not collide. One pass with maps of what earlier files claimed (comparing every pair of orgs took
  * seconds at 1,000 orgs); the later file in the given order gets the problem.
  */
 export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagnostic[] {
   const problems: SourceDiagnostic[] = [];
-  const error = (file: string, path: string, at: SourcePosition, message: string) =>
-    problems.push({ severity: "error", path, message, file, ...at });
   const ids = new Map<string, string>();
   const prefixes = new Map<string, string>();
   const slugs = new Map<string, string>();
   const numbers = new Map<string, string>();
   const addresses = new MatchClaims<string>();
+  const earlier: EarlierClaims = {
+    id: (id) => ids.get(id),
+    contextPrefix: (prefix) => prefixes.get(prefix),
+    slug: (slug) => slugs.get(slug),
+    did: (key) => numbers.get(key),
+    trunkMatch: (value) => addresses.firstOverlapping(value),
+  };
   for (const summarized of files) {
     const { file } = summarized;
-    // Compared by their keys; the summary (its places) is read only for a clash.
     const keys = keysOf(summarized);
-    const idOwner = ids.get(keys.id);
-    if (idOwner !== undefined) {
-      const { at } = summarized.summary;
-      error(file, "org.id", at.id, `org id ${keys.id} is also used in ${idOwner}`);
-    }
-    const prefixOwner = prefixes.get(keys.context_prefix);
-    if (prefixOwner !== undefined) {
-      error(
-        file,
-        "org.context_prefix",
-        summarized.summary.at.context_prefix,
-        `context prefix ${keys.context_prefix} is also used in ${prefixOwner}`,
-      );
-    }
-    const slugOwner = keys.slug === null ? undefined : slugs.get(keys.slug);
-    if (slugOwner !== undefined) {
-      const { at } = summarized.summary;
-      error(file, "org.slug", at.slug, `slug ${keys.slug} is also used in ${slugOwner}`);
-    }
-    keys.dids.forEach((key, k) => {
-      const numberOwner = numbers.get(key);
-      if (numberOwner !== undefined) {
-        const did = summarized.summary.dids[k]!;
-        error(file, did.path, did.at, `DID ${did.value} is also assigned in ${numberOwner}`);
-      }
-    });
-    // A carrier address or range another file's trunk matches: Asterisk would give its traffic
-    // to one of the two orgs (trunk-identify.ts); the earliest file's claim is named.
-    keys.trunk_matches.forEach((value, m) => {
-      const owner = addresses.firstOverlapping(value);
-      if (owner !== undefined) {
-        const match = summarized.summary.trunk_matches[m]!;
-        error(file, match.path, match.at, `${value} is already matched by a trunk in ${owner}`);
-      }
-    });
+    problems.push(...claimProblems(summarized, earlier));
     // Claims are recorded after the org's own checks: a number twice in one file is the
     // single-org validator's concern, not a clash between files.
-    if (idOwner === undefined) ids.set(keys.id, file);
-    if (prefixOwner === undefined) prefixes.set(keys.context_prefix, file);
-    if (keys.slug !== null && slugOwner === undefined) slugs.set(keys.slug, file);
+    if (!ids.has(keys.id)) ids.set(keys.id, file);
+    if (!prefixes.has(keys.context_prefix)) prefixes.set(keys.context_prefix, file);
+    if (keys.slug !== null && !slugs.has(keys.slug)) slugs.set(keys.slug, file);
     for (const key of keys.dids) if (!numbers.has(key)) numbers.set(key, file);
     for (const value of keys.trunk_matches) addresses.add(value, file);
   }
+  return problems;
+}
+
+/**
+ * One file's clashes with the files before it (`earlier`), in the order every run reports them:
+ * id, context prefix, slug, DIDs, trunk match entries. Compared by the file's keys; its summary
+ * (the places) is read only for a clash.
+ */
+export function claimProblems(
+  summarized: SummarizedFile,
+  earlier: EarlierClaims,
+): SourceDiagnostic[] {
+  const problems: SourceDiagnostic[] = [];
+  const { file } = summarized;
+  const error = (path: string, at: SourcePosition, message: string) =>
+    problems.push({ severity: "error", path, message, file, ...at });
+  const keys = keysOf(summarized);
+  const idOwner = earlier.id(keys.id);
+  if (idOwner !== undefined) {
+    error("org.id", summarized.summary.at.id, `org id ${keys.id} is also used in ${idOwner}`);
+  }
+  const prefixOwner = earlier.contextPrefix(keys.context_prefix);
+  if (prefixOwner !== undefined) {
+    error(
+      "org.context_prefix",
+      summarized.summary.at.context_prefix,
+      `context prefix ${keys.context_prefix} is also used in ${prefixOwner}`,
+    );
+  }
+  const slugOwner = keys.slug === null ? undefined : earlier.slug(keys.slug);
+  if (slugOwner !== undefined) {
+    error("org.slug", summarized.summary.at.slug, `slug ${keys.slug} is also used in ${slugOwner}`);
+  }
+  keys.dids.forEach((key, k) => {
+    const numberOwner = earlier.did(key);
+    if (numberOwner !== undefined) {
+      const did = summarized.summary.dids[k]!;
+      error(did.path, did.at, `DID ${did.value} is also assigned in ${numberOwner}`);
+    }
+  });
+  // A carrier address or range another file's trunk matches: Asterisk would give its traffic
+  // to one of the two orgs (trunk-identify.ts); the earliest file's claim is named.
+  keys.trunk_matches.forEach((value, m) => {
+    const owner = earlier.trunkMatch(value);
+    if (owner !== undefined) {
+      const match = summarized.summary.trunk_matches[m]!;
+      error(match.path, match.at, `${value} is already matched by a trunk in ${owner}`);
+    }
+  });
   return problems;
 }

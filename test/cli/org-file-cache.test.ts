@@ -125,6 +125,28 @@ test("an unchanged file is answered from the cache; a changed file never is", as
   assert.match(broken.stderr, /acme\.yaml:\d+:\d+ users\[1\]\.extension: /);
 });
 
+test("a one-file change appends to the pack instead of writing it again; later runs read the record", async () => {
+  assert.is((await runCommand(Validate, [orgs])).code, 0);
+  const written = readFileSync(packFile());
+  edit("acme.yaml", "extension: 1002", "extension: 10x2");
+  const broken = await runCommand(Validate, [orgs]);
+  assert.is(broken.code, 1);
+  const appended = readFileSync(packFile());
+  assert.ok(appended.length > written.length, "a record was appended");
+  assert.equal(appended.subarray(0, written.length), written, "the pack's bytes are kept");
+  // The appended entry answers the next run (a planted problem in it is reported).
+  const pack = readPack();
+  assert.is(Object.keys(pack.entries).length, 3, "the old and new text of acme, and globex");
+  await plantProblem("globex", "planted in the cache");
+  const again = await runCommand(Validate, [orgs]);
+  assert.match(again.stderr, "planted in the cache");
+  assert.match(again.stderr, /acme\.yaml:\d+:\d+ users\[1\]\.extension: /);
+  edit("acme.yaml", "extension: 10x2", "extension: 1002");
+  const fixed = await runCommand(Validate, [orgs]);
+  assert.not.match(fixed.stderr, "users[1].extension");
+  assert.match(fixed.stderr, "planted in the cache");
+});
+
 test("an entry of another pbxctl version is never used", async () => {
   // No state asked for: what the cache holds is enough.
   const options = { env: {}, cache: true, cacheVersion: "version-a", statesOf: new Set<string>() };
@@ -221,6 +243,45 @@ test("a clash across files is found when only one of the two files changed", asy
   assert.is(apply.code, 1);
   assert.match(apply.stderr, "DID +918065978001 is also assigned in");
   assert.match(apply.error!.message, "1 error(s) in org files");
+});
+
+test("a change that removes a clash clears it; the claims index answers as a full check does", async () => {
+  edit("globex.yaml", "number: +918065978021", "number: +918065978001");
+  const clash = await runCommand(Validate, [orgs]);
+  assert.is(clash.code, 1);
+  assert.ok(existsSync(join(orgs, CACHE_DIR, cacheVersion(), "claims.index")));
+  // The unchanged acme keeps its number; globex, the changed file, gives it up.
+  edit("globex.yaml", "number: +918065978001", "number: +918065978021");
+  const cleared = await runCommand(Validate, [orgs]);
+  const full = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(cleared.code, 0, cleared.stderr);
+  assert.is(cleared.stdout, full.stdout);
+  assert.is(cleared.stderr, full.stderr);
+  // And back: found again from the index's journal, the same as a full check.
+  edit("globex.yaml", "number: +918065978021", "number: +918065978001");
+  const again = await runCommand(Validate, [orgs]);
+  const againFull = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(again.code, 1);
+  assert.match(again.stderr, "DID +918065978001 is also assigned in");
+  assert.is(again.stderr, againFull.stderr);
+});
+
+test("plan --base: a clash at the revision between a changed and an unchanged file is found from the index", async () => {
+  // Committed with a clash (a merge of two valid branches can hold one); fixed in the tree.
+  edit("globex.yaml", "number: +918065978021", "number: +918065978001");
+  git("commit", "-qam", "clash");
+  edit("globex.yaml", "number: +918065978001", "number: +918065978021");
+  process.chdir(repo);
+  assert.is((await runCommand(Validate, ["orgs"])).code, 0);
+  const plan = await runCommand(Plan, ["orgs", "--base", "HEAD"]);
+  const full = await runCommand(Plan, ["orgs", "--base", "HEAD", "--no-cache"]);
+  assert.is(plan.code, 1);
+  assert.match(
+    plan.stderr,
+    /HEAD:orgs\/globex\.yaml:\d+:\d+ dids\[\d\]\.number: DID \+918065978001/,
+  );
+  assert.match(plan.error!.message, "the org files at HEAD have errors");
+  assert.is(plan.stderr, full.stderr);
 });
 
 test("a clash placed in the unchanged file: its cached summary places it as a parse would", async () => {

@@ -6,6 +6,7 @@ import * as assert from "uvu/assert";
 import {
   DecodedPack,
   encodePack,
+  encodeRecord,
   type PackEntry,
   type StatRow,
 } from "../../src/cli/lib/org-file-pack.js";
@@ -78,6 +79,58 @@ test("one entry's bytes or row changed: that entry is lost, the others are kept"
   assert.ok(changedRow);
   assert.is(changedRow.entry("hash-c"), undefined);
   assert.ok(changedRow.entry("hash-a"));
+});
+
+test("appended records: a new entry, a replaced one and stat rows changed or dropped read back", () => {
+  const base = encodePack("v1", entries, files);
+  const record = encodeRecord(
+    new Map([
+      ["hash-d", entry("4")],
+      ["hash-a", entry("5", false)],
+    ]),
+    new Map<string, StatRow | null>([
+      ["d.yaml", [140, 1, 2, 44, "hash-d"]],
+      ["c.yaml", null],
+    ]),
+  );
+  const later = encodeRecord(new Map(), new Map([["a.yaml", [121, 5, 6, 42, "hash-a"]]]));
+  const pack = DecodedPack.decode(Buffer.concat([base, record, later]), "v1");
+  assert.ok(pack);
+  assert.equal(pack.appended.records, 2);
+  assert.ok(pack.appended.sound);
+  assert.equal([...pack.hashes()].sort(), ["hash-a", "hash-b", "hash-c", "hash-d"]);
+  assert.is(bytesOf(pack.entry("hash-d")), bytesOf(entry("4")));
+  assert.is(bytesOf(pack.entry("hash-a")), bytesOf(entry("5")), "the later row of a hash wins");
+  assert.is(pack.entry("hash-a")?.plain, false);
+  assert.is(bytesOf(pack.entry("hash-b")), bytesOf(entries.get("hash-b")));
+  assert.equal(Object.fromEntries(pack.files), {
+    "a.yaml": [121, 5, 6, 42, "hash-a"],
+    "d.yaml": [140, 1, 2, 44, "hash-d"],
+  });
+});
+
+test("a torn or changed record ends the records there; what came before is kept", () => {
+  const base = encodePack("v1", entries, files);
+  const first = encodeRecord(new Map([["hash-d", entry("4")]]), new Map());
+  const second = encodeRecord(new Map([["hash-e", entry("5")]]), new Map());
+  const torn = DecodedPack.decode(
+    Buffer.concat([base, first, second.subarray(0, second.length - 3)]),
+    "v1",
+  );
+  assert.ok(torn);
+  assert.not.ok(torn.appended.sound);
+  assert.ok(torn.entry("hash-d"));
+  assert.is(torn.entry("hash-e"), undefined);
+  assert.ok(torn.entry("hash-a"));
+
+  const flipped = Buffer.concat([base, first, second]);
+  const at = flipped.lastIndexOf('"analysis":"5"');
+  flipped.write('"analysis":"6"', at);
+  const changed = DecodedPack.decode(flipped, "v1");
+  assert.ok(changed);
+  assert.not.ok(changed.appended.sound);
+  assert.is(changed.entry("hash-e"), undefined);
+  assert.ok(changed.entry("hash-d"));
 });
 
 test.run();

@@ -21,14 +21,18 @@
 // of the read could keep its size and time stamps, so a recent file is hashed until it is old).
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, type Stats } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { open, readFile, rm } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { TEMP_MARK, writeFileAtomic } from "../../atomic-files.js";
 import type { OrgFileAnalysis } from "../../model/org-file-result.js";
 import { type SummaryKeys, summaryKeys } from "../../model/org-summary.js";
+import { ClaimsIndex } from "./claims-index.js";
 import {
+  APPEND_LIMIT_RECORDS,
+  APPEND_LIMIT_SHARE,
   DecodedPack,
   encodePack,
+  encodeRecord,
   keysOfRow,
   keysRow,
   PACK_FORMAT,
@@ -88,6 +92,7 @@ export function cacheVersion(): string {
     `cli/lib/org-file-analysis${ext}`,
     `cli/lib/org-file-cache${ext}`,
     `cli/lib/org-file-pack${ext}`,
+    `cli/lib/claims-index${ext}`,
   ];
   for (const path of code)
     hash
@@ -225,6 +230,8 @@ export async function writePackFile(
 /** The cached analyses of the org files of one directory, for one pbxctl version. */
 export class OrgFileCache {
   private readonly used = new Map<string, CachedEntry>();
+  /** Entries analyzed this run (what an appended record holds). */
+  private readonly added = new Map<string, PackEntry>();
   /** Entries of the pack found corrupted this run (never written again). */
   private readonly dropped = new Set<string>();
   /** The stat index rows of the files seen this run (null: not to be recorded). */
@@ -255,6 +262,11 @@ export class OrgFileCache {
     const cache = new OrgFileCache(root, version, pack);
     cache.changed = pack === null;
     return cache;
+  }
+
+  /** The claims index kept beside the pack (claims-index.ts). */
+  claimsIndex(): Promise<ClaimsIndex> {
+    return ClaimsIndex.open(join(this.root, this.version), this.version);
   }
 
   /** The entry of a text's hash, if there is a sound one (with lint findings if `lint`). */
@@ -318,8 +330,46 @@ export class OrgFileCache {
   put(hash: string, analysis: OrgFileAnalysis, lint: boolean): void {
     const { state: _state, ...rest } = analysis;
     const cached: CachedAnalysis = { ...rest, lint };
-    this.used.set(hash, new CachedEntry(packEntry(cached), cached));
+    const entry = new CachedEntry(packEntry(cached), cached);
+    this.used.set(hash, entry);
+    this.added.set(hash, entry.packed);
     this.changed = true;
+  }
+
+  /**
+   * Appends what this run added (entries, changed stat rows) to the pack as one synced record;
+   * false when the pack must be written anew instead: missing or corrupted (a failed check, a
+   * dropped entry, a torn record) or its records grown past their limits.
+   */
+  private async append(): Promise<boolean> {
+    const pack = this.pack;
+    if (pack === null || !pack.intact || !pack.appended.sound || this.dropped.size > 0) {
+      return false;
+    }
+    if (
+      pack.appended.records + 1 > APPEND_LIMIT_RECORDS ||
+      pack.appended.bytes > pack.appended.base * APPEND_LIMIT_SHARE
+    ) {
+      return false;
+    }
+    const files = new Map<string, StatRow | null>();
+    for (const [name, row] of this.seen) {
+      const before = pack.files.get(name);
+      if (row === null) {
+        if (before !== undefined) files.set(name, null);
+      } else if (before?.join("\n") !== row.join("\n")) {
+        files.set(name, row);
+      }
+    }
+    if (this.added.size === 0 && files.size === 0) return true;
+    const handle = await open(join(this.root, this.version, PACK), "a");
+    try {
+      await handle.write(encodeRecord(this.added, files));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return true;
   }
 
   /**
@@ -329,6 +379,14 @@ export class OrgFileCache {
    */
   async save(): Promise<void> {
     if (!this.changed) return;
+    try {
+      if (await this.append()) {
+        this.changed = false;
+        return;
+      }
+    } catch {
+      // Appending failed (a read-only checkout): writing it anew fails too, or works.
+    }
     const entries = new Map<string, PackEntry>();
     for (const [hash, entry] of [...this.used].sort(([a], [b]) => (a < b ? -1 : 1))) {
       entries.set(hash, entry.packed);

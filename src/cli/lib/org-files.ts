@@ -25,6 +25,7 @@ import {
   startAnalysisPool,
   worthWorkers,
 } from "./analysis-pool.js";
+import type { ClaimsIndex, RunFile } from "./claims-index.js";
 import { type CachedAnalysis, CachedEntry, contentHash, OrgFileCache } from "./org-file-cache.js";
 
 /**
@@ -63,6 +64,8 @@ export interface OrgFilesLoad {
   crossFile: SourceDiagnostic[];
   /** With `lint`: the findings (as warnings) of the files without errors, file by file. */
   lint: SourceDiagnostic[];
+  /** The claims index the checks across files used, and the files as it took them. */
+  claims?: { index: ClaimsIndex; files: readonly RunFile[] } | undefined;
 }
 
 /** These org files on disk (read when needed), each cached beside itself. */
@@ -177,17 +180,38 @@ export async function loadOrgFileInputs(
     }
   }
   await Promise.all([...caches.values()].map((cache) => cache.save()));
-  return finishLoad(inputs, analyses, options.env, lint);
+  const index = options.cache ? await claimsIndexOf(inputs, cacheOf) : undefined;
+  const load = finishLoad(inputs, analyses, hashes, options.env, lint, index);
+  await index?.record(load.runFiles);
+  const { runFiles: _runFiles, ...result } = load;
+  return result;
+}
+
+/**
+ * The claims index the checks across these files use: when they are all in one cached
+ * directory (the index names files by their names there) and there are two or more.
+ */
+async function claimsIndexOf(
+  inputs: readonly OrgFileInput[],
+  cacheOf: (input: OrgFileInput) => Promise<OrgFileCache | undefined>,
+): Promise<ClaimsIndex | undefined> {
+  if (inputs.length < 2) return undefined;
+  const dir = inputs[0]!.cacheDir;
+  if (dir === null || inputs.some((input) => input.cacheDir !== dir)) return undefined;
+  return (await cacheOf(inputs[0]!))?.claimsIndex();
 }
 
 function finishLoad(
   inputs: readonly OrgFileInput[],
   found: readonly (OrgFileAnalysis | CachedEntry)[],
+  hashes: readonly (string | undefined)[],
   env: SecretEnvironment,
   lint: boolean,
-): OrgFilesLoad {
+  index: ClaimsIndex | undefined,
+): OrgFilesLoad & { runFiles: RunFile[] } {
   const orgs: LoadedOrg[] = [];
   const summaries: SummarizedFile[] = [];
+  const runFiles: RunFile[] = [];
   const perFile: SourceDiagnostic[] = [];
   // A plain cache entry has nothing to report: only its keys take part, its analysis is read
   // when a clash is reported about it (most of 10,000 files on a warm run).
@@ -196,18 +220,26 @@ function finishLoad(
   );
   for (const [index, input] of inputs.entries()) {
     const analysis = analyses[index]!;
+    const runFile: RunFile = {
+      name: basename(input.file),
+      hash: hashes[index] ?? null,
+      summarized: null,
+    };
+    runFiles.push(runFile);
     if (analysis instanceof CachedEntry) {
-      summaries.push(cachedSummary(input.file, analysis));
+      runFile.summarized = cachedSummary(input.file, analysis);
+      summaries.push(runFile.summarized);
       continue;
     }
     const state = "state" in analysis ? analysis.state : null;
     const loaded = finishOrgFile(input.file, { ...analysis, state }, env);
     perFile.push(...loaded.diagnostics);
     if (analysis.summary === null) continue;
-    summaries.push({ file: input.file, summary: analysis.summary });
+    runFile.summarized = { file: input.file, summary: analysis.summary };
+    summaries.push(runFile.summarized);
     if (loaded.state) orgs.push({ file: input.file, state: loaded.state });
   }
-  const crossFile = crossOrgProblems(summaries);
+  const crossFile = index ? index.problems(runFiles) : crossOrgProblems(summaries);
   const diagnostics = sortDiagnostics([...perFile, ...crossFile]);
   const findings: SourceDiagnostic[] = [];
   if (lint) {
@@ -224,7 +256,8 @@ function finishLoad(
         findings.push({ ...finding, severity: "warning", file: input.file });
     }
   }
-  return { orgs, summaries, diagnostics, crossFile, lint: findings };
+  const claims = index && { index, files: runFiles };
+  return { orgs, summaries, diagnostics, crossFile, lint: findings, claims, runFiles };
 }
 
 /** The whole analysis of a fresh or cached file. */

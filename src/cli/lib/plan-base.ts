@@ -4,6 +4,7 @@
 // parsed (at REV and now), only their orgs compiled, the gateway only when the DIDs it
 // dispatches moved and the top-level files only when the set of orgs did. The checks across
 // files still cover every file, over the cached summaries of the others (org-files.ts).
+import { basename, dirname } from "node:path";
 import { impactOf, type OrgImpact } from "../../compiler/impact.js";
 import type { SourceDiagnostic } from "../../model/diagnostic.js";
 import type { GatewayOptions } from "../../model/gateway.js";
@@ -13,10 +14,11 @@ import type { GatewayOrg, GatewayState } from "../../model/org-state.js";
 import { crossOrgProblems, keysOf, renamed, type SummarizedFile } from "../../model/org-summary.js";
 import type { SecretEnvironment } from "../../model/secrets.js";
 import { CommandFailure } from "./base-command.js";
+import type { RunFile } from "./claims-index.js";
 import { compilePartialTree } from "./compiled-tree.js";
 import { changesSinceRevision } from "./git-base.js";
 import { countProblems } from "./load.js";
-import { loadOrgFileInputs, loadOrgFiles } from "./org-files.js";
+import { loadOrgFileInputs, loadOrgFiles, type OrgFilesLoad } from "./org-files.js";
 
 export interface BasePlanInput {
   paths: readonly string[];
@@ -73,7 +75,7 @@ export async function basePlanTrees(input: BasePlanInput): Promise<BasePlanTrees
   }
   for (const s of beforeChanged.summaries) summaryOf.set(s.file.slice(input.rev.length + 1), s);
   const beforeSummaries = changes.files.flatMap((file) => summaryOf.get(file) ?? []);
-  const crossFile = crossOrgProblems(beforeSummaries);
+  const crossFile = baseSideClashes(after, changes, summaryOf) ?? crossOrgProblems(beforeSummaries);
   const ownProblems = beforeChanged.diagnostics.filter((d) => !beforeChanged.crossFile.includes(d));
   const beforeDiagnostics = sortDiagnostics([...ownProblems, ...crossFile]);
   input.report({ orgs: [], diagnostics: beforeDiagnostics });
@@ -120,6 +122,38 @@ export async function basePlanTrees(input: BasePlanInput): Promise<BasePlanTrees
     impact: impactOf(changedBefore, changedAfter),
     orgs: after.orgs,
   };
+}
+
+/**
+ * The revision's clashes across files from the claims index the working tree's check used:
+ * the revision's files are the working tree's but for the changed ones, so only the changed
+ * files' claims at the revision (and the files that clash with them or clashed when the index
+ * was written) are looked up; every other file's claims are the index's (same name, same hash,
+ * same text). Whether the revision was valid when it was merged is not assumed: the answer is
+ * the same as checking every file of the revision (claims-index.ts), only cheaper. Null when
+ * the working tree was not checked with an index (no cache, files in several directories).
+ */
+function baseSideClashes(
+  after: OrgFilesLoad,
+  changes: { files: readonly string[]; changed: ReadonlySet<string> },
+  summaryOf: ReadonlyMap<string, SummarizedFile>,
+): SourceDiagnostic[] | null {
+  const first = after.summaries[0];
+  if (!after.claims || first === undefined) return null;
+  // The index names the files of one directory (the working tree's files all are in it).
+  const dir = dirname(first.file);
+  const headHash = new Map(after.claims.files.map((file) => [file.name, file.hash]));
+  const files: RunFile[] = [];
+  for (const file of changes.files) {
+    if (dirname(file) !== dir) return null;
+    const name = basename(file);
+    files.push({
+      name,
+      hash: changes.changed.has(file) ? null : (headHash.get(name) ?? null),
+      summarized: summaryOf.get(file) ?? null,
+    });
+  }
+  return after.claims.index.problems(files);
 }
 
 function refuseErrors(diagnostics: readonly SourceDiagnostic[], message: string): void {
