@@ -3,7 +3,6 @@
 // finding a file beside itself through import.meta.url (now the bundle's directory), and the
 // packages left outside it, loaded at run time. The eSpeak preview crosses all of those: the
 // worker thread's module (../tts/synthesis-worker.js), espeak-ng and its .wasm, wavefile.
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,6 +10,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ROOT } from "./run-command.js";
+import { adminToken, postJson, startServeProcess } from "./serve-process.js";
 
 const PASSWORD = "bundle-test-password";
 
@@ -26,49 +26,21 @@ test("the built serve module is one bundle: it imports only Node's modules and t
 
 test("serve from the bundle: a speech preview runs the worker thread and espeak-ng", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "pbxctl-serve-bundle-"));
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, "bin/run.js"), "serve", "--port", "0", "--data-dir", dataDir],
-    {
-      cwd: ROOT,
-      env: { ...process.env, PBX_ENGINE: "none", PBX_ADMIN_PASSWORD: PASSWORD },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
+  const serve = await startServeProcess(dataDir, {
+    PBX_ENGINE: "none",
+    PBX_ADMIN_PASSWORD: PASSWORD,
   });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        for (const line of output.split("\n")) {
-          if (line.includes('"pbxctl serving"')) resolve((JSON.parse(line) as { url: string }).url);
-        }
-      });
-      void exited.then(() => reject(new Error(`serve exited early:\n${output}`)));
-    });
-    const post = async (path: string, body: unknown, headers: Record<string, string>) =>
-      fetch(`${url}/api/v1${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify(body),
-      });
-    const auth = await post(
-      "/admin/auth",
-      { admin_username: "admin", admin_password: PASSWORD },
-      {},
-    );
-    const { token } = (await auth.json()) as { token: string };
-    const org = await post(
+    const token = await adminToken(serve.url, PASSWORD);
+    const org = await postJson(
+      serve.url,
       "/organizations",
       { name: "Bundled" },
       { authorization: `Bearer ${token}` },
     );
     const { api_key } = (await org.json()) as { api_key: string };
-    const preview = await post(
+    const preview = await postJson(
+      serve.url,
       "/tts/preview",
       { text: "Hello", language: "en-IN" },
       { "x-api-key": api_key },
@@ -79,8 +51,8 @@ test("serve from the bundle: a speech preview runs the worker thread and espeak-
     assert.is(wav.subarray(0, 4).toString(), "RIFF");
     assert.ok(wav.length > 1000, `${wav.length} bytes of speech`);
   } finally {
-    child.kill("SIGTERM");
-    assert.is(await exited, 0, output);
+    serve.child.kill("SIGTERM");
+    assert.is(await serve.exited, 0, serve.output());
     await rm(dataDir, { recursive: true, force: true });
   }
 });

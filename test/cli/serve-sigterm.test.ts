@@ -1,6 +1,5 @@
 // `pbxctl serve` as shipped (bin/run.js over dist/, npm test builds first): SIGTERM flushes a
 // deploy the debounce still holds before the process exits, and the store records it.
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,55 +7,26 @@ import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ROOT } from "./run-command.js";
+import { adminToken, postJson, startServeProcess } from "./serve-process.js";
 
 const PASSWORD = "sigterm-test-password";
 
 test("serve: SIGTERM runs the pending deploy, then exits 0", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "pbxctl-serve-"));
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, "bin/run.js"), "serve", "--port", "0", "--data-dir", dataDir],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: "production",
-        PBX_ENGINE: "none",
-        PBX_ADMIN_PASSWORD: PASSWORD,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
+  const serve = await startServeProcess(dataDir, {
+    NODE_ENV: "production",
+    PBX_ENGINE: "none",
+    PBX_ADMIN_PASSWORD: PASSWORD,
   });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const { child, url, exited } = serve;
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let buffered = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        buffered += chunk.toString();
-        output += chunk.toString();
-        for (const line of buffered.split("\n")) {
-          if (!line.includes('"pbxctl serving"')) continue;
-          resolve((JSON.parse(line) as { url: string }).url);
-        }
-      });
-      void exited.then(() => reject(new Error(`serve exited early:\n${output}`)));
-    });
-    const auth = await fetch(`${url}/api/v1/admin/auth`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ admin_username: "admin", admin_password: PASSWORD }),
-    });
-    const { token } = (await auth.json()) as { token: string };
-    const created = await fetch(`${url}/api/v1/organizations`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      body: JSON.stringify({ name: "Flushed" }),
-    });
+    const token = await adminToken(url, PASSWORD);
+    const created = await postJson(
+      url,
+      "/organizations",
+      { name: "Flushed" },
+      { authorization: `Bearer ${token}` },
+    );
     assert.is(created.status, 201);
     const org = (await created.json()) as { id: string; context_prefix: string };
     const dialplan = join(dataDir, "asterisk", "orgs", org.context_prefix, "extensions.conf");
@@ -64,8 +34,8 @@ test("serve: SIGTERM runs the pending deploy, then exits 0", async () => {
     assert.not.ok(existsSync(dialplan), "deployed before SIGTERM: the debounce did not hold it");
 
     child.kill("SIGTERM");
-    assert.is(await exited, 0, output);
-    assert.ok(existsSync(dialplan), `flushed on SIGTERM:\n${output}`);
+    assert.is(await exited, 0, serve.output());
+    assert.ok(existsSync(dialplan), `flushed on SIGTERM:\n${serve.output()}`);
     assert.match(
       readFileSync(join(dataDir, "asterisk", "extensions.conf"), "utf8"),
       org.context_prefix,

@@ -1,7 +1,8 @@
 // Shared helpers for deploy tests: a fake clock, temp engine dirs, a fake AMI engine.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { TimerHandle, Timers } from "../../src/clock.js";
 import { FileDeployLog } from "../../src/deploy/deploy-log.js";
 import { Deployer } from "../../src/deploy/deployer.js";
@@ -117,4 +118,19 @@ export function orgFiles(
       content: parts.queues ?? `[${prefix}q_5000]\nstrategy=ringall\n`,
     },
   ];
+}
+
+/** Every file under `dir` (the deployer's own bookkeeping left out) with its text; none when absent. */
+export function tree(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (at: string) => {
+    for (const entry of readdirSync(at)) {
+      const full = join(at, entry);
+      if (entry === ".pbxctl") continue;
+      if (statSync(full).isDirectory()) walk(full);
+      else files.set(relative(dir, full), readFileSync(full, "utf8"));
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return files;
 }

@@ -3,8 +3,6 @@
 // pinned elsewhere leaves the node at its next deploy. Two fake AMI engines (recorded answers
 // only), each with its own engine directory; every file of each tree is read back to prove that
 // no other org's config is there ("placement is tenant isolation too").
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { StoreBuilds } from "../../src/deploy/store-builds.js";
@@ -13,24 +11,9 @@ import { createEngineNode } from "../../src/domain/engine-nodes.js";
 import { pinOrg } from "../../src/domain/placement.js";
 import { addToPool, assignFromPool, seedUser } from "../api/dids-fixtures.js";
 import { startTestApp } from "../api/helpers.js";
-import { rig } from "./helpers.js";
+import { rig, tree } from "./helpers.js";
 
 const GATEWAY = { environment: "prod", staging_endpoint: "staging-tunnel" } as const;
-
-/** Every file under `dir` (the deployer's own bookkeeping left out) with its text. */
-function tree(dir: string): Map<string, string> {
-  const files = new Map<string, string>();
-  const walk = (at: string) => {
-    for (const entry of readdirSync(at)) {
-      const full = join(at, entry);
-      if (entry === ".pbxctl") continue;
-      if (statSync(full).isDirectory()) walk(full);
-      else files.set(relative(dir, full), readFileSync(full, "utf8"));
-    }
-  };
-  walk(dir);
-  return files;
-}
 
 /** Paths of `files` that mention `needle`, in name or content. */
 function mentioning(files: Map<string, string>, needle: string): string[] {

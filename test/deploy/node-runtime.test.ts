@@ -5,9 +5,9 @@
 // engines (recorded answers only) stand for the nodes, reached through each node's row (its AMI
 // port and sealed secret). A save to an org reloads its node only; a pin moves the org's files
 // from one node's directory to the other's at run time.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { sql } from "kysely";
 import { pino } from "pino";
 import { test } from "uvu";
@@ -21,25 +21,10 @@ import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { runCommand } from "../cli/run-command.js";
 import { freshStoreLocation } from "../store/test-database.js";
-import { FakeClock } from "./helpers.js";
+import { FakeClock, tree } from "./helpers.js";
 
 const PASSWORD = "node-runtime-password";
 const T0 = Date.parse("2026-03-01T10:00:00.000Z");
-
-/** Every file under `dir` (the deployer's bookkeeping left out) with its text; none when absent. */
-function tree(dir: string): Map<string, string> {
-  const files = new Map<string, string>();
-  const walk = (at: string) => {
-    for (const entry of readdirSync(at)) {
-      const full = join(at, entry);
-      if (entry === ".pbxctl") continue;
-      if (statSync(full).isDirectory()) walk(full);
-      else files.set(relative(dir, full), readFileSync(full, "utf8"));
-    }
-  };
-  if (existsSync(dir)) walk(dir);
-  return files;
-}
 
 /** The recorded Cdr event of fixtures/calls/internal.json, as of org `orgId`. */
 function cdrEvent(orgId: string, n: number): Record<string, string> {
