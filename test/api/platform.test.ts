@@ -4,6 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { defineRoute } from "../../src/api/registry.js";
 import { allRoutes } from "../../src/api/routes/index.js";
+import { storeChangeFeed } from "../../src/store/database-postgres.js";
 import { testBackend } from "../store/test-database.js";
 import { bearer, expectError, startTestApp, type TestApp } from "./helpers.js";
 
@@ -45,6 +46,7 @@ test.before(async () => {
 test.after(async () => app.close());
 
 test("GET /health reports store and engine without auth", async () => {
+  await storeChangeFeed(app.db)?.whenFollowing();
   const res = await app.request("GET", "/health");
   assert.is(res.status, 200);
   assert.equal(res.body, {
@@ -52,6 +54,8 @@ test("GET /health reports store and engine without auth", async () => {
     store: "ok",
     engine: "files-only",
     database: testBackend(),
+    // PostgreSQL only: whether this replica's cached reads follow the change feed.
+    ...(testBackend() === "postgres" ? { change_feed: "following" } : {}),
   });
 });
 

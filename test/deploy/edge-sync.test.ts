@@ -170,7 +170,7 @@ test("every change that moves routing reaches the edge, debounced, read back, re
     assert.is(rig.edge.htables.dids.get("+918065978001"), prefix);
     assert.is(rig.edge.htables.dids.get("08065978001"), prefix, "every alias");
     assert.ok(
-      rig.edge.calls.includes("htable.sets dids +918065978001 " + prefix),
+      rig.edge.calls.includes(`htable.sets dids +918065978001 ${prefix}`),
       "only differing keys are sent",
     );
     assert.not.ok(
