@@ -37,6 +37,16 @@ export interface AsteriskInstanceOptions {
   }) => Promise<{ generatedDir: string }>;
   /** Realtime PJSIP from this database (`engine init --pjsip realtime --database-url`). */
   pjsipDatabaseUrl?: string;
+  /**
+   * The loopback address SIP binds to (default 127.0.0.1): several engines on one machine each
+   * take their own (127.0.0.11, 127.0.0.12) as the nodes of a cluster do. AMI stays on 127.0.0.1.
+   */
+  sipBind?: string;
+  /**
+   * `systemname` in asterisk.conf: every node of a cluster needs its own, or two nodes' call ids
+   * (`<systemname>-<epoch>.<n>`) collide and the second node's records are taken for duplicates.
+   */
+  systemName?: string;
 }
 
 export interface AsteriskInstance {
@@ -52,6 +62,8 @@ export interface AsteriskInstance {
   readonly pid: number;
   readonly amiPort: number;
   readonly sipPort: number;
+  /** The address SIP listens on (`sipBind`, or 127.0.0.1). */
+  readonly sipAddress: string;
   readonly amiUsername: string;
   readonly amiSecret: string;
   /** Runs one CLI command (`asterisk -rx`) and resolves with its output. */
@@ -91,13 +103,16 @@ function installExitHook(): void {
   }
 }
 
-/** A TCP port free on 127.0.0.1 whose UDP twin is free too (SIP listens on both). */
-export async function freeLoopbackPort(avoid: ReadonlySet<number> = new Set()): Promise<number> {
+/** A TCP port free on `address` (127.0.0.1 unless given) whose UDP twin is free too (SIP listens on both). */
+export async function freeLoopbackPort(
+  avoid: ReadonlySet<number> = new Set(),
+  address = "127.0.0.1",
+): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = await new Promise<number>((resolve, reject) => {
       const server = createTcpServer();
       server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => {
+      server.listen(0, address, () => {
         const address = server.address();
         server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
       });
@@ -106,7 +121,7 @@ export async function freeLoopbackPort(avoid: ReadonlySet<number> = new Set()): 
     const udpFree = await new Promise<boolean>((resolve) => {
       const socket = createSocket("udp4");
       socket.once("error", () => resolve(false));
-      socket.bind(port, "127.0.0.1", () => socket.close(() => resolve(true)));
+      socket.bind(port, address, () => socket.close(() => resolve(true)));
     });
     if (udpFree) return port;
   }
@@ -165,7 +180,8 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
   }
   const soundsDir = await prepareDataDir(install, join(dir, "data"));
   const amiPort = await freeLoopbackPort();
-  const sipPort = await freeLoopbackPort(new Set([amiPort]));
+  const sipAddress = options.sipBind ?? "127.0.0.1";
+  const sipPort = await freeLoopbackPort(new Set([amiPort]), sipAddress);
   const amiUsername = options.amiUsername ?? "pbxctl";
   const amiSecret = options.amiSecret ?? "pbxctl-test-secret";
   // First: engine init reads the directories Asterisk uses from it.
@@ -188,6 +204,7 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
       `astlogdir => ${join(dir, "log")}`,
       "[options]",
       "verbose = 3",
+      ...(options.systemName ? [`systemname = ${options.systemName}`] : []),
       "",
     ].join("\n"),
   );
@@ -198,7 +215,7 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
         amiUsername,
         amiSecret,
         amiPort,
-        sipBind: "127.0.0.1",
+        sipBind: sipAddress,
         sipPort,
         ...(options.pjsipDatabaseUrl
           ? { pjsip: "realtime" as const, databaseUrl: options.pjsipDatabaseUrl }
@@ -298,6 +315,7 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
     },
     amiPort,
     sipPort,
+    sipAddress,
     amiUsername,
     amiSecret,
     cli: (command) => runCli(install.binary, config, command),
