@@ -4,14 +4,14 @@
 // (ingest, rule 3, live calls).
 import type { Logger } from "pino";
 import { type Clock, systemTimers, type Timers } from "../clock.js";
-import { BatchQueue } from "../domain/batch-queue.js";
-import type { CallControlPort } from "../domain/call-control.js";
-import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
-import { RefreshingOrgDirectory } from "../domain/call-org.js";
-import { CHANNEL_GONE, type ControlAction, refusalError } from "../domain/engine-refusals.js";
-import { LiveCalls } from "../domain/live-calls.js";
-import { RegistrationIngest } from "../domain/registration-ingest.js";
-import { TrunkRegistrationIngest } from "../domain/trunk-registration-ingest.js";
+import { BatchQueue } from "../domain/calls/batch-queue.js";
+import type { CallControlPort } from "../domain/calls/call-control.js";
+import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/calls/call-ingest.js";
+import { RefreshingOrgDirectory } from "../domain/calls/call-org.js";
+import { CHANNEL_GONE, type ControlAction, refusalError } from "../domain/calls/engine-refusals.js";
+import { LiveCalls } from "../domain/calls/live-calls.js";
+import { RegistrationIngest } from "../domain/calls/registration-ingest.js";
+import { TrunkRegistrationIngest } from "../domain/calls/trunk-registration-ingest.js";
 import {
   AmiConnection,
   type AmiConnectionOptions,
@@ -32,7 +32,7 @@ import { listOrgMarkers, orgMarkerGeneration } from "../store/call-record-reposi
 import type { Db } from "../store/database.js";
 
 /** How the engine answers an action on a channel that is gone (recorded: fixtures/ami/call-control.json). */
-/** Throws the documented error for an engine refusal of `action` (src/domain/engine-refusals.ts). */
+/** Throws the documented error for an engine refusal of `action` (src/domain/calls/engine-refusals.ts). */
 function expectSuccess(answer: AmiMessage, action: ControlAction): void {
   if (String(answer.response ?? "").toLowerCase() !== "error") return;
   throw refusalError(action, String(answer.message ?? ""));
@@ -122,7 +122,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     log?.error({ err: error }, "loading orgs for call ingest failed");
   });
 
-  // Inputs are stored in the order the engine sent them, in batches (src/domain/batch-queue.ts).
+  // Inputs are stored in the order the engine sent them, in batches (src/domain/calls/batch-queue.ts).
   const measure = options.instruments?.calls ?? noInstruments.calls;
   const report = (batch: readonly EngineCallInput[], results: readonly IngestResult[]) => {
     const storedAt = options.clock().getTime();

@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
 import CallsList, { type CallsListResult } from "../../src/cli/commands/calls/list.js";
 import CallsTail from "../../src/cli/commands/calls/tail.js";
-import { type TailedCallEvent, tailCallEvents } from "../../src/domain/call-tail.js";
+import { type TailedCallEvent, tailCallEvents } from "../../src/domain/calls/call-tail.js";
 import { openDataStore } from "../../src/domain/gitops.js";
 import type { Db } from "../../src/store/database.js";
 import { callFixtures, ORG_A, ORG_B } from "../calls/fixture-events.js";

@@ -2,9 +2,9 @@
 // `kubectl logs -f`. It reads the store (the same database the server writes, SQLite in WAL
 // mode lets a reader follow a writer), so it needs no credential and no engine connection, and
 // shows exactly what rule 3 gave to each org.
-import { anyCallRecorded, callEventsAfter, tailStartId } from "../store/call-event-feed.js";
-import type { CallEventRow } from "../store/call-tables.js";
-import type { Db } from "../store/database.js";
+import { anyCallRecorded, callEventsAfter, tailStartId } from "../../store/call-event-feed.js";
+import type { CallEventRow } from "../../store/call-tables.js";
+import type { Db } from "../../store/database.js";
 import { engineTime } from "./call-webhooks.js";
 
 export interface TailedCallEvent {

@@ -1,10 +1,10 @@
 // A call's recording for download (SPEC.md §1 rule 4, §4.5): found through the org's own
 // record, and opened at a path built only from validated ids, never from the stored text.
 import { join } from "node:path";
-import { recordingFileOf } from "../store/call-recording-lookup.js";
-import type { Db } from "../store/database.js";
-import { NotFound } from "./errors.js";
-import { openSizedFile, type SizedFile } from "./open-file.js";
+import { recordingFileOf } from "../../store/call-recording-lookup.js";
+import type { Db } from "../../store/database.js";
+import { NotFound } from "../errors.js";
+import { openSizedFile, type SizedFile } from "../open-file.js";
 
 export const RECORDING_NOT_FOUND = "Recording not found";
 

@@ -2,10 +2,10 @@
 // the live registry by the caller's org only, and the engine is asked to act on that org's own
 // channels of it (rule 3): another org's call, or a channel of it the org does not own, is never
 // touched, and is answered like an unknown call.
-import { orgNames } from "../compiler/names.js";
-import { internalContextHas } from "../compiler/routing.js";
-import type { OrgState } from "../model/org-state.js";
-import { BadRequest, Conflict, NotFound, Unavailable } from "./errors.js";
+import { orgNames } from "../../compiler/names.js";
+import { internalContextHas } from "../../compiler/routing.js";
+import type { OrgState } from "../../model/org-state.js";
+import { BadRequest, Conflict, NotFound, Unavailable } from "../errors.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
 
 /** What the engine must do for call actions (the AMI connection of call tracking). */
@@ -38,7 +38,7 @@ export interface DialplanPlace {
   exten: string;
 }
 
-/** One AMI Originate, every field already checked by the caller (src/domain/call-origination.ts). */
+/** One AMI Originate, every field already checked by the caller (src/domain/calls/call-origination.ts). */
 export interface OriginateRequest {
   /** The first leg, a Local channel into one of the org's contexts. */
   channel: string;

@@ -5,21 +5,21 @@
 // resolved here only to refuse early (rules 1 and 6) and to hand a checked rule 1 caller_id to
 // the route; rules 2-5 are the dialplan's, which the compiler printed from the same function.
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../clock.js";
-import { orgNames } from "../compiler/names.js";
-import { outboundEntryFor } from "../compiler/routing.js";
+import type { Clock } from "../../clock.js";
+import { orgNames } from "../../compiler/names.js";
+import { outboundEntryFor } from "../../compiler/routing.js";
 import {
   type CallerIdSource,
   REQUEST_CALLER_ID_VARIABLE,
   resolveCallerId,
-} from "../model/caller-id.js";
-import type { OrgState, User } from "../model/org-state.js";
-import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
+} from "../../model/caller-id.js";
+import type { OrgState, User } from "../../model/org-state.js";
+import { badPhoneNumberMessage, looksLikePhoneNumber } from "../../model/validate.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
 import type { CallControlPort } from "./call-control.js";
-import { BadRequest, Forbidden, NotFound, Unavailable } from "./errors.js";
-import { runIdempotent } from "./idempotency.js";
+import { BadRequest, Forbidden, NotFound, Unavailable } from "../errors.js";
+import { runIdempotent } from "../idempotency.js";
 
 export interface OriginationDeps {
   db: Db;

@@ -2,19 +2,19 @@
 // call per linkedid), counts, and a call's journey. Every read is scoped to the caller's org: the
 // store's rows carry the org derived at ingest by rule 3 (call-org.ts), live channels the same
 // rule, and nothing here widens it.
-import type { CallFilters } from "../store/call-record-repository.js";
+import type { CallFilters } from "../../store/call-record-repository.js";
 import {
   callEventsOf,
   callRecordsOf,
   callTotals,
   countCallsMatching,
   listCalls,
-} from "../store/call-record-repository.js";
-import type { CallEventRow, CallRecordRow, CallRow } from "../store/call-tables.js";
-import type { Db } from "../store/database.js";
-import { NotFound } from "./errors.js";
+} from "../../store/call-record-repository.js";
+import type { CallEventRow, CallRecordRow, CallRow } from "../../store/call-tables.js";
+import type { Db } from "../../store/database.js";
+import { NotFound } from "../errors.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
-import { type Pagination, pageWindow } from "./page-window.js";
+import { type Pagination, pageWindow } from "../page-window.js";
 
 /** What the `extension` and `number` history filters accept (the API and the CLI check these). */
 export const CALL_FILTER_PATTERNS = {

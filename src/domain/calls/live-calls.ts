@@ -3,8 +3,8 @@
 // rule 3 (re-derived on every change: an inbound channel gets its org's accountcode only once
 // the DID's dialplan runs). Kept in memory: a restart rebuilds it from the engine.
 
-import type { Clock } from "../clock.js";
-import type { ChannelSnapshot } from "../engine/call-events.js";
+import type { Clock } from "../../clock.js";
+import type { ChannelSnapshot } from "../../engine/call-events.js";
 import type { CallOrgEvidence } from "./call-org.js";
 
 export interface LiveChannel extends ChannelSnapshot {

@@ -3,7 +3,7 @@
 // one batch is handled at a time. The call-event ingest stores through it (src/api/
 // call-tracking.ts): a transaction per batch instead of per event, with a bound on how long an
 // event waits for its batch. The delay is measured with the timers port, so tests drive it.
-import type { TimerHandle, Timers } from "../clock.js";
+import type { TimerHandle, Timers } from "../../clock.js";
 
 export interface BatchQueueOptions<T> {
   timers: Timers;

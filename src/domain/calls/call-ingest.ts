@@ -8,20 +8,20 @@
 // multi-row statements (stored, then folded into their calls) rather than two statements each,
 // and their orgs are resolved for the whole batch with at most one store read.
 
-import type { Clock } from "../clock.js";
-import type { CdrRecord, JourneyEvent } from "../engine/call-events.js";
+import type { Clock } from "../../clock.js";
+import type { CdrRecord, JourneyEvent } from "../../engine/call-events.js";
 import {
   callStepsOf,
   foldIntoCalls,
   insertCallEvent,
   insertCallRecords,
   type RecordOfOrg,
-} from "../store/call-record-repository.js";
-import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../store/call-tables.js";
-import type { Db } from "../store/database.js";
+} from "../../store/call-record-repository.js";
+import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../../store/call-tables.js";
+import type { Db } from "../../store/database.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
 import { callWebhooksOf } from "./call-webhooks.js";
-import { emitEvent } from "./webhook-events.js";
+import { emitEvent } from "../webhook-events.js";
 
 export type IngestResult =
   | { stored: true; orgId: string | null; linkedid: string }

@@ -2,8 +2,8 @@
 // Pure: it is given the org's steps of the call stored before this one, so replaying an event
 // (which the store refuses as a duplicate) never reaches here, and the "first time" of each
 // lifecycle step is decided from the store itself, not from memory lost on a restart.
-import type { JourneyEvent } from "../engine/call-events.js";
-import type { WebhookEvent } from "../webhooks/events.js";
+import type { JourneyEvent } from "../../engine/call-events.js";
+import type { WebhookEvent } from "../../webhooks/events.js";
 
 /** What the function needs of an earlier stored step of the same call and org. */
 export interface PriorStep {

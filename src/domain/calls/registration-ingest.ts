@@ -10,16 +10,16 @@
 // service restart changes nothing and emits nothing; a second phone registering on the same
 // extension emits nothing either.
 
-import type { Clock } from "../clock.js";
-import type { ContactChange } from "../engine/registration-events.js";
-import type { Db } from "../store/database.js";
+import type { Clock } from "../../clock.js";
+import type { ContactChange } from "../../engine/registration-events.js";
+import type { Db } from "../../store/database.js";
 import {
   addSipContact,
   countSipContacts,
   removeSipContact,
-} from "../store/sip-contact-repository.js";
+} from "../../store/sip-contact-repository.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
-import { emitEvent } from "./webhook-events.js";
+import { emitEvent } from "../webhook-events.js";
 
 export type RegistrationResult =
   | { emitted: "user.registered" | "user.unregistered" | null; orgId: string }

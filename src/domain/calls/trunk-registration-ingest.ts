@@ -10,18 +10,18 @@
 // registrar refused: 403, 401 with bad credentials, or a temporary refusal Asterisk retries)
 // emits `trunk.failed`. Any other change is recorded silently. A re-listing, a refresh of a
 // registration or a service restart changes nothing and emits nothing.
-import type { Clock } from "../clock.js";
-import type { OutboundRegistration } from "../engine/registration-events.js";
-import type { Db } from "../store/database.js";
+import type { Clock } from "../../clock.js";
+import type { OutboundRegistration } from "../../engine/registration-events.js";
+import type { Db } from "../../store/database.js";
 import {
   forgetTrunkRegistration,
   listTrunkRegistrations,
   saveTrunkRegistrationStatus,
   trunkRegistrationStatus,
-} from "../store/trunk-registration-repository.js";
+} from "../../store/trunk-registration-repository.js";
 
 import type { RefreshingOrgDirectory } from "./call-org.js";
-import { emitEvent } from "./webhook-events.js";
+import { emitEvent } from "../webhook-events.js";
 
 export interface TrunkRegistrationChange {
   orgId: string;

@@ -4,7 +4,7 @@
 // documented error, never a 500: a channel that is gone is the call ending meanwhile (404), a
 // refusal about the call's state is a conflict (409), and anything else, a refusal pbxctl did not
 // expect of what it sent, is the engine's answer passed on as 502.
-import { Conflict, type DomainError, EngineRefused, NotFound } from "./errors.js";
+import { Conflict, type DomainError, EngineRefused, NotFound } from "../errors.js";
 
 /** Actions the call-control port sends. */
 export type ControlAction =
