@@ -40,8 +40,8 @@ import { BadRequest, Conflict } from "./errors.js";
 import { trunkPasswordEnv } from "./export.js";
 import { reclaimAllExtensions } from "./extension-space.js";
 import { canonical, type Matched, match } from "./matching.js";
-import { createOrganizationRecord } from "./org-creation.js";
-import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
+import { createOrganizationRecord } from "./orgs/org-creation.js";
+import { assertSlugFree, freeSlug, slugFromName } from "./orgs/org-slugs.js";
 
 /** What a change is to: the org row, an item of one of its collections, or an extra. */
 export type ResourceKind = "org" | CollectionKindName | "webhook" | "org_user";

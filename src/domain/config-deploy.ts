@@ -14,7 +14,7 @@ import type {
 import { UnknownOrgError } from "../deploy/store-deploys.js";
 import type { DomainDeps } from "./deps.js";
 import { Conflict, DomainError, NotFound, Unavailable } from "./errors.js";
-import { assertOwnOrg, requestRedeploy } from "./organizations.js";
+import { assertOwnOrg, requestRedeploy } from "./orgs/organizations.js";
 import type { OrgPrincipal } from "./principal.js";
 
 /** What the configuration endpoints need from the deploy side. */

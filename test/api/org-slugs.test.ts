@@ -8,7 +8,7 @@ import { Migrator } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { exportOrg } from "../../src/domain/export.js";
-import { slugFromName } from "../../src/domain/org-slugs.js";
+import { slugFromName } from "../../src/domain/orgs/org-slugs.js";
 import { openSqlite } from "../../src/store/database.js";
 import { migrations } from "../../src/store/migrations/index.js";
 import { createTrunkRepository } from "../../src/store/trunk-repository.js";

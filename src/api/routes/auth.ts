@@ -17,7 +17,7 @@ import {
   adminRegenerateSecret,
   readCredentials,
   regenerateOwnSecret,
-} from "../../domain/organizations.js";
+} from "../../domain/orgs/organizations.js";
 import { API_KEY_PERMISSIONS, ROLE_ONLY_PERMISSIONS, ROLES } from "../../domain/permissions.js";
 import { userLogin } from "../../domain/user-login.js";
 import { actorName, orgCaller } from "../principals.js";

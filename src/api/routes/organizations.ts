@@ -13,7 +13,7 @@ import {
   rejectRequest,
   requestOrganization,
   updateOwnOrganization,
-} from "../../domain/organizations.js";
+} from "../../domain/orgs/organizations.js";
 import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings, Slug } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

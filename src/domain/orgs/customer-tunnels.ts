@@ -13,8 +13,8 @@ import {
   parseEndpoint,
   parseWgDump,
   renderWgQuick,
-} from "../model/wireguard.js";
-import { isUniqueViolationOf } from "../store/constraint-errors.js";
+} from "../../model/wireguard.js";
+import { isUniqueViolationOf } from "../../store/constraint-errors.js";
 import {
   type CustomerTunnelRow,
   clearStagingExcept,
@@ -23,13 +23,13 @@ import {
   insertCustomerTunnel,
   listCustomerTunnels,
   updateCustomerTunnel,
-} from "../store/customer-tunnel-repository.js";
-import type { Db } from "../store/database.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import { notifyConfigChanged } from "./config-change.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, Forbidden, NotFound } from "./errors.js";
-import { decrypt, encrypt } from "./secrets.js";
+} from "../../store/customer-tunnel-repository.js";
+import type { Db } from "../../store/database.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { notifyConfigChanged } from "../config-change.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, Forbidden, NotFound } from "../errors.js";
+import { decrypt, encrypt } from "../secrets.js";
 
 /** First listen port handed out when the admin names none (WireGuard's customary port). */
 export const FIRST_LISTEN_PORT = 51820;

@@ -2,10 +2,10 @@
 // `<slug>.yaml`), `--org <slug>` and trunk password variables. Settable through the API; when it
 // is not given, it is made from the org's name ("Acme Trading Co." -> acme-trading-co), with
 // -2, -3, ... when another org holds it already.
-import { Slug } from "../model/org-state.js";
-import type { Db } from "../store/database.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import { Conflict } from "./errors.js";
+import { Slug } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { Conflict } from "../errors.js";
 
 const SLUG = new RegExp(Slug.pattern ?? "");
 const MAX_LENGTH = 63;

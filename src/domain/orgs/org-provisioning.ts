@@ -1,14 +1,14 @@
 // What an approved org starts with (SPEC.md §3): a trunk, an outbound route through it and a
 // first extension with a generated SIP password (returned once, stored only as an MD5 digest).
-import { withDefaults } from "../model/defaults.js";
-import { OutboundRoute, Trunk, User } from "../model/org-state.js";
-import type { Db } from "../store/database.js";
-import { createOutboundRouteRepository } from "../store/outbound-route-repository.js";
-import type { OrganizationRow } from "../store/schema.js";
-import { createTrunkRepository } from "../store/trunk-repository.js";
-import { createUserRepository } from "../store/user-repository.js";
-import { claimExtension } from "./extension-space.js";
-import { generateSipPassword, sipCredential, sipUsernameOf } from "./sip-credentials.js";
+import { withDefaults } from "../../model/defaults.js";
+import { OutboundRoute, Trunk, User } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import { createOutboundRouteRepository } from "../../store/outbound-route-repository.js";
+import type { OrganizationRow } from "../../store/schema.js";
+import { createTrunkRepository } from "../../store/trunk-repository.js";
+import { createUserRepository } from "../../store/user-repository.js";
+import { claimExtension } from "../extension-space.js";
+import { generateSipPassword, sipCredential, sipUsernameOf } from "../sip-credentials.js";
 
 export const FIRST_EXTENSION = "1001";
 export const DEFAULT_TRUNK_NAME = "default";

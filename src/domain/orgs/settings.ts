@@ -1,11 +1,11 @@
 // Org-level service settings (`/settings`): the recording switch and the concurrent call limit,
 // both compiled into the org's dialplan, so a change schedules a deploy.
-import type { OrgInfo } from "../model/org-state.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import type { OrganizationUpdate } from "../store/schema.js";
-import { notifyConfigChanged } from "./config-change.js";
-import type { DomainDeps } from "./deps.js";
-import { NotFound } from "./errors.js";
+import type { OrgInfo } from "../../model/org-state.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import type { OrganizationUpdate } from "../../store/schema.js";
+import { notifyConfigChanged } from "../config-change.js";
+import type { DomainDeps } from "../deps.js";
+import { NotFound } from "../errors.js";
 
 export type OrgSettingsView = OrgInfo["settings"];
 

@@ -4,15 +4,15 @@
 // read it back) and a secret stored only as a hash. Once engine nodes exist it is placed on one
 // in the same transaction (src/domain/placement.ts): an org that finds no room is not created.
 import { randomUUID } from "node:crypto";
-import { withDefaults } from "../model/defaults.js";
-import { defaultContextPrefix } from "../model/fill.js";
-import { type OrgInfo, OrgSettings } from "../model/org-state.js";
-import type { Db } from "../store/database.js";
-import type { OrgPlacementRow } from "../store/engine-node-repository.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import type { OrganizationRow } from "../store/schema.js";
-import { placeNewOrg } from "./placement.js";
-import { digest, encrypt, hashSecret, newToken } from "./secrets.js";
+import { withDefaults } from "../../model/defaults.js";
+import { defaultContextPrefix } from "../../model/fill.js";
+import { type OrgInfo, OrgSettings } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import type { OrgPlacementRow } from "../../store/engine-node-repository.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import type { OrganizationRow } from "../../store/schema.js";
+import { placeNewOrg } from "../placement.js";
+import { digest, encrypt, hashSecret, newToken } from "../secrets.js";
 
 /** Context prefix of an org: `org_<id>_` (SPEC.md §1). */
 export const contextPrefixOf = defaultContextPrefix;
