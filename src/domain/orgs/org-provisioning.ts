@@ -8,7 +8,7 @@ import type { OrganizationRow } from "../../store/schema.js";
 import { createTrunkRepository } from "../../store/trunk-repository.js";
 import { createUserRepository } from "../../store/user-repository.js";
 import { claimExtension } from "../extension-space.js";
-import { generateSipPassword, sipCredential, sipUsernameOf } from "../sip-credentials.js";
+import { generateSipPassword, sipCredential, sipUsernameOf } from "../users/sip-credentials.js";
 
 export const FIRST_EXTENSION = "1001";
 export const DEFAULT_TRUNK_NAME = "default";

@@ -1,11 +1,11 @@
 // Platform users of an org: people (identified by email, bound to the identity provider's
 // subject on first sign-in) with a role that decides their permissions.
 import { randomUUID } from "node:crypto";
-import { createOrgUserRepository } from "../store/org-user-repository.js";
-import type { OrgUserRow } from "../store/schema.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
-import { type Permission, permissionsOfRole, type Role } from "./permissions.js";
+import { createOrgUserRepository } from "../../store/org-user-repository.js";
+import type { OrgUserRow } from "../../store/schema.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
+import { type Permission, permissionsOfRole, type Role } from "../permissions.js";
 
 export interface OrgUserView {
   id: string;

@@ -3,8 +3,8 @@
 // MD5 digest PJSIP authenticates with (`password_digest=md5:<hash>`, `sipDigest` of the model,
 // which also resolves `password_env` in org files). Users, org provisioning and apply use these.
 import { randomBytes } from "node:crypto";
-import type { User } from "../model/org-state.js";
-import { sipDigest } from "../model/secrets.js";
+import type { User } from "../../model/org-state.js";
+import { sipDigest } from "../../model/secrets.js";
 
 /**
  * The SIP auth username of a user's endpoint: `<context_prefix><extension>`. It is part of the

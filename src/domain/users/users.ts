@@ -4,27 +4,27 @@
 // claims included), then schedule the org's deploy.
 
 import { randomUUID } from "node:crypto";
-import { withDefaults } from "../model/defaults.js";
-import { QUEUE_TIMEOUT_KINDS } from "../model/destinations.js";
-import { type OrgState, User } from "../model/org-state.js";
-import { validateOrg } from "../model/validate.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import { createQueueRepository } from "../store/queue-repository.js";
-import { createUserRepository } from "../store/user-repository.js";
-import { changeOrgConfig } from "./config-change.js";
-import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
+import { withDefaults } from "../../model/defaults.js";
+import { QUEUE_TIMEOUT_KINDS } from "../../model/destinations.js";
+import { type OrgState, User } from "../../model/org-state.js";
+import { validateOrg } from "../../model/validate.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { createQueueRepository } from "../../store/queue-repository.js";
+import { createUserRepository } from "../../store/user-repository.js";
+import { changeOrgConfig } from "../config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "../config-validation.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {
   claimExtension,
   collisionMessage,
   holderInState,
   releaseExtension,
-} from "./extension-space.js";
+} from "../extension-space.js";
 import { generateSipPassword, sipCredential, sipUsernameOf } from "./sip-credentials.js";
-import { ownRow } from "./tenant-rows.js";
+import { ownRow } from "../tenant-rows.js";
 
 export const USER_NOT_FOUND = "User not found";
 
