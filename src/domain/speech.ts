@@ -22,7 +22,7 @@ import {
 import { changeOrgConfig } from "./config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, NotFound, TooManyRequests } from "./errors.js";
-import { ownIvrRecord } from "./ivr-access.js";
+import { ownIvrRecord } from "./routing/ivr-access.js";
 import { openSizedFile, type SizedFile } from "./open-file.js";
 
 /** 404 of `GET /ivrs/{id}/greeting-audio` for an own IVR whose greeting was never generated. */

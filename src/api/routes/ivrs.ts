@@ -11,7 +11,7 @@ import {
   publishIvr,
   replaceIvrMenu,
   updateIvr,
-} from "../../domain/ivrs.js";
+} from "../../domain/routing/ivrs.js";
 import {
   GREETING_BUSY,
   GREETING_NOT_GENERATED,

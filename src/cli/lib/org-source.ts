@@ -1,7 +1,7 @@
 // Where a call-flow command (simulate, graph) reads an org from: org files, or the store with
 // --org. Commands declare `orgSourceFlags` and call `loadOrgStates`.
 import { Flags } from "@oclif/core";
-import { storedOrgState } from "../../domain/call-flow.js";
+import { storedOrgState } from "../../domain/routing/call-flow.js";
 import { isDomainError } from "../../domain/errors.js";
 import type { LoadResult } from "../../model/files.js";
 import type { OrgState } from "../../model/org-state.js";

@@ -7,7 +7,7 @@ import { createOutboundRouteRepository } from "../../store/outbound-route-reposi
 import type { OrganizationRow } from "../../store/schema.js";
 import { createTrunkRepository } from "../../store/trunk-repository.js";
 import { createUserRepository } from "../../store/user-repository.js";
-import { claimExtension } from "../extension-space.js";
+import { claimExtension } from "../routing/extension-space.js";
 import { generateSipPassword, sipCredential, sipUsernameOf } from "../users/sip-credentials.js";
 
 export const FIRST_EXTENSION = "1001";

@@ -22,7 +22,7 @@ import {
   collisionMessage,
   holderInState,
   releaseExtension,
-} from "../extension-space.js";
+} from "../routing/extension-space.js";
 import { generateSipPassword, sipCredential, sipUsernameOf } from "./sip-credentials.js";
 import { ownRow } from "../tenant-rows.js";
 

@@ -1,6 +1,6 @@
 // The API shape of an IVR: the SPEC.md §2 fields, with its menu options nested as `menuOptions`.
-import type { Ivr, IvrOption } from "../model/org-state.js";
-import { type IvrRecord, ivrFromRows } from "../store/ivr-repository.js";
+import type { Ivr, IvrOption } from "../../model/org-state.js";
+import { type IvrRecord, ivrFromRows } from "../../store/ivr-repository.js";
 
 export interface IvrMenuOptionView {
   digit: string;

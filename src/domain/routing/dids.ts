@@ -3,25 +3,25 @@
 // international digits); every way of writing one number counts as the same number.
 
 import { randomUUID } from "node:crypto";
-import { withDefaults } from "../model/defaults.js";
-import { DESTINATION_KINDS, DID_ROUTE_KINDS } from "../model/destinations.js";
+import { withDefaults } from "../../model/defaults.js";
+import { DESTINATION_KINDS, DID_ROUTE_KINDS } from "../../model/destinations.js";
 import {
   type DID_SOURCES,
   Did,
   type OrgState,
   type RoutingEnvironment,
-} from "../model/org-state.js";
-import { internationalDigits, isIndian, SENTINEL_DID, sameNumber } from "../model/phone.js";
-import { isUniqueViolation } from "../store/constraint-errors.js";
-import type { Db } from "../store/database.js";
-import { createDidRepository } from "../store/did-repository.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import type { DidRow } from "../store/schema.js";
-import { changeOrgConfig } from "./config-change.js";
-import { assertValidAt } from "./config-validation.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
-import { ownRow } from "./tenant-rows.js";
+} from "../../model/org-state.js";
+import { internationalDigits, isIndian, SENTINEL_DID, sameNumber } from "../../model/phone.js";
+import { isUniqueViolation } from "../../store/constraint-errors.js";
+import type { Db } from "../../store/database.js";
+import { createDidRepository } from "../../store/did-repository.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import type { DidRow } from "../../store/schema.js";
+import { changeOrgConfig } from "../config-change.js";
+import { assertValidAt } from "../config-validation.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
+import { ownRow } from "../tenant-rows.js";
 
 export type DidRoutingType = NonNullable<Did["routing_type"]>;
 

@@ -1,8 +1,8 @@
 // Finding an IVR for a caller: another org's IVR answers exactly like a missing one (404
 // `IVR not found`, SPEC.md §1 rule 2), so an id never reveals that it exists elsewhere.
-import type { Db } from "../store/database.js";
-import { createIvrRepository, type IvrRecord } from "../store/ivr-repository.js";
-import { NotFound } from "./errors.js";
+import type { Db } from "../../store/database.js";
+import { createIvrRepository, type IvrRecord } from "../../store/ivr-repository.js";
+import { NotFound } from "../errors.js";
 
 export const IVR_NOT_FOUND = "IVR not found";
 

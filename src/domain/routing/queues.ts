@@ -2,22 +2,22 @@
 // users and IVRs. The timeout destination is a pair (type + destination) written together. Every
 // change: validate the org as it would be after it, write in one transaction, schedule the deploy.
 import { randomUUID } from "node:crypto";
-import { withDefaults } from "../model/defaults.js";
-import { type OrgState, Queue, QueueMember } from "../model/org-state.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { createQueueRepository } from "../store/queue-repository.js";
-import { changeOrgConfig } from "./config-change.js";
-import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
+import { withDefaults } from "../../model/defaults.js";
+import { type OrgState, Queue, QueueMember } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { createQueueRepository } from "../../store/queue-repository.js";
+import { changeOrgConfig } from "../config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "../config-validation.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {
   claimExtension,
   collisionMessage,
   holderInState,
   releaseExtension,
 } from "./extension-space.js";
-import { ownRow } from "./tenant-rows.js";
+import { ownRow } from "../tenant-rows.js";
 
 export const QUEUE_NOT_FOUND = "Queue not found";
 export const MEMBER_NOT_FOUND = "Queue member not found";

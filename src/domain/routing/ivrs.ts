@@ -4,15 +4,15 @@
 // rule 2), so its existence is not revealed. Every change: validate the org as it would be after
 // it, write in one transaction, then schedule the org's deploy.
 import { randomUUID } from "node:crypto";
-import { defaultOf, orDefault, withDefaults } from "../model/defaults.js";
-import { Ivr, type IvrOption, type OrgState } from "../model/org-state.js";
-import type { Db } from "../store/database.js";
-import { createIvrRepository } from "../store/ivr-repository.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { changeOrgConfig, notifyConfigChanged } from "./config-change.js";
-import { assertBreaksNothingElse, assertValidAt } from "./config-validation.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
+import { defaultOf, orDefault, withDefaults } from "../../model/defaults.js";
+import { Ivr, type IvrOption, type OrgState } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import { createIvrRepository } from "../../store/ivr-repository.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { changeOrgConfig, notifyConfigChanged } from "../config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "../config-validation.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {
   claimExtension,
   collisionMessage,
@@ -21,7 +21,7 @@ import {
 } from "./extension-space.js";
 import { IVR_NOT_FOUND, ownIvrRecord } from "./ivr-access.js";
 import { type IvrMenuOptionView, type IvrView, ivrView, menuOptionView } from "./ivr-view.js";
-import { checkedGreetingVoice, removeIvrGreeting } from "./speech.js";
+import { checkedGreetingVoice, removeIvrGreeting } from "../speech.js";
 
 export { IVR_NOT_FOUND } from "./ivr-access.js";
 export type { IvrMenuOptionView, IvrView } from "./ivr-view.js";

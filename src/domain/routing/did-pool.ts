@@ -3,19 +3,19 @@
 // number is `assigned` to the org, and becomes its default when it has none) or rejects (the
 // number is `available` again). The sentinel is `reserved` and can never be requested.
 import { randomUUID } from "node:crypto";
-import type { Did, RoutingEnvironment } from "../model/org-state.js";
-import { validateOrg } from "../model/validate.js";
-import { isUniqueViolation } from "../store/constraint-errors.js";
-import { createDidRepository, RELEASED_TO_POOL } from "../store/did-repository.js";
+import type { Did, RoutingEnvironment } from "../../model/org-state.js";
+import { validateOrg } from "../../model/validate.js";
+import { isUniqueViolation } from "../../store/constraint-errors.js";
+import { createDidRepository, RELEASED_TO_POOL } from "../../store/did-repository.js";
 import {
   createDidRequestRepository,
   type DidRequestStatus,
   type DidRequestWithNumber,
-} from "../store/did-request-repository.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import type { DidRow } from "../store/schema.js";
-import { changeOrgConfig, notifyConfigChanged } from "./config-change.js";
-import type { DomainDeps } from "./deps.js";
+} from "../../store/did-request-repository.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import type { DidRow } from "../../store/schema.js";
+import { changeOrgConfig, notifyConfigChanged } from "../config-change.js";
+import type { DomainDeps } from "../deps.js";
 import {
   assertDidValid,
   assertNumberFree,
@@ -26,8 +26,8 @@ import {
   normalizeDidNumber,
   SENTINEL_MESSAGE,
 } from "./dids.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
-import type { OrgPrincipal } from "./principal.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
+import type { OrgPrincipal } from "../principal.js";
 
 export interface DidRequestView {
   id: string;

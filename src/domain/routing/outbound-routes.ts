@@ -2,17 +2,17 @@
 // trunks, with digit stripping, a prefix and an optional caller ID override. Routes are tried in
 // the order they were created.
 import { randomUUID } from "node:crypto";
-import { withDefaults } from "../model/defaults.js";
-import { type OrgState, OutboundRoute } from "../model/org-state.js";
-import { findTrunk } from "../model/refs.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { createOutboundRouteRepository } from "../store/outbound-route-repository.js";
-import { changeOrgConfig } from "./config-change.js";
-import { assertValidAt } from "./config-validation.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest } from "./errors.js";
-import { ownRow } from "./tenant-rows.js";
+import { withDefaults } from "../../model/defaults.js";
+import { type OrgState, OutboundRoute } from "../../model/org-state.js";
+import { findTrunk } from "../../model/refs.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { createOutboundRouteRepository } from "../../store/outbound-route-repository.js";
+import { changeOrgConfig } from "../config-change.js";
+import { assertValidAt } from "../config-validation.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest } from "../errors.js";
+import { ownRow } from "../tenant-rows.js";
 
 export interface OutboundRouteView {
   id: string;

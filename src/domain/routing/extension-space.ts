@@ -2,15 +2,15 @@
 // The claim table (`extension_claims`) is the final word when two requests race; these helpers
 // claim and release in the caller's transaction and speak SPEC.md §7's 409 messages.
 
-import type { OrgState } from "../model/org-state.js";
-import { extensionCollisionMessage } from "../model/validate.js";
-import type { Db } from "../store/database.js";
+import type { OrgState } from "../../model/org-state.js";
+import { extensionCollisionMessage } from "../../model/validate.js";
+import type { Db } from "../../store/database.js";
 import {
   createExtensionClaimRepository,
   type ExtensionOwner,
   type ExtensionOwnerType,
-} from "../store/extension-claim-repository.js";
-import { Conflict } from "./errors.js";
+} from "../../store/extension-claim-repository.js";
+import { Conflict } from "../errors.js";
 
 export type { ExtensionOwner, ExtensionOwnerType };
 

@@ -2,12 +2,12 @@
 // does the call graph look like?". The answers come from the pure compiler modules, over the
 // org state the store loads; pictures are rendered here, as the compiler stays dependency-free.
 import type { Viz } from "@viz-js/viz";
-import { buildCallGraph, toDot } from "../compiler/call-graph.js";
-import { type Simulation, type SimulationInput, simulateCall } from "../compiler/simulate.js";
-import type { OrgState } from "../model/org-state.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { findOrgId } from "./export.js";
+import { buildCallGraph, toDot } from "../../compiler/call-graph.js";
+import { type Simulation, type SimulationInput, simulateCall } from "../../compiler/simulate.js";
+import type { OrgState } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { findOrgId } from "../export.js";
 
 /** The org named by id or slug, as the compiler sees it; throws NotFound. */
 export async function storedOrgState(db: Db, idOrSlug: string): Promise<OrgState> {
@@ -50,4 +50,4 @@ export async function renderDotSvg(dot: string): Promise<string> {
 }
 
 /** `1,3` -> the digits of each prompt (the form the CLI's --digits takes). */
-export { digitsFromText } from "../compiler/simulate.js";
+export { digitsFromText } from "../../compiler/simulate.js";

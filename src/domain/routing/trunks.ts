@@ -3,20 +3,20 @@
 // stored as a one-way digest the way user SIP passwords are. It is write-only over the API: no
 // answer ever contains it, only `has_password`.
 import { randomUUID } from "node:crypto";
-import { withDefaults } from "../model/defaults.js";
-import { claimedElsewhere, trunkClaims } from "../model/match-claims.js";
-import { type OrgState, Trunk } from "../model/org-state.js";
-import { claimedAddressMessage } from "../model/trunk-identify.js";
-import { isUniqueViolation } from "../store/constraint-errors.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { createOutboundRouteRepository } from "../store/outbound-route-repository.js";
-import { createTrunkRepository } from "../store/trunk-repository.js";
-import { changeOrgConfig } from "./config-change.js";
-import { assertValidAt } from "./config-validation.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict } from "./errors.js";
-import { ownRow } from "./tenant-rows.js";
+import { withDefaults } from "../../model/defaults.js";
+import { claimedElsewhere, trunkClaims } from "../../model/match-claims.js";
+import { type OrgState, Trunk } from "../../model/org-state.js";
+import { claimedAddressMessage } from "../../model/trunk-identify.js";
+import { isUniqueViolation } from "../../store/constraint-errors.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { createOutboundRouteRepository } from "../../store/outbound-route-repository.js";
+import { createTrunkRepository } from "../../store/trunk-repository.js";
+import { changeOrgConfig } from "../config-change.js";
+import { assertValidAt } from "../config-validation.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict } from "../errors.js";
+import { ownRow } from "../tenant-rows.js";
 
 export interface TrunkView {
   id: string;
