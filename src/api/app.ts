@@ -8,7 +8,7 @@ import { type Logger, pino } from "pino";
 import { type Clock, systemClock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { CallControlPort } from "../domain/calls/call-control.js";
-import type { ConfigDeploys } from "../domain/config-deploy.js";
+import type { ConfigDeploys } from "../domain/config/config-deploy.js";
 import { type LiveCallsView, noLiveCalls } from "../domain/calls/live-calls.js";
 import type { DeployScheduler, EngineHealthProbe } from "../domain/ports.js";
 import { createTokenService } from "../domain/tokens.js";

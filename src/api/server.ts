@@ -15,7 +15,7 @@ import {
   type ServerEngine,
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
-import type { ConfigDeploys } from "../domain/config-deploy.js";
+import type { ConfigDeploys } from "../domain/config/config-deploy.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
 import { type RetentionScheduler, startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { decrypt } from "../domain/secrets.js";

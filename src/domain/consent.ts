@@ -12,7 +12,7 @@ import {
 } from "../store/consent-repository.js";
 import { isUniqueViolation } from "../store/constraint-errors.js";
 import type { Db } from "../store/database.js";
-import { notifyConfigChanged } from "./config-change.js";
+import { notifyConfigChanged } from "./config/config-change.js";
 import { Conflict, NotFound } from "./errors.js";
 import type { DeployScheduler } from "./ports.js";
 

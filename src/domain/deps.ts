@@ -4,7 +4,7 @@ import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Db } from "../store/database.js";
 import type { SpeechEngine } from "../tts/engine.js";
-import type { ConfigDeploys } from "./config-deploy.js";
+import type { ConfigDeploys } from "./config/config-deploy.js";
 import type { DeployScheduler } from "./ports.js";
 import type { TokenService } from "./tokens.js";
 

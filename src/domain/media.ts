@@ -14,7 +14,7 @@ import { TtsInputError } from "../tts/errors.js";
 import { TELEPHONY_SAMPLE_RATE } from "../tts/resample.js";
 import { toTelephonyWav } from "../tts/telephony-wav.js";
 import { parseWav } from "../tts/wav.js";
-import { notifyConfigChanged } from "./config-change.js";
+import { notifyConfigChanged } from "./config/config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, NotFound } from "./errors.js";
 

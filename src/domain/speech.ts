@@ -19,7 +19,7 @@ import {
   type VoiceCatalogue,
   writeGreeting,
 } from "../tts/index.js";
-import { changeOrgConfig } from "./config-change.js";
+import { changeOrgConfig } from "./config/config-change.js";
 import type { DomainDeps } from "./deps.js";
 import { BadRequest, NotFound, TooManyRequests } from "./errors.js";
 import { ownIvrRecord } from "./routing/ivr-access.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Migrator } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { exportOrg } from "../../src/domain/export.js";
+import { exportOrg } from "../../src/domain/config/export.js";
 import { slugFromName } from "../../src/domain/orgs/org-slugs.js";
 import { openSqlite } from "../../src/store/database.js";
 import { migrations } from "../../src/store/migrations/index.js";

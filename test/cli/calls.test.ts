@@ -10,7 +10,7 @@ import { type CallTracking, startCallTracking } from "../../src/api/call-trackin
 import CallsList, { type CallsListResult } from "../../src/cli/commands/calls/list.js";
 import CallsTail from "../../src/cli/commands/calls/tail.js";
 import { type TailedCallEvent, tailCallEvents } from "../../src/domain/calls/call-tail.js";
-import { openDataStore } from "../../src/domain/gitops.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
 import type { Db } from "../../src/store/database.js";
 import { callFixtures, ORG_A, ORG_B } from "../calls/fixture-events.js";
 import { insertOrg } from "../store/helpers.js";

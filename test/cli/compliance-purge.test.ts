@@ -8,7 +8,7 @@ import * as assert from "uvu/assert";
 import CompliancePurge, {
   type CompliancePurgeResult,
 } from "../../src/cli/commands/compliance/purge.js";
-import { openDataStore } from "../../src/domain/gitops.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
 import { setRetention } from "../../src/domain/retention.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";

@@ -1,6 +1,6 @@
 // Organizations (SPEC.md §4.2) and the org request/approval flow (§3).
 import { Type } from "@sinclair/typebox";
-import { regenerateOrganization } from "../../domain/config-deploy.js";
+import { regenerateOrganization } from "../../domain/config/config-deploy.js";
 import {
   adminUpdateOrganization,
   approveRequest,

@@ -2,7 +2,7 @@
 // data, with the two ways that fails (no store, no such org) as one-line CommandFailures.
 
 import { isDomainError } from "../../domain/errors.js";
-import { findOrgId } from "../../domain/export.js";
+import { findOrgId } from "../../domain/config/export.js";
 import type { Db } from "../../store/database.js";
 import { CommandFailure } from "./base-command.js";
 import { openExistingStore } from "./existing-store.js";

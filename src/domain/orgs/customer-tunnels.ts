@@ -26,7 +26,7 @@ import {
 } from "../../store/customer-tunnel-repository.js";
 import type { Db } from "../../store/database.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
-import { notifyConfigChanged } from "../config-change.js";
+import { notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "../errors.js";
 import { decrypt, encrypt } from "../secrets.js";

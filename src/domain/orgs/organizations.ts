@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { OrganizationRow } from "../../store/schema.js";
-import { notifyConfigChanged } from "../config-change.js";
+import { notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "../errors.js";
 import { type CreatedOrganization, createOrganizationRecord } from "./org-creation.js";

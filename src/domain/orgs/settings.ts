@@ -3,7 +3,7 @@
 import type { OrgInfo } from "../../model/org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { OrganizationUpdate } from "../../store/schema.js";
-import { notifyConfigChanged } from "../config-change.js";
+import { notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import { NotFound } from "../errors.js";
 

@@ -7,7 +7,7 @@ import { type Simulation, type SimulationInput, simulateCall } from "../../compi
 import type { OrgState } from "../../model/org-state.js";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
-import { findOrgId } from "../export.js";
+import { findOrgId } from "../config/export.js";
 
 /** The org named by id or slug, as the compiler sees it; throws NotFound. */
 export async function storedOrgState(db: Db, idOrSlug: string): Promise<OrgState> {

@@ -14,7 +14,7 @@ import {
 } from "../../store/did-request-repository.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import type { DidRow } from "../../store/schema.js";
-import { changeOrgConfig, notifyConfigChanged } from "../config-change.js";
+import { changeOrgConfig, notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import {
   assertDidValid,

@@ -9,8 +9,8 @@ import { Ivr, type IvrOption, type OrgState } from "../../model/org-state.js";
 import type { Db } from "../../store/database.js";
 import { createIvrRepository } from "../../store/ivr-repository.js";
 import { loadOrgState } from "../../store/load-org-state.js";
-import { changeOrgConfig, notifyConfigChanged } from "../config-change.js";
-import { assertBreaksNothingElse, assertValidAt } from "../config-validation.js";
+import { changeOrgConfig, notifyConfigChanged } from "../config/config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {

@@ -7,8 +7,8 @@ import { type OrgState, Queue, QueueMember } from "../../model/org-state.js";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { createQueueRepository } from "../../store/queue-repository.js";
-import { changeOrgConfig } from "../config-change.js";
-import { assertBreaksNothingElse, assertValidAt } from "../config-validation.js";
+import { changeOrgConfig } from "../config/config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {

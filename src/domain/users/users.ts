@@ -13,8 +13,8 @@ import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { createQueueRepository } from "../../store/queue-repository.js";
 import { createUserRepository } from "../../store/user-repository.js";
-import { changeOrgConfig } from "../config-change.js";
-import { assertBreaksNothingElse, assertValidAt } from "../config-validation.js";
+import { changeOrgConfig } from "../config/config-change.js";
+import { assertBreaksNothingElse, assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {

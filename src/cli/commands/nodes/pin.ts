@@ -1,5 +1,5 @@
 import { Args, Flags } from "@oclif/core";
-import { findOrgId } from "../../../domain/export.js";
+import { findOrgId } from "../../../domain/config/export.js";
 import { type PlacementView, pinOrg } from "../../../domain/placement.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";

@@ -5,16 +5,16 @@
 // derived from the org and the trunk when the store holds the password itself).
 
 import { stringify } from "yaml";
-import { type CollectionName, type ItemOf, mapCollections } from "../model/collections.js";
-import type { OrgExtras } from "../model/org-extras.js";
-import type { OrgState, Trunk, User } from "../model/org-state.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { createOrgUserRepository } from "../store/org-user-repository.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import { createWebhookRepository } from "../store/webhook-repository.js";
+import { type CollectionName, type ItemOf, mapCollections } from "../../model/collections.js";
+import type { OrgExtras } from "../../model/org-extras.js";
+import type { OrgState, Trunk, User } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { createOrgUserRepository } from "../../store/org-user-repository.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { createWebhookRepository } from "../../store/webhook-repository.js";
 import { memberEntry, webhookEntry } from "./apply-extras.js";
-import { NotFound } from "./errors.js";
+import { NotFound } from "../errors.js";
 
 export interface ExportedOrg {
   orgId: string;

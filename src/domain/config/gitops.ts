@@ -3,11 +3,11 @@
 // nothing per org) and deploying the orgs that changed.
 import { existsSync, mkdirSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { loadServerKey, storeLocationFrom } from "../config.js";
-import type { DeployRecord } from "../deploy/deploy-log.js";
-import type { StoreDeploys } from "../deploy/store-deploys.js";
-import type { LoadedOrg } from "../model/files.js";
-import { type Db, openStore } from "../store/database.js";
+import { loadServerKey, storeLocationFrom } from "../../config.js";
+import type { DeployRecord } from "../../deploy/deploy-log.js";
+import type { StoreDeploys } from "../../deploy/store-deploys.js";
+import type { LoadedOrg } from "../../model/files.js";
+import { type Db, openStore } from "../../store/database.js";
 import { type ApplyOptions, applyOrgState, type OrgApplyResult } from "./apply.js";
 import { git, gitNames } from "./git.js";
 

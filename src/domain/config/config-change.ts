@@ -2,9 +2,9 @@
 // IVRs, DIDs, trunks, outbound routes, settings, music on hold) records the org's deploy in its
 // own transaction and, once committed, tells the deploy scheduler (SPEC.md §8). The answer never
 // waits for the deploy and never fails because of the deploy itself.
-import type { Db } from "../store/database.js";
-import { lockOrgForWrite } from "../store/org-write-lock.js";
-import type { DomainDeps } from "./deps.js";
+import type { Db } from "../../store/database.js";
+import { lockOrgForWrite } from "../../store/org-write-lock.js";
+import type { DomainDeps } from "../deps.js";
 
 /**
  * Tells the deploy scheduler that the org's configuration changed, after a write made through

@@ -6,8 +6,8 @@
 // store's claim table as the API does. All or nothing per org; a dry run computes the same plan
 // and writes nothing.
 
-import { systemClock } from "../clock.js";
-import { type OrgImpact, orgImpact } from "../compiler/impact.js";
+import { systemClock } from "../../clock.js";
+import { type OrgImpact, orgImpact } from "../../compiler/impact.js";
 import {
   COLLECTION_KINDS,
   type CollectionItem,
@@ -17,31 +17,31 @@ import {
   collectionKind,
   emptyCollections,
   type ItemOf,
-} from "../model/collections.js";
-import { claimedElsewhere, trunkClaims } from "../model/match-claims.js";
-import type { OrgExtras } from "../model/org-extras.js";
-import type { Did, OrgState, OutboundRoute, Trunk, User } from "../model/org-state.js";
-import { claimedAddressMessage } from "../model/trunk-identify.js";
-import { validateOrg } from "../model/validate.js";
-import type { Db } from "../store/database.js";
-import { createDidRepository, RELEASED_TO_POOL } from "../store/did-repository.js";
-import { createIvrRepository } from "../store/ivr-repository.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import { createOutboundRouteRepository } from "../store/outbound-route-repository.js";
-import { createQueueRepository } from "../store/queue-repository.js";
-import { createTrunkRepository } from "../store/trunk-repository.js";
-import { createUserRepository } from "../store/user-repository.js";
-import type { UrlPolicy } from "../webhooks/url-guard.js";
+} from "../../model/collections.js";
+import { claimedElsewhere, trunkClaims } from "../../model/match-claims.js";
+import type { OrgExtras } from "../../model/org-extras.js";
+import type { Did, OrgState, OutboundRoute, Trunk, User } from "../../model/org-state.js";
+import { claimedAddressMessage } from "../../model/trunk-identify.js";
+import { validateOrg } from "../../model/validate.js";
+import type { Db } from "../../store/database.js";
+import { createDidRepository, RELEASED_TO_POOL } from "../../store/did-repository.js";
+import { createIvrRepository } from "../../store/ivr-repository.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { createOutboundRouteRepository } from "../../store/outbound-route-repository.js";
+import { createQueueRepository } from "../../store/queue-repository.js";
+import { createTrunkRepository } from "../../store/trunk-repository.js";
+import { createUserRepository } from "../../store/user-repository.js";
+import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { type ApplyAuditRun, orgSnapshot, recordApplied } from "./apply-audit.js";
 import { planOrgExtras, writeOrgExtras } from "./apply-extras.js";
-import { numberForms } from "./routing/dids.js";
-import { BadRequest, Conflict } from "./errors.js";
+import { numberForms } from "../routing/dids.js";
+import { BadRequest, Conflict } from "../errors.js";
 import { trunkPasswordEnv } from "./export.js";
-import { reclaimAllExtensions } from "./routing/extension-space.js";
+import { reclaimAllExtensions } from "../routing/extension-space.js";
 import { canonical, type Matched, match } from "./matching.js";
-import { createOrganizationRecord } from "./orgs/org-creation.js";
-import { assertSlugFree, freeSlug, slugFromName } from "./orgs/org-slugs.js";
+import { createOrganizationRecord } from "../orgs/org-creation.js";
+import { assertSlugFree, freeSlug, slugFromName } from "../orgs/org-slugs.js";
 
 /** What a change is to: the org row, an item of one of its collections, or an extra. */
 export type ResourceKind = "org" | CollectionKindName | "webhook" | "org_user";

@@ -2,20 +2,20 @@
 // engine modules, show what is live (desired beside applied revision), regenerate an org, and
 // regenerate the gateway dispatcher. The deploy machinery is reached through the ConfigDeploys
 // port; the server wires the store-backed implementation (src/deploy/store-deploys.ts).
-import { DeployerUnavailableError } from "../deploy/deploy-jobs.js";
-import type { DeployRecord } from "../deploy/deploy-log.js";
-import { CompileRefusedError } from "../deploy/store-builds.js";
+import { DeployerUnavailableError } from "../../deploy/deploy-jobs.js";
+import type { DeployRecord } from "../../deploy/deploy-log.js";
+import { CompileRefusedError } from "../../deploy/store-builds.js";
 import type {
   GatewayOutcome,
   OrgDeployOutcome,
   OrgStatus,
   ReloadResult,
-} from "../deploy/store-deploys.js";
-import { UnknownOrgError } from "../deploy/store-deploys.js";
-import type { DomainDeps } from "./deps.js";
-import { Conflict, DomainError, NotFound, Unavailable } from "./errors.js";
-import { assertOwnOrg, requestRedeploy } from "./orgs/organizations.js";
-import type { OrgPrincipal } from "./principal.js";
+} from "../../deploy/store-deploys.js";
+import { UnknownOrgError } from "../../deploy/store-deploys.js";
+import type { DomainDeps } from "../deps.js";
+import { Conflict, DomainError, NotFound, Unavailable } from "../errors.js";
+import { assertOwnOrg, requestRedeploy } from "../orgs/organizations.js";
+import type { OrgPrincipal } from "../principal.js";
 
 /** What the configuration endpoints need from the deploy side. */
 export interface ConfigDeploys {

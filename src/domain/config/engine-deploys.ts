@@ -4,20 +4,20 @@
 // closes it again.
 import { readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { type DeployLog, FileDeployLog } from "../deploy/deploy-log.js";
-import { Deployer } from "../deploy/deployer.js";
-import { foreignOwnerReason, readOwner } from "../deploy/ownership.js";
+import { type DeployLog, FileDeployLog } from "../../deploy/deploy-log.js";
+import { Deployer } from "../../deploy/deployer.js";
+import { foreignOwnerReason, readOwner } from "../../deploy/ownership.js";
 import {
   type DeployRecordSummary,
   reloadLines,
   summarizeRecord,
-} from "../deploy/record-summary.js";
-import { StoreDeployLog } from "../deploy/store-deploy-log.js";
-import { createServerEngine } from "../deploy/store-engine.js";
-import { orgUnit } from "../deploy/units.js";
-import { createEngineTarget, type EngineKind, type EngineTarget } from "../engine/index.js";
-import { resolveGitopsEngineDir } from "../engine/paths.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
+} from "../../deploy/record-summary.js";
+import { StoreDeployLog } from "../../deploy/store-deploy-log.js";
+import { createServerEngine } from "../../deploy/store-engine.js";
+import { orgUnit } from "../../deploy/units.js";
+import { createEngineTarget, type EngineKind, type EngineTarget } from "../../engine/index.js";
+import { resolveGitopsEngineDir } from "../../engine/paths.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { OrgApplyResult } from "./apply.js";
 import { type DataStore, deployAppliedOrgs, openDataStore } from "./gitops.js";
 

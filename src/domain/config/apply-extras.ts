@@ -4,17 +4,17 @@
 // --prune delete). Webhook secrets are never in a file: an existing webhook keeps its secret, a
 // new one has none until `PUT /webhooks/{id}` sets it.
 import { randomUUID } from "node:crypto";
-import type { OrgExtras, OrgMember, OrgWebhook } from "../model/org-extras.js";
-import type { Db } from "../store/database.js";
-import { createOrgUserRepository } from "../store/org-user-repository.js";
-import type { WebhookRow } from "../store/schema.js";
-import { createWebhookRepository, newWebhookRow } from "../store/webhook-repository.js";
-import { RETRY_COUNT, TIMEOUT_MS } from "../webhooks/policy.js";
-import type { UrlPolicy } from "../webhooks/url-guard.js";
+import type { OrgExtras, OrgMember, OrgWebhook } from "../../model/org-extras.js";
+import type { Db } from "../../store/database.js";
+import { createOrgUserRepository } from "../../store/org-user-repository.js";
+import type { WebhookRow } from "../../store/schema.js";
+import { createWebhookRepository, newWebhookRow } from "../../store/webhook-repository.js";
+import { RETRY_COUNT, TIMEOUT_MS } from "../../webhooks/policy.js";
+import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import type { Change } from "./apply.js";
-import { BadRequest } from "./errors.js";
+import { BadRequest } from "../errors.js";
 import { type Matched, match } from "./matching.js";
-import { checkWebhookUrl, parseWebhookEvents } from "./webhook-rules.js";
+import { checkWebhookUrl, parseWebhookEvents } from "../webhook-rules.js";
 
 export interface ExtrasPlan {
   webhooks: Matched<OrgWebhook> | null;

@@ -7,11 +7,11 @@ import {
   type CollectionItem,
   type CollectionKind,
   collectionAt,
-} from "../model/collections.js";
-import type { Diagnostic } from "../model/diagnostic.js";
-import type { OrgState } from "../model/org-state.js";
-import { validateOrg } from "../model/validate.js";
-import { BadRequest, Conflict } from "./errors.js";
+} from "../../model/collections.js";
+import type { Diagnostic } from "../../model/diagnostic.js";
+import type { OrgState } from "../../model/org-state.js";
+import { validateOrg } from "../../model/validate.js";
+import { BadRequest, Conflict } from "../errors.js";
 
 /** The error-severity problems validateOrg finds under `resourcePath` (e.g. `ivrs[2]`). */
 export function problemsAt(state: OrgState, resourcePath: string): Diagnostic[] {
