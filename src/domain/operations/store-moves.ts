@@ -1,11 +1,11 @@
 // Operator work on the store itself (issue 23): migrating it explicitly for a rolling upgrade, and
 // moving an install from its SQLite file to PostgreSQL.
 import { existsSync } from "node:fs";
-import type { StoreLocation } from "../config.js";
-import { migrateToLatest, openStore, openStoreHandle } from "../store/database.js";
-import { copyStore, StoreCopyError, type TableCopy } from "../store/store-copy.js";
+import type { StoreLocation } from "../../config.js";
+import { migrateToLatest, openStore, openStoreHandle } from "../../store/database.js";
+import { copyStore, StoreCopyError, type TableCopy } from "../../store/store-copy.js";
 
-export { copyIsExact, StoreCopyError, type TableCopy } from "../store/store-copy.js";
+export { copyIsExact, StoreCopyError, type TableCopy } from "../../store/store-copy.js";
 
 /** Runs the store's pending migrations; answers their names (empty: it was up to date). */
 export async function migrateStore(location: StoreLocation): Promise<string[]> {

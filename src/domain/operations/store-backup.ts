@@ -8,8 +8,8 @@ import {
   assertSqliteStore,
   backupSqliteFile,
   NotSqliteStoreError,
-} from "../store/sqlite-backup.js";
-import type { DataStore } from "./config/gitops.js";
+} from "../../store/sqlite-backup.js";
+import type { DataStore } from "../config/gitops.js";
 
 /** The files of the data directory a restore needs besides the store (generated once). */
 export const DATA_DIR_SECRETS = ["jwt-secret", "server-key", "admin-password.hash"] as const;
