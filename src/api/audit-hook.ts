@@ -14,7 +14,7 @@
 import type { Context } from "koa";
 import { actorOf, recordAudit } from "../domain/audit-log.js";
 import type { DeployScheduler } from "../domain/ports.js";
-import type { Principal } from "../domain/principal.js";
+import type { Principal } from "../domain/access/principal.js";
 import type { Db } from "../store/database.js";
 import { inUnitOfWork } from "../store/unit-of-work.js";
 import type { AppDeps } from "./deps.js";

@@ -6,7 +6,7 @@ import type { CallControlPort } from "../domain/calls/call-control.js";
 import type { DomainDeps, DomainSettings } from "../domain/deps.js";
 import type { LiveCallsView } from "../domain/calls/live-calls.js";
 import type { EngineHealthProbe } from "../domain/ports.js";
-import type { IdentityVerifier } from "../domain/user-login.js";
+import type { IdentityVerifier } from "../domain/access/user-login.js";
 
 /** The settings route handlers read beside the use cases' (never the JWT secret). */
 export type ApiSettings = DomainSettings &

@@ -11,7 +11,7 @@ import {
   countAudit,
 } from "../store/audit-log-repository.js";
 import type { Db } from "../store/database.js";
-import type { Principal } from "./principal.js";
+import type { Principal } from "./access/principal.js";
 
 /**
  * Who made a change. `cli` is `pbxctl apply` / `compliance purge` (an operator with the store);

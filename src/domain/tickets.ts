@@ -20,7 +20,7 @@ import type {
   TicketSource,
   TicketStatus,
 } from "../store/ticket-tables.js";
-import type { OrgPrincipal } from "./principal.js";
+import type { OrgPrincipal } from "./access/principal.js";
 import { ownRow } from "./tenant-rows.js";
 
 export const TICKET_SOURCES = ["missed_call", "queue_timeout", "bot_dropped"] as const;

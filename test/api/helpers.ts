@@ -14,7 +14,7 @@ import { allRoutes } from "../../src/api/routes/index.js";
 import { type Config, loadConfig, type StoreLocation } from "../../src/config.js";
 import type { CallControlPort } from "../../src/domain/calls/call-control.js";
 import type { LiveCallsView } from "../../src/domain/calls/live-calls.js";
-import type { IdentityVerifier } from "../../src/domain/user-login.js";
+import type { IdentityVerifier } from "../../src/domain/access/user-login.js";
 import { type Db, followStoreChanges, openStore } from "../../src/store/database.js";
 import { freshStoreLocation } from "../store/test-database.js";
 import { createContract } from "./contract.js";

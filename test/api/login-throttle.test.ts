@@ -11,7 +11,7 @@ import {
   LOGIN_THROTTLE,
   type LockoutLogger,
   withLoginThrottle,
-} from "../../src/domain/login-throttle.js";
+} from "../../src/domain/access/login-throttle.js";
 import { freshStore } from "../store/helpers.js";
 import { ADMIN_PASSWORD, startTestApp, type TestApp } from "./helpers.js";
 

@@ -24,8 +24,8 @@ import {
   updateField,
 } from "../../domain/crm-fields.js";
 import { Forbidden } from "../../domain/errors.js";
-import type { Permission } from "../../domain/permissions.js";
-import type { OrgPrincipal } from "../../domain/principal.js";
+import type { Permission } from "../../domain/access/permissions.js";
+import type { OrgPrincipal } from "../../domain/access/principal.js";
 import {
   CRM_TAG,
   CrmClient,

@@ -15,7 +15,7 @@ import { UnknownOrgError } from "../../deploy/store-deploys.js";
 import type { DomainDeps } from "../deps.js";
 import { Conflict, DomainError, NotFound, Unavailable } from "../errors.js";
 import { assertOwnOrg, requestRedeploy } from "../orgs/organizations.js";
-import type { OrgPrincipal } from "../principal.js";
+import type { OrgPrincipal } from "../access/principal.js";
 
 /** What the configuration endpoints need from the deploy side. */
 export interface ConfigDeploys {

@@ -12,7 +12,7 @@ import { type CreatedOrganization, createOrganizationRecord } from "./org-creati
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
 import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 import { type PlacementView, placementsByOrg, placementView } from "../placement.js";
-import type { OrgPrincipal, PendingUserPrincipal } from "../principal.js";
+import type { OrgPrincipal, PendingUserPrincipal } from "../access/principal.js";
 import { decrypt, hashSecret, newToken } from "../secrets.js";
 
 export const ORG_TYPES = ["test", "production"] as const;

@@ -27,7 +27,7 @@ import {
   SENTINEL_MESSAGE,
 } from "./dids.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
-import type { OrgPrincipal } from "../principal.js";
+import type { OrgPrincipal } from "../access/principal.js";
 
 export interface DidRequestView {
   id: string;

@@ -5,7 +5,7 @@ import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import type { OrgUserRow } from "../../store/schema.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
-import { type Permission, permissionsOfRole, type Role } from "../permissions.js";
+import { type Permission, permissionsOfRole, type Role } from "../access/permissions.js";
 
 export interface OrgUserView {
   id: string;

@@ -13,10 +13,10 @@
 // different pair and source. Each new lock is logged (warn). Counts live in the store, so API
 // replicas on one database share them.
 import { decodeJwt } from "jose";
-import { createLoginThrottleRepository } from "../store/login-throttle-repository.js";
-import type { DomainDeps } from "./deps.js";
-import { TooManyRequests, Unauthorized } from "./errors.js";
-import { digest } from "./secrets.js";
+import { createLoginThrottleRepository } from "../../store/login-throttle-repository.js";
+import type { DomainDeps } from "../deps.js";
+import { TooManyRequests, Unauthorized } from "../errors.js";
+import { digest } from "../secrets.js";
 
 export const LOGIN_THROTTLE = {
   pairFailures: 5,

@@ -1,12 +1,12 @@
 // Per-org `ak_` API keys: created with a subset of the 14 permissions, listed without secrets,
 // revoked with immediate effect (every request looks the key up again).
 import { randomUUID } from "node:crypto";
-import { createApiKeyRepository } from "../store/api-key-repository.js";
-import type { ApiKeyRow } from "../store/schema.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, NotFound } from "./errors.js";
+import { createApiKeyRepository } from "../../store/api-key-repository.js";
+import type { ApiKeyRow } from "../../store/schema.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, NotFound } from "../errors.js";
 import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "./permissions.js";
-import { digest, hashSecret, newToken } from "./secrets.js";
+import { digest, hashSecret, newToken } from "../secrets.js";
 
 export interface ApiKeyView {
   id: string;

@@ -1,16 +1,16 @@
 // Turns request credentials into a Principal, in the order of SPEC.md §5: `X-API-Key` starting
 // `ak_`; any other `X-API-Key` (the `org_` key); `X-Internal-Key`; `Authorization: Bearer`.
 // Also the credential exchanges of §4.1 (org login, admin login, internal org token).
-import { createApiKeyRepository } from "../store/api-key-repository.js";
-import { createOrgUserRepository } from "../store/org-user-repository.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import { cachedRead } from "../store/read-cache.js";
-import type { OrganizationRow } from "../store/schema.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, NotFound, Unauthorized } from "./errors.js";
+import { createApiKeyRepository } from "../../store/api-key-repository.js";
+import { createOrgUserRepository } from "../../store/org-user-repository.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { cachedRead } from "../../store/read-cache.js";
+import type { OrganizationRow } from "../../store/schema.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, NotFound, Unauthorized } from "../errors.js";
 import { type ApiKeyPermission, isRole, permissionsOfRole } from "./permissions.js";
 import type { OrgPrincipal, Principal } from "./principal.js";
-import { digest, safeEqual, verifySecret } from "./secrets.js";
+import { digest, safeEqual, verifySecret } from "../secrets.js";
 
 export const NOT_ACTIVE = "Invalid authentication or organization not active";
 

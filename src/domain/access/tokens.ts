@@ -1,7 +1,7 @@
 // The service's own JWTs: HS256 only (pinned on verify), `exp` always present and required.
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
-import type { Clock } from "../clock.js";
-import { Unauthorized } from "./errors.js";
+import type { Clock } from "../../clock.js";
+import { Unauthorized } from "../errors.js";
 import type { Role } from "./permissions.js";
 
 /** 24 hours: org, admin and impersonation tokens (SPEC.md §8). */

@@ -3,11 +3,11 @@
 // of this service: a user JWT of their org with their role, or, with no active org yet, a token
 // that can only request an org and read that request.
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
-import type { OidcConfig } from "../config.js";
-import { createOrgUserRepository } from "../store/org-user-repository.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Unauthorized, Unavailable } from "./errors.js";
+import type { OidcConfig } from "../../config.js";
+import { createOrgUserRepository } from "../../store/org-user-repository.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Unauthorized, Unavailable } from "../errors.js";
 import { isRole, type Permission, permissionsOfRole, type Role } from "./permissions.js";
 
 export interface UserLoginResult {

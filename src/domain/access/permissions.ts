@@ -2,7 +2,7 @@
 // of §4.7 (docs/tickets.md), and the role-only ones that guard org
 // administration. Routes name the permission they need; the API's auth layer enforces it for
 // `ak_` keys and for user JWT roles. Org keys, org JWTs and the internal key have full org scope.
-import { MEMBER_ROLES } from "../model/org-extras.js";
+import { MEMBER_ROLES } from "../../model/org-extras.js";
 
 export const API_KEY_PERMISSIONS = [
   "calls.read",
