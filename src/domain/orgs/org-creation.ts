@@ -2,7 +2,7 @@
 // (`POST /organizations/requests`) and `pbxctl apply` of a new org file all come here. An org
 // gets its credentials at birth: the org key (kept sealed under the server key, so an admin can
 // read it back) and a secret stored only as a hash. Once engine nodes exist it is placed on one
-// in the same transaction (src/domain/placement.ts): an org that finds no room is not created.
+// in the same transaction (src/domain/nodes/placement.ts): an org that finds no room is not created.
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { defaultContextPrefix } from "../../model/fill.js";
@@ -11,7 +11,7 @@ import type { Db } from "../../store/database.js";
 import type { OrgPlacementRow } from "../../store/engine-node-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { OrganizationRow } from "../../store/schema.js";
-import { placeNewOrg } from "../placement.js";
+import { placeNewOrg } from "../nodes/placement.js";
 import { digest, encrypt, hashSecret, newToken } from "../secrets.js";
 
 /** Context prefix of an org: `org_<id>_` (SPEC.md §1). */

@@ -11,7 +11,7 @@ import { BadRequest, Conflict, Forbidden, NotFound } from "../errors.js";
 import { type CreatedOrganization, createOrganizationRecord } from "./org-creation.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
 import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
-import { type PlacementView, placementsByOrg, placementView } from "../placement.js";
+import { type PlacementView, placementsByOrg, placementView } from "../nodes/placement.js";
 import type { OrgPrincipal, PendingUserPrincipal } from "../access/principal.js";
 import { decrypt, hashSecret, newToken } from "../secrets.js";
 

@@ -1,11 +1,11 @@
 // The SIP edge's input from the store (issue 26): engine nodes, every org's placement by node
 // name, and the org states the DIDs and carriers' addresses come from. The edge compiler turns it
 // into kamailio.cfg and its tables (src/compiler/edge).
-import { type EdgeListen, type EdgeState, edgeStateFromOrgs } from "../compiler/edge/index.js";
-import { loadEdgeRouting } from "../deploy/edge-routing.js";
-import type { Db } from "../store/database.js";
-import { loadOrgState } from "../store/load-org-state.js";
-import { createOrganizationRepository, isServed } from "../store/organization-repository.js";
+import { type EdgeListen, type EdgeState, edgeStateFromOrgs } from "../../compiler/edge/index.js";
+import { loadEdgeRouting } from "../../deploy/edge-routing.js";
+import type { Db } from "../../store/database.js";
+import { loadOrgState } from "../../store/load-org-state.js";
+import { createOrganizationRepository, isServed } from "../../store/organization-repository.js";
 
 /**
  * EdgeState of everything the store holds. With no engine node defined there is nothing to route

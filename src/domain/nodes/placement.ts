@@ -5,7 +5,7 @@
 // creates it, after the node rows are locked (engine-node-repository.ts), so replicas creating
 // orgs at once never overfill a node. An admin may pin an org to a node of their choice.
 
-import type { Db } from "../store/database.js";
+import type { Db } from "../../store/database.js";
 import {
   type EngineNodeRow,
   findEngineNode,
@@ -17,10 +17,10 @@ import {
   nodeLoads,
   type OrgPlacementRow,
   savePlacement,
-} from "../store/engine-node-repository.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
+} from "../../store/engine-node-repository.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { findNodeRow } from "./engine-node-lookup.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
 
 /** 409 when every active node is full (or no node is active): the platform needs a node. */
 export const NO_NODE_WITH_ROOM = "No active engine node has room for another organization";

@@ -1,12 +1,12 @@
 // An engine node named by an admin: its id (the API's paths) or its name (`pbxctl nodes`).
 
-import type { Db } from "../store/database.js";
+import type { Db } from "../../store/database.js";
 import {
   type EngineNodeRow,
   findEngineNode,
   findEngineNodeByName,
-} from "../store/engine-node-repository.js";
-import { NotFound } from "./errors.js";
+} from "../../store/engine-node-repository.js";
+import { NotFound } from "../errors.js";
 
 export const NODE_NOT_FOUND = "Engine node not found";
 

@@ -3,7 +3,7 @@
 // at once and no view ever holds it. Adding the first node places every existing org on it (an
 // install that had one implicit engine names it), so once a node exists every org has one.
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../clock.js";
 import {
   AMI_USERNAME,
   MAX_NODE_CAPACITY,
@@ -11,10 +11,10 @@ import {
   type NodeState,
   SIP_ADDRESS,
   SIP_ADDRESS_RULE,
-} from "../model/engine-node.js";
-import { Host, PRINTABLE_ASCII, Slug } from "../model/org-state.js";
-import { isUniqueViolation } from "../store/constraint-errors.js";
-import type { Db } from "../store/database.js";
+} from "../../model/engine-node.js";
+import { Host, PRINTABLE_ASCII, Slug } from "../../model/org-state.js";
+import { isUniqueViolation } from "../../store/constraint-errors.js";
+import type { Db } from "../../store/database.js";
 import {
   countEngineNodes,
   deleteEngineNode as deleteNodeRow,
@@ -27,10 +27,10 @@ import {
   savePlacement,
   unplacedOrgIds,
   updateEngineNode as updateNodeRow,
-} from "../store/engine-node-repository.js";
+} from "../../store/engine-node-repository.js";
 import { findNodeRow } from "./engine-node-lookup.js";
-import { BadRequest, Conflict } from "./errors.js";
-import { encrypt } from "./secrets.js";
+import { BadRequest, Conflict } from "../errors.js";
+import { encrypt } from "../secrets.js";
 
 /** What the node use cases need: the store, the sealing key and the time. */
 export interface NodeDeps {
