@@ -9,7 +9,7 @@ import * as assert from "uvu/assert";
 import { parse, stringify } from "yaml";
 import Apply from "../../src/cli/commands/apply.js";
 import Export from "../../src/cli/commands/export.js";
-import { listAudit } from "../../src/domain/audit-log.js";
+import { listAudit } from "../../src/domain/compliance/audit-log.js";
 import { openDataStore } from "../../src/domain/config/gitops.js";
 import { sipDigest } from "../../src/model/secrets.js";
 import { createUserRepository } from "../../src/store/user-repository.js";

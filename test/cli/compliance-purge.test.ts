@@ -9,7 +9,7 @@ import CompliancePurge, {
   type CompliancePurgeResult,
 } from "../../src/cli/commands/compliance/purge.js";
 import { openDataStore } from "../../src/domain/config/gitops.js";
-import { setRetention } from "../../src/domain/retention.js";
+import { setRetention } from "../../src/domain/compliance/retention.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
 import { storePerTest } from "./test-store.js";

@@ -4,15 +4,15 @@
 // names one org.
 import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { purgeAuditBefore } from "../store/audit-log-repository.js";
-import type { Db } from "../store/database.js";
+import { purgeAuditBefore } from "../../store/audit-log-repository.js";
+import type { Db } from "../../store/database.js";
 import {
   orgsWithRetention,
   purgeCallRecordsBefore,
   retentionPolicies,
   saveRetentionPolicies,
-} from "../store/retention-repository.js";
-import { createTicketRepository } from "../store/ticket-repository.js";
+} from "../../store/retention-repository.js";
+import { createTicketRepository } from "../../store/ticket-repository.js";
 import { type Actor, recordAudit } from "./audit-log.js";
 
 export const RETENTION_KINDS = ["call_records", "recordings", "tickets", "audit"] as const;

@@ -3,9 +3,9 @@
 // instead of waiting; the timer only asks `tick()` every hour whether a day has passed.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { type Clock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
-import { noInstruments, type RetentionInstruments } from "../metrics/instruments.js";
-import { expireIdempotencyKeys } from "./idempotency.js";
+import { type Clock, systemTimers, type TimerHandle, type Timers } from "../../clock.js";
+import { noInstruments, type RetentionInstruments } from "../../metrics/instruments.js";
+import { expireIdempotencyKeys } from "../idempotency.js";
 import { auditPurge, type PurgeContext, type PurgeReport, purgeAll } from "./retention.js";
 
 const HOUR_MS = 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 // The audit log (issue 16): one record per mutation of the service, whoever made it (API caller,
 // admin, internal service, `pbxctl apply`), with the before/after of the resource (secrets
 // redacted) and the deploy its change led to. Records are only ever appended (the store's
-// triggers refuse edits); retention is the one way they leave (src/domain/retention.ts).
+// triggers refuse edits); retention is the one way they leave (src/domain/compliance/retention.ts).
 import {
   type AuditFilter,
   type AuditRowWithDeploy,
@@ -9,9 +9,9 @@ import {
   appendAuditRecord,
   auditPage,
   countAudit,
-} from "../store/audit-log-repository.js";
-import type { Db } from "../store/database.js";
-import type { Principal } from "./access/principal.js";
+} from "../../store/audit-log-repository.js";
+import type { Db } from "../../store/database.js";
+import type { Principal } from "../access/principal.js";
 
 /**
  * Who made a change. `cli` is `pbxctl apply` / `compliance purge` (an operator with the store);

@@ -2,19 +2,19 @@
 // org records calls. Refused numbers reach the compiled dialplan (OrgState, store-builds.ts), so
 // every change schedules the org's deploy like any configuration change.
 import { randomUUID } from "node:crypto";
-import type { RecordingConsent } from "../model/consent.js";
+import type { RecordingConsent } from "../../model/consent.js";
 import {
   type ConsentRecordRow,
   deleteConsent,
   findConsent,
   insertConsent,
   listConsent,
-} from "../store/consent-repository.js";
-import { isUniqueViolation } from "../store/constraint-errors.js";
-import type { Db } from "../store/database.js";
-import { notifyConfigChanged } from "./config/config-change.js";
-import { Conflict, NotFound } from "./errors.js";
-import type { DeployScheduler } from "./ports.js";
+} from "../../store/consent-repository.js";
+import { isUniqueViolation } from "../../store/constraint-errors.js";
+import type { Db } from "../../store/database.js";
+import { notifyConfigChanged } from "../config/config-change.js";
+import { Conflict, NotFound } from "../errors.js";
+import type { DeployScheduler } from "../ports.js";
 
 export const CONSENT_NOT_FOUND = "Consent record not found";
 
