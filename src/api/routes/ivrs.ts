@@ -17,7 +17,7 @@ import {
   GREETING_NOT_GENERATED,
   generateIvrGreeting,
   openIvrGreeting,
-} from "../../domain/speech.js";
+} from "../../domain/media/speech.js";
 import {
   ACTION_TYPES,
   boundsOf,

@@ -21,7 +21,7 @@ import {
 } from "./extension-space.js";
 import { IVR_NOT_FOUND, ownIvrRecord } from "./ivr-access.js";
 import { type IvrMenuOptionView, type IvrView, ivrView, menuOptionView } from "./ivr-view.js";
-import { checkedGreetingVoice, removeIvrGreeting } from "../speech.js";
+import { checkedGreetingVoice, removeIvrGreeting } from "../media/speech.js";
 
 export { IVR_NOT_FOUND } from "./ivr-access.js";
 export type { IvrMenuOptionView, IvrView } from "./ivr-view.js";

@@ -3,7 +3,7 @@
 // greeting playback. The speech layer (`src/tts`) does the synthesis; this module adds tenant
 // checks, the sounds directory and the mapping of its errors: `TtsInputError` is the caller's
 // fault (400 with its message), anything else stays a 500.
-import { createIvrRepository } from "../store/ivr-repository.js";
+import { createIvrRepository } from "../../store/ivr-repository.js";
 import {
   createSpeechEngine,
   greetingPath,
@@ -18,12 +18,12 @@ import {
   VOICE_CATALOGUE,
   type VoiceCatalogue,
   writeGreeting,
-} from "../tts/index.js";
-import { changeOrgConfig } from "./config/config-change.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, NotFound, TooManyRequests } from "./errors.js";
-import { ownIvrRecord } from "./routing/ivr-access.js";
-import { openSizedFile, type SizedFile } from "./open-file.js";
+} from "../../tts/index.js";
+import { changeOrgConfig } from "../config/config-change.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, NotFound, TooManyRequests } from "../errors.js";
+import { ownIvrRecord } from "../routing/ivr-access.js";
+import { openSizedFile, type SizedFile } from "../open-file.js";
 
 /** 404 of `GET /ivrs/{id}/greeting-audio` for an own IVR whose greeting was never generated. */
 export const GREETING_NOT_GENERATED = "Greeting not generated yet";

@@ -7,16 +7,16 @@
 import { randomBytes } from "node:crypto";
 import { readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../atomic-files.js";
-import { wavNamesIn } from "../deploy/moh-files.js";
-import { MEDIA_FILE_NAME } from "../model/org-state.js";
-import { TtsInputError } from "../tts/errors.js";
-import { TELEPHONY_SAMPLE_RATE } from "../tts/resample.js";
-import { toTelephonyWav } from "../tts/telephony-wav.js";
-import { parseWav } from "../tts/wav.js";
-import { notifyConfigChanged } from "./config/config-change.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, NotFound } from "./errors.js";
+import { writeFileAtomic } from "../../atomic-files.js";
+import { wavNamesIn } from "../../deploy/moh-files.js";
+import { MEDIA_FILE_NAME } from "../../model/org-state.js";
+import { TtsInputError } from "../../tts/errors.js";
+import { TELEPHONY_SAMPLE_RATE } from "../../tts/resample.js";
+import { toTelephonyWav } from "../../tts/telephony-wav.js";
+import { parseWav } from "../../tts/wav.js";
+import { notifyConfigChanged } from "../config/config-change.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, NotFound } from "../errors.js";
 
 export type MediaKind = "greeting" | "moh";
 
