@@ -31,7 +31,7 @@ import type { DomainDeps } from "./deps.js";
 import { BadRequest, Conflict, NotFound } from "./errors.js";
 import type { LiveCallsView } from "./calls/live-calls.js";
 import { ownRow } from "./tenant-rows.js";
-import { emitEvent } from "./webhook-events.js";
+import { emitEvent } from "./webhooks/webhook-events.js";
 
 export type { CrmKind };
 

@@ -21,7 +21,7 @@ import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../../sto
 import type { Db } from "../../store/database.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
 import { callWebhooksOf } from "./call-webhooks.js";
-import { emitEvent } from "../webhook-events.js";
+import { emitEvent } from "../webhooks/webhook-events.js";
 
 export type IngestResult =
   | { stored: true; orgId: string | null; linkedid: string }

@@ -19,7 +19,7 @@ import {
   removeSipContact,
 } from "../../store/sip-contact-repository.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
-import { emitEvent } from "../webhook-events.js";
+import { emitEvent } from "../webhooks/webhook-events.js";
 
 export type RegistrationResult =
   | { emitted: "user.registered" | "user.unregistered" | null; orgId: string }

@@ -21,7 +21,7 @@ import {
 } from "../../store/trunk-registration-repository.js";
 
 import type { RefreshingOrgDirectory } from "./call-org.js";
-import { emitEvent } from "../webhook-events.js";
+import { emitEvent } from "../webhooks/webhook-events.js";
 
 export interface TrunkRegistrationChange {
   orgId: string;

@@ -14,7 +14,7 @@ import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import type { Change } from "./apply.js";
 import { BadRequest } from "../errors.js";
 import { type Matched, match } from "./matching.js";
-import { checkWebhookUrl, parseWebhookEvents } from "../webhook-rules.js";
+import { checkWebhookUrl, parseWebhookEvents } from "../webhooks/webhook-rules.js";
 
 export interface ExtrasPlan {
   webhooks: Matched<OrgWebhook> | null;

@@ -1,17 +1,17 @@
 // Wiring of the webhooks for the server: the dispatcher that runs beside the API, and the context
 // the webhook routes pass to the use cases. Both seal secrets with the server key; whether private
 // targets are allowed comes from the configuration (PBX_WEBHOOK_ALLOW_PRIVATE, src/config.ts).
-import type { Clock } from "../clock.js";
-import type { WebhookInstruments } from "../metrics/instruments.js";
-import type { Db } from "../store/database.js";
+import type { Clock } from "../../clock.js";
+import type { WebhookInstruments } from "../../metrics/instruments.js";
+import type { Db } from "../../store/database.js";
 import {
   createDispatcher,
   type DispatcherLogger,
   type WebhookDispatcher,
-} from "../webhooks/dispatcher.js";
-import { createNodeHttpClient, type NodeHttpClient } from "../webhooks/http-client.js";
-import type { SecretSealer } from "../webhooks/secrets.js";
-import { decrypt, encrypt } from "./secrets.js";
+} from "../../webhooks/dispatcher.js";
+import { createNodeHttpClient, type NodeHttpClient } from "../../webhooks/http-client.js";
+import type { SecretSealer } from "../../webhooks/secrets.js";
+import { decrypt, encrypt } from "../secrets.js";
 import type { WebhookContext } from "./webhooks.js";
 
 /** AES-256-GCM under the server key (the same sealing as the org keys). */

@@ -3,14 +3,14 @@
 // is. Nothing is sent here; the dispatcher (src/webhooks/dispatcher.ts) delivers the rows. Also
 // the simulated call of `POST /test/call-event`, emitted through the same outbox.
 import { randomUUID } from "node:crypto";
-import { type Clock, systemClock } from "../clock.js";
-import type { Db } from "../store/database.js";
-import type { DeliveryRow, WebhookRow } from "../store/schema.js";
-import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
-import { createWebhookRepository } from "../store/webhook-repository.js";
-import { CALL_LIFECYCLE, type WebhookEvent } from "../webhooks/events.js";
-import { outboxSignal } from "../webhooks/outbox-signal.js";
-import { BadRequest } from "./errors.js";
+import { type Clock, systemClock } from "../../clock.js";
+import type { Db } from "../../store/database.js";
+import type { DeliveryRow, WebhookRow } from "../../store/schema.js";
+import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
+import { createWebhookRepository } from "../../store/webhook-repository.js";
+import { CALL_LIFECYCLE, type WebhookEvent } from "../../webhooks/events.js";
+import { outboxSignal } from "../../webhooks/outbox-signal.js";
+import { BadRequest } from "../errors.js";
 import { parseWebhookEvent } from "./webhook-rules.js";
 
 /**

@@ -1,22 +1,22 @@
 // The webhook use cases behind the /webhooks routes: org-scoped (another org's webhook is 404
 // `Webhook not found`), validating (webhook-rules.ts), and writing through the repositories.
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../clock.js";
-import type { Db } from "../store/database.js";
-import type { DeliveryRow, WebhookRow } from "../store/schema.js";
-import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
+import type { Clock } from "../../clock.js";
+import type { Db } from "../../store/database.js";
+import type { DeliveryRow, WebhookRow } from "../../store/schema.js";
+import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
 import {
   createWebhookRepository,
   newWebhookRow,
   type WebhookPatch,
-} from "../store/webhook-repository.js";
-import { decide, recordAttempts, sendAttempt } from "../webhooks/attempt.js";
-import { TEST_EVENT } from "../webhooks/events.js";
-import type { WebhookHttpClient } from "../webhooks/http-client.js";
-import { CLAIM_LEASE_MARGIN_MS, RETRY_COUNT, TIMEOUT_MS } from "../webhooks/policy.js";
-import { maskSecret, type SecretSealer } from "../webhooks/secrets.js";
-import type { UrlPolicy } from "../webhooks/url-guard.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
+} from "../../store/webhook-repository.js";
+import { decide, recordAttempts, sendAttempt } from "../../webhooks/attempt.js";
+import { TEST_EVENT } from "../../webhooks/events.js";
+import type { WebhookHttpClient } from "../../webhooks/http-client.js";
+import { CLAIM_LEASE_MARGIN_MS, RETRY_COUNT, TIMEOUT_MS } from "../../webhooks/policy.js";
+import { maskSecret, type SecretSealer } from "../../webhooks/secrets.js";
+import type { UrlPolicy } from "../../webhooks/url-guard.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
 import { eventTimestamps, newDeliveryRow, queueDeliveries } from "./webhook-events.js";
 import { checkInteger, checkSecret, checkWebhookUrl, parseWebhookEvents } from "./webhook-rules.js";
 

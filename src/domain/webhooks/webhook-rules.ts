@@ -2,14 +2,14 @@
 // URL (what can be checked without the network), its secret and its numeric controls. Each check
 // throws a BadRequest with the message the API answers.
 import { isIP } from "node:net";
-import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from "../webhooks/events.js";
-import { SECRET_LENGTH, URL_MAX_LENGTH } from "../webhooks/policy.js";
+import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent } from "../../webhooks/events.js";
+import { SECRET_LENGTH, URL_MAX_LENGTH } from "../../webhooks/policy.js";
 import {
   isNonPublicAddress,
   PRIVATE_TARGET_MESSAGE,
   type UrlPolicy,
-} from "../webhooks/url-guard.js";
-import { BadRequest } from "./errors.js";
+} from "../../webhooks/url-guard.js";
+import { BadRequest } from "../errors.js";
 
 /** `value` as an event type, or a BadRequest saying why it is not one. */
 export function parseWebhookEvent(value: string): WebhookEvent {
