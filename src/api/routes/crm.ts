@@ -15,14 +15,14 @@ import {
   getRecord,
   listRecords,
   updateRecord,
-} from "../../domain/crm.js";
+} from "../../domain/crm/crm.js";
 import {
   createField,
   deleteField,
   getField,
   listFields,
   updateField,
-} from "../../domain/crm-fields.js";
+} from "../../domain/crm/crm-fields.js";
 import { Forbidden } from "../../domain/errors.js";
 import type { Permission } from "../../domain/access/permissions.js";
 import type { OrgPrincipal } from "../../domain/access/principal.js";

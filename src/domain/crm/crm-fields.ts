@@ -1,9 +1,9 @@
 // Custom fields of an org's CRM (`/crm/fields`, permission `crm.customize`): the definitions,
 // and the check every write of a lead or client passes (types, enum options, required fields).
 import { randomUUID } from "node:crypto";
-import type { CrmFieldView, CustomFieldType, CustomValueType } from "../model/crm.js";
-import { ONE_LINE } from "../model/org-state.js";
-import { isUniqueViolation } from "../store/constraint-errors.js";
+import type { CrmFieldView, CustomFieldType, CustomValueType } from "../../model/crm.js";
+import { ONE_LINE } from "../../model/org-state.js";
+import { isUniqueViolation } from "../../store/constraint-errors.js";
 import {
   type CrmFieldRow,
   deleteCrmField,
@@ -11,11 +11,11 @@ import {
   insertCrmField,
   listCrmFields,
   updateCrmField,
-} from "../store/crm-repository.js";
-import type { Db } from "../store/database.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict } from "./errors.js";
-import { ownRow } from "./tenant-rows.js";
+} from "../../store/crm-repository.js";
+import type { Db } from "../../store/database.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict } from "../errors.js";
+import { ownRow } from "../tenant-rows.js";
 
 export interface CrmFieldInput {
   name: string;

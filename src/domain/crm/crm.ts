@@ -9,9 +9,9 @@ import type {
   CrmLeadView,
   CustomValueType,
   LeadStatus,
-} from "../model/crm.js";
-import { didAliases, digitsOnly, toE164 } from "../model/phone.js";
-import { badPhoneNumberMessage, looksLikePhoneNumber } from "../model/validate.js";
+} from "../../model/crm.js";
+import { didAliases, digitsOnly, toE164 } from "../../model/phone.js";
+import { badPhoneNumberMessage, looksLikePhoneNumber } from "../../model/validate.js";
 import {
   type CrmFilters,
   type CrmKind,
@@ -23,15 +23,15 @@ import {
   listCrmFields,
   listCrmRecords,
   replaceCrmRecord,
-} from "../store/crm-repository.js";
-import type { Db } from "../store/database.js";
-import { callHistory } from "./calls/calls.js";
+} from "../../store/crm-repository.js";
+import type { Db } from "../../store/database.js";
+import { callHistory } from "../calls/calls.js";
 import { fieldView, mergeCustomValues } from "./crm-fields.js";
-import type { DomainDeps } from "./deps.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
-import type { LiveCallsView } from "./calls/live-calls.js";
-import { ownRow } from "./tenant-rows.js";
-import { emitEvent } from "./webhooks/webhook-events.js";
+import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
+import type { LiveCallsView } from "../calls/live-calls.js";
+import { ownRow } from "../tenant-rows.js";
+import { emitEvent } from "../webhooks/webhook-events.js";
 
 export type { CrmKind };
 
