@@ -4,24 +4,24 @@
 // escalated ticket queues its messages (provider message, workflow trigger, alerts) in the same
 // transaction, so a crash never loses one and a rolled-back ticket never sends one.
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../clock.js";
-import type { Db } from "../store/database.js";
-import { createTicketAlertRepository } from "../store/ticket-alert-repository.js";
-import { createTicketMessageRepository } from "../store/ticket-message-repository.js";
+import type { Clock } from "../../clock.js";
+import type { Db } from "../../store/database.js";
+import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
+import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
 import {
   createTicketRepository,
   type TicketChange,
   type TicketFilters,
-} from "../store/ticket-repository.js";
+} from "../../store/ticket-repository.js";
 import type {
   TicketHistoryRow,
   TicketPriority,
   TicketRow,
   TicketSource,
   TicketStatus,
-} from "../store/ticket-tables.js";
-import type { OrgPrincipal } from "./access/principal.js";
-import { ownRow } from "./tenant-rows.js";
+} from "../../store/ticket-tables.js";
+import type { OrgPrincipal } from "../access/principal.js";
+import { ownRow } from "../tenant-rows.js";
 
 export const TICKET_SOURCES = ["missed_call", "queue_timeout", "bot_dropped"] as const;
 export const TICKET_PRIORITIES = ["high", "urgent"] as const;

@@ -1,17 +1,17 @@
 // Ticket alerts of an org (`/orgs/{orgId}/ticket-alerts`): who is told of a new or escalated
 // ticket, for which sources and priorities, through which channel — `whatsapp` (a provider
 // template message to a phone number) or `webhook` (a JSON POST to a URL, checked like a
-// webhook's target). The messages are queued with the ticket (domain/tickets.ts).
+// webhook's target). The messages are queued with the ticket (domain/tickets/tickets.ts).
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../clock.js";
-import type { Db } from "../store/database.js";
-import { createTicketAlertRepository } from "../store/ticket-alert-repository.js";
-import type { TicketAlertRow } from "../store/ticket-tables.js";
-import type { UrlPolicy } from "../webhooks/url-guard.js";
-import { BadRequest, Forbidden } from "./errors.js";
-import { ownRow } from "./tenant-rows.js";
+import type { Clock } from "../../clock.js";
+import type { Db } from "../../store/database.js";
+import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
+import type { TicketAlertRow } from "../../store/ticket-tables.js";
+import type { UrlPolicy } from "../../webhooks/url-guard.js";
+import { BadRequest, Forbidden } from "../errors.js";
+import { ownRow } from "../tenant-rows.js";
 import type { TICKET_PRIORITIES, TICKET_SOURCES } from "./tickets.js";
-import { checkWebhookUrl } from "./webhooks/webhook-rules.js";
+import { checkWebhookUrl } from "../webhooks/webhook-rules.js";
 
 export const ALERT_CHANNELS = ["whatsapp", "webhook"] as const;
 

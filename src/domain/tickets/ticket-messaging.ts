@@ -4,14 +4,14 @@
 // access token is sealed with the server key and never answered back, only whether one is set.
 // The WhatsApp admin's templates and test send live here too.
 import { randomUUID } from "node:crypto";
-import type { Clock } from "../clock.js";
-import type { Db } from "../store/database.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
-import { createWhatsappTemplateRepository } from "../store/ticket-alert-repository.js";
-import { createTicketMessageRepository } from "../store/ticket-message-repository.js";
-import type { WhatsappTemplateRow } from "../store/ticket-tables.js";
-import { BadRequest, Conflict, NotFound } from "./errors.js";
-import { decrypt, encrypt } from "./secrets.js";
+import type { Clock } from "../../clock.js";
+import type { Db } from "../../store/database.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { createWhatsappTemplateRepository } from "../../store/ticket-alert-repository.js";
+import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
+import type { WhatsappTemplateRow } from "../../store/ticket-tables.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
+import { decrypt, encrypt } from "../secrets.js";
 import { providerMessageBody } from "./tickets.js";
 
 /** The provider's messages URL for a base URL and a phone number id. */
