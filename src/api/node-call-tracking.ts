@@ -9,8 +9,8 @@
 import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
 import type { CallControlPort, OriginateRequest } from "../domain/calls/call-control.js";
-import { Unavailable } from "../domain/errors.js";
 import type { LiveCall, LiveCallsView } from "../domain/calls/live-calls.js";
+import { Unavailable } from "../domain/errors.js";
 import type { AmiInstruments, CallIngestInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import { type EngineNodeRow, findPlacement } from "../store/engine-node-repository.js";

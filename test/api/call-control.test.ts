@@ -5,8 +5,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { OriginateRequest } from "../../src/domain/calls/call-control.js";
-import { expireIdempotencyKeys } from "../../src/domain/idempotency.js";
 import type { LiveCall, LiveCallsView } from "../../src/domain/calls/live-calls.js";
+import { expireIdempotencyKeys } from "../../src/domain/idempotency.js";
 import { insertUser, sipUser } from "../integration/helpers.js";
 import { addToPool, assignFromPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";

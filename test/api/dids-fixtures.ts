@@ -4,8 +4,8 @@
 // targets.
 import * as assert from "uvu/assert";
 import type { DomainDeps } from "../../src/domain/deps.js";
-import { createIvr } from "../../src/domain/routing/ivrs.js";
 import { noDeploys } from "../../src/domain/ports.js";
+import { createIvr } from "../../src/domain/routing/ivrs.js";
 import { createQueue } from "../../src/domain/routing/queues.js";
 import { createUser } from "../../src/domain/users/users.js";
 import type { Ivr, Queue, User } from "../../src/model/org-state.js";

@@ -1,6 +1,11 @@
 // Granular per-org API keys (`/api-keys`).
 import { Type } from "@sinclair/typebox";
-import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from "../../domain/access/api-keys.js";
+import {
+  createApiKey,
+  getApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from "../../domain/access/api-keys.js";
 import { API_KEY_PERMISSIONS } from "../../domain/access/permissions.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";

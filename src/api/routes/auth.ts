@@ -14,12 +14,16 @@ import {
   withLoginThrottle,
 } from "../../domain/access/login-throttle.js";
 import {
+  API_KEY_PERMISSIONS,
+  ROLE_ONLY_PERMISSIONS,
+  ROLES,
+} from "../../domain/access/permissions.js";
+import { userLogin } from "../../domain/access/user-login.js";
+import {
   adminRegenerateSecret,
   readCredentials,
   regenerateOwnSecret,
 } from "../../domain/orgs/organizations.js";
-import { API_KEY_PERMISSIONS, ROLE_ONLY_PERMISSIONS, ROLES } from "../../domain/access/permissions.js";
-import { userLogin } from "../../domain/access/user-login.js";
 import { actorName, orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { IdParams, Nullable, TokenResponse, UuidString } from "../schemas.js";

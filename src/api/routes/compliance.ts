@@ -5,14 +5,24 @@
 // is handed to integrations and the audit log shows every change of the org.
 import { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
-import { ACTOR_KINDS, type AuditFilter, auditExport, listAudit } from "../../domain/compliance/audit-log.js";
+import {
+  ACTOR_KINDS,
+  type AuditFilter,
+  auditExport,
+  listAudit,
+} from "../../domain/compliance/audit-log.js";
 import {
   createConsentRecord,
   deleteConsentRecord,
   getConsentRecord,
   listConsentRecords,
 } from "../../domain/compliance/consent.js";
-import { getRetention, purgeOrg, RETENTION_DAYS, setRetention } from "../../domain/compliance/retention.js";
+import {
+  getRetention,
+  purgeOrg,
+  RETENTION_DAYS,
+  setRetention,
+} from "../../domain/compliance/retention.js";
 import { E164_PATTERN, RECORDING_CONSENT } from "../../model/consent.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { PageOf } from "../pagination.js";

@@ -3,6 +3,8 @@
 // to delete, `crm.assign` to set a record's owner and `crm.customize` to define custom fields.
 // A record's calls are call data too: they also need `calls.read`.
 import { type TSchema, Type } from "@sinclair/typebox";
+import type { Permission } from "../../domain/access/permissions.js";
+import type { OrgPrincipal } from "../../domain/access/principal.js";
 import {
   type CrmKind,
   type CrmListQuery,
@@ -24,8 +26,6 @@ import {
   updateField,
 } from "../../domain/crm/crm-fields.js";
 import { Forbidden } from "../../domain/errors.js";
-import type { Permission } from "../../domain/access/permissions.js";
-import type { OrgPrincipal } from "../../domain/access/principal.js";
 import {
   CRM_TAG,
   CrmClient,

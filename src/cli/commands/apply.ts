@@ -3,7 +3,10 @@ import { systemClock } from "../../clock.js";
 import { webhookAllowPrivateFrom } from "../../config.js";
 import type { Change } from "../../domain/config/apply.js";
 import { applyAuditRun } from "../../domain/config/apply-audit.js";
-import type { AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/config/engine-deploys.js";
+import type {
+  AppliedOrgDeploy,
+  deployAppliedToEngine,
+} from "../../domain/config/engine-deploys.js";
 import {
   type ApplyFailure,
   applyOrgFiles,

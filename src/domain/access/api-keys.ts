@@ -5,8 +5,8 @@ import { createApiKeyRepository } from "../../store/api-key-repository.js";
 import type { ApiKeyRow } from "../../store/schema.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, NotFound } from "../errors.js";
-import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "./permissions.js";
 import { digest, hashSecret, newToken } from "../secrets.js";
+import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "./permissions.js";
 
 export interface ApiKeyView {
   id: string;

@@ -8,9 +8,9 @@ import { cachedRead } from "../../store/read-cache.js";
 import type { OrganizationRow } from "../../store/schema.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, NotFound, Unauthorized } from "../errors.js";
+import { digest, safeEqual, verifySecret } from "../secrets.js";
 import { type ApiKeyPermission, isRole, permissionsOfRole } from "./permissions.js";
 import type { OrgPrincipal, Principal } from "./principal.js";
-import { digest, safeEqual, verifySecret } from "../secrets.js";
 
 export const NOT_ACTIVE = "Invalid authentication or organization not active";
 

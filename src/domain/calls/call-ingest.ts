@@ -19,9 +19,9 @@ import {
 } from "../../store/call-record-repository.js";
 import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../../store/call-tables.js";
 import type { Db } from "../../store/database.js";
+import { emitEvent } from "../webhooks/webhook-events.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
 import { callWebhooksOf } from "./call-webhooks.js";
-import { emitEvent } from "../webhooks/webhook-events.js";
 
 export type IngestResult =
   | { stored: true; orgId: string | null; linkedid: string }

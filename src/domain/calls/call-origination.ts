@@ -17,9 +17,9 @@ import type { OrgState, User } from "../../model/org-state.js";
 import { badPhoneNumberMessage, looksLikePhoneNumber } from "../../model/validate.js";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
-import type { CallControlPort } from "./call-control.js";
 import { BadRequest, Forbidden, NotFound, Unavailable } from "../errors.js";
 import { runIdempotent } from "../idempotency.js";
+import type { CallControlPort } from "./call-control.js";
 
 export interface OriginationDeps {
   db: Db;

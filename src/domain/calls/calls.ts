@@ -13,8 +13,8 @@ import {
 import type { CallEventRow, CallRecordRow, CallRow } from "../../store/call-tables.js";
 import type { Db } from "../../store/database.js";
 import { NotFound } from "../errors.js";
-import type { LiveCall, LiveCallsView } from "./live-calls.js";
 import { type Pagination, pageWindow } from "../page-window.js";
+import type { LiveCall, LiveCallsView } from "./live-calls.js";
 
 /** What the `extension` and `number` history filters accept (the API and the CLI check these). */
 export const CALL_FILTER_PATTERNS = {

@@ -18,8 +18,8 @@ import {
   countSipContacts,
   removeSipContact,
 } from "../../store/sip-contact-repository.js";
-import type { RefreshingOrgDirectory } from "./call-org.js";
 import { emitEvent } from "../webhooks/webhook-events.js";
+import type { RefreshingOrgDirectory } from "./call-org.js";
 
 export type RegistrationResult =
   | { emitted: "user.registered" | "user.unregistered" | null; orgId: string }

@@ -19,9 +19,8 @@ import {
   saveTrunkRegistrationStatus,
   trunkRegistrationStatus,
 } from "../../store/trunk-registration-repository.js";
-
-import type { RefreshingOrgDirectory } from "./call-org.js";
 import { emitEvent } from "../webhooks/webhook-events.js";
+import type { RefreshingOrgDirectory } from "./call-org.js";
 
 export interface TrunkRegistrationChange {
   orgId: string;

@@ -5,8 +5,8 @@ import { randomUUID } from "node:crypto";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
-import type { OrgApplyResult } from "./apply.js";
 import { recordAudit } from "../compliance/audit-log.js";
+import type { OrgApplyResult } from "./apply.js";
 import { exportState } from "./export.js";
 
 /** The org as `pbxctl export` would write it, or null when the store has no such org. */

@@ -11,10 +11,10 @@ import type { WebhookRow } from "../../store/schema.js";
 import { createWebhookRepository, newWebhookRow } from "../../store/webhook-repository.js";
 import { RETRY_COUNT, TIMEOUT_MS } from "../../webhooks/policy.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
-import type { Change } from "./apply.js";
 import { BadRequest } from "../errors.js";
-import { type Matched, match } from "./matching.js";
 import { checkWebhookUrl, parseWebhookEvents } from "../webhooks/webhook-rules.js";
+import type { Change } from "./apply.js";
+import { type Matched, match } from "./matching.js";
 
 export interface ExtrasPlan {
   webhooks: Matched<OrgWebhook> | null;

@@ -33,15 +33,15 @@ import { createQueueRepository } from "../../store/queue-repository.js";
 import { createTrunkRepository } from "../../store/trunk-repository.js";
 import { createUserRepository } from "../../store/user-repository.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
-import { type ApplyAuditRun, orgSnapshot, recordApplied } from "./apply-audit.js";
-import { planOrgExtras, writeOrgExtras } from "./apply-extras.js";
-import { numberForms } from "../routing/dids.js";
 import { BadRequest, Conflict } from "../errors.js";
-import { trunkPasswordEnv } from "./export.js";
-import { reclaimAllExtensions } from "../routing/extension-space.js";
-import { canonical, type Matched, match } from "./matching.js";
 import { createOrganizationRecord } from "../orgs/org-creation.js";
 import { assertSlugFree, freeSlug, slugFromName } from "../orgs/org-slugs.js";
+import { numberForms } from "../routing/dids.js";
+import { reclaimAllExtensions } from "../routing/extension-space.js";
+import { type ApplyAuditRun, orgSnapshot, recordApplied } from "./apply-audit.js";
+import { planOrgExtras, writeOrgExtras } from "./apply-extras.js";
+import { trunkPasswordEnv } from "./export.js";
+import { canonical, type Matched, match } from "./matching.js";
 
 /** What a change is to: the org row, an item of one of its collections, or an extra. */
 export type ResourceKind = "org" | CollectionKindName | "webhook" | "org_user";

@@ -12,10 +12,10 @@ import type {
   ReloadResult,
 } from "../../deploy/store-deploys.js";
 import { UnknownOrgError } from "../../deploy/store-deploys.js";
+import type { OrgPrincipal } from "../access/principal.js";
 import type { DomainDeps } from "../deps.js";
 import { Conflict, DomainError, NotFound, Unavailable } from "../errors.js";
 import { assertOwnOrg, requestRedeploy } from "../orgs/organizations.js";
-import type { OrgPrincipal } from "../access/principal.js";
 
 /** What the configuration endpoints need from the deploy side. */
 export interface ConfigDeploys {

@@ -13,8 +13,8 @@ import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { createWebhookRepository } from "../../store/webhook-repository.js";
-import { memberEntry, webhookEntry } from "./apply-extras.js";
 import { NotFound } from "../errors.js";
+import { memberEntry, webhookEntry } from "./apply-extras.js";
 
 export interface ExportedOrg {
   orgId: string;

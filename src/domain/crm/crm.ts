@@ -26,12 +26,12 @@ import {
 } from "../../store/crm-repository.js";
 import type { Db } from "../../store/database.js";
 import { callHistory } from "../calls/calls.js";
-import { fieldView, mergeCustomValues } from "./crm-fields.js";
+import type { LiveCallsView } from "../calls/live-calls.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
-import type { LiveCallsView } from "../calls/live-calls.js";
 import { ownRow } from "../tenant-rows.js";
 import { emitEvent } from "../webhooks/webhook-events.js";
+import { fieldView, mergeCustomValues } from "./crm-fields.js";
 
 export type { CrmKind };
 

@@ -22,8 +22,8 @@ import {
 import { changeOrgConfig } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, NotFound, TooManyRequests } from "../errors.js";
-import { ownIvrRecord } from "../routing/ivr-access.js";
 import { openSizedFile, type SizedFile } from "../open-file.js";
+import { ownIvrRecord } from "../routing/ivr-access.js";
 
 /** 404 of `GET /ivrs/{id}/greeting-audio` for an own IVR whose greeting was never generated. */
 export const GREETING_NOT_GENERATED = "Greeting not generated yet";

@@ -28,9 +28,9 @@ import {
   unplacedOrgIds,
   updateEngineNode as updateNodeRow,
 } from "../../store/engine-node-repository.js";
-import { findNodeRow } from "./engine-node-lookup.js";
 import { BadRequest, Conflict } from "../errors.js";
 import { encrypt } from "../secrets.js";
+import { findNodeRow } from "./engine-node-lookup.js";
 
 /** What the node use cases need: the store, the sealing key and the time. */
 export interface NodeDeps {

@@ -19,8 +19,8 @@ import {
   savePlacement,
 } from "../../store/engine-node-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
-import { findNodeRow } from "./engine-node-lookup.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
+import { findNodeRow } from "./engine-node-lookup.js";
 
 /** 409 when every active node is full (or no node is active): the platform needs a node. */
 export const NO_NODE_WITH_ROOM = "No active engine node has room for another organization";

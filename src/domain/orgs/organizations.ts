@@ -5,15 +5,15 @@ import { randomUUID } from "node:crypto";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { OrganizationRow } from "../../store/schema.js";
+import type { OrgPrincipal, PendingUserPrincipal } from "../access/principal.js";
 import { notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "../errors.js";
+import { type PlacementView, placementsByOrg, placementView } from "../nodes/placement.js";
+import { decrypt, hashSecret, newToken } from "../secrets.js";
 import { type CreatedOrganization, createOrganizationRecord } from "./org-creation.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
 import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
-import { type PlacementView, placementsByOrg, placementView } from "../nodes/placement.js";
-import type { OrgPrincipal, PendingUserPrincipal } from "../access/principal.js";
-import { decrypt, hashSecret, newToken } from "../secrets.js";
 
 export const ORG_TYPES = ["test", "production"] as const;
 export const AWAITING_APPROVAL = "awaiting approval";

@@ -14,8 +14,10 @@ import {
 } from "../../store/did-request-repository.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import type { DidRow } from "../../store/schema.js";
+import type { OrgPrincipal } from "../access/principal.js";
 import { changeOrgConfig, notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
+import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {
   assertDidValid,
   assertNumberFree,
@@ -26,8 +28,6 @@ import {
   normalizeDidNumber,
   SENTINEL_MESSAGE,
 } from "./dids.js";
-import { BadRequest, Conflict, NotFound } from "../errors.js";
-import type { OrgPrincipal } from "../access/principal.js";
 
 export interface DidRequestView {
   id: string;

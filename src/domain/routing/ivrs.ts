@@ -13,6 +13,7 @@ import { changeOrgConfig, notifyConfigChanged } from "../config/config-change.js
 import { assertBreaksNothingElse, assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
+import { checkedGreetingVoice, removeIvrGreeting } from "../media/speech.js";
 import {
   claimExtension,
   collisionMessage,
@@ -21,7 +22,6 @@ import {
 } from "./extension-space.js";
 import { IVR_NOT_FOUND, ownIvrRecord } from "./ivr-access.js";
 import { type IvrMenuOptionView, type IvrView, ivrView, menuOptionView } from "./ivr-view.js";
-import { checkedGreetingVoice, removeIvrGreeting } from "../media/speech.js";
 
 export { IVR_NOT_FOUND } from "./ivr-access.js";
 export type { IvrMenuOptionView, IvrView } from "./ivr-view.js";

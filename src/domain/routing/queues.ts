@@ -11,13 +11,13 @@ import { changeOrgConfig } from "../config/config-change.js";
 import { assertBreaksNothingElse, assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
+import { ownRow } from "../tenant-rows.js";
 import {
   claimExtension,
   collisionMessage,
   holderInState,
   releaseExtension,
 } from "./extension-space.js";
-import { ownRow } from "../tenant-rows.js";
 
 export const QUEUE_NOT_FOUND = "Queue not found";
 export const MEMBER_NOT_FOUND = "Queue member not found";

@@ -10,8 +10,8 @@ import type { TicketAlertRow } from "../../store/ticket-tables.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { BadRequest, Forbidden } from "../errors.js";
 import { ownRow } from "../tenant-rows.js";
-import type { TICKET_PRIORITIES, TICKET_SOURCES } from "./tickets.js";
 import { checkWebhookUrl } from "../webhooks/webhook-rules.js";
+import type { TICKET_PRIORITIES, TICKET_SOURCES } from "./tickets.js";
 
 export const ALERT_CHANNELS = ["whatsapp", "webhook"] as const;
 

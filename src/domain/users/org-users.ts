@@ -3,9 +3,9 @@
 import { randomUUID } from "node:crypto";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import type { OrgUserRow } from "../../store/schema.js";
+import { type Permission, permissionsOfRole, type Role } from "../access/permissions.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
-import { type Permission, permissionsOfRole, type Role } from "../access/permissions.js";
 
 export interface OrgUserView {
   id: string;

@@ -23,8 +23,8 @@ import {
   holderInState,
   releaseExtension,
 } from "../routing/extension-space.js";
-import { generateSipPassword, sipCredential, sipUsernameOf } from "./sip-credentials.js";
 import { ownRow } from "../tenant-rows.js";
+import { generateSipPassword, sipCredential, sipUsernameOf } from "./sip-credentials.js";
 
 export const USER_NOT_FOUND = "User not found";
 
