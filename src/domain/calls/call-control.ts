@@ -4,58 +4,18 @@
 // touched, and is answered like an unknown call.
 import { orgNames } from "../../compiler/names.js";
 import { internalContextHas } from "../../compiler/routing.js";
+import type {
+  CallControlPort,
+  DialplanPlace,
+  OriginateRequest,
+} from "../../engine/ami-call-control.js";
 import type { OrgState } from "../../model/org-state.js";
 import { BadRequest, Conflict, NotFound, Unavailable } from "../errors.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
 
-/** What the engine must do for call actions (the AMI connection of call tracking). */
-export interface CallControlPort {
-  /** Hangs up one channel by its engine name; rejects when the engine refuses or is away. */
-  hangup(channel: string): Promise<void>;
-  /** Sends whatever is bridged to `channel` to context/exten (AMI BlindTransfer). */
-  blindTransfer(channel: string, context: string, exten: string): Promise<void>;
-  /** Places a call (AMI Originate, asynchronous: resolves once the engine queued it). */
-  originate(request: OriginateRequest): Promise<void>;
-  /** A channel variable or function (AMI Getvar): "" when unset, null when the channel is gone. */
-  getVariable(channel: string, name: string): Promise<string | null>;
-  /** Sets a channel variable (AMI Setvar); rejects with NotFound when the channel is gone. */
-  setVariable(channel: string, name: string, value: string): Promise<void>;
-  /**
-   * Sends `channel` to context,exten,1 and, in the same action, `extra` to its own place (AMI
-   * Redirect with ExtraChannel): two bridged channels leave their bridge together.
-   */
-  redirect(
-    channel: string,
-    to: DialplanPlace,
-    extra: { channel: string; to: DialplanPlace },
-  ): Promise<void>;
-  /** Bridges two channels that are in the dialplan (AMI Bridge); false when one is gone. */
-  bridge(channel1: string, channel2: string): Promise<boolean>;
-}
-
-export interface DialplanPlace {
-  context: string;
-  exten: string;
-}
-
-/** One AMI Originate, every field already checked by the caller (src/domain/calls/call-origination.ts). */
-export interface OriginateRequest {
-  /** The first leg, a Local channel into one of the org's contexts. */
-  channel: string;
-  /** Where the first leg continues once answered. */
-  context: string;
-  exten: string;
-  /** Caller ID shown on the first leg. */
-  callerId: string;
-  /** Account code of the legs: the org id, so SPEC.md §1 rule 3 gives the call to the org. */
-  account: string;
-  /** Unique id of the first channel: it is also the call's linkedid. */
-  channelId: string;
-  /** Unique id of the Local channel's other half. */
-  otherChannelId: string;
-  timeoutMs: number;
-  variables: Record<string, string>;
-}
+// The port the engine adapter implements (src/engine/ami-call-control.ts), named here for the
+// domain's callers.
+export type { CallControlPort, DialplanPlace, OriginateRequest };
 
 export interface CallControlDeps {
   live: LiveCallsView;

@@ -4,21 +4,10 @@
 // documented error, never a 500: a channel that is gone is the call ending meanwhile (404), a
 // refusal about the call's state is a conflict (409), and anything else, a refusal pbxctl did not
 // expect of what it sent, is the engine's answer passed on as 502.
+import { CHANNEL_GONE, type ControlAction } from "../../engine/ami-call-control.js";
 import { Conflict, type DomainError, EngineRefused, NotFound } from "../errors.js";
 
-/** Actions the call-control port sends. */
-export type ControlAction =
-  | "Originate"
-  | "BlindTransfer"
-  | "Redirect"
-  | "Hangup"
-  | "Bridge"
-  | "Getvar"
-  | "Setvar";
-
-/** The engine's words for "that channel is not there (any more)". */
-export const CHANNEL_GONE =
-  /no such channel|does not exist: |channel specified does not exist|channel not up/i;
+export type { ControlAction };
 
 /** Refusals about the call's state, by action: the request was fine, the call is not. */
 const CONFLICTS: Partial<Record<ControlAction, RegExp>> = {
