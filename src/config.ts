@@ -6,7 +6,14 @@ import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } 
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { hashSecret } from "./domain/secrets.js";
-import { resolveEnginePaths } from "./engine/paths.js";
+import type { AmiConnectionOptions } from "./engine/ami-connection.js";
+import { DEFAULT_DATA_DIR, DEFAULT_GITOPS_ENGINE_DIR, type EnginePaths } from "./engine/paths.js";
+import { ENGINE_KINDS, EngineConfigError, type EngineKind } from "./engine/target.js";
+import type { GatewayOptions } from "./model/gateway.js";
+import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "./model/org-state.js";
+import { TtsEngineError } from "./tts/errors.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 export interface OidcConfig {
   issuer: string;
@@ -233,12 +240,121 @@ export function edgeSettingsFrom(
   return { dir, rpcPort, carriers };
 }
 
+/** The data directory: the `flag` when given, else PBX_DATA_DIR, else ./var; absolute. */
+export function dataDirFrom(env: Env, flag?: string): string {
+  return resolve(flag ?? nonEmpty(env.PBX_DATA_DIR) ?? DEFAULT_DATA_DIR);
+}
+
+/**
+ * The engine paths of the data directory `dataDir` (default: dataDirFrom): `<data-dir>/asterisk`
+ * unless PBX_ASTERISK_DIR, `<data-dir>/sounds` unless PBX_SOUNDS_DIR, `<data-dir>/recordings`
+ * unless PBX_RECORDINGS_DIR, `<data-dir>/nodes` unless PBX_NODES_DIR; absolute. One function, so
+ * the server, the CLI and the deployer agree.
+ */
+export function resolveEnginePaths(env: Env, dataDir: string = dataDirFrom(env)): EnginePaths {
+  return {
+    asteriskDir: resolve(nonEmpty(env.PBX_ASTERISK_DIR) ?? join(dataDir, "asterisk")),
+    soundsDir: resolve(nonEmpty(env.PBX_SOUNDS_DIR) ?? join(dataDir, "sounds")),
+    recordingsDir: resolve(nonEmpty(env.PBX_RECORDINGS_DIR) ?? join(dataDir, "recordings")),
+    nodesDir: resolve(nonEmpty(env.PBX_NODES_DIR) ?? join(dataDir, "nodes")),
+  };
+}
+
+/** Whether PBX_ASTERISK_DIR names the engine directory (else each command's default). */
+export function asteriskDirIsSet(env: Env): boolean {
+  return nonEmpty(env.PBX_ASTERISK_DIR) !== undefined;
+}
+
+/** The engine directory of the store-less commands (deploy, status --etc, rollback). */
+export function resolveGitopsEngineDir(env: Env): string {
+  return resolve(nonEmpty(env.PBX_ASTERISK_DIR) ?? DEFAULT_GITOPS_ENGINE_DIR);
+}
+
+/** The engine kind named by `override` or PBX_ENGINE (default `none`); throws on an unknown one. */
+export function engineKindFrom(env: Env, override?: string): EngineKind {
+  const kind = override ?? env.PBX_ENGINE ?? "none";
+  if (!(ENGINE_KINDS as readonly string[]).includes(kind)) {
+    throw new EngineConfigError(
+      `unknown engine "${kind}": PBX_ENGINE must be one of ${ENGINE_KINDS.join(", ")}`,
+    );
+  }
+  return kind as EngineKind;
+}
+
+/** AMI connection settings from PBX_AMI_HOST (127.0.0.1), PBX_AMI_PORT (5038), user, secret. */
+export function amiOptionsFrom(env: Env): AmiConnectionOptions {
+  const port = Number(env.PBX_AMI_PORT ?? 5038);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new EngineConfigError(`PBX_AMI_PORT must be a port number, got "${env.PBX_AMI_PORT}"`);
+  }
+  const username = env.PBX_AMI_USERNAME;
+  const secret = env.PBX_AMI_SECRET;
+  if (!username || !secret) {
+    throw new EngineConfigError("the ami engine needs PBX_AMI_USERNAME and PBX_AMI_SECRET");
+  }
+  return { host: env.PBX_AMI_HOST || "127.0.0.1", port, username, secret };
+}
+
+/** The engine to drive: files only, or an Asterisk reached over AMI with these settings. */
+export type EngineSettings = { kind: "none" } | { kind: "ami"; ami: AmiConnectionOptions };
+
+/** The engine named by `override` or PBX_ENGINE, with its PBX_AMI_* settings when it is `ami`. */
+export function engineSettingsFrom(env: Env, override?: string): EngineSettings {
+  return engineKindFrom(env, override) === "ami"
+    ? { kind: "ami", ami: amiOptionsFrom(env) }
+    : { kind: "none" };
+}
+
+/** The gateway's deployment from PBX_ENVIRONMENT (prod) and PBX_STAGING_ENDPOINT (staging-tunnel). */
+export function gatewayOptionsFrom(env: Env): GatewayOptions {
+  const environment = env.PBX_ENVIRONMENT || "prod";
+  if (!(ROUTING_ENVIRONMENTS as readonly string[]).includes(environment)) {
+    throw new EngineConfigError(
+      `PBX_ENVIRONMENT must be one of ${ROUTING_ENVIRONMENTS.join(", ")}, got "${environment}"`,
+    );
+  }
+  const endpoint = env.PBX_STAGING_ENDPOINT || "staging-tunnel";
+  const pattern = new RegExp(GatewayStateSchema.properties.staging_endpoint.pattern ?? "");
+  if (!pattern.test(endpoint)) {
+    throw new EngineConfigError(
+      `PBX_STAGING_ENDPOINT must be letters, digits, _ or - (got "${endpoint}")`,
+    );
+  }
+  return { environment: environment as GatewayOptions["environment"], staging_endpoint: endpoint };
+}
+
+/** PBX_PROGRESS=plain: one progress line per step where no terminal shows listr2's. */
+export function plainProgressFrom(env: Env): boolean {
+  return env.PBX_PROGRESS === "plain";
+}
+
+/** The speech engines PBX_TTS_ENGINE may name. */
+export const TTS_ENGINE_NAMES = ["espeak", "google"] as const;
+export type TtsEngineName = (typeof TTS_ENGINE_NAMES)[number];
+
+/** PBX_TTS_ENGINE; unset or empty means `espeak`; anything else unknown throws. */
+export function ttsEngineFrom(env: Env): TtsEngineName {
+  const value = (env.PBX_TTS_ENGINE ?? "").trim().toLowerCase() || "espeak";
+  if (!(TTS_ENGINE_NAMES as readonly string[]).includes(value)) {
+    throw new TtsEngineError(
+      `Unknown PBX_TTS_ENGINE '${env.PBX_TTS_ENGINE}' (expected ${TTS_ENGINE_NAMES.join(" or ")})`,
+    );
+  }
+  return value as TtsEngineName;
+}
+
+/** `intake serve`'s port and API address: PBX_INTAKE_PORT (3001) and PBX_API_URL, when set. */
+export function intakeSettingsFrom(env: Env): { port: number; apiUrl: string | undefined } {
+  const port = nonEmpty(env.PBX_INTAKE_PORT);
+  return { port: port ? Number(port) : 3001, apiUrl: nonEmpty(env.PBX_API_URL) };
+}
+
 /**
  * The store of the data directory `dataDir` (else PBX_DATA_DIR, else ./var), for commands that
  * need only the store: PBX_DATABASE_URL when set, else that directory's pbx.db.
  */
 export function dataDirStore(env: NodeJS.ProcessEnv, dataDir: string | undefined): StoreLocation {
-  const dir = resolve(dataDir ?? nonEmpty(env.PBX_DATA_DIR) ?? "./var");
+  const dir = dataDirFrom(env, dataDir);
   return storeLocationFrom(env, join(dir, "pbx.db"));
 }
 
@@ -294,7 +410,8 @@ export function loadServerKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
  * the generated secrets on first use.
  */
 export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = {}): Config {
-  const dataDir = resolve(overrides.dataDir ?? nonEmpty(env.PBX_DATA_DIR) ?? "./var");
+  const dataDir = dataDirFrom(env, overrides.dataDir);
+  const enginePaths = resolveEnginePaths(env, dataDir);
   mkdirSync(dataDir, { recursive: true });
   const port = parsePort(overrides.port ?? nonEmpty(env.PBX_PORT), 3000);
   const host = overrides.host ?? nonEmpty(env.PBX_HOST) ?? "127.0.0.1";
@@ -328,9 +445,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, overrides: ConfigOverrides = 
     dataDir,
     dbFile: join(dataDir, "pbx.db"),
     store: storeLocationFrom(env, join(dataDir, "pbx.db")),
-    soundsDir: resolveEnginePaths(env, dataDir).soundsDir,
-    recordingsDir: resolveEnginePaths(env, dataDir).recordingsDir,
-    nodesDir: resolveEnginePaths(env, dataDir).nodesDir,
+    soundsDir: enginePaths.soundsDir,
+    recordingsDir: enginePaths.recordingsDir,
+    nodesDir: enginePaths.nodesDir,
     port,
     host,
     baseUrl: (nonEmpty(env.PBX_BASE_URL) ?? `http://${displayHost}:${port}`).replace(/\/+$/, ""),

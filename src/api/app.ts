@@ -100,7 +100,7 @@ export function createApp(options: CreateAppOptions): PbxApp {
     tokens: createTokenService(options.config.jwtSecret, clock),
     deployScheduler: options.deployScheduler,
     ...(options.configDeploys ? { configDeploys: options.configDeploys } : {}),
-    speechEngine: options.speechEngine ?? createSpeechEngine({ env: process.env }),
+    speechEngine: options.speechEngine ?? createSpeechEngine(),
     identityVerifier:
       options.identityVerifier !== undefined
         ? options.identityVerifier

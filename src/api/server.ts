@@ -4,7 +4,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { systemClock } from "../clock.js";
-import type { Config } from "../config.js";
+import { amiOptionsFrom, type Config, engineKindFrom } from "../config.js";
 import { DeployJobs } from "../deploy/deploy-jobs.js";
 import { alsoToEdge, EDGE_SYNC_ROLE, EdgeSync, type EdgeSyncOptions } from "../deploy/edge-sync.js";
 import { NodeRuntimes } from "../deploy/node-runtime.js";
@@ -24,7 +24,7 @@ import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../doma
 import { decrypt } from "../domain/secrets.js";
 import { startWebhookService, type WebhookService } from "../domain/webhooks/webhook-service.js";
 import { createAmiTarget } from "../engine/ami-target.js";
-import { amiOptionsFrom, type EngineTarget, engineKindFrom } from "../engine/index.js";
+import type { EngineTarget } from "../engine/index.js";
 import { mediaDirsProbe } from "../media-check.js";
 import { type Instruments, noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";

@@ -2,6 +2,7 @@
 // when stderr is piped (a CI log or a script gets the command's output and nothing else), unless
 // PBX_PROGRESS=plain asks for one line per step there.
 import { Listr, ListrLogger, ProcessOutput } from "listr2";
+import { plainProgressFrom } from "../config.js";
 
 export type ProgressMode = "tty" | "plain" | "silent";
 
@@ -11,15 +12,18 @@ export interface Step {
   run: (report: (message: string) => void) => Promise<string | undefined>;
 }
 
-/** The mode for a command: silent for --json, listr2 on a TTY, silent (or plain) otherwise. */
+/**
+ * The mode for a command: silent for --json, listr2 on a TTY, silent (or plain, when `plain`:
+ * PBX_PROGRESS=plain) otherwise.
+ */
 export function progressMode(
   json: boolean,
   stream: { isTTY?: boolean } = process.stderr,
-  env: Readonly<Record<string, string | undefined>> = process.env,
+  plain: boolean = plainProgressFrom(process.env),
 ): ProgressMode {
   if (json) return "silent";
   if (stream.isTTY) return "tty";
-  return env.PBX_PROGRESS === "plain" ? "plain" : "silent";
+  return plain ? "plain" : "silent";
 }
 
 /** Runs the steps in order; the first error stops them and is rethrown. */

@@ -5,20 +5,24 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import type { Timers } from "../clock.js";
-import { edgeSettingsFrom, type PjsipMode, pjsipModeFrom } from "../config.js";
+import {
+  edgeSettingsFrom,
+  engineSettingsFrom,
+  gatewayOptionsFrom,
+  type PjsipMode,
+  pjsipModeFrom,
+  resolveEnginePaths,
+} from "../config.js";
 import type { AmiConnection } from "../engine/ami-connection.js";
 import {
   createEngineTarget,
-  EngineConfigError,
   type EnginePaths,
   type EngineTarget,
   engineHealthProbe,
-  resolveEnginePaths,
 } from "../engine/index.js";
 import { realtimePjsipTarget } from "../engine/realtime-pjsip-target.js";
 import { type Instruments, noInstruments } from "../metrics/instruments.js";
 import type { GatewayOptions } from "../model/gateway.js";
-import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js";
 import type { Db } from "../store/database.js";
 import { Deployer } from "./deployer.js";
 import { fencedTarget, type ReloadFence } from "./fenced-target.js";
@@ -96,24 +100,6 @@ export interface ServerEngine {
   close(options?: { flush?: boolean }): Promise<void>;
 }
 
-/** The gateway's deployment from PBX_ENVIRONMENT (prod) and PBX_STAGING_ENDPOINT (staging-tunnel). */
-export function gatewayOptionsFrom(env: Env): GatewayOptions {
-  const environment = env.PBX_ENVIRONMENT || "prod";
-  if (!(ROUTING_ENVIRONMENTS as readonly string[]).includes(environment)) {
-    throw new EngineConfigError(
-      `PBX_ENVIRONMENT must be one of ${ROUTING_ENVIRONMENTS.join(", ")}, got "${environment}"`,
-    );
-  }
-  const endpoint = env.PBX_STAGING_ENDPOINT || "staging-tunnel";
-  const pattern = new RegExp(GatewayStateSchema.properties.staging_endpoint.pattern ?? "");
-  if (!pattern.test(endpoint)) {
-    throw new EngineConfigError(
-      `PBX_STAGING_ENDPOINT must be letters, digits, _ or - (got "${endpoint}")`,
-    );
-  }
-  return { environment: environment as GatewayOptions["environment"], staging_endpoint: endpoint };
-}
-
 /** Builds the engine side of the server; nothing is deployed until `start()`. */
 export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   const resolved = resolveEnginePaths(options.env, options.dataDir);
@@ -122,7 +108,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
   const gateway = gatewayOptionsFrom(options.env);
   const instruments = options.instruments ?? noInstruments;
   const pjsipMode = pjsipModeFrom(options.env);
-  const engineTarget = options.target ?? createEngineTarget(options.env);
+  const engineTarget = options.target ?? createEngineTarget(engineSettingsFrom(options.env));
   // Realtime mode never reloads res_pjsip: a changed pjsip.conf (trunks' identify only) reloads
   // the identify module instead.
   const target = pjsipMode === "realtime" ? realtimePjsipTarget(engineTarget) : engineTarget;
@@ -149,7 +135,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     pjsipMode !== "realtime"
       ? null
       : (options.realtimeTarget ??
-        (options.target ? engineTarget : createEngineTarget(options.env)));
+        (options.target ? engineTarget : createEngineTarget(engineSettingsFrom(options.env))));
   const realtime =
     realtimeTarget !== null
       ? new RealtimePjsip({

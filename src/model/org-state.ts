@@ -281,6 +281,13 @@ export const Did = Type.Object(
   { additionalProperties: false },
 );
 
+/** A trunk's password as written in an org file or sent to the API: PJSIP presents it as is. */
+export const TrunkPassword = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: PRINTABLE_ASCII,
+});
+
 export const Trunk = Type.Object(
   {
     id: Type.Optional(Uuid),
@@ -291,9 +298,7 @@ export const Trunk = Type.Object(
     username: Type.Union([Type.String({ pattern: "^[A-Za-z0-9._+@-]{1,64}$" }), Type.Null()], {
       default: null,
     }),
-    password: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 128, pattern: PRINTABLE_ASCII }),
-    ),
+    password: Type.Optional(TrunkPassword),
     password_env: Type.Optional(EnvName),
     registration: Type.Boolean({ default: false }),
     codecs: Type.Array(literals(CODECS), { minItems: 1, default: ["ulaw", "alaw"] }),

@@ -4,7 +4,7 @@ export type { PcmAudio, SpeechEngine } from "./engine.js";
 export { TtsError, TtsInputError } from "./errors.js";
 export { greetingPath, greetingPrompt, removeGreeting, writeGreeting } from "./greetings.js";
 export { TELEPHONY_SAMPLE_RATE } from "./resample.js";
-export { createSpeechEngine, type EngineName, engineNameFromEnv } from "./select-engine.js";
+export { createSpeechEngine, type EngineName } from "./select-engine.js";
 export { greetingWav, PREVIEW_MAX_CHARS, previewWav, type SpeechRequest } from "./synthesize.js";
 export {
   resolveVoice,

@@ -2,11 +2,19 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { apiSettingsOf } from "../../src/api/deps.js";
-import { edgeSettingsFrom, loadConfig } from "../../src/config.js";
+import {
+  asteriskDirIsSet,
+  dataDirFrom,
+  edgeSettingsFrom,
+  gatewayOptionsFrom,
+  intakeSettingsFrom,
+  loadConfig,
+  resolveGitopsEngineDir,
+} from "../../src/config.js";
 import { verifySecret } from "../../src/domain/secrets.js";
 
 function withDir(run: (dir: string) => void): void {
@@ -81,6 +89,41 @@ test("PBX_EDGE_*: no edge unless PBX_EDGE_DIR; its port and carriers checked", (
   refused(
     { PBX_EDGE_CARRIERS: "192.0.2.10" },
     "PBX_EDGE_CARRIERS is set but PBX_EDGE_DIR is not: set both, or neither",
+  );
+});
+
+test("the data and engine directories: a flag, else the environment, else the defaults", () => {
+  assert.is(dataDirFrom({}), resolve("./var"));
+  assert.is(dataDirFrom({ PBX_DATA_DIR: "/srv/pbx" }), "/srv/pbx");
+  assert.is(dataDirFrom({ PBX_DATA_DIR: "/srv/pbx" }, "/flag"), "/flag");
+  assert.is(dataDirFrom({ PBX_DATA_DIR: "  " }), resolve("./var"));
+  assert.is(resolveGitopsEngineDir({}), resolve("./var/gitops-asterisk"));
+  assert.is(resolveGitopsEngineDir({ PBX_ASTERISK_DIR: "/etc/pbx" }), "/etc/pbx");
+  assert.is(asteriskDirIsSet({}), false);
+  assert.is(asteriskDirIsSet({ PBX_ASTERISK_DIR: "/etc/pbx" }), true);
+});
+
+test("PBX_ENVIRONMENT / PBX_STAGING_ENDPOINT: the gateway's deployment, checked", () => {
+  assert.equal(gatewayOptionsFrom({}), { environment: "prod", staging_endpoint: "staging-tunnel" });
+  assert.equal(
+    gatewayOptionsFrom({ PBX_ENVIRONMENT: "staging", PBX_STAGING_ENDPOINT: "tunnel_2" }),
+    { environment: "staging", staging_endpoint: "tunnel_2" },
+  );
+  assert.throws(
+    () => gatewayOptionsFrom({ PBX_ENVIRONMENT: "qa" }),
+    /PBX_ENVIRONMENT must be one of .*, got "qa"/,
+  );
+  assert.throws(
+    () => gatewayOptionsFrom({ PBX_STAGING_ENDPOINT: "a;b" }),
+    /PBX_STAGING_ENDPOINT must be letters, digits, _ or - \(got "a;b"\)/,
+  );
+});
+
+test("PBX_INTAKE_PORT / PBX_API_URL: the intake's port (3001) and API address", () => {
+  assert.equal(intakeSettingsFrom({}), { port: 3001, apiUrl: undefined });
+  assert.equal(
+    intakeSettingsFrom({ PBX_INTAKE_PORT: " 4001 ", PBX_API_URL: " http://api:3000 " }),
+    { port: 4001, apiUrl: "http://api:3000" },
   );
 });
 

@@ -107,6 +107,8 @@ test("rules: unique name (409), registration needs a username, schema character 
     { name: "Bad Name", host: "h.example" },
     { name: "ok", host: "h.example\n[evil]" },
     { name: "ok", host: "h.example", password: "has space" },
+    { name: "ok", host: "h.example", password: "x".repeat(129) },
+    { name: "ok", host: "h.example", password: "" },
     { name: "ok", host: "h.example", codecs: ["mp3"] },
     { name: "ok", host: "h.example", port: 70000 },
     { name: "ok" },

@@ -63,21 +63,7 @@ const RULES: Rule[] = [
     name: "PBX_* environment read only in src/config.ts",
     pattern: /\.PBX_[A-Z0-9_]+|\[\s*["'`]PBX_[A-Z0-9_]+["'`]\s*\]/,
     home: (file) => file === "config.ts",
-    exceptions: {
-      "engine/index.ts":
-        "engineKindFrom/amiOptionsFrom (PBX_ENGINE, PBX_AMI_*); issue-25b is moving per-node AMI settings this session: move them into config.ts after it lands",
-      "engine/paths.ts":
-        "resolveEnginePaths (PBX_DATA_DIR, PBX_ASTERISK_DIR, PBX_SOUNDS_DIR, PBX_RECORDINGS_DIR), which config.ts itself calls: to move into config.ts with the engine settings",
-      "deploy/store-engine.ts":
-        "gateway options (PBX_ENVIRONMENT, PBX_STAGING_ENDPOINT); src/deploy is issue-25b's this session",
-      "deploy/progress.ts": "PBX_PROGRESS for the deploy progress lines; src/deploy is issue-25b's",
-      "tts/select-engine.ts": "PBX_TTS_ENGINE: to move into config.ts",
-      "domain/config/gitops.ts":
-        "PBX_DATA_DIR default of the store-less commands: to move into config.ts",
-      "cli/commands/status.ts": "PBX_DATA_DIR default: to move into config.ts",
-      "cli/commands/rollback.ts": "PBX_ASTERISK_DIR presence check: to move into config.ts",
-      "cli/commands/intake/serve.ts": "PBX_INTAKE_PORT, PBX_API_URL: to move into config.ts",
-    },
+    exceptions: {},
   },
   {
     name: "wall clock read only behind src/clock.ts",

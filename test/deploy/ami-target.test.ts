@@ -2,19 +2,22 @@ import { type AddressInfo, connect, createServer } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import {
+  amiOptionsFrom,
+  engineKindFrom,
+  engineSettingsFrom,
+  resolveEnginePaths,
+} from "../../src/config.js";
+import {
   AMI_MAX_LINE_BYTES,
   AmiConnection,
   AmiUnreachableError,
 } from "../../src/engine/ami-connection.js";
 import { createAmiTarget } from "../../src/engine/ami-target.js";
 import {
-  amiOptionsFrom,
   createEngineTarget,
   EngineConfigError,
   EngineUnavailableError,
   engineHealthProbe,
-  engineKindFrom,
-  resolveEnginePaths,
 } from "../../src/engine/index.js";
 import { EngineCommandError } from "../../src/engine/target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
@@ -342,7 +345,16 @@ test("engine settings come from the environment", () => {
     () => amiOptionsFrom({ PBX_AMI_USERNAME: "u", PBX_AMI_SECRET: "s", PBX_AMI_PORT: "x" }),
     /PBX_AMI_PORT/,
   );
-  assert.is(createEngineTarget({}).kind, "none");
+  assert.equal(engineSettingsFrom({}), { kind: "none" });
+  assert.equal(engineSettingsFrom({ PBX_AMI_USERNAME: "u", PBX_AMI_SECRET: "s" }, "ami"), {
+    kind: "ami",
+    ami: { host: "127.0.0.1", port: 5038, username: "u", secret: "s" },
+  });
+  assert.throws(
+    () => engineSettingsFrom({ PBX_ENGINE: "ami" }),
+    /the ami engine needs PBX_AMI_USERNAME and PBX_AMI_SECRET/,
+  );
+  assert.is(createEngineTarget(engineSettingsFrom({})).kind, "none");
   const paths = resolveEnginePaths({}, "/data");
   assert.equal(paths, {
     asteriskDir: "/data/asterisk",
@@ -370,7 +382,7 @@ test("engine settings come from the environment", () => {
 });
 
 test("the health probe says files-only, connected or disconnected", async () => {
-  assert.is(engineHealthProbe(createEngineTarget({}))(), "files-only");
+  assert.is(engineHealthProbe(createEngineTarget({ kind: "none" }))(), "files-only");
   const ami = new FakeAmiServer();
   const target = createAmiTarget({
     ...credentials,

@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { plainProgressFrom } from "../../src/config.js";
 import { progressMode, runSteps } from "../../src/deploy/progress.js";
 import { type OrgBuild, OrgDeployScheduler } from "../../src/deploy/scheduler.js";
 import { unitStatuses } from "../../src/deploy/status.js";
@@ -57,10 +58,11 @@ test("a deleted org's files are removed by the scheduler; deployNow runs at once
 });
 
 test("progress: a listr2 line on a terminal, nothing in --json or when piped", () => {
-  assert.is(progressMode(false, { isTTY: true }, {}), "tty");
-  assert.is(progressMode(true, { isTTY: true }, {}), "silent");
-  assert.is(progressMode(false, { isTTY: false }, {}), "silent");
-  assert.is(progressMode(false, {}, { PBX_PROGRESS: "plain" }), "plain");
+  assert.is(progressMode(false, { isTTY: true }, false), "tty");
+  assert.is(progressMode(true, { isTTY: true }, true), "silent");
+  assert.is(progressMode(false, { isTTY: false }, false), "silent");
+  assert.is(progressMode(false, {}, plainProgressFrom({ PBX_PROGRESS: "plain" })), "plain");
+  assert.is(plainProgressFrom({}), false);
 });
 
 test("progress in plain mode prints one line per step and per report", async () => {

@@ -8,12 +8,11 @@ import * as assert from "uvu/assert";
 import Deploy from "../../src/cli/commands/deploy.js";
 import Rollback from "../../src/cli/commands/rollback.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
+import { resolveEnginePaths, resolveGitopsEngineDir } from "../../src/config.js";
 import { FileDeployLog } from "../../src/deploy/deploy-log.js";
 import { Deployer } from "../../src/deploy/deployer.js";
 import { orgUnit } from "../../src/deploy/units.js";
-import { resolveEnginePaths } from "../../src/engine/index.js";
 import { createNoneTarget } from "../../src/engine/none-target.js";
-import { resolveGitopsEngineDir } from "../../src/engine/paths.js";
 import { runCommand } from "../cli/run-command.js";
 import { startRig } from "./helpers.js";
 

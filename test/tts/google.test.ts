@@ -2,9 +2,10 @@
 // the answer. No network.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { ttsEngineFrom } from "../../src/config.js";
 import { TtsEngineError, UnknownVoiceError } from "../../src/tts/errors.js";
 import { GoogleEngine, type GoogleTtsClient } from "../../src/tts/google-engine.js";
-import { createSpeechEngine, engineNameFromEnv } from "../../src/tts/select-engine.js";
+import { createSpeechEngine } from "../../src/tts/select-engine.js";
 import { previewWav, synthesizeLong } from "../../src/tts/synthesize.js";
 import { encodeWav } from "../../src/tts/wav.js";
 import { assertTelephonyWav, sines } from "./audio-helpers.js";
@@ -116,16 +117,21 @@ test("the client is created lazily, once", async () => {
 });
 
 test("PBX_TTS_ENGINE selects the engine; unknown values are refused", () => {
-  assert.is(engineNameFromEnv({}), "espeak");
-  assert.is(engineNameFromEnv({ PBX_TTS_ENGINE: "" }), "espeak");
-  assert.is(engineNameFromEnv({ PBX_TTS_ENGINE: "Google" }), "google");
+  assert.is(ttsEngineFrom({}), "espeak");
+  assert.is(ttsEngineFrom({ PBX_TTS_ENGINE: "" }), "espeak");
+  assert.is(ttsEngineFrom({ PBX_TTS_ENGINE: "Google" }), "google");
   assert.throws(
-    () => engineNameFromEnv({ PBX_TTS_ENGINE: "polly" }),
-    /Unknown PBX_TTS_ENGINE 'polly' \(expected espeak or google\)/,
+    () => ttsEngineFrom({ PBX_TTS_ENGINE: "polly" }),
+    (error: Error) =>
+      error instanceof TtsEngineError &&
+      /Unknown PBX_TTS_ENGINE 'polly' \(expected espeak or google\)/.test(error.message),
   );
-  assert.is(createSpeechEngine({ env: {} }).name, "espeak (worker)");
-  assert.is(createSpeechEngine({ env: {}, worker: false }).name, "espeak");
-  assert.is(createSpeechEngine({ env: { PBX_TTS_ENGINE: "google" } }).name, "google");
+  assert.is(createSpeechEngine({ engine: ttsEngineFrom({}) }).name, "espeak (worker)");
+  assert.is(createSpeechEngine({ engine: "espeak", worker: false }).name, "espeak");
+  assert.is(
+    createSpeechEngine({ engine: ttsEngineFrom({ PBX_TTS_ENGINE: "google" }) }).name,
+    "google",
+  );
 });
 
 test.run();

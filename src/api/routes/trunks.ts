@@ -10,7 +10,7 @@ import {
   listTrunks,
   updateTrunk,
 } from "../../domain/routing/trunks.js";
-import { boundsOf, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
+import { boundsOf, Trunk, TrunkPassword } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
@@ -33,12 +33,7 @@ const TrunkSchema = Type.Object(
   { title: "Trunk" },
 );
 
-const Password = Type.String({
-  minLength: 1,
-  maxLength: 128,
-  pattern: PRINTABLE_ASCII,
-  description: "write-only; printable ASCII without spaces",
-});
+const Password = modelField(TrunkPassword, "write-only; printable ASCII without spaces");
 
 const editable = {
   host: Type.String({ ...fields.host, description: "carrier host name or address" }),

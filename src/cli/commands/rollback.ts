@@ -1,4 +1,5 @@
 import { Flags } from "@oclif/core";
+import { asteriskDirIsSet } from "../../config.js";
 import { NoPreviousVersionError } from "../../deploy/deployer.js";
 import { type DeployRecordSummary, fileChanges } from "../../deploy/record-summary.js";
 import { InvalidDeployPathError } from "../../deploy/units.js";
@@ -68,7 +69,7 @@ export default class Rollback extends PbxCommand {
       if (
         (error instanceof NoPreviousVersionError || error instanceof UnknownOrgError) &&
         flags.etc === undefined &&
-        !process.env.PBX_ASTERISK_DIR
+        !asteriskDirIsSet(process.env)
       ) {
         // The default directory is only `pbxctl deploy`'s: a server's is elsewhere.
         throw new CommandFailure(

@@ -1,15 +1,20 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { Flags } from "@oclif/core";
-import { dataDirStore, edgeSettingsFrom, pjsipModeFrom } from "../../config.js";
+import {
+  dataDirFrom,
+  dataDirStore,
+  edgeSettingsFrom,
+  gatewayOptionsFrom,
+  pjsipModeFrom,
+  resolveEnginePaths,
+  resolveGitopsEngineDir,
+} from "../../config.js";
 import { FileDeployLog } from "../../deploy/deploy-log.js";
 import { type EdgeStatus, edgeStatus } from "../../deploy/edge-sync.js";
 import { nodeEngineDir } from "../../deploy/node-runtime.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
-import { gatewayOptionsFrom } from "../../deploy/store-engine.js";
 import { storeUnitStatuses } from "../../deploy/store-status.js";
-import { resolveEnginePaths } from "../../engine/index.js";
-import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import { listEngineNodes } from "../../store/engine-node-repository.js";
 import {
   createPjsipRealtimeRepository,
@@ -91,7 +96,7 @@ export default class Status extends PbxCommand {
 
   async run(): Promise<StatusCommandResult> {
     const { flags } = await this.parse(Status);
-    const dataDir = resolve(flags["data-dir"] ?? (process.env.PBX_DATA_DIR || "./var"));
+    const dataDir = dataDirFrom(process.env, flags["data-dir"]);
     // PBX_DATABASE_URL names a store whatever the data dir holds.
     const store = dataDirStore(process.env, dataDir);
     const useStore =

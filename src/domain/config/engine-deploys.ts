@@ -4,6 +4,7 @@
 // closes it again.
 import { readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { engineSettingsFrom, resolveGitopsEngineDir } from "../../config.js";
 import { type DeployLog, FileDeployLog } from "../../deploy/deploy-log.js";
 import { Deployer } from "../../deploy/deployer.js";
 import { foreignOwnerReason, readOwner } from "../../deploy/ownership.js";
@@ -16,7 +17,6 @@ import { StoreDeployLog } from "../../deploy/store-deploy-log.js";
 import { createServerEngine } from "../../deploy/store-engine.js";
 import { orgUnit } from "../../deploy/units.js";
 import { createEngineTarget, type EngineKind, type EngineTarget } from "../../engine/index.js";
-import { resolveGitopsEngineDir } from "../../engine/paths.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { OrgApplyResult } from "./apply.js";
 import { type DataStore, deployAppliedOrgs, openDataStore } from "./gitops.js";
@@ -108,7 +108,9 @@ export async function openFilesDeployer(options: {
 }): Promise<{ deployer: Deployer; target: EngineTarget }> {
   const foreign = await foreignOwnerReason(options.engineDir, { kind: "files" });
   if (foreign && !options.force) throw new EngineDirOwnedError(foreign);
-  const target = createEngineTarget(options.env, options.engineKind, { actionTimeoutMs: 15_000 });
+  const target = createEngineTarget(engineSettingsFrom(options.env, options.engineKind), {
+    actionTimeoutMs: 15_000,
+  });
   await reachOrClose(target);
   const deployer = new Deployer({
     engineDir: options.engineDir,
@@ -147,7 +149,7 @@ export async function rollbackOrg(options: {
   try {
     const contextPrefix = await orgPrefixIn(etc, options.org, store);
     const log: DeployLog = store ? new StoreDeployLog(store.db) : new FileDeployLog(etc);
-    const target = createEngineTarget(options.env, options.engineKind);
+    const target = createEngineTarget(engineSettingsFrom(options.env, options.engineKind));
     await reachOrClose(target);
     try {
       const deployer = new Deployer({ engineDir: etc, target, log });

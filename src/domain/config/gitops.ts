@@ -3,7 +3,7 @@
 // nothing per org) and deploying the orgs that changed.
 import { existsSync, mkdirSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { loadServerKey, storeLocationFrom } from "../../config.js";
+import { dataDirFrom, loadServerKey, storeLocationFrom } from "../../config.js";
 import type { DeployRecord } from "../../deploy/deploy-log.js";
 import type { StoreDeploys } from "../../deploy/store-deploys.js";
 import type { LoadedOrg } from "../../model/files.js";
@@ -34,7 +34,7 @@ export async function openDataStore(
   dataDir: string | undefined,
   options: { create: boolean },
 ): Promise<DataStore> {
-  const dir = resolve(dataDir ?? (env.PBX_DATA_DIR || "./var"));
+  const dir = dataDirFrom(env, dataDir);
   const store = storeLocationFrom(env, resolve(dir, "pbx.db"));
   if (!options.create && store.kind === "sqlite" && !existsSync(store.file)) {
     throw new NoStoreError(`no store in ${dir} (pbx.db): give --data-dir or PBX_DATA_DIR`);

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { Flags } from "@oclif/core";
 import { systemClock } from "../../../clock.js";
+import { resolveEnginePaths } from "../../../config.js";
 import {
   auditPurge,
   type PurgeReport,
   purgeAll,
   purgeOrg,
 } from "../../../domain/compliance/retention.js";
-import { resolveEnginePaths } from "../../../engine/paths.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { withStoredOrg } from "../../lib/stored-org.js";
 

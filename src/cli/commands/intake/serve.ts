@@ -3,7 +3,7 @@ import { Command, Flags } from "@oclif/core";
 import { pino } from "pino";
 import { createIntakeApp, EVENTS_PATH } from "../../../api/intake-app.js";
 import { systemClock } from "../../../clock.js";
-import { loadConfig } from "../../../config.js";
+import { intakeSettingsFrom, loadConfig } from "../../../config.js";
 import { openStore } from "../../../store/database.js";
 import { createTicketService } from "../../../tickets/service.js";
 import { colourEnabled } from "../../lib/colour.js";
@@ -43,9 +43,9 @@ export default class IntakeServe extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(IntakeServe);
-    const envPort = process.env.PBX_INTAKE_PORT?.trim();
+    const intake = intakeSettingsFrom(process.env);
     const config = loadConfig(process.env, {
-      port: flags.port ?? (envPort ? Number(envPort) : 3001),
+      port: flags.port ?? intake.port,
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(flags["data-dir"] !== undefined ? { dataDir: flags["data-dir"] } : {}),
     });
@@ -57,10 +57,7 @@ export default class IntakeServe extends Command {
         { exit: 1 },
       );
     }
-    const apiUrl = (flags["api-url"] ?? process.env.PBX_API_URL?.trim() ?? config.baseUrl).replace(
-      /\/+$/,
-      "",
-    );
+    const apiUrl = (flags["api-url"] ?? intake.apiUrl ?? config.baseUrl).replace(/\/+$/, "");
     const logger = flags.pretty
       ? pino(
           { level: config.logLevel },

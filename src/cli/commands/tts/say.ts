@@ -1,8 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { Args, Flags } from "@oclif/core";
+import { TTS_ENGINE_NAMES, ttsEngineFrom } from "../../../config.js";
 import type { SpeechEngine } from "../../../tts/engine.js";
-import { ENGINE_NAMES, type EngineName } from "../../../tts/select-engine.js";
+import type { EngineName } from "../../../tts/select-engine.js";
 import { VOICE_CATALOGUE } from "../../../tts/voices.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 
@@ -39,7 +40,7 @@ export default class TtsSay extends PbxCommand {
     out: Flags.string({ char: "o", summary: "WAV file to write", required: true }),
     engine: Flags.string({
       summary: "speech engine (default: PBX_TTS_ENGINE, else espeak)",
-      options: [...ENGINE_NAMES],
+      options: [...TTS_ENGINE_NAMES],
     }),
   };
 
@@ -49,8 +50,7 @@ export default class TtsSay extends PbxCommand {
     const tts = await import("../../../tts/index.js");
     let engine: SpeechEngine | undefined;
     try {
-      const engineName =
-        (flags.engine as EngineName | undefined) ?? tts.engineNameFromEnv(process.env);
+      const engineName = (flags.engine as EngineName | undefined) ?? ttsEngineFrom(process.env);
       // One-shot process: no worker thread to start, the chunks run right here.
       engine = tts.createSpeechEngine({ engine: engineName, worker: false });
       const { wav, language, voice } = await tts.greetingWav(engine, {
