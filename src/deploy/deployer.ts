@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { access, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { removeFileDurable, writeFileAtomic } from "../atomic-files.js";
+import { type Clock, systemClock } from "../clock.js";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, EngineProbe, EngineTarget, ReloadOutcome } from "../engine/target.js";
 import type { AppliedRevision, DeployLog, DeployRecord } from "./deploy-log.js";
@@ -50,6 +51,8 @@ export interface DeployerOptions {
   reloadQueueOptions?: ReloadQueueOptions;
   /** Recorded in the engine directory on the first deploy, so another writer can be refused. */
   owner?: EngineDirOwner;
+  /** Stamps the deploy records and snapshots (default: the wall clock). */
+  clock?: Clock;
 }
 
 export interface DeployOptions {
@@ -89,6 +92,8 @@ export class Deployer {
   readonly target: EngineTarget;
   readonly log: DeployLog;
   readonly reloads: ReloadQueue;
+  /** What the deploy records are stamped with; whoever records for this deployer uses it too. */
+  readonly clock: Clock;
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly owner: EngineDirOwner | undefined;
   private claimed = false;
@@ -98,6 +103,7 @@ export class Deployer {
     this.owner = options.owner;
     this.target = options.target;
     this.log = options.log;
+    this.clock = options.clock ?? systemClock;
     this.reloads =
       options.reloadQueue ?? new ReloadQueue(options.target, options.reloadQueueOptions);
   }
@@ -244,7 +250,7 @@ export class Deployer {
         revision: "", // set below: hashing is skipped when the unit is provably unchanged
         previousRevision: null,
         trigger: options.trigger ?? "deploy",
-        startedAt: new Date().toISOString(),
+        startedAt: this.clock().toISOString(),
         durationMs: 0,
         result: "ok",
         filesWritten: [],
@@ -308,7 +314,7 @@ export class Deployer {
             unit,
             disk,
             applied.revision,
-            new Date().toISOString(),
+            this.clock().toISOString(),
           );
         }
         await this.writeUnit(unit, disk, toWrite, toRemove);
@@ -358,7 +364,7 @@ export class Deployer {
           this.engineDir,
           plan.files.map((file) => file.path),
         ),
-        appliedAt: new Date().toISOString(),
+        appliedAt: this.clock().toISOString(),
         deployId: record.id,
       });
     } catch (error) {
@@ -434,7 +440,7 @@ export class Deployer {
     } catch (error) {
       return {
         status: "unhealthy",
-        checkedAt: new Date().toISOString(),
+        checkedAt: this.clock().toISOString(),
         error: (error as Error).message,
       };
     }

@@ -72,9 +72,6 @@ const RULES: Rule[] = [
     exceptions: {
       "engine/testing/asterisk-instance.ts": TEST_HARNESS,
       "store/testing/postgres-cluster.ts": TEST_HARNESS,
-      "deploy/deployer.ts":
-        "deploy records' startedAt/appliedAt/savedAt; src/deploy is issue-25b's this session: give the Deployer a Clock after it lands",
-      "deploy/store-deploys.ts": "deploy records' startedAt; src/deploy is issue-25b's",
     },
   },
 ];

@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { FileDeployLog } from "../../src/deploy/deploy-log.js";
 import { Deployer, NoPreviousVersionError } from "../../src/deploy/deployer.js";
 import { revisionOf } from "../../src/deploy/revision.js";
+import { readSnapshot } from "../../src/deploy/snapshots.js";
 import { deployTree } from "../../src/deploy/tree.js";
 import { InvalidDeployPathError, orgUnit } from "../../src/deploy/units.js";
 import { createNoneTarget } from "../../src/engine/none-target.js";
@@ -285,6 +286,33 @@ test("the none target writes files and records reloads as skipped", async () => 
     const lines = (await readFile(log.logFile, "utf8")).trim().split("\n");
     assert.is(lines.length, 1);
     assert.is(JSON.parse(lines[0]!).unit, "org:org_acme_");
+  } finally {
+    await cleanup();
+  }
+});
+
+test("records and snapshots are stamped by the deployer's clock", async () => {
+  const { dir, cleanup } = await tempDir();
+  try {
+    let now = new Date("2026-03-01T09:00:00.000Z");
+    const deployer = new Deployer({
+      engineDir: dir,
+      target: createNoneTarget(),
+      log: new FileDeployLog(dir),
+      clock: () => now,
+    });
+    const first = await deployer.deploy(ACME, orgFiles("org_acme_"));
+    assert.is(first.startedAt, "2026-03-01T09:00:00.000Z");
+    now = new Date("2026-03-01T10:00:00.000Z");
+    await deployer.deploy(
+      ACME,
+      orgFiles("org_acme_", { dialplan: "[org_acme_internal]\nexten => 999,1,Hangup()\n" }),
+    );
+    assert.is((await readSnapshot(dir, ACME))?.savedAt, "2026-03-01T10:00:00.000Z");
+    now = new Date("2026-03-01T11:00:00.000Z");
+    const rollback = await deployer.rollback(ACME);
+    assert.is(rollback.startedAt, "2026-03-01T11:00:00.000Z");
+    assert.is(rollback.restored?.savedAt, "2026-03-01T10:00:00.000Z");
   } finally {
     await cleanup();
   }
