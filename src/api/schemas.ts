@@ -21,16 +21,13 @@ export const ServerErrorBody = Type.Object(
   { title: "ServerError" },
 );
 
-export const UuidString = Type.String({ format: "uuid", description: "UUID" });
+import { UuidString } from "../model/view-shapes.js";
+
+export { Nullable, UuidString } from "../model/view-shapes.js";
 
 export const IdParams = Type.Object({ id: UuidString });
 
 export const Success = Type.Object({ success: Type.Literal(true) });
-
-/** A nullable value in the form OpenAPI 3.0 understands (`nullable: true`, no `type: null`). */
-export function Nullable<T extends TSchema>(schema: T) {
-  return Type.Unsafe<import("@sinclair/typebox").Static<T> | null>({ ...schema, nullable: true });
-}
 
 /**
  * A model field schema (`src/model/org-state.ts`) for a request body: the same rules, without the

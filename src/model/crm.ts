@@ -1,6 +1,7 @@
 // CRM records of an org (`/crm/*`): leads, clients and the org's custom field definitions. One
 // definition of each shape, used by the API's schemas and by the `crm.*` webhook event data.
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
+import { Nullable } from "./view-shapes.js";
 
 /** A lead's life (issue 16): `won` is also what converting it to a client sets. */
 export const LEAD_STATUSES = ["new", "contacted", "qualified", "won", "lost"] as const;
@@ -19,10 +20,6 @@ export const EMAIL =
 export const CRM_TAG = "^[A-Za-z0-9_.:-]{1,40}$";
 /** A `YYYY-MM-DD` date (a real calendar date is checked in the domain). */
 export const ISO_DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$";
-
-// OpenAPI 3.0's nullable form (the API document and ajv both understand it).
-const Nullable = <T extends TSchema>(schema: T) =>
-  Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 
 export const CustomValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
 

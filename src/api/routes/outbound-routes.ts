@@ -10,25 +10,12 @@ import {
   updateOutboundRoute,
 } from "../../domain/routing/outbound-routes.js";
 import { boundsOf, OutboundRoute } from "../../model/org-state.js";
+import { OutboundRouteViewSchema } from "../../model/routing-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
 
 const fields = OutboundRoute.properties;
-
-const RouteSchema = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    patterns: Type.Array(Type.String()),
-    trunk: Type.String({ description: "the trunk's name" }),
-    trunk_id: UuidString,
-    strip_digits: Type.Integer(boundsOf(fields.strip_digits)),
-    prepend_digits: Type.String(),
-    caller_id_override: Nullable(Type.String()),
-  },
-  { title: "OutboundRoute" },
-);
 
 const editable = {
   name: Type.String({ ...fields.name }),
@@ -72,7 +59,7 @@ export const outboundRouteRoutes = [
     summary: "List the org's outbound routes in match order",
     auth: "org",
     list: "envelope",
-    responses: { 200: { description: "Routes", schema: Type.Array(RouteSchema) } },
+    responses: { 200: { description: "Routes", schema: Type.Array(OutboundRouteViewSchema) } },
     handler: ({ deps, principal }) => listOutboundRoutes(deps, orgCaller(principal).orgId),
   }),
 
@@ -84,7 +71,7 @@ export const outboundRouteRoutes = [
     auth: "org",
     permission: "org.manage",
     body: RouteCreate,
-    responses: { 201: { description: "The route", schema: RouteSchema } },
+    responses: { 201: { description: "The route", schema: OutboundRouteViewSchema } },
     handler: ({ deps, body, principal }) =>
       createOutboundRoute(deps, orgCaller(principal).orgId, body),
   }),
@@ -96,7 +83,7 @@ export const outboundRouteRoutes = [
     summary: "One outbound route",
     auth: "org",
     params: IdParams,
-    responses: { 200: { description: "The route", schema: RouteSchema } },
+    responses: { 200: { description: "The route", schema: OutboundRouteViewSchema } },
     handler: ({ deps, params, principal }) =>
       getOutboundRoute(deps, orgCaller(principal).orgId, params.id),
   }),
@@ -110,7 +97,7 @@ export const outboundRouteRoutes = [
     permission: "org.manage",
     params: IdParams,
     body: RouteUpdate,
-    responses: { 200: { description: "The route", schema: RouteSchema } },
+    responses: { 200: { description: "The route", schema: OutboundRouteViewSchema } },
     handler: ({ deps, params, body, principal }) =>
       updateOutboundRoute(deps, orgCaller(principal).orgId, params.id, body),
   }),

@@ -11,27 +11,12 @@ import {
   updateTrunk,
 } from "../../domain/routing/trunks.js";
 import { boundsOf, Trunk, TrunkPassword } from "../../model/org-state.js";
+import { TrunkViewSchema } from "../../model/routing-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
 
 const fields = Trunk.properties;
-
-const TrunkSchema = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    host: Type.String(),
-    port: Type.Integer(boundsOf(fields.port)),
-    transport: fields.transport,
-    username: Nullable(Type.String()),
-    has_password: Type.Boolean({ description: "a password is stored (it is never returned)" }),
-    registration: Type.Boolean(),
-    codecs: Type.Array(Type.String()),
-    match: Type.Array(Type.String()),
-  },
-  { title: "Trunk" },
-);
 
 const Password = modelField(TrunkPassword, "write-only; printable ASCII without spaces");
 
@@ -79,7 +64,7 @@ export const trunkRoutes = [
     summary: "List the org's trunks",
     auth: "org",
     list: "envelope",
-    responses: { 200: { description: "Trunks by name", schema: Type.Array(TrunkSchema) } },
+    responses: { 200: { description: "Trunks by name", schema: Type.Array(TrunkViewSchema) } },
     handler: ({ deps, principal }) => listTrunks(deps, orgCaller(principal).orgId),
   }),
 
@@ -92,7 +77,7 @@ export const trunkRoutes = [
     permission: "org.manage",
     body: TrunkCreate,
     responses: {
-      201: { description: "The trunk", schema: TrunkSchema },
+      201: { description: "The trunk", schema: TrunkViewSchema },
       409: {
         description:
           "A trunk of that name exists, or `<address> is already matched by another organization's trunk` (its host or a `match` entry overlaps another org's trunk's)",
@@ -108,7 +93,7 @@ export const trunkRoutes = [
     summary: "One trunk",
     auth: "org",
     params: IdParams,
-    responses: { 200: { description: "The trunk", schema: TrunkSchema } },
+    responses: { 200: { description: "The trunk", schema: TrunkViewSchema } },
     handler: ({ deps, params, principal }) => getTrunk(deps, orgCaller(principal).orgId, params.id),
   }),
 
@@ -122,7 +107,7 @@ export const trunkRoutes = [
     params: IdParams,
     body: TrunkUpdate,
     responses: {
-      200: { description: "The trunk", schema: TrunkSchema },
+      200: { description: "The trunk", schema: TrunkViewSchema },
       409: {
         description:
           "Another trunk of the org has that name, or `<address> is already matched by another organization's trunk`",

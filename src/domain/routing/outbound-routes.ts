@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { type OrgState, OutboundRoute } from "../../model/org-state.js";
 import { findTrunk } from "../../model/refs.js";
+import type { OutboundRouteView } from "../../model/routing-views.js";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { createOutboundRouteRepository } from "../../store/outbound-route-repository.js";
@@ -13,18 +14,6 @@ import { assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest } from "../errors.js";
 import { ownRow } from "../tenant-rows.js";
-
-export interface OutboundRouteView {
-  id: string;
-  name: string;
-  patterns: string[];
-  /** The trunk's name. */
-  trunk: string;
-  trunk_id: string;
-  strip_digits: number;
-  prepend_digits: string;
-  caller_id_override: string | null;
-}
 
 export interface OutboundRouteInput {
   name?: string;

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { claimedElsewhere, trunkClaims } from "../../model/match-claims.js";
 import { type OrgState, Trunk } from "../../model/org-state.js";
+import type { TrunkView } from "../../model/routing-views.js";
 import { claimedAddressMessage } from "../../model/trunk-identify.js";
 import { isUniqueViolation } from "../../store/constraint-errors.js";
 import type { Db } from "../../store/database.js";
@@ -17,20 +18,6 @@ import { assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict } from "../errors.js";
 import { ownRow } from "../tenant-rows.js";
-
-export interface TrunkView {
-  id: string;
-  name: string;
-  host: string;
-  port: number;
-  transport: Trunk["transport"];
-  username: string | null;
-  /** Whether a password is stored; the password itself is never answered. */
-  has_password: boolean;
-  registration: boolean;
-  codecs: Trunk["codecs"];
-  match: string[];
-}
 
 /** A trunk as the API shows it: everything but the password. */
 export function trunkView(trunk: Trunk & { id: string }): TrunkView {

@@ -1,0 +1,11 @@
+// Building blocks of the API's view schemas (the answers of `src/api/routes`), below the domain so
+// that a use case's view type is `Static<>` of the schema the API documents and answers with:
+// one declaration of each view, not a TypeScript interface restating it field by field.
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+
+export const UuidString = Type.String({ format: "uuid", description: "UUID" });
+
+/** A nullable value in the form OpenAPI 3.0 understands (`nullable: true`, no `type: null`). */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+}
