@@ -5,6 +5,9 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 
 export const UuidString = Type.String({ format: "uuid", description: "UUID" });
 
+/** An instant as ISO 8601 text (`toISOString()`). */
+export const DateTime = Type.String({ format: "date-time" });
+
 /** A nullable value in the form OpenAPI 3.0 understands (`nullable: true`, no `type: null`). */
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });

@@ -13,6 +13,7 @@ import {
   testWebhook,
   updateWebhook,
 } from "../../domain/webhooks/webhooks.js";
+import { DeliveryViewSchema, WebhookViewSchema } from "../../model/webhook-views.js";
 import {
   deliveryBodySchema,
   ENGINE_EVENT_DATA,
@@ -39,57 +40,6 @@ const EventType = Type.String({
   maxLength: 64,
   description: `One of: ${WEBHOOK_EVENTS.join(", ")}. \`ivr.*\` events are not implemented.`,
 });
-
-const DateTime = Type.String({ format: "date-time" });
-
-const Webhook = Type.Object(
-  {
-    id: UuidString,
-    url: Type.String(),
-    events: Type.Array(Type.String()),
-    secret: Nullable(
-      Type.String({ description: "masked (`whsec_…abcd`) except in the creation answer" }),
-    ),
-    active: Type.Boolean(),
-    retry_count: Type.Integer(),
-    timeout: Type.Integer({ description: "per-attempt timeout, milliseconds" }),
-    last_delivery: Nullable(DateTime),
-    last_status: Nullable(Type.Integer({ description: "HTTP status of the last attempt" })),
-    last_error: Nullable(Type.String()),
-    failure_count: Type.Integer({ description: "failed attempts since the last success" }),
-    consecutive_failed_deliveries: Type.Integer({
-      description: "deliveries that exhausted their retries since the last success",
-    }),
-    deactivated_reason: Nullable(
-      Type.String({ description: "`gone` (receiver answered 410) or `too_many_failures`" }),
-    ),
-    created_at: DateTime,
-    updated_at: DateTime,
-  },
-  { title: "Webhook" },
-);
-
-const Delivery = Type.Object(
-  {
-    id: UuidString,
-    webhook_id: UuidString,
-    event_id: UuidString,
-    message_id: Type.String({ description: "the `webhook-id` header, same on every attempt" }),
-    event: Type.String(),
-    data: Type.Unknown(),
-    status: Type.String({ description: "pending, in_flight, delivered, failed or cancelled" }),
-    attempt: Type.Integer({ description: "attempts made so far" }),
-    next_attempt_at: Nullable(DateTime),
-    last_attempt_at: Nullable(DateTime),
-    last_status: Nullable(Type.Integer()),
-    last_latency_ms: Nullable(Type.Integer()),
-    last_error: Nullable(Type.String()),
-    replay_of: Nullable(UuidString),
-    created_at: DateTime,
-    updated_at: DateTime,
-  },
-  { title: "WebhookDelivery" },
-);
 
 const Secret = Type.String({
   minLength: SECRET_LENGTH.min,
@@ -142,7 +92,9 @@ export const webhookRoutes = [
     auth: "org",
     permission: "org.manage",
     list: "envelope",
-    responses: { 200: { description: "Webhooks, oldest first", schema: Type.Array(Webhook) } },
+    responses: {
+      200: { description: "Webhooks, oldest first", schema: Type.Array(WebhookViewSchema) },
+    },
     handler: ({ deps, principal }) => listWebhooks(context(deps), orgCaller(principal).orgId),
   }),
 
@@ -156,7 +108,9 @@ export const webhookRoutes = [
     auth: "org",
     permission: "org.manage",
     body: Type.Object(webhookFields, { additionalProperties: false }),
-    responses: { 201: { description: "The webhook (secret in full, this once)", schema: Webhook } },
+    responses: {
+      201: { description: "The webhook (secret in full, this once)", schema: WebhookViewSchema },
+    },
     callbacks: engineEventCallbacks,
     handler: ({ deps, body, principal }) =>
       createWebhook(context(deps), orgCaller(principal).orgId, body),
@@ -170,7 +124,7 @@ export const webhookRoutes = [
     auth: "org",
     permission: "org.manage",
     params: IdParams,
-    responses: { 200: { description: "The webhook", schema: Webhook } },
+    responses: { 200: { description: "The webhook", schema: WebhookViewSchema } },
     handler: ({ deps, params, principal }) =>
       getWebhook(context(deps), orgCaller(principal).orgId, params.id),
   }),
@@ -186,7 +140,7 @@ export const webhookRoutes = [
     permission: "org.manage",
     params: IdParams,
     body: Type.Partial(Type.Object(webhookFields), { additionalProperties: false }),
-    responses: { 200: { description: "The webhook", schema: Webhook } },
+    responses: { 200: { description: "The webhook", schema: WebhookViewSchema } },
     handler: ({ deps, params, body, principal }) =>
       updateWebhook(context(deps), orgCaller(principal).orgId, params.id, body),
   }),
@@ -241,7 +195,7 @@ export const webhookRoutes = [
     params: IdParams,
     query: PageQuery,
     list: "envelope",
-    responses: { 200: { description: "Deliveries", schema: Type.Array(Delivery) } },
+    responses: { 200: { description: "Deliveries", schema: Type.Array(DeliveryViewSchema) } },
     // The outbox grows without bound: this list pages in the database, not in memory.
     handler: async ({ deps, params, query, principal }) => {
       const page = await listDeliveryPage(context(deps), orgCaller(principal).orgId, params.id, {
@@ -261,7 +215,7 @@ export const webhookRoutes = [
     permission: "org.manage",
     params: DeliveryParams,
     responses: {
-      202: { description: "The new, pending delivery", schema: Delivery },
+      202: { description: "The new, pending delivery", schema: DeliveryViewSchema },
       409: { description: "The delivery is not finished yet" },
     },
     handler: ({ deps, params, principal }) =>

@@ -2,6 +2,7 @@
 // `Webhook not found`), validating (webhook-rules.ts), and writing through the repositories.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import type { DeliveryView, WebhookView } from "../../model/webhook-views.js";
 import type { Db } from "../../store/database.js";
 import type { DeliveryRow, WebhookRow } from "../../store/schema.js";
 import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
@@ -28,46 +29,6 @@ export interface WebhookContext {
   /** Used by the test delivery (the dispatcher has its own). */
   http: WebhookHttpClient;
   urlPolicy: UrlPolicy;
-}
-
-export interface WebhookView {
-  id: string;
-  url: string;
-  events: string[];
-  /** Masked (`whsec_…abcd`) except in the answer to the creation; null when none is set. */
-  secret: string | null;
-  active: boolean;
-  retry_count: number;
-  /** Per-attempt timeout in milliseconds. */
-  timeout: number;
-  last_delivery: string | null;
-  last_status: number | null;
-  last_error: string | null;
-  failure_count: number;
-  consecutive_failed_deliveries: number;
-  deactivated_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface DeliveryView {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  /** The `webhook-id` header: the same on every attempt of this delivery. */
-  message_id: string;
-  event: string;
-  data: unknown;
-  status: string;
-  attempt: number;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  last_status: number | null;
-  last_latency_ms: number | null;
-  last_error: string | null;
-  replay_of: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface WebhookInput {
