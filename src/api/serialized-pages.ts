@@ -3,7 +3,7 @@
 // src/store/read-cache.ts) returns that array frozen; each page of it is then turned into its
 // JSON bytes once and those bytes answer every later request for the same page, instead of
 // JSON.stringify of 50 objects and the UTF-8 encoding of the result on every request (about a
-// sixth of a `GET /users`'s CPU: docs/performance.md, API). The bytes are exactly what Koa's
+// seventh of a `GET /users`'s CPU: docs/performance.md, API). The bytes are exactly what Koa's
 // JSON.stringify of the page would write. A new generation loads a new array, so a changed
 // listing is serialized anew; the pages of an array go when the array does (a WeakMap).
 //
