@@ -3,7 +3,7 @@
 // events (NodeCallTracking), and whether a SIP edge routes the phones.
 
 import type { NodeRuntimes } from "../deploy/node-runtime.js";
-import type { MoveEngines } from "../domain/org-move-driver.js";
+import type { MoveEngines } from "../domain/nodes/org-move-driver.js";
 import { notifyCheckSync } from "../engine/endpoint-notify.js";
 import type { NodeCallTracking } from "./node-call-tracking.js";
 

@@ -1,6 +1,6 @@
 // Org moves (migration 3000, issue 25): one row per org, its latest move between engine nodes,
-// written by `moveOrg` (src/domain/org-moves.ts) and advanced phase by phase by the `org-moves`
-// lease holder (src/domain/org-move-driver.ts).
+// written by `moveOrg` (src/domain/nodes/org-moves.ts) and advanced phase by phase by the `org-moves`
+// lease holder (src/domain/nodes/org-move-driver.ts).
 import type { Db } from "./database.js";
 
 /** A move's phases, in order (docs/nodes.md, "Moving an org"). */

@@ -17,7 +17,7 @@ import { type RunningServer, startServer } from "../../src/api/server.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { loadConfig } from "../../src/config.js";
 import { nodeDeployerRole } from "../../src/deploy/node-runtime.js";
-import { ORG_MOVES_ROLE } from "../../src/domain/org-move-driver.js";
+import { ORG_MOVES_ROLE } from "../../src/domain/nodes/org-move-driver.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { runCommand } from "../cli/run-command.js";

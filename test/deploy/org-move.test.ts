@@ -8,7 +8,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { orgMoveEngines } from "../../src/api/org-move-engines.js";
-import { OrgMoveDriver } from "../../src/domain/org-move-driver.js";
+import { OrgMoveDriver } from "../../src/domain/nodes/org-move-driver.js";
 import { type FakeNodes, holds, startFakeNodes, until } from "./fake-nodes.js";
 
 const T0 = Date.parse("2026-03-01T10:00:00.000Z");

@@ -5,9 +5,9 @@
 // (target before the switch, source after the drain).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createEngineNode } from "../../src/domain/engine-nodes.js";
-import { type MoveEngines, OrgMoveDriver } from "../../src/domain/org-move-driver.js";
-import { getOrgMove, moveOrg } from "../../src/domain/org-moves.js";
+import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
+import { type MoveEngines, OrgMoveDriver } from "../../src/domain/nodes/org-move-driver.js";
+import { getOrgMove, moveOrg } from "../../src/domain/nodes/org-moves.js";
 import { AmiConnection } from "../../src/engine/ami-connection.js";
 import { CHECK_SYNC, notifyCheckSync } from "../../src/engine/endpoint-notify.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";

@@ -2,7 +2,7 @@
 // another engine node (202: the move is carried out in the background by the `org-moves` lease
 // holder) and follow it. An org's credentials never see it: placement is platform detail.
 import { Type } from "@sinclair/typebox";
-import { getOrgMove, MAX_CALL_DRAIN_TIMEOUT_S, moveOrg } from "../../domain/org-moves.js";
+import { getOrgMove, MAX_CALL_DRAIN_TIMEOUT_S, moveOrg } from "../../domain/nodes/org-moves.js";
 import { MOVE_PHASES } from "../../store/org-move-repository.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";

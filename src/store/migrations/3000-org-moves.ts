@@ -1,6 +1,6 @@
 // `org move` (issue 25, docs/nodes.md): a move of an org from one engine node to another is a
 // state in the store, driven step by step by the holder of the `org-moves` lease
-// (src/domain/org-move-driver.ts), so a replica that dies mid-move leaves it to the next holder,
+// (src/domain/nodes/org-move-driver.ts), so a replica that dies mid-move leaves it to the next holder,
 // which resumes at the recorded phase. One row per org: its latest move (a new move of the org
 // replaces a finished one). While a move is unfinished its target node holds the org's config,
 // and so does its source until the phase `removing` (src/store/engine-node-repository.ts).

@@ -1,11 +1,11 @@
 import { Args, Flags } from "@oclif/core";
-import { findOrgId } from "../../../domain/export.js";
+import { findOrgId } from "../../../domain/config/export.js";
 import {
   getOrgMove,
   MAX_CALL_DRAIN_TIMEOUT_S,
   moveOrg,
   type OrgMoveView,
-} from "../../../domain/org-moves.js";
+} from "../../../domain/nodes/org-moves.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 import { parseDurationSeconds } from "../../lib/duration.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";
