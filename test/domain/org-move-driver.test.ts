@@ -78,20 +78,20 @@ test("with an edge: phones told to re-register from the source once the edge swi
     const move = await moveOrg(deps, org.id, { to: "node-2" });
     driver.start();
     const state = () => getOrgMove(deps, org.id);
-    const step = async (ms: number) => {
-      timers.advance(ms);
-      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    /** Runs the driver's waits (fake timers) until the move's state satisfies `done`. */
+    const until = async (done: (m: Awaited<ReturnType<typeof state>>) => boolean, what: string) => {
+      for (let i = 0; i < 300; i++) {
+        const move = await state();
+        if (done(move)) return move;
+        timers.advance(1000);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      throw new Error(`never: ${what}`);
     };
-    await step(0);
-    await step(1000);
-    const failed = await state();
+    const failed = await until((m) => m.last_error !== null, "the failed step recorded");
     assert.is(failed.phase, "deploying");
-    assert.is(failed.last_error, "engine of target refused the reload", "recorded");
-    await step(5000);
-    await step(1000);
-    await step(1000);
-    const waiting = await state();
-    assert.is(waiting.phase, "re-registering", JSON.stringify(waiting));
+    assert.is(failed.last_error, "engine of target refused the reload");
+    const waiting = await until((m) => m.phase === "re-registering", "switched");
     assert.is(waiting.last_error, null, "cleared once the step went through");
     assert.equal(
       log,
@@ -99,13 +99,14 @@ test("with an edge: phones told to re-register from the source once the edge swi
       "target deployed before the switch",
     );
     // The edge has not taken the switch: nobody is told anything yet, however long it takes.
-    for (let i = 0; i < 5; i++) await step(1000);
+    for (let i = 0; i < 5; i++) {
+      timers.advance(1000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     assert.is((await state()).phase, "re-registering");
     assert.is(log.length, 1);
     await edgeRequests.done(await edgeRequests.pending());
-    for (let i = 0; i < 4; i++) await step(1000);
-    const done = await state();
-    assert.is(done.phase, "done", JSON.stringify(done));
+    const done = await until((m) => m.phase === "done", "done");
     assert.is(done.id, move.id);
     assert.is(done.phones_notified, 2);
     assert.equal(log, [
