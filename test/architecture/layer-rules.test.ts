@@ -143,6 +143,8 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "domain/crm/crm.ts": ROW_TYPE_LEGACY,
   "domain/nodes/engine-node-lookup.ts": ROW_TYPE_LEGACY,
   "domain/nodes/engine-nodes.ts": ROW_TYPE_LEGACY,
+  "domain/nodes/org-move-driver.ts": "OrgMoveRow (issue-25c's org moves, new): " + ROW_TYPE_LEGACY,
+  "domain/nodes/org-moves.ts": "OrgMoveRow (issue-25c's org moves, new): " + ROW_TYPE_LEGACY,
   "domain/nodes/placement.ts": ROW_TYPE_LEGACY,
   "domain/orgs/customer-tunnels.ts": ROW_TYPE_LEGACY,
   "domain/orgs/org-creation.ts": ROW_TYPE_LEGACY,
