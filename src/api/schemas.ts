@@ -21,23 +21,13 @@ export const ServerErrorBody = Type.Object(
   { title: "ServerError" },
 );
 
-import { UuidString } from "../model/view-shapes.js";
+import { modelField, UuidString } from "../model/view-shapes.js";
 
-export { Nullable, UuidString } from "../model/view-shapes.js";
+export { modelField, Nullable, UuidString } from "../model/view-shapes.js";
 
 export const IdParams = Type.Object({ id: UuidString });
 
 export const Success = Type.Object({ success: Type.Literal(true) });
-
-/**
- * A model field schema (`src/model/org-state.ts`) for a request body: the same rules, without the
- * model's `default` (Ajv fills defaults, which a partial update must not get), and with
- * `description` when given.
- */
-export function modelField<T extends TSchema>(schema: T, description?: string): T {
-  const { default: _default, ...rest } = schema as T & { default?: unknown };
-  return (description === undefined ? rest : { ...rest, description }) as T;
-}
 
 /**
  * The update body of a resource: its create body with every field optional and no defaults, so

@@ -12,3 +12,13 @@ export const DateTime = Type.String({ format: "date-time" });
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 }
+
+/**
+ * A model field schema (`src/model/org-state.ts`) for a request body: the same rules, without the
+ * model's `default` (Ajv fills defaults, which a partial update must not get), and with
+ * `description` when given.
+ */
+export function modelField<T extends TSchema>(schema: T, description?: string): T {
+  const { default: _default, ...rest } = schema as T & { default?: unknown };
+  return (description === undefined ? rest : { ...rest, description }) as T;
+}

@@ -15,6 +15,7 @@ import {
   updateUser,
 } from "../../domain/users/users.js";
 import { PRINTABLE_ASCII, User as UserModel } from "../../model/org-state.js";
+import { UserViewSchema } from "../../model/user-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { ErrorBody, IdParams, modelField, UuidString, updateBodyOf } from "../schemas.js";
@@ -58,29 +59,12 @@ UserUpdate.properties.extension = Type.Optional(
   ),
 );
 
-const UserResponse = Type.Object(
-  {
-    id: UuidString,
-    extension: modelField(F.extension),
-    name: F.name,
-    routing_type: modelField(F.routing_type),
-    status: modelField(F.status),
-    ring_target: modelField(F.ring_target),
-    phone_number: modelField(F.phone_number),
-    ring_time: modelField(F.ring_time),
-    outbound_did: modelField(F.outbound_did),
-    call_recording: modelField(F.call_recording),
-    sip_username: Type.String({ description: "SIP auth username: `<context_prefix><extension>`" }),
-  },
-  { title: "User" },
-);
-
 const OncePassword = Type.String({
   description: "the SIP password; shown this once, stored only as an MD5 digest",
 });
 
 const UserWithPassword = Type.Composite(
-  [UserResponse, Type.Object({ sip_password: OncePassword })],
+  [UserViewSchema, Type.Object({ sip_password: OncePassword })],
   {
     title: "UserWithSipPassword",
   },
@@ -88,7 +72,7 @@ const UserWithPassword = Type.Composite(
 
 const UserUpdated = Type.Composite(
   [
-    UserResponse,
+    UserViewSchema,
     Type.Object({
       sip_password: Type.Optional(
         Type.String({ description: "present only when the extension changed: the new password" }),
@@ -115,7 +99,7 @@ export const userRoutes = [
     summary: "List the org's SIP users, by extension",
     auth: "org",
     list: "envelope",
-    responses: { 200: { description: "Users", schema: Type.Array(UserResponse) } },
+    responses: { 200: { description: "Users", schema: Type.Array(UserViewSchema) } },
     handler: ({ deps, principal }) => listUsers(deps, orgCaller(principal).orgId),
   }),
 
@@ -213,7 +197,7 @@ export const userRoutes = [
     summary: "One SIP user",
     auth: "org",
     params: IdParams,
-    responses: { 200: { description: "The user", schema: UserResponse } },
+    responses: { 200: { description: "The user", schema: UserViewSchema } },
     handler: ({ deps, params, principal }) => getUser(deps, orgCaller(principal).orgId, params.id),
   }),
 

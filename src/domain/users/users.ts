@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { QUEUE_TIMEOUT_KINDS } from "../../model/destinations.js";
 import { type OrgState, User } from "../../model/org-state.js";
+import type { UserView } from "../../model/user-views.js";
 import { validateOrg } from "../../model/validate.js";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
@@ -45,22 +46,6 @@ export interface UserInput {
 
 /** A partial update: omitted fields keep their value. */
 export type UserPatch = Partial<UserInput>;
-
-/** A user as the API shows it: never its SIP credential. */
-export interface UserView {
-  id: string;
-  extension: string;
-  name: string;
-  routing_type: User["routing_type"];
-  status: User["status"];
-  ring_target: User["ring_target"];
-  phone_number: string | null;
-  ring_time: number;
-  outbound_did: string | null;
-  call_recording: boolean;
-  /** The SIP auth username (`<context_prefix><extension>`). */
-  sip_username: string;
-}
 
 /** A view plus the plaintext SIP password, returned once. */
 export type UserWithPassword = UserView & { sip_password: string };
