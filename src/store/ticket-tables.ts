@@ -1,9 +1,9 @@
 // Row types of the ticket tables (migration 2401).
 import type { Generated, Selectable } from "kysely";
 
-export type TicketSource = "missed_call" | "queue_timeout" | "bot_dropped";
-export type TicketPriority = "high" | "urgent";
-export type TicketStatus = "open" | "in_progress" | "closed";
+import type { TicketPriority, TicketSource, TicketStatus } from "../model/tickets.js";
+
+export type { TicketPriority, TicketSource, TicketStatus };
 
 export interface TicketsTable {
   id: string;

@@ -13,7 +13,7 @@ import { boundsOf, OutboundRoute } from "../../model/org-state.js";
 import { OutboundRouteViewSchema } from "../../model/routing-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
+import { IdParams, modelField, Nullable, updateBodyOf } from "../schemas.js";
 
 const fields = OutboundRoute.properties;
 

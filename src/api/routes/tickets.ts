@@ -18,6 +18,7 @@ import {
   updateTicket,
 } from "../../domain/tickets/tickets.js";
 import { ONE_LINE } from "../../model/org-state.js";
+import { TicketViewSchema } from "../../model/tickets.js";
 import type { AppDeps } from "../deps.js";
 import { DEFAULT_PAGE_SIZE, PageOf } from "../pagination.js";
 import { orgCaller } from "../principals.js";
@@ -31,26 +32,6 @@ const literals = <T extends string>(values: readonly T[], description?: string) 
   );
 
 const DateTime = Type.String({ format: "date-time" });
-
-const Ticket = Type.Object(
-  {
-    id: UuidString,
-    ticket_id: Type.String({ description: "the ticket id (same as `id`)" }),
-    org_id: UuidString,
-    source: literals(TICKET_SOURCES),
-    priority: literals(TICKET_PRIORITIES),
-    status: literals(TICKET_STATUSES),
-    phone: Type.String({ description: "the caller's number" }),
-    channel_id: Type.String({ description: "the engine channel of the call" }),
-    linkedid: Type.String({ description: "the call (see /calls/{linkedId}/journey)" }),
-    assignee: Nullable(Type.String()),
-    note: Nullable(Type.String()),
-    timestamp: DateTime,
-    created_at: DateTime,
-    updated_at: DateTime,
-  },
-  { title: "Ticket" },
-);
 
 const HistoryEntry = Type.Object(
   {
@@ -69,7 +50,7 @@ const HistoryEntry = Type.Object(
 );
 
 const TicketWithHistory = Type.Composite(
-  [Ticket, Type.Object({ history: Type.Array(HistoryEntry) })],
+  [TicketViewSchema, Type.Object({ history: Type.Array(HistoryEntry) })],
   {
     title: "TicketWithHistory",
   },
@@ -148,7 +129,7 @@ export const ticketRoutes = [
       { additionalProperties: false },
     ),
     list: "envelope",
-    responses: { 200: { description: "Tickets", schema: Type.Array(Ticket) } },
+    responses: { 200: { description: "Tickets", schema: Type.Array(TicketViewSchema) } },
     handler: async ({ deps, query, principal }) => {
       const { limit, offset, ...filters } = query as typeof query & {
         limit?: number;

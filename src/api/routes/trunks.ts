@@ -14,7 +14,7 @@ import { boundsOf, Trunk, TrunkPassword } from "../../model/org-state.js";
 import { TrunkViewSchema } from "../../model/routing-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, modelField, Nullable, UuidString, updateBodyOf } from "../schemas.js";
+import { IdParams, modelField, Nullable, updateBodyOf } from "../schemas.js";
 
 const fields = Trunk.properties;
 

@@ -5,6 +5,7 @@
 // transaction, so a crash never loses one and a rolled-back ticket never sends one.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import type { TicketSource, TicketView } from "../../model/tickets.js";
 import type { Db } from "../../store/database.js";
 import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
 import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
@@ -13,41 +14,16 @@ import {
   type TicketChange,
   type TicketFilters,
 } from "../../store/ticket-repository.js";
-import type {
-  TicketHistoryRow,
-  TicketPriority,
-  TicketRow,
-  TicketSource,
-  TicketStatus,
-} from "../../store/ticket-tables.js";
+import type { TicketHistoryRow, TicketRow } from "../../store/ticket-tables.js";
 import type { OrgPrincipal } from "../access/principal.js";
 import { ownRow } from "../tenant-rows.js";
 
-export const TICKET_SOURCES = ["missed_call", "queue_timeout", "bot_dropped"] as const;
-export const TICKET_PRIORITIES = ["high", "urgent"] as const;
-export const TICKET_STATUSES = ["open", "in_progress", "closed"] as const;
+export { TICKET_PRIORITIES, TICKET_SOURCES, TICKET_STATUSES } from "../../model/tickets.js";
 
 const NOT_FOUND = "Ticket not found";
 
 /** The provider template a WhatsApp alert is sent with: ticket id, source, priority, caller. */
 export const ALERT_TEMPLATE = "ticket_alert";
-
-export interface TicketView {
-  id: string;
-  ticket_id: string;
-  org_id: string;
-  source: TicketSource;
-  priority: TicketPriority;
-  status: TicketStatus;
-  phone: string;
-  channel_id: string;
-  linkedid: string;
-  assignee: string | null;
-  note: string | null;
-  timestamp: string;
-  created_at: string;
-  updated_at: string;
-}
 
 export interface TicketHistoryView {
   at: string;
