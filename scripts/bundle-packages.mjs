@@ -1,7 +1,7 @@
 // Replaces the imports of a few packages in tsc's output with one esbuild bundle of each, under
 // dist/vendor/: @oclif/core (about 130 CommonJS files with semver, minimatch, ansis, ...), the
-// `yaml` parser (about 70) and @sinclair/typebox (200 ES modules, loaded for the org file
-// schema). Resolving, reading and compiling them file by file was a third of the CPU of a
+// `yaml` parser (about 70), @sinclair/typebox (200 ES modules, loaded for the org file schema)
+// and `diff` (20, for plan's diffs). Resolving, reading and compiling them file by file was a third of the CPU of a
 // command that checks one org file (`pbxctl validate one.yaml`: docs/gitops.md, "Where the time
 // goes"); one file each costs a fraction. Runs after tsc in `npm run build`; bin/run.js and every
 // compiled module (the load workers too) then share one copy of each. Tests (tsx, src/) import
@@ -22,6 +22,7 @@ const packages = [
   { name: "@oclif/core", file: "oclif-core.js", commonJs: true },
   { name: "yaml", file: "yaml.js", commonJs: true },
   { name: "@sinclair/typebox", file: "typebox.js", commonJs: false },
+  { name: "diff", file: "diff.js", commonJs: false },
 ];
 
 /** Every .js file under `dir` but the bundles. */
