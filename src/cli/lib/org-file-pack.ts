@@ -295,6 +295,8 @@ export class DecodedPack {
   flags(hash: string): { lint: boolean; plain: boolean } | undefined {
     const found = this.byHash.get(hash);
     const vouched = found !== undefined && ("bytes" in found || this.intact);
+    // Every entry is checked with its bytes then: the body is read once, not entry by entry.
+    if (!vouched && found !== undefined) this.loadBody();
     const sound = vouched ? found : this.entry(hash);
     return sound && { lint: sound.lint, plain: sound.plain };
   }
