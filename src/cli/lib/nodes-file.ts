@@ -4,7 +4,13 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Flags } from "@oclif/core";
-import { compileEdge, EdgeListenError, edgeStateFromOrgs } from "../../compiler/edge/index.js";
+import {
+  compileEdge,
+  type EdgeListen,
+  EdgeListenError,
+  type EdgeTables,
+  edgeStateFromOrgs,
+} from "../../compiler/edge/index.js";
 import type { CompiledFile } from "../../compiler/types.js";
 import type { SourceDiagnostic } from "../../model/diagnostic.js";
 import { checkPlacements, loadNodesFile, NODES_FILE } from "../../model/nodes-file.js";
@@ -37,6 +43,24 @@ export async function compileNodesFile(
   orgs: readonly OrgState[],
   report: (diagnostics: readonly SourceDiagnostic[]) => void,
 ): Promise<CompiledFile[]> {
+  const { files } = await compileNodesEdge(file, orgs, report);
+  return files.map((f) => ({ path: `${EDGE_DIR}/${f.path}`, content: f.content }));
+}
+
+/** The edge compiled from a nodes file: its files (paths in the edge's directory) and tables. */
+export interface NodesFileEdge {
+  files: CompiledFile[];
+  tables: EdgeTables;
+  /** The nodes file's `edge` part: where the edge's directory and JSON-RPC are. */
+  listen: EdgeListen;
+}
+
+/** compileNodesFile's edge with its tables and listen part (for `deploy --nodes`). */
+export async function compileNodesEdge(
+  file: string,
+  orgs: readonly OrgState[],
+  report: (diagnostics: readonly SourceDiagnostic[]) => void,
+): Promise<NodesFileEdge> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -63,22 +87,17 @@ export async function compileNodesFile(
     throw new CommandFailure(`${errors} error(s) in ${file}; nothing was compiled`);
   }
   const { edge, nodes, placements, carriers } = loaded.nodes;
+  const listen: EdgeListen = {
+    sip_address: edge.sip_address,
+    sip_port: edge.sip_port,
+    rpc_port: edge.rpc_port,
+    data_dir: edge.data_dir,
+    probe_interval: edge.probe_interval,
+  };
   let result: ReturnType<typeof compileEdge>;
   try {
     result = compileEdge(
-      edgeStateFromOrgs(
-        orgs,
-        new Map(Object.entries(placements)),
-        nodes,
-        {
-          sip_address: edge.sip_address,
-          sip_port: edge.sip_port,
-          rpc_port: edge.rpc_port,
-          data_dir: edge.data_dir,
-          probe_interval: edge.probe_interval,
-        },
-        carriers,
-      ),
+      edgeStateFromOrgs(orgs, new Map(Object.entries(placements)), nodes, listen, carriers),
     );
   } catch (error) {
     if (error instanceof EdgeListenError) throw new CommandFailure(`${file}: ${error.message}`);
@@ -97,7 +116,7 @@ export async function compileNodesFile(
   if (edgeProblems.some((d) => d.severity === "error")) {
     throw new CommandFailure(`the edge compiler refused ${file}; nothing was compiled`);
   }
-  return result.files.map((f) => ({ path: `${EDGE_DIR}/${f.path}`, content: f.content }));
+  return { files: result.files, tables: result.tables, listen };
 }
 
 /** The files under `<dir>/edge/` (for plan), as `edge/<path>` -> text. */
