@@ -13,7 +13,12 @@ import {
 } from "../../compiler/edge/index.js";
 import type { CompiledFile } from "../../compiler/types.js";
 import type { SourceDiagnostic } from "../../model/diagnostic.js";
-import { checkPlacements, loadNodesFile, NODES_FILE } from "../../model/nodes-file.js";
+import {
+  checkPlacements,
+  loadNodesFile,
+  NODES_FILE,
+  type NodesFile,
+} from "../../model/nodes-file.js";
 import type { OrgState } from "../../model/org-state.js";
 import { CommandFailure } from "./base-command.js";
 
@@ -117,6 +122,29 @@ export async function compileNodesEdge(
     throw new CommandFailure(`the edge compiler refused ${file}; nothing was compiled`);
   }
   return { files: result.files, tables: result.tables, listen };
+}
+
+/**
+ * The nodes file's content for `apply --nodes` (placements are checked against the store there,
+ * not against org files), every problem reported; throws a CommandFailure when one is an error.
+ */
+export async function readNodesFile(
+  file: string,
+  report: (diagnostics: readonly SourceDiagnostic[]) => void,
+): Promise<NodesFile> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new CommandFailure(`${file}: ${(error as Error).message}`);
+  }
+  const { loaded, diagnostics } = loadNodesFile(file, text);
+  report(diagnostics);
+  const errors = diagnostics.filter((d) => d.severity === "error").length;
+  if (!loaded || errors > 0) {
+    throw new CommandFailure(`${errors} error(s) in ${file}; nothing was applied`);
+  }
+  return loaded.nodes;
 }
 
 /** The files under `<dir>/edge/` (for plan), as `edge/<path>` -> text. */
