@@ -1,22 +1,27 @@
 // Issue 26's cluster with real nodes (test/cluster/real-cluster.ts): Kamailio on 127.0.0.10, two
 // Asterisk 22 nodes on 127.0.0.11 and 127.0.0.12, the built `pbxctl serve` deploying to them and
-// pushing to the edge, and baresip phones. Org A lives on node 1, org B on node 2, org C on node 1
-// with node 2 as its standby. Phones register through the edge with the API's credentials; two A phones call each
-// other; a carrier's call to B's number rings B's phone on node 2; a save to A reloads node 1
-// only and leaves the edge as it was. Skipped, saying so, where a tool is missing.
+// pushing to the edge, and baresip phones. Org A lives on node 1, org B on node 2, org C on
+// node 1 with node 2 as its (warm) standby. Phones register through the edge with the API's
+// credentials; two A phones call each other; a carrier's call to B's number rings B's phone on
+// node 2; a save to A reloads node 1 only and leaves the edge as it was; node 1 killed by PID,
+// C's next call runs on node 2 once the edge's probe finds node 1 dead. Skipped, saying so,
+// where a tool is missing.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { type Baresip, startBaresip } from "../engine/baresip.js";
-import { EDGE_ADDRESS } from "./edge-harness.js";
+import { EDGE_ADDRESS, waitForNodeState } from "./edge-harness.js";
 import {
   CARRIER_ADDRESS,
   missingClusterTools,
+  PROBE_INTERVAL_S,
   type RealCluster,
   startRealCluster,
 } from "./real-cluster.js";
 
 const B_DID = "+918065978002";
+/** The edge's SIP transaction timeout (kamailio.cfg's tm fr_timer): how long a probe of a dead node waits. */
+const FR_TIMER_MS = 4000;
 /** How the carrier sends B's number: as Indian carriers do, without the `+`. */
 const B_DIALLED = "918065978002";
 
@@ -298,6 +303,41 @@ test("a save to A reloads node 1 only; the edge is untouched", async (context) =
   assert.is(edgeAfter.state, "OK", JSON.stringify(edgeAfter));
   assert.is(edgeAfter.appliedRevision, edgeBefore.appliedRevision);
   assert.equal(await edgeTables(cluster), tablesBefore);
+});
+
+test("node 1 killed: C, whose standby is node 2, takes a new call there through the edge", async (context) => {
+  const { cluster, c } = context;
+  const [node1, node2] = cluster.nodes;
+  const caller = await phone(context, c, "301", "127.0.0.26");
+  assert.is((await registration(caller)).type, "REGISTER_OK");
+  assert.ok(await contacts(node1.engine, `${c.prefix}301`), "C's phone registered on node 1");
+  // The standby is warm: C's configuration is loaded on node 2 before anything fails.
+  assert.match(
+    await node2.engine.cli(`pjsip show endpoint ${c.prefix}302`),
+    new RegExp(`Endpoint:\\s+${c.prefix}302`),
+  );
+
+  process.kill(node1.engine.pid, "SIGKILL");
+  // The edge finds out by its OPTIONS probe (every PROBE_INTERVAL_S), which fails when its
+  // transaction times out (fr_timer, 4 s): bounded by twice that.
+  await waitForNodeState(
+    cluster.edge.rpc,
+    `sip:${node1.sipAddress}`,
+    "I",
+    2 * (PROBE_INTERVAL_S * 1000 + FR_TIMER_MS),
+  );
+  // A phone of C registering now reaches node 2 through the edge, and C's call runs there.
+  const callee = await phone(context, c, "302", "127.0.0.27");
+  assert.is((await registration(callee)).type, "REGISTER_OK");
+  assert.ok(await contacts(node2.engine, `${c.prefix}302`), "registered on the standby");
+  const since = node2.engine.log().length;
+  await caller.command("dial", `sip:302@${EDGE_ADDRESS}:${cluster.edge.sipPort}`);
+  await callee.waitForEvent((e) => e.type === "CALL_INCOMING");
+  await callee.command("accept");
+  await caller.waitForEvent((e) => e.type === "CALL_ESTABLISHED");
+  assert.match(node2.engine.log().slice(since), `PJSIP/${c.prefix}302`);
+  await caller.command("hangup");
+  await callee.waitForEvent((e) => e.type === "CALL_CLOSED");
 });
 
 if (missing) {
