@@ -10,9 +10,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import Apply from "../../src/cli/commands/apply.js";
 import NodesAdd from "../../src/cli/commands/nodes/add.js";
-import { listEngineNodes } from "../../src/domain/engine-nodes.js";
-import { openDataStore } from "../../src/domain/gitops.js";
-import { getPlacement } from "../../src/domain/placement.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
+import { listEngineNodes } from "../../src/domain/nodes/engine-nodes.js";
+import { getPlacement } from "../../src/domain/nodes/placement.js";
 import { ROOT, runCommand } from "./run-command.js";
 import { storePerTest } from "./test-store.js";
 

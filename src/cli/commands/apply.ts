@@ -1,10 +1,12 @@
 import { Args, Flags } from "@oclif/core";
 import { systemClock } from "../../clock.js";
 import { webhookAllowPrivateFrom } from "../../config.js";
-import type { Change } from "../../domain/apply.js";
-import { applyAuditRun } from "../../domain/apply-audit.js";
-import type { AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
-import { isDomainError } from "../../domain/errors.js";
+import type { Change } from "../../domain/config/apply.js";
+import { applyAuditRun } from "../../domain/config/apply-audit.js";
+import type {
+  AppliedOrgDeploy,
+  deployAppliedToEngine,
+} from "../../domain/config/engine-deploys.js";
 import {
   type ApplyFailure,
   applyOrgFiles,
@@ -12,13 +14,14 @@ import {
   NoStoreError,
   openDataStore,
   orgFilesChangedSince,
-} from "../../domain/gitops.js";
+} from "../../domain/config/gitops.js";
+import { isDomainError } from "../../domain/errors.js";
 import {
   applyNodesChanges,
   type NodesChange,
   planNodesFile,
   storedNodesOf,
-} from "../../domain/nodes-apply.js";
+} from "../../domain/nodes/nodes-apply.js";
 import {
   ENGINE_KINDS,
   EngineConfigError,
@@ -198,7 +201,7 @@ export default class Apply extends PbxCommand {
     let deployed: Awaited<ReturnType<typeof deployAppliedToEngine>>;
     try {
       // Loaded only to deploy: `--dry-run` and `--no-deploy` never load the deployer and engines.
-      const { deployAppliedToEngine } = await import("../../domain/engine-deploys.js");
+      const { deployAppliedToEngine } = await import("../../domain/config/engine-deploys.js");
       deployed = await deployAppliedToEngine(store, process.env, engineKind, outcome.orgs);
     } catch (error) {
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);
