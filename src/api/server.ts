@@ -20,6 +20,11 @@ import {
   startRetentionScheduler,
 } from "../domain/compliance/retention-scheduler.js";
 import type { ConfigDeploys } from "../domain/config/config-deploy.js";
+import {
+  ORG_MOVES_ROLE,
+  OrgMoveDriver,
+  type OrgMoveDriverOptions,
+} from "../domain/nodes/org-move-driver.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
 import { decrypt } from "../domain/secrets.js";
 import { startWebhookService, type WebhookService } from "../domain/webhooks/webhook-service.js";
@@ -39,6 +44,7 @@ import { EVENTS_PATH } from "./intake-app.js";
 import { storeMetricSources } from "./metric-sources.js";
 import { listenForMetrics } from "./metrics-endpoint.js";
 import { NodeCallTracking } from "./node-call-tracking.js";
+import { orgMoveEngines } from "./org-move-engines.js";
 
 export interface RunningServer {
   url: string;
@@ -63,6 +69,8 @@ export interface RunningServer {
    * on-request deploys go to the org's node; null when the caller passed its own deployScheduler.
    */
   nodes: NodeRuntimes | null;
+  /** The driver of `org move` (runs while this replica holds the `org-moves` lease). */
+  moves: OrgMoveDriver | null;
   /** The process's metrics (also at /metrics); null when started without. */
   metrics: Metrics | null;
   /** The PBX_METRICS_LISTEN listener's URL, when one was asked for. */
@@ -104,6 +112,8 @@ export interface StartServerOptions {
   nodeCallTracking?: typeof startCallTracking;
   /** The edge sync's JSON-RPC and timing, for tests (with config.edge). */
   edgeOptions?: Partial<Omit<EdgeSyncOptions, "db" | "edge">>;
+  /** The org moves' clock, timers and waits, for tests. */
+  moveOptions?: Partial<Pick<OrgMoveDriverOptions, "clock" | "timers" | "pollMs" | "retryMs">>;
 }
 
 /** The domain's scheduler, recording and pushing edge changes too when there is an edge. */
@@ -206,7 +216,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         logger: options.logger,
         ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
         ...(options.nodePollMs !== undefined ? { pollMs: options.nodePollMs } : {}),
-        onNodesDefined: (defined) => (defined ? dropImplicitDeployer() : addImplicitDeployer()),
+        onNodesDefined: async (defined) => {
+          if (defined) {
+            await dropImplicitDeployer();
+            addMoveDriver();
+          } else {
+            await dropMoveDriver();
+            addImplicitDeployer();
+          }
+        },
         onFollow: (node) => nodeCalls?.follow(node),
         onUnfollow: async (nodeId: string): Promise<void> => {
           await nodeCalls?.unfollow(nodeId);
@@ -357,6 +375,29 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       },
     });
   }
+  // `org move` (issue 25): while nodes are defined, the holder of the `org-moves` lease drives
+  // every unfinished move of the store.
+  const moves =
+    nodes && nodeCalls
+      ? new OrgMoveDriver({
+          db,
+          clock: systemClock,
+          engines: orgMoveEngines(nodes, nodeCalls, options.config.edge !== null),
+          logger: options.logger,
+          ...options.moveOptions,
+        })
+      : null;
+  let moveDriverAdded = false;
+  function addMoveDriver(): void {
+    if (!moves || moveDriverAdded) return;
+    moveDriverAdded = true;
+    roles.add({ name: ORG_MOVES_ROLE, start: () => moves.start(), stop: () => moves.stop() });
+  }
+  async function dropMoveDriver(): Promise<void> {
+    if (!moveDriverAdded) return;
+    moveDriverAdded = false;
+    await roles.remove(ORG_MOVES_ROLE);
+  }
   async function dropImplicitDeployer(): Promise<void> {
     if (!implicitDeployer) return;
     implicitDeployer = false;
@@ -412,6 +453,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     tickets,
     roles,
     nodes,
+    moves,
     metrics,
     metricsUrl: metricsServer ? urlOf(metricsServer) : null,
     ready,

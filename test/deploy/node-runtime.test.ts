@@ -17,6 +17,7 @@ import { type RunningServer, startServer } from "../../src/api/server.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { loadConfig } from "../../src/config.js";
 import { nodeDeployerRole } from "../../src/deploy/node-runtime.js";
+import { ORG_MOVES_ROLE } from "../../src/domain/nodes/org-move-driver.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { runCommand } from "../cli/run-command.js";
@@ -135,10 +136,11 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
         nodeDeployerRole(n2.node.id),
         nodeIngestRole(n1.node.id),
         nodeIngestRole(n2.node.id),
+        ORG_MOVES_ROLE,
         "retention",
         "ticket-poller",
       ].sort(),
-      "the implicit engine's deployer role is given up",
+      "the implicit engine's deployer role is given up; org moves are driven under their lease",
     );
     // One lease per node, each in the store under its own name (the fence of its reloads).
     const leases = createLeaseRepository(server.pbx.deps.db);
