@@ -3,8 +3,9 @@
 // pushing to the edge, and baresip phones. Org A lives on node 1, org B on node 2, org C on
 // node 1 with node 2 as its (warm) standby. Phones register through the edge with the API's
 // credentials; two A phones call each other; a carrier's call to B's number rings B's phone on
-// node 2; a save to A reloads node 1 only and leaves the edge as it was; node 1 killed by PID,
-// C's next call runs on node 2 once the edge's probe finds node 1 dead. Skipped, saying so,
+// node 2; a save to A reloads node 1 only and leaves the edge as it was; `org move` of A to node 2
+// during an A call leaves the call up, then A's phones register and call on node 2; node 1
+// killed by PID, C's next call runs on node 2 once the edge's probe finds node 1 dead. Skipped, saying so,
 // where a tool is missing.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -303,6 +304,60 @@ test("a save to A reloads node 1 only; the edge is untouched", async (context) =
   assert.is(edgeAfter.state, "OK", JSON.stringify(edgeAfter));
   assert.is(edgeAfter.appliedRevision, edgeBefore.appliedRevision);
   assert.equal(await edgeTables(cluster), tablesBefore);
+});
+
+test("org move A --to node-2 during an A call: the call continues; A's phones then register on node 2 and a new call runs there", async (context) => {
+  const { cluster, a } = context;
+  const [node1, node2] = cluster.nodes;
+  const [a101, a102] = context.phones as [Baresip, Baresip];
+  const edge = `${EDGE_ADDRESS}:${cluster.edge.sipPort}`;
+  const marks = [a101.events.length, a102.events.length];
+  await a101.command("dial", `sip:102@${edge}`);
+  await a102.waitForEvent((e) => e.type === "CALL_INCOMING", { since: marks[1] });
+  await a102.command("accept");
+  await a101.waitForEvent((e) => e.type === "CALL_ESTABLISHED", { since: marks[0] });
+
+  const moved = await cluster.api("POST", `/admin/organizations/${a.id}/move`, {
+    to: "node-2",
+    call_drain_timeout_seconds: 120,
+  });
+  assert.is(moved.status, 202, JSON.stringify(moved.body));
+  const phase = async () =>
+    (await cluster.api("GET", `/admin/organizations/${a.id}/move`)).body.phase as string;
+  // Held at the drain by the call: by then node 2 holds A and the edge routes A there.
+  await until("the move waiting for A's call", async () => (await phase()) === "draining", 60_000);
+  const routed = (await edgeTables(cluster)).orgs!.find((e) => e.startsWith(`${a.prefix}=`));
+  assert.is(routed, `${a.prefix}=2`, "the edge routes A to node 2's set");
+  assert.match(
+    await node2.engine.cli(`pjsip show endpoint ${a.prefix}101`),
+    new RegExp(`Endpoint:\\s+${a.prefix}101`),
+  );
+  // The call is still up on node 1, on both phones.
+  assert.match(await node1.engine.cli("core show channels concise"), `PJSIP/${a.prefix}102-`);
+  for (const [index, p] of [a101, a102].entries()) {
+    assert.not.ok(
+      p.events.slice(marks[index]).some((e) => e.type === "CALL_CLOSED"),
+      "the call continues",
+    );
+  }
+  await a101.command("hangup");
+  await a102.waitForEvent((e) => e.type === "CALL_CLOSED", { since: marks[1] });
+  await until("the move done", async () => (await phase()) === "done", 60_000);
+  assert.not.match(await node1.engine.cli("pjsip show endpoints"), a.prefix, "A left node 1");
+
+  // A's phones register through the edge, now on node 2, and call each other there.
+  const caller = await phone(context, a, "101", "127.0.0.28");
+  const callee = await phone(context, a, "102", "127.0.0.29");
+  for (const p of [caller, callee]) assert.is((await registration(p)).type, "REGISTER_OK");
+  assert.ok(await contacts(node2.engine, `${a.prefix}102`), "A's phone registered on node 2");
+  const since = node2.engine.log().length;
+  await caller.command("dial", `sip:102@${edge}`);
+  await callee.waitForEvent((e) => e.type === "CALL_INCOMING");
+  await callee.command("accept");
+  await caller.waitForEvent((e) => e.type === "CALL_ESTABLISHED");
+  assert.match(node2.engine.log().slice(since), `PJSIP/${a.prefix}102`);
+  await caller.command("hangup");
+  await callee.waitForEvent((e) => e.type === "CALL_CLOSED");
 });
 
 test("node 1 killed: C, whose standby is node 2, takes a new call there through the edge", async (context) => {
