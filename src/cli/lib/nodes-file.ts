@@ -13,12 +13,7 @@ import {
 } from "../../compiler/edge/index.js";
 import type { CompiledFile } from "../../compiler/types.js";
 import type { SourceDiagnostic } from "../../model/diagnostic.js";
-import {
-  checkPlacements,
-  loadNodesFile,
-  NODES_FILE,
-  type NodesFile,
-} from "../../model/nodes-file.js";
+import type { NodesFile } from "../../model/nodes-file.js";
 import type { OrgState } from "../../model/org-state.js";
 import { CommandFailure } from "./base-command.js";
 
@@ -27,7 +22,7 @@ export const EDGE_DIR = "edge";
 
 export const nodesFlag = {
   nodes: Flags.string({
-    summary: `Nodes file (engine nodes, placements, the SIP edge; e.g. ${NODES_FILE}): the edge's files under ${EDGE_DIR}/ too, and phones' AORs with support_path=yes.`,
+    summary: `Nodes file (engine nodes, placements, the SIP edge; e.g. nodes.yaml): the edge's files under ${EDGE_DIR}/ too, and phones' AORs with support_path=yes.`,
   }),
 };
 
@@ -72,6 +67,8 @@ export async function compileNodesEdge(
   } catch (error) {
     throw new CommandFailure(`${file}: ${(error as Error).message}`);
   }
+  // Loaded with its schema validator (ajv) only with --nodes.
+  const { checkPlacements, loadNodesFile } = await import("../../model/nodes-file.js");
   const { loaded, diagnostics } = loadNodesFile(file, text);
   const all = [...diagnostics];
   if (loaded) {
@@ -138,6 +135,8 @@ export async function readNodesFile(
   } catch (error) {
     throw new CommandFailure(`${file}: ${(error as Error).message}`);
   }
+  // Loaded with its schema validator (ajv) only with --nodes.
+  const { loadNodesFile } = await import("../../model/nodes-file.js");
   const { loaded, diagnostics } = loadNodesFile(file, text);
   report(diagnostics);
   const errors = diagnostics.filter((d) => d.severity === "error").length;
