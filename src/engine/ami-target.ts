@@ -28,12 +28,23 @@ const FAILED =
 // `module load` is blacklisted over AMI `Command`; the `ModuleLoad` action does the same.
 const NOT_LOADED = /no such command|not properly initialized|no such module/i;
 
+// `module refresh <module>` unloads and loads a module (main/cli.c, handle_refresh): "Unable to
+// unload resource <module>" when the soft unload is refused (a channel uses the module: a call
+// is in a queue) or the module is not loaded; nothing was changed then.
+const REFRESH = /^module refresh (\S+\.so)$/;
+const REFRESH_REFUSED = /^Unable to unload resource/m;
+const REFRESH_FAILED = /^Unable to load resource/m;
+/** What a refused refresh of a module is replaced by: the module's own reload. */
+const RELOAD_INSTEAD_OF_REFRESH: Record<string, string> = {
+  "app_queue.so": "queue reload all",
+};
+
 /** The module file a reload command reloads. */
 export function moduleFileOf(command: string): string | null {
   if (command === "dialplan reload") return "pbx_config.so";
   if (command.startsWith("queue reload")) return "app_queue.so";
   if (command === "moh reload") return "res_musiconhold.so";
-  const match = /^module reload (\S+\.so)$/.exec(command);
+  const match = /^module (?:reload|refresh) (\S+\.so)$/.exec(command);
   return match ? match[1]! : null;
 }
 
@@ -95,11 +106,22 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
     async reload(request: ReloadRequest): Promise<ReloadOutcome> {
       const command = request.command.command;
       const started = performance.now();
-      const response = await connection.action(
+      let response = await connection.action(
         { Action: "Command", Command: command },
         reloadTimeoutMs,
       );
       let output = commandOutput(response).join("\n");
+      const refreshed = REFRESH.exec(command)?.[1];
+      const instead = refreshed ? RELOAD_INSTEAD_OF_REFRESH[refreshed] : undefined;
+      if (instead && REFRESH_REFUSED.test(output)) {
+        // Not unloaded (a call is in a queue, or the module is not loaded): its plain reload,
+        // which keeps what a call uses (or loads the module, below).
+        response = await connection.action(
+          { Action: "Command", Command: instead },
+          reloadTimeoutMs,
+        );
+        output = `${output}\n${instead}: ${commandOutput(response).join("\n")}`;
+      }
       if (BUSY.test(output)) throw new EngineBusyError(`${command}: ${output}`);
       const moduleFile = moduleFileOf(command);
       if (NOT_LOADED.test(output) && moduleFile) {
@@ -122,7 +144,9 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
       const durationMs = performance.now() - started;
       try {
         assertSuccess(response, command);
-        if (FAILED.test(output)) throw new EngineCommandError(`${command} failed: ${output}`);
+        if (FAILED.test(output) || REFRESH_FAILED.test(output)) {
+          throw new EngineCommandError(`${command} failed: ${output}`);
+        }
       } catch (error) {
         return {
           command,

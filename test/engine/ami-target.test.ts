@@ -113,6 +113,11 @@ test("every command the AMI target sends is answered as fixtures/ami/asterisk-22
           { command: "pjsip show endpoint orga_999", name: "orga_999", case: "missing" },
           { command: "queue show orga_q600", name: "orga_q600", case: "found" },
           { command: "queue show orga_q999", name: "orga_q999", case: "missing" },
+          // app_queue unloaded and loaded again (the first load of the queues, without the
+          // device-state storm), and the answer when the unload is refused (src/deploy/first-queue-load.ts).
+          { command: "module refresh app_queue.so", name: "app_queue.so", case: "ok" },
+          { command: "module refresh nosuch.so", name: "nosuch.so", case: "refused" },
+          { command: "queue show orga_q600", name: "orga_q600", case: "found" },
           // Every class at once; the org class stands as `{name}` for the fake to repeat.
           { command: "moh show classes", name: "orgm_moh", case: "ok" },
           { command: "module load pbx_config.so", case: "blacklisted" },
