@@ -48,10 +48,19 @@ export function moduleFileOf(command: string): string | null {
   return match ? match[1]! : null;
 }
 
+/**
+ * The extension a context probe asks for: one no context holds (pbxctl writes digits, `s`, `i`,
+ * `t` and `_` patterns), so the answer is one line. `dialplan show <context>` prints the whole
+ * context: 60,000 extensions for the gateway's `gateway-inbound` at 1,000 orgs, which outlived
+ * the AMI action's timeout and failed the gateway's start-up deploy (issue 24f).
+ */
+export const CONTEXT_PROBE_EXTENSION = "pbxctl-probe";
+
 /** The CLI command that tells whether `probe`'s object is loaded. */
 export function probeCommand(probe: EngineProbe): string {
   switch (probe.kind) {
     case "context":
+      return `dialplan show ${CONTEXT_PROBE_EXTENSION}@${probe.name}`;
     case "extension":
       return `dialplan show ${probe.name}`;
     case "endpoint":
@@ -68,6 +77,9 @@ export function probeCommand(probe: EngineProbe): string {
 export function probeFound(probe: EngineProbe, output: string): boolean {
   switch (probe.kind) {
     case "context":
+      // main/pbx.c: "There is no existence of '<context>' context" when the context is not
+      // loaded; an extension it lacks is "There is no existence of <exten>@<context> extension".
+      return !/There is no existence of '[^']*' context/.test(output);
     case "extension":
       return !/There is no existence of/.test(output);
     case "endpoint":

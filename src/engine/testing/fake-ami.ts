@@ -14,6 +14,7 @@
 // what a real engine would.
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { AMI_MAX_LINE_BYTES } from "../ami-connection.js";
+import { CONTEXT_PROBE_EXTENSION } from "../ami-target.js";
 import {
   answersFor,
   fill,
@@ -459,6 +460,16 @@ export class FakeAmiServer {
       return this.recorded(command, () => true)!;
     }
     if (command === "moh show classes") return this.musicClassListing() ?? noSuchCommand;
+    const contextProbe = new RegExp(`^dialplan show ${CONTEXT_PROBE_EXTENSION}@(\\S+)$`).exec(
+      command,
+    );
+    if (contextProbe) {
+      const there = this.config ? this.config.has("dialplan show", contextProbe[1]!) : true;
+      return (
+        this.recorded(command, (a) => a.case === `${there ? "found" : "missing"} context probe`) ??
+        noSuchCommand
+      );
+    }
     const probe = /^(dialplan show|pjsip show endpoint|queue show) (\S+)$/.exec(command);
     if (probe) {
       const kind =
