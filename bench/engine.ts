@@ -332,7 +332,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       phones.length > 0
         ? await registerPhones({ phones, registrar, rate: STORM_RATE, timeoutS: 120 })
         : null;
-    return {
+    const result: SizeResult = {
       engine: version,
       mode,
       orgs: orgCount,
@@ -352,6 +352,10 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       },
       timedOut,
     };
+    // Printed before the teardown: a teardown that fails (a server whose close timed out, its
+    // store connections cut when the cluster stops) cannot take the measured column with it.
+    printSizeTable([result]);
+    return result;
   } catch (error) {
     if (!(error instanceof PhaseTimeout)) throw error;
     // A bounded phase ran out: this size and mode is reported as far as it got.
@@ -384,9 +388,9 @@ for (const size of SIZES) {
   for (const mode of MODES) {
     const result = await measure(size, mode);
     if (!result) continue;
+    // Each mode's column was printed as soon as it was measured (in measure): a long run cut
+    // short keeps what it measured.
     columns.push(result);
-    // Each mode's column as soon as it is measured: a long run cut short keeps what it measured.
-    printSizeTable([result]);
   }
   if (columns.length > 1) printSizeTable(columns);
   results.push(...columns);

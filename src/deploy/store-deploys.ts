@@ -13,7 +13,7 @@ import { reloadsFor } from "./reloads.js";
 import { revisionOf } from "./revision.js";
 import { createDeployScheduler, type OrgDeployScheduler } from "./scheduler.js";
 import { type GatewayBuild, isServed, type OrgHandle, type StoreBuilds } from "./store-builds.js";
-import { orgUnit, type UnitFiles, unitId } from "./units.js";
+import { type DeployUnit, orgUnit, type UnitFiles, unitId } from "./units.js";
 
 export interface StoreDeploysOptions {
   builds: StoreBuilds;
@@ -260,34 +260,34 @@ export class StoreDeploys {
       (unit) => unit.kind === "org" && !servedUnits.has(unitId(unit)),
     );
     const size = Math.max(1, this.options.startupBatchSize ?? 100);
-    const byUnit = new Map<string, DeployRecord>();
-    for (let from = 0; from === 0 || from < served.length; from += size) {
-      const chunk = served.slice(from, from + size);
-      const groups: UnitFiles[] = [];
-      for (const org of chunk) {
-        const files = await this.orgFilesOrRecord(org, trigger);
-        if (files) groups.push({ unit: orgUnit(org.contextPrefix), files });
-      }
-      if (from + size >= served.length) {
-        // The last batch: the gateway goes with it, so it is written after every org file it
-        // names; org directories no longer served are removed.
-        groups.push(...stale.map((unit) => ({ unit, files: [] })));
-        try {
-          groups.push({ unit: { kind: "gateway" }, files: (await this.builds.gateway()).files });
-        } catch (error) {
-          await this.recordFailure("gateway", trigger, error as Error);
+    const gateway: DeployUnit = { kind: "gateway" };
+    const top: DeployUnit = { kind: "top" };
+    const units = [...served.map((org) => orgUnit(org.contextPrefix)), ...stale, gateway, top];
+    // Compiled and written a batch at a time (memory), reloaded once for every org: one PJSIP,
+    // dialplan and queue reload for the whole start-up, not one per batch (Deployer.deployInBatches).
+    const batches = async function* (this: StoreDeploys): AsyncGenerator<UnitFiles[]> {
+      for (let from = 0; from === 0 || from < served.length; from += size) {
+        const groups: UnitFiles[] = [];
+        for (const org of served.slice(from, from + size)) {
+          const files = await this.orgFilesOrRecord(org, trigger);
+          if (files) groups.push({ unit: orgUnit(org.contextPrefix), files });
         }
+        if (from + size >= served.length) {
+          // The last batch: org directories no longer served are removed, and the gateway and
+          // the include files go last, so each is written after every org file it names (the
+          // include guard keeps the include files to what is on disk).
+          groups.push(...stale.map((unit) => ({ unit, files: [] })));
+          try {
+            groups.push({ unit: gateway, files: (await this.builds.gateway()).files });
+          } catch (error) {
+            await this.recordFailure("gateway", trigger, error as Error);
+          }
+          groups.push({ unit: top, files: await this.builds.topLevelFiles() });
+        }
+        yield groups;
       }
-      // The include files go with every batch: the engine loads a batch's orgs only once an
-      // include names them, and the deployer checks that it did. The include guard keeps them
-      // to the org files on disk so far, so each batch adds its own orgs.
-      groups.push({ unit: { kind: "top" }, files: await this.builds.topLevelFiles() });
-      // One record per unit in the summary: the include files' last deploy is the one that counts.
-      for (const record of await this.deployer.deployUnits(groups, { trigger })) {
-        byUnit.set(record.unit, record);
-      }
-    }
-    const records = [...byUnit.values()];
+    };
+    const records = await this.deployer.deployInBatches(units, batches.call(this), { trigger });
     return {
       units: records.length,
       changed: records.filter((r) => r.result !== "unchanged"),
