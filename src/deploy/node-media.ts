@@ -3,9 +3,10 @@
 // generated IVR greetings (`greetings/greeting_ivr_<ivr id>.wav`), uploaded greetings
 // (`custom/<org id>/*.wav`) and music on hold (`moh/<org id>/*.wav`). Each engine node plays from
 // its own sounds directory (src/deploy/node-dirs.ts), so a node's deployer copies there the media
-// of the orgs it holds, as part of each org's deploy and before its reloads (a new greeting or
+// of the orgs it holds (as primary or as warm standby, like their configuration), as part of each org's deploy and before its reloads (a new greeting or
 // music class is on the node before the dialplan or class that names it), and removes the copies
-// of an org that left the node (moved, pinned elsewhere, suspended or deleted).
+// of an org that left the node (moved, pinned elsewhere, no longer its standby, suspended or
+// deleted).
 //
 // What a node holds of an org is listed in a manifest, `<node sounds>/.pbxctl/media/<org id>.json`
 // (path, size and modification time of the source when copied): an unchanged file is not copied
@@ -16,7 +17,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { removeFileDurable, writeFileAtomic } from "../atomic-files.js";
 import type { Db } from "../store/database.js";
-import { isPlacedOn } from "../store/engine-node-repository.js";
+import { isOnNode } from "../store/engine-node-repository.js";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import { createOrganizationRepository, isServed } from "../store/organization-repository.js";
 import { wavNamesIn } from "./moh-files.js";
@@ -105,7 +106,7 @@ export class NodeMediaCopies implements OrgMediaSync {
   private async wantedPaths(orgId: string): Promise<string[]> {
     const { db, nodeId, sourceDir } = this.options;
     const handle = await createOrganizationRepository(db).findHandle(orgId);
-    if (!handle || !isServed(handle.status) || !(await isPlacedOn(db, orgId, nodeId))) return [];
+    if (!handle || !isServed(handle.status) || !(await isOnNode(db, orgId, nodeId))) return [];
     const greetings = (await createIvrRepository(db).listByOrg(orgId))
       .map((ivr) => ivr.greeting_prompt)
       .filter((prompt): prompt is string => typeof prompt === "string")

@@ -257,6 +257,20 @@ test("media follows the org: copied to its node before its reloads, removed when
     assert.equal(filesUnder(node1), [], "node-1 keeps nothing of A, its manifest included");
     assert.ok(existsSync(join(node2, "moh", a.id, "jazz.wav")));
     assert.ok(existsSync(join(node2, "custom", a.id, "hello.wav")));
+    // node-1 made A's warm standby: it holds A's media as it holds A's configuration; cleared,
+    // they leave again.
+    for (const standby of ["node-1", null]) {
+      const set = await request("PUT", `/admin/organizations/${a.id}/placement`, admin, {
+        node: "node-2",
+        standby_node: standby,
+      });
+      assert.is(set.status, 200, JSON.stringify(set.body));
+      await nodes.refresh();
+      await settle();
+      assert.is(existsSync(join(node1, "moh", a.id, "jazz.wav")), standby !== null);
+      assert.is(existsSync(join(node1, "custom", a.id, "hello.wav")), standby !== null);
+    }
+    assert.equal(filesUnder(node1), []);
 
     // B's recorded call on node-2 is read from node-2's recordings; A's from before any node
     // (no node on its record) from PBX_RECORDINGS_DIR.
