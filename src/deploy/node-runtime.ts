@@ -21,7 +21,7 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
-import type { ConfigDeploys } from "../domain/config-deploy.js";
+import type { ConfigDeploys } from "../domain/config/config-deploy.js";
 import type { DeployScheduler } from "../domain/ports.js";
 import type { EngineTarget } from "../engine/target.js";
 import type { Db } from "../store/database.js";

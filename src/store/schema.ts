@@ -224,7 +224,7 @@ export interface WebhooksTable {
   url: string;
   /** JSON array of event types. */
   events: string;
-  /** Sealed (src/domain/webhook-service.ts); null when the webhook signs nothing. */
+  /** Sealed (src/domain/webhooks/webhook-service.ts); null when the webhook signs nothing. */
   secret: string | null;
   active: number;
   retry_count: number;

@@ -24,7 +24,7 @@ import { type RunningServer, startServer } from "../../src/api/server.js";
 import { loadConfig } from "../../src/config.js";
 import { nodeRecordingsDir, nodeSoundsDir } from "../../src/deploy/node-dirs.js";
 import { NodeMediaCopies } from "../../src/deploy/node-media.js";
-import { purgeRecordings } from "../../src/domain/retention.js";
+import { purgeRecordings } from "../../src/domain/compliance/retention.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { encodeWav } from "../../src/tts/wav.js";
 import { fakeSpeechEngine } from "../api/ivrs-helpers.js";

@@ -2,7 +2,11 @@
 // call graph as a picture (`GET /call-flow.svg`). Answers come from the same rule functions the
 // compiler writes the dialplan with.
 import { Type } from "@sinclair/typebox";
-import { digitsFromText, ownOrgCallFlowSvg, simulateOwnOrgCall } from "../../domain/call-flow.js";
+import {
+  digitsFromText,
+  ownOrgCallFlowSvg,
+  simulateOwnOrgCall,
+} from "../../domain/routing/call-flow.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 
