@@ -40,6 +40,7 @@ import * as callNodes from "./2981-call-nodes.js";
 import * as aorSupportPath from "./2990-aor-support-path.js";
 import * as edgeSync from "./2991-edge-sync.js";
 import * as nodeDeployRequests from "./2995-node-deploy-requests.js";
+import * as orgMoves from "./3000-org-moves.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -78,4 +79,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2990-aor-support-path", aorSupportPath],
   ["2991-edge-sync", edgeSync],
   ["2995-node-deploy-requests", nodeDeployRequests],
+  ["3000-org-moves", orgMoves],
 ];
