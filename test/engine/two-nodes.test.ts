@@ -6,7 +6,9 @@
 // with no WARNING/ERROR on its node only, and neither node holds the other's files or media; a
 // save to A reloads node 1 and nothing on node 2; a call into A's DID runs on node 1, one into
 // B's DID on node 2 plays B's generated greeting from node 2's own sounds directory; B's
-// recorded call on node 2 is stored as node 2's and downloads through the API.
+// recorded call on node 2 is stored as node 2's and downloads through the API; `org move A --to
+// node-2` while a call of A is up on node 1 lets the call run to its end, then A's config and
+// media are on node 2 only and A's next call runs there.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +31,9 @@ const PASSWORD = "two-nodes-password";
 const TEST_DIALPLAN = `
 [pbxtest-silent]
 exten => s,1,Wait(15)
+ same => n,Hangup()
+[pbxtest-long]
+exten => s,1,Wait(120)
  same => n,Hangup()
 ; a call of the org named by the globals, recorded by its own record step, answered by a talker
 [pbxtest-rec]
@@ -326,6 +331,63 @@ test("B's recorded call on node 2: its record names node 2, its recording downlo
     context.a.headers,
   );
   assert.is(other.status, 404, "another org never gets it");
+});
+
+test("org move A --to node-2 while a call of A is up on node 1: the call runs to its end, then A is on node 2 only", async (context) => {
+  const [one, two] = context.engines as [AsteriskInstance, AsteriskInstance];
+  const { a, admin } = context;
+  await channelsIdle(one);
+  // A's call: its DID into its IVR on node 1, the caller staying on the line.
+  const since = one.log().length;
+  await one.cli(`channel originate Local/${a.did}@gateway-inbound extension s@pbxtest-long`);
+  await one.waitForLog(new RegExp(`Playing 'greetings/greeting_ivr_${a.ivr}\\.`), { since });
+  const moved = await call(context, "POST", `/admin/organizations/${a.id}/move`, admin, {
+    to: "node-2",
+    call_drain_timeout_seconds: 300,
+  });
+  assert.is(moved.status, 202, JSON.stringify(moved.body));
+  // The move waits for the call: A is already on node 2, still on node 1 while the call is up.
+  const draining = await until(
+    "the move waiting for A's call on node 1",
+    async () => {
+      const move = (await call(context, "GET", `/admin/organizations/${a.id}/move`, admin)).body;
+      return move.phase === "draining" && move.drain?.calls >= 1 ? move : null;
+    },
+    60_000,
+  );
+  assert.is(draining.to_node, "node-2");
+  assert.match(await two.cli(`dialplan show ${a.prefix}ivrm_500`), `greeting_ivr_${a.ivr}`);
+  assert.ok(existsSync(join(two.soundsDir, "greetings", `greeting_ivr_${a.ivr}.wav`)));
+  assert.match(await one.cli("core show channels count"), /^[1-9]\d* active channels?/m);
+  assert.match(await one.cli(`dialplan show ${a.prefix}ivrm_500`), `greeting_ivr_${a.ivr}`);
+  // The caller hangs up: the call ended by itself, never cut; then A leaves node 1.
+  await one.cli("channel request hangup all");
+  await channelsIdle(one);
+  const done = await until(
+    "the move done",
+    async () => {
+      const move = (await call(context, "GET", `/admin/organizations/${a.id}/move`, admin)).body;
+      return move.phase === "done" ? move : null;
+    },
+    60_000,
+  );
+  assert.is(done.drain.timed_out, false, "the move waited for the call, no timeout");
+  assert.not.ok(holds(one.generatedDir, a.id), "A's config is gone from node 1");
+  assert.ok(holds(two.generatedDir, a.id), "and on node 2");
+  assert.not.ok(
+    existsSync(join(one.soundsDir, "greetings", `greeting_ivr_${a.ivr}.wav`)),
+    "A's media left node 1 with it",
+  );
+  assert.not.match(await one.cli("dialplan show gateway-inbound"), a.did.slice(1));
+  // A new call of A runs on node 2, its greeting from node 2's own sounds.
+  await channelsIdle(two);
+  const from = two.log().length;
+  await two.cli(`channel originate Local/${a.did}@gateway-inbound extension s@pbxtest-silent`);
+  await two.waitForLog(new RegExp(`Playing 'greetings/greeting_ivr_${a.ivr}\\.`), { since: from });
+  assert.equal(two.problems(from), [], "with no WARNING/ERROR");
+  await two.cli("channel request hangup all");
+  await channelsIdle(two);
+  assert.equal(one.problems(since), [], "node 1 logged no WARNING/ERROR through the move");
 });
 
 test.run();
