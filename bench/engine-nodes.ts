@@ -7,7 +7,7 @@
 // --nodes-edits edits of one IVR of an org on node-1, each timed from the API's answer until the
 // node's dialplan shows it (the 800 ms debounce of SPEC §8 included, as users see it): its p50
 // and p95. An edit reloads only the node that holds the org, whose dialplan is half as big with
-// two nodes. `org move` is not on main, so the time of a move is not measured here.
+// two nodes. With two nodes it then times an `org move` of that org to node-2 (no call up).
 import { mkdirSync, symlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -29,6 +29,7 @@ import { withPhonePasswords } from "./bench-phones.js";
 import { syntheticOrg } from "./synthetic-org.js";
 
 const INTERNAL_KEY = "bench-internal-key";
+const ADMIN_PASSWORD = "bench-admin-password";
 const POLL_MS = 10;
 /** Bound on one edit becoming visible (a dialplan reload of 200 orgs on a loaded machine). */
 const VISIBLE_TIMEOUT_MS = 5 * 60_000;
@@ -49,6 +50,11 @@ export interface LayoutResult {
   startupMs: number;
   /** Answer-to-visible of each edit (ms). */
   editMs: number[];
+  /**
+   * With 2 nodes: `org move` of the edited org from node-1 to node-2 (no call up), from the API's
+   * 202 until the move is `done` (deployed and verified on node-2, switched, removed from node-1).
+   */
+  moveMs: number | null;
   /** Reload commands sent to each node during the edits. */
   reloadsPerNode: number[];
 }
@@ -105,7 +111,7 @@ export async function measureLayout(
       );
     }
     const config = loadConfig(
-      { PBX_INTERNAL_KEY: INTERNAL_KEY },
+      { PBX_INTERNAL_KEY: INTERNAL_KEY, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD },
       { dataDir, port: 0, host: "127.0.0.1" },
     );
     db = await openStore(config.store);
@@ -198,6 +204,7 @@ export async function measureLayout(
       await node1.engine.deploys.scheduler.idle();
     }
     const reloadsAfter = engines.map((_, i) => reloads.get(`node-${i + 1}`)?.length ?? 0);
+    const moveMs = nodeCount > 1 ? await timeMove(server.url, org.org.id, "node-2") : null;
     return {
       nodes: nodeCount,
       orgsPerNode,
@@ -205,6 +212,7 @@ export async function measureLayout(
       loadAfter: loadavg()[0]!,
       startupMs,
       editMs,
+      moveMs,
       reloadsPerNode: reloadsAfter.map((after, i) => after - reloadsBefore[i]!),
     };
   } finally {
@@ -213,6 +221,27 @@ export async function measureLayout(
     for (const eye of eyes) await eye.close();
     for (const engine of engines) await engine.stop();
     await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** `org move` of `orgId` to `node` through the admin API: 202 to `done`, in ms. */
+async function timeMove(url: string, orgId: string, node: string): Promise<number> {
+  const auth = await fetch(`${url}/api/v1/admin/auth`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ admin_username: "admin", admin_password: ADMIN_PASSWORD }),
+  });
+  const { token } = (await auth.json()) as { token: string };
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const path = `${url}/api/v1/admin/organizations/${orgId}/move`;
+  const asked = await fetch(path, { method: "POST", headers, body: JSON.stringify({ to: node }) });
+  if (asked.status !== 202) throw new Error(`move: ${asked.status} ${await asked.text()}`);
+  const started = performance.now();
+  for (;;) {
+    const move = (await (await fetch(path, { headers })).json()) as { phase: string };
+    if (move.phase === "done") return performance.now() - started;
+    if (performance.now() - started > VISIBLE_TIMEOUT_MS) throw new Error("move never done");
+    await delay(POLL_MS * 10);
   }
 }
 
@@ -228,7 +257,6 @@ export async function runNodesCompare(options: NodesCompareOptions): Promise<Lay
     results.push(result);
     printLayout(result);
   }
-  console.log("  org move: not measured (`org move`, issue 25c, is not on main in this branch)");
   return results;
 }
 
@@ -241,6 +269,7 @@ export function printLayout(r: LayoutResult): void {
       `start-up deploy ${ms(r.startupMs)}`,
       `change-to-live p50 ${ms(percentile(edits, 50))} p95 ${ms(percentile(edits, 95))} (n=${edits.length})`,
       `reload commands sent during the edits, per node: ${r.reloadsPerNode.join("/")}`,
+      ...(r.moveMs !== null ? [`org move node-1 -> node-2 (no call up): ${ms(r.moveMs)}`] : []),
     ].join("; "),
   );
 }
