@@ -9,6 +9,7 @@ import type { EngineHealth, ReloadOutcome } from "../engine/target.js";
 import type { DeployInstruments } from "../metrics/instruments.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { Deployer } from "./deployer.js";
+import type { OrgMediaSync } from "./node-media.js";
 import { reloadsFor } from "./reloads.js";
 import { revisionOf } from "./revision.js";
 import { createDeployScheduler, type OrgDeployScheduler } from "./scheduler.js";
@@ -39,6 +40,12 @@ export interface StoreDeploysOptions {
    * debounce; the start-up deploy writes every org's. Absent in file mode.
    */
   pjsipRows?: PjsipRowSync;
+  /**
+   * An engine node's copies of its orgs' media (src/deploy/node-media.ts): each org's are made
+   * current after its build and before its files are deployed, so before the reloads that name
+   * them. Absent: the engine plays the replicas' sounds directory itself (one implicit engine).
+   */
+  media?: OrgMediaSync;
 }
 
 /** The part of RealtimePjsip the deploys call. */
@@ -288,6 +295,10 @@ export class StoreDeploys {
       }
     };
     const records = await this.deployer.deployInBatches(units, batches.call(this), { trigger });
+    // Copies of orgs that left this node while no deploy of theirs ran here (a replica died).
+    await this.options.media
+      ?.pruneExcept(new Set(served.map((org) => org.id)))
+      .catch((error: unknown) => this.options.onError?.("media", error as Error));
     return {
       units: records.length,
       changed: records.filter((r) => r.result !== "unchanged"),
@@ -306,7 +317,9 @@ export class StoreDeploys {
   private async buildOrg(orgId: string, trigger: string) {
     await this.options.onBuildStart?.(orgId);
     try {
-      return await this.builds.orgBuild(orgId);
+      const build = await this.builds.orgBuild(orgId);
+      await this.options.media?.syncOrg(orgId);
+      return build;
     } catch (error) {
       this.buildErrors.set(orgId, error as Error);
       const handle = await this.builds.org(orgId).catch(() => null);
@@ -319,7 +332,9 @@ export class StoreDeploys {
 
   private async orgFilesOrRecord(org: OrgHandle, trigger: string): Promise<CompiledFile[] | null> {
     try {
-      return (await this.builds.orgFiles(org.id)).files;
+      const { files } = await this.builds.orgFiles(org.id);
+      await this.options.media?.syncOrg(org.id);
+      return files;
     } catch (error) {
       await this.recordFailure(unitId(orgUnit(org.contextPrefix)), trigger, error as Error);
       this.options.onError?.(org.id, error as Error);
