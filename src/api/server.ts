@@ -39,6 +39,7 @@ import type { EngineNodeRow } from "../store/engine-node-repository.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
+import { nodesEngineHealth } from "./engine-health.js";
 import { EVENTS_PATH } from "./intake-app.js";
 import { storeMetricSources } from "./metric-sources.js";
 import { listenForMetrics } from "./metrics-endpoint.js";
@@ -520,16 +521,12 @@ function nodesOrImplicitDeploys(nodes: NodeRuntimes, implicit: ConfigDeploys): C
   };
 }
 
-/** `/health`'s engine: every node's state (`connected` when all are), or the implicit engine's. */
+/** `/health`'s engine: how many nodes are down (never which: engine-health.ts), or the implicit engine's. */
 function nodesOrImplicitHealth(nodes: NodeRuntimes, implicit: () => string): () => string {
-  return () => {
-    if (!nodes.nodesDefined) return implicit();
-    const down = nodes
-      .list()
-      .filter((runtime) => runtime.engine.engineHealth() === "disconnected")
-      .map((runtime) => runtime.node.name);
-    return down.length === 0 ? "connected" : `disconnected: ${down.join(", ")}`;
-  };
+  return () =>
+    nodes.nodesDefined
+      ? nodesEngineHealth(nodes.list().map((runtime) => runtime.engine.engineHealth()))
+      : implicit();
 }
 
 /**

@@ -285,6 +285,14 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
     assert.equal(refused.body, {
       error: "The engine this organization runs on is down; deploys resume when it is back",
     });
+
+    // `/health` answers anyone: it counts the nodes whose AMI is down and never names them.
+    const engineHealth = async () =>
+      ((await (await fetch(`${server.url}/health`)).json()) as { engine: string }).engine;
+    assert.is(await engineHealth(), "connected");
+    engines[1]!.dropConnections();
+    await until(async () => (await engineHealth()) !== "connected", "node-2 seen disconnected");
+    assert.is(await engineHealth(), "disconnected: 1 of 1 nodes");
   } finally {
     await server.close();
     for (const engine of engines) await engine.close();
