@@ -437,12 +437,14 @@ function optionSteps(
 }
 
 /**
- * Asterisk's day list for a set of weekdays: runs joined by `&`, each run `mon-fri` or `sat`
- * (pbx_timing.c reads `-` as a range and `&` as "and"; day names are sun..sat).
+ * Asterisk's day ranges for a set of weekdays, one per run of consecutive days (`mon-fri`,
+ * `sat`; `*` for the whole week). pbx_timing.c reads `-` as a cyclic range; a list joined by `&`
+ * would do too, but `&` is what adds a channel in Dial(), so the dialplan never writes one: each
+ * run is its own GotoIfTime.
  */
-function asteriskDays(days: readonly number[]): string {
+function asteriskDayRuns(days: readonly number[]): string[] {
   const sorted = [...new Set(days)].sort((a, b) => a - b);
-  if (sorted.length === WEEKDAYS.length) return "*";
+  if (sorted.length === WEEKDAYS.length) return ["*"];
   const runs: string[] = [];
   for (let i = 0; i < sorted.length; ) {
     let j = i;
@@ -451,7 +453,7 @@ function asteriskDays(days: readonly number[]): string {
     runs.push(i === j ? first : `${first}-${WEEKDAYS[sorted[j]!]!}`);
     i = j + 1;
   }
-  return runs.join("&");
+  return runs;
 }
 
 /**
@@ -464,13 +466,18 @@ function rangeSpecs(range: TimeRange): string[] {
   const start = minuteOfDay(range.start);
   const end = minuteOfDay(range.end);
   const days = range.days.map((day) => WEEKDAYS.indexOf(day));
-  if (end > start) return [`${timeOfDay(start)}-${timeOfDay(end - 1)},${asteriskDays(days)}`];
-  const specs = [`${timeOfDay(start)}-${timeOfDay(MINUTES_PER_DAY - 1)},${asteriskDays(days)}`];
-  if (end > 0) {
-    const nextDays = days.map((day) => (day + 1) % 7);
-    specs.push(`00:00-${timeOfDay(end - 1)},${asteriskDays(nextDays)}`);
-  }
-  return specs;
+  const specs = (times: string, on: number[]) =>
+    asteriskDayRuns(on).map((run) => `${times},${run}`);
+  if (end > start) return specs(`${timeOfDay(start)}-${timeOfDay(end - 1)}`, days);
+  return [
+    ...specs(`${timeOfDay(start)}-${timeOfDay(MINUTES_PER_DAY - 1)}`, days),
+    ...(end > 0
+      ? specs(
+          `00:00-${timeOfDay(end - 1)}`,
+          days.map((day) => (day + 1) % 7),
+        )
+      : []),
+  ];
 }
 
 /**

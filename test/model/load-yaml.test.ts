@@ -49,7 +49,7 @@ test("a broken file reports every problem at once, each at its node's line:col",
     "orgs/acme.yaml:15:26 queues[0].timeout_destination: Phone number 12ab does not look like a valid number (need 7-15 digits)",
     "orgs/acme.yaml:22:29 ivrs[0].options[0].action_destination: no queue with number 2099",
     "orgs/acme.yaml:23:16 ivrs[0].options[1].digit: Invalid digit: x (allowed: 0-9, * or #)",
-    "orgs/acme.yaml:24:22 ivrs[0].options[1].action_type: Invalid action_type: dance (allowed: extension, queue, ivr, ai_agent, voicemail, callback, hangup)",
+    "orgs/acme.yaml:24:22 ivrs[0].options[1].action_type: Invalid action_type: dance (allowed: extension, queue, ivr, ai_agent, voicemail, callback, hangup, time_condition)",
     // A missing key is reported at its parent (the option's mapping).
     "orgs/acme.yaml:25:9 ivrs[0].options[2].action_destination: action_destination required for action_type=extension",
     "orgs/acme.yaml:25:16 ivrs[0].options[2].digit: digit 1 is already used by options[0]",
@@ -100,7 +100,7 @@ test("schema problems get readable messages and positions", () => {
     "orgs/acme.yaml:10:5 queues[0].name: is required",
     "orgs/acme.yaml:11:15 queues[0].strategy: must be one of: ringall, leastrecent, fewestcalls, random, rrmemory, linear, wrandom",
     "orgs/acme.yaml:13:13 dids[0].number: must be a number: optional +, then 6-15 digits",
-    "orgs/acme.yaml:14:19 dids[0].routing_type: must be one of: extension, queue, ivr, external (or empty)",
+    "orgs/acme.yaml:14:19 dids[0].routing_type: must be one of: extension, queue, ivr, external, time_condition (or empty)",
   ]);
   assert.is(load(["org:", `  id: ${ORG}`, "  name: Acme", "  colour: blue"]).state, null);
 });
