@@ -239,3 +239,61 @@ test("an alias bomb is one positioned error in words, never a bare ReferenceErro
   assert.match(out[0]!, /^orgs\/acme\.yaml:5:10: aliases \(\*name\) expand to too many nodes/);
   assert.not.match(out[0]!, "ReferenceError");
 });
+
+test("time_conditions: strict fields, hostile values and the schedule's own rules at file:line:col", () => {
+  const out = messages([
+    "org:", // 1
+    `  id: ${ORG}`, // 2
+    "  name: Acme", // 3
+    "time_conditions:", // 4
+    "  - name: office", // 5
+    '    time_zone: "Europe/London,mon"', // 6
+    "    colour: blue", // 7
+    "    ranges:", // 8
+    '      - { days: [mon, funday], start: "9:00", end: "17:00;x" }', // 9
+    "    exceptions:", // 10
+    '      - { start_date: "${SHELL(id)}" }', // 11
+    "    open_destination_type: queue", // 12
+    "    closed_destination_type: hangup", // 13
+    "  - name: Bad)Name", // 14
+    "    time_zone: Mars/Olympus", // 15
+    "    ranges:", // 16
+    '      - { days: [sat], start: "24:00", end: "10:00" }', // 17
+    "    exceptions:", // 18
+    '      - { start_date: "2026-02-30", end_date: "2026-01-01" }', // 19
+    "    open_destination_type: extension", // 20
+    '    open_destination: "4242"', // 21
+    "    closed_destination_type: hangup", // 22
+  ]);
+  assert.equal(out, [
+    'orgs/acme.yaml:7:5 time_conditions[0].colour: unknown field "colour"',
+    "orgs/acme.yaml:6:16 time_conditions[0].time_zone: must be an IANA time zone name, such as Europe/London",
+    "orgs/acme.yaml:9:25 time_conditions[0].ranges[0].days[1]: must be one of: mon, tue, wed, thu, fri, sat, sun",
+    "orgs/acme.yaml:9:41 time_conditions[0].ranges[0].start: must be a time of day, HH:MM (00:00 to 24:00)",
+    "orgs/acme.yaml:9:54 time_conditions[0].ranges[0].end: must be a time of day, HH:MM (00:00 to 24:00)",
+    "orgs/acme.yaml:11:23 time_conditions[0].exceptions[0].start_date: must be a date, YYYY-MM-DD",
+    "orgs/acme.yaml:14:11 time_conditions[1].name: must be lowercase letters, digits, _ and -, at most 28",
+  ]);
+  const semantic = messages([
+    "org:",
+    `  id: ${ORG}`,
+    "  name: Acme",
+    "time_conditions:", // 4
+    "  - name: office", // 5
+    "    time_zone: Mars/Olympus", // 6
+    "    ranges:", // 7
+    '      - { days: [sat], start: "24:00", end: "10:00" }', // 8
+    "    exceptions:", // 9
+    '      - { start_date: "2026-02-30", end_date: "2026-01-01" }', // 10
+    "    open_destination_type: extension", // 11
+    '    open_destination: "4242"', // 12
+    "    closed_destination_type: hangup", // 13
+  ]);
+  assert.equal(semantic, [
+    "orgs/acme.yaml:6:16 time_conditions[0].time_zone: unknown time zone Mars/Olympus (an IANA time zone name, such as Europe/London or Asia/Kolkata)",
+    "orgs/acme.yaml:8:30 time_conditions[0].ranges[0].start: 24:00 can only end a range",
+    "orgs/acme.yaml:10:21 time_conditions[0].exceptions[0].start_date: no such date 2026-02-30",
+    "orgs/acme.yaml:10:47 time_conditions[0].exceptions[0].end_date: end_date is before start_date",
+    "orgs/acme.yaml:12:23 time_conditions[0].open_destination: no user with extension 4242",
+  ]);
+});
