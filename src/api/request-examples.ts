@@ -32,6 +32,7 @@ export const EXAMPLES_BY_NAME: Readonly<Record<string, readonly string[]>> = {
   routing_destination: ["5000"],
   timeout_destination: ["1001"],
   time_zone: ["Europe/London"],
+  at: ["2026-03-27T18:30:00Z"],
   start: ["09:00"],
   end: ["17:30"],
   start_date: ["2026-12-25"],

@@ -15,6 +15,9 @@ import {
   sameNumber,
 } from "../model/phone.js";
 import { isUsableDid } from "../model/refs.js";
+
+export { instantFromText } from "../model/time-conditions.js";
+
 import {
   branchAt,
   exceptionDays,
@@ -62,15 +65,6 @@ export interface SimulationInput {
    * their zone's wall clock gives then. Without it, a time condition is taken as open.
    */
   at?: number;
-}
-
-/** An ISO 8601 instant with its offset or Z (`2026-03-29T08:30:00Z`), in ms; undefined if not one. */
-export function instantFromText(text: string): number | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) {
-    return undefined;
-  }
-  const ms = Date.parse(text);
-  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /** What a step does; `node` steps enter a destination a flow assertion can name. */

@@ -35,6 +35,7 @@ import {
   TUNNEL_HOST,
   Uuid,
 } from "./org-state.js";
+import { ISO_INSTANT } from "./time-conditions.js";
 import { WG_CIDR, WG_ENDPOINT, WG_INTERFACE } from "./wireguard.js";
 
 /**
@@ -87,6 +88,7 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   [TIME_ZONE_NAME, "must be an IANA time zone name, such as Europe/London"],
   [TIME_OF_DAY, "must be a time of day, HH:MM (00:00 to 24:00)"],
   [CALENDAR_DATE, "must be a date, YYYY-MM-DD"],
+  [ISO_INSTANT, "must be an ISO 8601 time with its offset, such as 2026-03-27T18:30:00Z"],
   [PRINTABLE_ASCII, "must be printable ASCII, no spaces"],
   ["^[A-Za-z0-9._+@-]{1,64}$", "must be 1-64 letters, digits or . _ + @ -"],
   ["^[0-9*#+]{0,20}$", "must be at most 20 digits, * # or +"],

@@ -7,6 +7,18 @@
 import type { Weekday } from "./org-state.js";
 import { type TimeCondition, type TimeException, type TimeRange, WEEKDAYS } from "./org-state.js";
 
+/** An instant as `simulate --at` and `POST /simulate` take it: ISO 8601 with its offset or Z. */
+export const ISO_INSTANT =
+  "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,3})?)?(Z|[+-][0-9]{2}:[0-9]{2})$";
+
+/** An ISO_INSTANT text as milliseconds since the epoch; undefined when it is not one. */
+export function instantFromText(text: string): number | undefined {
+  // Date.parse would roll 2026-02-30 over into March: the calendar day must exist.
+  if (!new RegExp(ISO_INSTANT).test(text) || !isRealDate(text.slice(0, 10))) return undefined;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
 export const MINUTES_PER_DAY = 24 * 60;
 export const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;
 const MS_PER_DAY = 86_400_000;
