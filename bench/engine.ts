@@ -29,7 +29,7 @@ import { performance } from "node:perf_hooks";
 import { pino } from "pino";
 import { type RunningServer, startServer } from "../src/api/server.js";
 import { loadConfig } from "../src/config.js";
-import { applyOrgState } from "../src/domain/apply.js";
+import { applyOrgState } from "../src/domain/config/apply.js";
 import { commandOutput } from "../src/engine/ami-connection.js";
 import { createAmiTarget } from "../src/engine/ami-target.js";
 import type { EngineTarget } from "../src/engine/target.js";

@@ -12,9 +12,9 @@
 //   scheduler of its own; AsyncLocalStorage did this before, but once used it turns on promise
 //   hooks for every promise of every request (2-3% of GET /users' CPU, docs/performance.md).
 import type { Context } from "koa";
-import { actorOf, recordAudit } from "../domain/audit-log.js";
+import type { Principal } from "../domain/access/principal.js";
+import { actorOf, recordAudit } from "../domain/compliance/audit-log.js";
 import type { DeployScheduler } from "../domain/ports.js";
-import type { Principal } from "../domain/principal.js";
 import type { Db } from "../store/database.js";
 import { inUnitOfWork } from "../store/unit-of-work.js";
 import type { AppDeps } from "./deps.js";

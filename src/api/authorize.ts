@@ -1,8 +1,8 @@
 // Checks a request's credentials against a route's declared auth kinds and permission.
 import type { Context } from "koa";
-import { authenticate, type Credentials } from "../domain/authentication.js";
+import { authenticate, type Credentials } from "../domain/access/authentication.js";
+import type { Principal } from "../domain/access/principal.js";
 import { Forbidden, Unauthorized } from "../domain/errors.js";
-import type { Principal } from "../domain/principal.js";
 import { ADMIN_TOKEN_REFUSAL } from "./admin-scope.js";
 import type { AppDeps } from "./deps.js";
 import type { AuthKind, RouteDefinition } from "./registry.js";

@@ -4,14 +4,18 @@
 // (ingest, rule 3, live calls).
 import type { Logger } from "pino";
 import { type Clock, systemTimers, type Timers } from "../clock.js";
-import { BatchQueue } from "../domain/batch-queue.js";
-import type { CallControlPort } from "../domain/call-control.js";
-import { CallIngest, type EngineCallInput, type IngestResult } from "../domain/call-ingest.js";
-import { RefreshingOrgDirectory } from "../domain/call-org.js";
-import { CHANNEL_GONE, type ControlAction, refusalError } from "../domain/engine-refusals.js";
-import { LiveCalls } from "../domain/live-calls.js";
-import { RegistrationIngest } from "../domain/registration-ingest.js";
-import { TrunkRegistrationIngest } from "../domain/trunk-registration-ingest.js";
+import { BatchQueue } from "../domain/calls/batch-queue.js";
+import {
+  CallIngest,
+  type EngineCallInput,
+  type IngestResult,
+} from "../domain/calls/call-ingest.js";
+import { RefreshingOrgDirectory } from "../domain/calls/call-org.js";
+import { refusalError } from "../domain/calls/engine-refusals.js";
+import { LiveCalls } from "../domain/calls/live-calls.js";
+import { RegistrationIngest } from "../domain/calls/registration-ingest.js";
+import { TrunkRegistrationIngest } from "../domain/calls/trunk-registration-ingest.js";
+import { amiCallControl, type CallControlPort } from "../engine/ami-call-control.js";
 import {
   AmiConnection,
   type AmiConnectionOptions,
@@ -30,13 +34,6 @@ import {
 } from "../metrics/instruments.js";
 import { listOrgMarkers, orgMarkerGeneration } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
-
-/** How the engine answers an action on a channel that is gone (recorded: fixtures/ami/call-control.json). */
-/** Throws the documented error for an engine refusal of `action` (src/domain/engine-refusals.ts). */
-function expectSuccess(answer: AmiMessage, action: ControlAction): void {
-  if (String(answer.response ?? "").toLowerCase() !== "error") return;
-  throw refusalError(action, String(answer.message ?? ""));
-}
 
 /**
  * Most inputs written in one transaction, and the longest the first of them waits for more
@@ -122,7 +119,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     log?.error({ err: error }, "loading orgs for call ingest failed");
   });
 
-  // Inputs are stored in the order the engine sent them, in batches (src/domain/batch-queue.ts).
+  // Inputs are stored in the order the engine sent them, in batches (src/domain/calls/batch-queue.ts).
   const measure = options.instruments?.calls ?? noInstruments.calls;
   const report = (batch: readonly EngineCallInput[], results: readonly IngestResult[]) => {
     const storedAt = options.clock().getTime();
@@ -252,89 +249,8 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       await last;
     }
   };
-  const events = connection;
-  const control: CallControlPort | null = events && {
-    async hangup(channel) {
-      const answer = await events.action({ Action: "Hangup", Channel: channel });
-      // A channel that hung up meanwhile is what was asked for.
-      if (CHANNEL_GONE.test(String(answer.message ?? ""))) return;
-      expectSuccess(answer, "Hangup");
-    },
-    async blindTransfer(channel, context, exten) {
-      const answer = await events.action({
-        Action: "BlindTransfer",
-        Channel: channel,
-        Context: context,
-        Exten: exten,
-      });
-      // The call ended between the lookup and the action: answered like any call not live.
-      expectSuccess(answer, "BlindTransfer");
-    },
-    async originate(request) {
-      // Async: the answer says the engine queued the call, not that anyone picked up (a phone
-      // may ring for its whole ring time; the API must not wait for it).
-      const answer = await events.action({
-        Action: "Originate",
-        Channel: request.channel,
-        Context: request.context,
-        Exten: request.exten,
-        Priority: "1",
-        CallerID: request.callerId,
-        Account: request.account,
-        ChannelId: request.channelId,
-        OtherChannelId: request.otherChannelId,
-        Timeout: String(request.timeoutMs),
-        Async: "true",
-        // One header, comma-separated (Asterisk splits Variable values on commas); every
-        // value was checked to be digits, `+` or a uuid before it got here.
-        Variable: Object.entries(request.variables)
-          .map(([name, value]) => `${name}=${value}`)
-          .join(","),
-      });
-      expectSuccess(answer, "Originate");
-    },
-    async getVariable(channel, name) {
-      const answer = await events.action({ Action: "Getvar", Channel: channel, Variable: name });
-      if (CHANNEL_GONE.test(String(answer.message ?? ""))) return null;
-      expectSuccess(answer, "Getvar");
-      const value = answer.value;
-      return typeof value === "string" ? value : "";
-    },
-    async setVariable(channel, name, value) {
-      const answer = await events.action({
-        Action: "Setvar",
-        Channel: channel,
-        Variable: name,
-        Value: value,
-      });
-      expectSuccess(answer, "Setvar");
-    },
-    async redirect(channel, to, extra) {
-      const answer = await events.action({
-        Action: "Redirect",
-        Channel: channel,
-        Context: to.context,
-        Exten: to.exten,
-        Priority: "1",
-        ExtraChannel: extra.channel,
-        ExtraContext: extra.to.context,
-        ExtraExten: extra.to.exten,
-        ExtraPriority: "1",
-      });
-      expectSuccess(answer, "Redirect");
-    },
-    async bridge(channel1, channel2) {
-      const answer = await events.action({
-        Action: "Bridge",
-        Channel1: channel1,
-        Channel2: channel2,
-        Tone: "no",
-      });
-      if (CHANNEL_GONE.test(String(answer.message ?? ""))) return false;
-      expectSuccess(answer, "Bridge");
-      return true;
-    },
-  };
+  // Call control is the engine adapter; what its refusals mean is the domain's.
+  const control = connection && amiCallControl(connection, refusalError);
   return {
     live,
     control,

@@ -2,11 +2,11 @@
 // only the API uses (identity-provider verifier, engine probe, logger).
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
-import type { CallControlPort } from "../domain/call-control.js";
+import type { IdentityVerifier } from "../domain/access/user-login.js";
+import type { CallControlPort } from "../domain/calls/call-control.js";
+import type { LiveCallsView } from "../domain/calls/live-calls.js";
 import type { DomainDeps, DomainSettings } from "../domain/deps.js";
-import type { LiveCallsView } from "../domain/live-calls.js";
 import type { EngineHealthProbe } from "../domain/ports.js";
-import type { IdentityVerifier } from "../domain/user-login.js";
 
 /** The settings route handlers read beside the use cases' (never the JWT secret). */
 export type ApiSettings = DomainSettings &

@@ -1,7 +1,7 @@
 // An open audio file answered whole (200) or as one byte range (206, 416 past the end), the
 // way greeting playback and call recordings both need it: audio elements seek with `Range`.
 import type { FileHandle } from "node:fs/promises";
-import { parseByteRange } from "../domain/ivr-audio-range.js";
+import { parseByteRange } from "../domain/routing/ivr-audio-range.js";
 import { type Reply, reply } from "./registry.js";
 
 /** The reply streaming `handle` (`size` bytes) for the request's `Range` header; closes on 416. */

@@ -2,7 +2,7 @@
 // PBX_METRICS_LISTEN (no auth: bind it to an address only the scraper reaches) when set.
 import { createServer, type Server } from "node:http";
 import type { Context, Next } from "koa";
-import { authenticate } from "../domain/authentication.js";
+import { authenticate } from "../domain/access/authentication.js";
 import { Forbidden } from "../domain/errors.js";
 import type { Metrics } from "../metrics/registry.js";
 import { credentialsOf } from "./authorize.js";

@@ -8,15 +8,15 @@
 // the first node usually names that same engine and its calls would count twice.
 import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
-import type { CallControlPort, OriginateRequest } from "../domain/call-control.js";
+import type { CallControlPort, OriginateRequest } from "../domain/calls/call-control.js";
+import type { LiveCall, LiveCallsView } from "../domain/calls/live-calls.js";
 import { Unavailable } from "../domain/errors.js";
-import type { LiveCall, LiveCallsView } from "../domain/live-calls.js";
 import type { AmiInstruments, CallIngestInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import { type EngineNodeRow, findPlacement } from "../store/engine-node-repository.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
 
-/** The domain's answer when no engine can act on a call (src/domain/call-control.ts). */
+/** The domain's answer when no engine can act on a call (src/domain/calls/call-control.ts). */
 const ENGINE_AWAY = "The engine is not connected: live calls cannot be changed now";
 
 /** The lease of a node's call-event ingest. */

@@ -1,6 +1,6 @@
 // Narrowing helpers for handlers: the route's auth kinds already guarantee the kind, these make
 // it a type (and fail loudly if a route's declaration and its handler disagree).
-import type { OrgPrincipal, PendingUserPrincipal, Principal } from "../domain/principal.js";
+import type { OrgPrincipal, PendingUserPrincipal, Principal } from "../domain/access/principal.js";
 
 function wrongKind(expected: string, principal: Principal | null): Error {
   return new Error(

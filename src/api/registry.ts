@@ -3,8 +3,8 @@
 // checks credentials and permissions, registers the Koa route and writes the OpenAPI operation.
 import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import type { Context } from "koa";
-import type { Permission } from "../domain/permissions.js";
-import type { Principal } from "../domain/principal.js";
+import type { Permission } from "../domain/access/permissions.js";
+import type { Principal } from "../domain/access/principal.js";
 import { ADMIN_SCOPE_TEXT, inAdminScope } from "./admin-scope.js";
 import type { AppDeps } from "./deps.js";
 import { type ListStyle, PageQuery, pageSchema } from "./pagination.js";

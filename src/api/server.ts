@@ -15,11 +15,14 @@ import {
   type ServerEngine,
   type ServerEngineOptions,
 } from "../deploy/store-engine.js";
-import type { ConfigDeploys } from "../domain/config-deploy.js";
+import {
+  type RetentionScheduler,
+  startRetentionScheduler,
+} from "../domain/compliance/retention-scheduler.js";
+import type { ConfigDeploys } from "../domain/config/config-deploy.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
-import { type RetentionScheduler, startRetentionScheduler } from "../domain/retention-scheduler.js";
 import { decrypt } from "../domain/secrets.js";
-import { startWebhookService, type WebhookService } from "../domain/webhook-service.js";
+import { startWebhookService, type WebhookService } from "../domain/webhooks/webhook-service.js";
 import { createAmiTarget } from "../engine/ami-target.js";
 import { amiOptionsFrom, type EngineTarget, engineKindFrom } from "../engine/index.js";
 import { mediaDirsProbe } from "../media-check.js";

@@ -345,7 +345,7 @@ function limitContext(plan: Plan): DialplanContext {
 export const HOLD_MAX_SECONDS = 3600;
 
 /**
- * Where the API puts a live call on hold (src/domain/call-control.ts): AMI Redirect sends the
+ * Where the API puts a live call on hold (src/domain/calls/call-control.ts): AMI Redirect sends the
  * held party to `s` (the org's own music, else Asterisk's `default` class) and the phone's leg
  * to `park` (silence) in one action, out of their bridge; unhold bridges the two again (AMI
  * Bridge). A channel leaving that bridge resumes at its next priority here, so when one side

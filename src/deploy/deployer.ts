@@ -4,13 +4,12 @@
 // reloads only the modules those files belong to, asks the engine whether it is healthy, and
 // records the deploy. Unchanged configuration: no write, no reload (SPEC.md §8).
 import { randomUUID } from "node:crypto";
-import { access, readdir, readFile, stat, unlink } from "node:fs/promises";
+import { access, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { removeFileDurable, writeFileAtomic } from "../atomic-files.js";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, EngineProbe, EngineTarget, ReloadOutcome } from "../engine/target.js";
-import type { AppliedRevision, DeployLog, DeployRecord, FileStamp } from "./deploy-log.js";
-import { STATE_DIR } from "./deploy-log.js";
+import type { AppliedRevision, DeployLog, DeployRecord } from "./deploy-log.js";
 import { probesFor } from "./engine-probes.js";
 import { includedPaths, keepIncludesOnDisk } from "./include-guard.js";
 import { claimEngineDir, type EngineDirOwner } from "./ownership.js";
@@ -24,6 +23,14 @@ import {
   reloadsWithForced,
 } from "./reloads.js";
 import { contentHash, revisionOf } from "./revision.js";
+import {
+  fileStamps,
+  readOptional,
+  readSnapshot,
+  saveSnapshot,
+  snapshotFile,
+  stampsMatch,
+} from "./snapshots.js";
 import { listUnitFiles } from "./unit-files.js";
 import {
   type DeployUnit,
@@ -74,13 +81,6 @@ interface UnitPlan {
   probes: EngineProbe[];
   /** Unchanged, or failed before any reload: nothing left to do but record it. */
   settled: boolean;
-}
-
-interface Snapshot {
-  unit: string;
-  revision: string;
-  savedAt: string;
-  files: CompiledFile[];
 }
 
 /** Deploys units into one engine directory; safe to call concurrently for different units. */
@@ -141,10 +141,10 @@ export class Deployer {
 
   /** Restores the unit's last good files (kept before the deploy that replaced them) and reloads. */
   async rollback(unit: DeployUnit): Promise<DeployRecord> {
-    const snapshot = await this.readSnapshot(unit);
+    const snapshot = await readSnapshot(this.engineDir, unit);
     if (!snapshot) {
       throw new NoPreviousVersionError(
-        `no previous version of ${unitId(unit)} to roll back to in ${this.snapshotFile(unit)} ` +
+        `no previous version of ${unitId(unit)} to roll back to in ${snapshotFile(this.engineDir, unit)} ` +
           `(engine directory ${this.engineDir}; a version is kept when a deploy replaces files the engine had loaded)`,
       );
     }
@@ -274,7 +274,7 @@ export class Deployer {
     const toWrite = files.filter((file) => disk.get(file.path) !== file.content);
     const toRemove = [...disk.keys()].filter((path) => !desired.has(path)).sort();
     const sameOnDisk = toWrite.length === 0 && toRemove.length === 0;
-    if (sameOnDisk && applied && (await this.stampsMatch(applied, disk))) {
+    if (sameOnDisk && applied && (await stampsMatch(this.engineDir, applied, disk))) {
       // The files on disk are the desired ones and still those the engine loaded.
       record.revision = applied.revision;
       record.result = "unchanged";
@@ -303,7 +303,13 @@ export class Deployer {
       try {
         // Keep the last good version for rollback: only what the engine has actually loaded.
         if (applied && disk.size > 0 && revisionOfMap(disk) === applied.revision) {
-          await this.saveSnapshot(unit, disk, applied.revision);
+          await saveSnapshot(
+            this.engineDir,
+            unit,
+            disk,
+            applied.revision,
+            new Date().toISOString(),
+          );
         }
         await this.writeUnit(unit, disk, toWrite, toRemove);
       } catch (error) {
@@ -348,7 +354,10 @@ export class Deployer {
         unit: record.unit,
         revision: record.revision,
         files: Object.fromEntries(plan.files.map((file) => [file.path, contentHash(file.content)])),
-        stats: await this.stamps(plan.files.map((file) => file.path)),
+        stats: await fileStamps(
+          this.engineDir,
+          plan.files.map((file) => file.path),
+        ),
         appliedAt: new Date().toISOString(),
         deployId: record.id,
       });
@@ -431,37 +440,6 @@ export class Deployer {
     }
   }
 
-  /** Size and mtime of each file (relative paths). */
-  private async stamps(paths: readonly string[]): Promise<Record<string, FileStamp>> {
-    const entries = await Promise.all(
-      paths.map(async (path) => {
-        const info = await stat(join(this.engineDir, path));
-        return [path, { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }] as const;
-      }),
-    );
-    return Object.fromEntries(entries);
-  }
-
-  /** Whether every file on disk has the size and mtime recorded when the engine loaded it. */
-  private async stampsMatch(
-    applied: AppliedRevision,
-    disk: ReadonlyMap<string, string>,
-  ): Promise<boolean> {
-    const recorded = applied.stats;
-    if (!recorded || Object.keys(recorded).length !== disk.size) return false;
-    try {
-      const now = await this.stamps([...disk.keys()]);
-      return Object.entries(now).every(
-        ([path, stamp]) =>
-          recorded[path]?.size === stamp.size &&
-          recorded[path]?.mtimeMs === stamp.mtimeMs &&
-          recorded[path]?.ino === stamp.ino,
-      );
-    } catch {
-      return false;
-    }
-  }
-
   /** Writes and removes files; on failure puts back what was already changed, then throws. */
   private async writeUnit(
     unit: DeployUnit,
@@ -508,32 +486,6 @@ export class Deployer {
       if (contents[i] !== null) files.set(path, contents[i]!);
     });
     return files;
-  }
-
-  private snapshotFile(unit: DeployUnit): string {
-    const name = unit.kind === "org" ? `orgs/${unit.prefix}` : unit.kind;
-    return join(this.engineDir, STATE_DIR, "previous", `${name}.json`);
-  }
-
-  private async saveSnapshot(
-    unit: DeployUnit,
-    disk: ReadonlyMap<string, string>,
-    revision: string,
-  ): Promise<void> {
-    const snapshot: Snapshot = {
-      unit: unitId(unit),
-      revision,
-      savedAt: new Date().toISOString(),
-      files: [...disk.entries()]
-        .map(([path, content]) => ({ path, content }))
-        .sort((a, b) => (a.path < b.path ? -1 : 1)),
-    };
-    await writeFileAtomic(this.snapshotFile(unit), JSON.stringify(snapshot));
-  }
-
-  private async readSnapshot(unit: DeployUnit): Promise<Snapshot | null> {
-    const text = await readOptional(this.snapshotFile(unit));
-    return text === null ? null : (JSON.parse(text) as Snapshot);
   }
 
   /** Runs `work` holding every key's lock (taken in sorted order, so batches cannot deadlock). */
@@ -588,15 +540,6 @@ export function planReloads(
 
 function revisionOfMap(files: ReadonlyMap<string, string>): string {
   return revisionOf([...files.entries()].map(([path, content]) => ({ path, content })));
-}
-
-async function readOptional(file: string): Promise<string | null> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
 }
 
 export type { ReloadOutcome };

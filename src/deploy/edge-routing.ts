@@ -1,5 +1,5 @@
 // The store's engine nodes and placements as the edge compiler takes them (by node name), shared
-// by `pbxctl edge init|apply` (src/domain/edge.ts) and the server's edge sync (edge-sync.ts).
+// by `pbxctl edge init|apply` (src/domain/nodes/edge.ts) and the server's edge sync (edge-sync.ts).
 import type { EdgeNode, EdgePlacement } from "../compiler/edge/index.js";
 import type { Db } from "../store/database.js";
 import { listEngineNodes, listPlacements } from "../store/engine-node-repository.js";

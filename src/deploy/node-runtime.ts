@@ -5,20 +5,23 @@
 // parallel), its own deploy log, the shared deploy requests of the orgs placed on it, its own
 // on-request deploy jobs, and its own deployer lease (`deployer:node:<node id>`), which fences
 // every reload to that node exactly as the one implicit engine's lease fences its reloads
-// (src/deploy/fenced-target.ts, src/replica/roles.ts). A change to one org is deployed by the
-// node that holds it as primary only: a standby holds nothing until the org is placed there.
+// (src/deploy/fenced-target.ts, src/replica/roles.ts). A change to one org is deployed by every
+// node that holds it: its primary and, when it has one, its standby, which keeps a warm copy (the
+// same files and gateway routes, loaded by its engine) so that when the primary dies the SIP
+// edge's fallback to the standby finds the org's config there (issue 26). No other node ever
+// gets the org's files.
 //
 // The nodes and placements are rows of the store; every replica reads them again every
 // `pollMs` (one cheap fingerprint query; the rows themselves only when it changed) and follows:
 // a node added starts its engine side, one removed (or put `down`) stops it, one whose AMI
-// address, credentials or name changed is restarted; an org whose primary node changed (a pin,
-// an `org move`) or that was deleted is deployed again on the node it left (which removes its
-// files) and on the node it reached. A deploy missed in between (a replica died) is caught up by
+// address, credentials or name changed is restarted; an org whose nodes changed (a pin, a
+// standby set or cleared, an `org move`) or that was deleted is deployed again on every node it
+// left (which removes its files) and every node it reached. A deploy missed in between (a replica died) is caught up by
 // the next holder of the node's lease, whose start deploys whatever differs.
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
-import type { ConfigDeploys } from "../domain/config-deploy.js";
+import type { ConfigDeploys } from "../domain/config/config-deploy.js";
 import type { DeployScheduler } from "../domain/ports.js";
 import type { EngineTarget } from "../engine/target.js";
 import type { Db } from "../store/database.js";
@@ -28,6 +31,7 @@ import {
   findPlacement,
   listEngineNodes,
   listPlacements,
+  nodesHolding,
   nodeTopologyFingerprint,
 } from "../store/engine-node-repository.js";
 import { DeployerUnavailableError, DeployJobs } from "./deploy-jobs.js";
@@ -123,8 +127,8 @@ function runs(node: EngineNodeRow): boolean {
 export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
   private readonly runtimes = new Map<string, NodeRuntime>();
   private readonly identities = new Map<string, string>();
-  /** Primary node of every placed org, as of the last look. */
-  private placements = new Map<string, string>();
+  /** The nodes holding every placed org (primary, then standby), as of the last look. */
+  private placements = new Map<string, string[]>();
   private fingerprint: string | null = null;
   private defined: boolean | null = null;
   private closing = false;
@@ -187,7 +191,7 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     if (fingerprint === this.fingerprint || this.closing) return;
     const nodes = await listEngineNodes(this.options.db);
     const placements = new Map(
-      (await listPlacements(this.options.db)).map((row) => [row.org_id, row.node_id]),
+      (await listPlacements(this.options.db)).map((row) => [row.org_id, nodesHolding(row)]),
     );
     const defined = nodes.length > 0;
     if (defined !== this.defined) {
@@ -206,15 +210,15 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     for (const node of wanted.values()) {
       if (!this.runtimes.has(node.id)) this.startRuntime(node);
     }
-    // Orgs that changed node (or were deleted) since the last look: the node they left removes
-    // their files, the node they reached adds them. The first look has nothing to compare: the
-    // engine sides just started deploy whatever differs anyway.
+    // Orgs whose nodes changed (or that were deleted) since the last look: a node they left
+    // removes their files, a node they reached adds them; a node that holds them still (a
+    // standby made primary) has the same files already. The first look has nothing to compare:
+    // the engine sides just started deploy whatever differs anyway.
     if (this.fingerprint !== null) {
       for (const [orgId, before] of this.placements) {
-        const after = placements.get(orgId);
-        if (after === before) continue;
-        this.scheduleOn(before, orgId);
-        if (after !== undefined) this.scheduleOn(after, orgId);
+        const after = placements.get(orgId) ?? [];
+        for (const nodeId of before) if (!after.includes(nodeId)) this.scheduleOn(nodeId, orgId);
+        for (const nodeId of after) if (!before.includes(nodeId)) this.scheduleOn(nodeId, orgId);
       }
     }
     this.placements = placements;
@@ -335,8 +339,10 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
   scheduleDeploy(orgId: string): void {
     void findPlacement(this.options.db, orgId)
       .then((placement) => {
-        const nodeId = placement?.node_id ?? this.placements.get(orgId);
-        if (nodeId !== undefined) this.runtimes.get(nodeId)?.shared.scheduleDeploy(orgId);
+        // Every node holding the org (primary and standby); an org deleted a moment ago is
+        // removed from the nodes that held it as of the last look.
+        const nodeIds = placement ? nodesHolding(placement) : (this.placements.get(orgId) ?? []);
+        for (const nodeId of nodeIds) this.runtimes.get(nodeId)?.shared.scheduleDeploy(orgId);
       })
       .catch((error: unknown) =>
         this.options.logger?.error({ err: error, org_id: orgId }, "scheduling a deploy failed"),
@@ -360,10 +366,14 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     return this.requests.isPending(orgId);
   }
 
-  // ConfigDeploys: an org's on-request deploys and status go to its node's deployer.
+  // ConfigDeploys: an org's on-request deploys and status go to its primary node's deployer.
 
+  /** Deployed on the primary now (answered from it); the standby's copy follows in background. */
   async deployOrgNow(orgId: string): Promise<OrgDeployOutcome> {
-    return (await this.runtimeFor(orgId)).jobs.deployOrgNow(orgId);
+    const outcome = await (await this.runtimeFor(orgId)).jobs.deployOrgNow(orgId);
+    const standby = (await findPlacement(this.options.db, orgId))?.standby_node_id;
+    if (standby) this.scheduleOn(standby, orgId);
+    return outcome;
   }
 
   async reloadOrg(orgId: string): Promise<ReloadResult> {

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
 import type { Db } from "../store/database.js";
 import { createDeployRequestRepository } from "../store/deploy-request-repository.js";
-import { isPlacedOn } from "../store/engine-node-repository.js";
+import { isOnNode } from "../store/engine-node-repository.js";
 import type { StartupSummary, StoreDeploys } from "./store-deploys.js";
 
 /** How often the deployer looks for other replicas' saves. */
@@ -25,10 +25,11 @@ export interface SharedDeploysOptions {
   pollMs?: number;
   logger?: Logger;
   /**
-   * The deploys of one engine node (issue 25): only the requests of orgs placed on it are this
-   * deployer's to schedule and to close (another node's deployer closes the others'). A deploy
-   * it runs for an org placed elsewhere (removing the org from this node after a move) covers
-   * no request. Absent: every request (the one implicit engine).
+   * The deploys of one engine node (issue 25): only the requests of orgs it holds (as primary or
+   * standby) are this deployer's to schedule, and it closes them for this node only (the org's
+   * request is done once every node holding it closed it). A deploy it runs for an org held
+   * elsewhere (removing the org from this node after a move) covers no request. Absent: every
+   * request (the one implicit engine).
    */
   nodeId?: string;
 }
@@ -90,7 +91,7 @@ export class SharedDeploys {
   /** Before a background deploy reads the store: the requests it will cover. */
   async buildStarting(orgId: string): Promise<void> {
     const nodeId = this.options.nodeId;
-    if (nodeId !== undefined && !(await isPlacedOn(this.options.db, orgId, nodeId))) {
+    if (nodeId !== undefined && !(await isOnNode(this.options.db, orgId, nodeId))) {
       this.covering.delete(orgId);
       return;
     }
@@ -101,7 +102,9 @@ export class SharedDeploys {
   async deployed(orgId: string, ok: boolean): Promise<void> {
     const seq = this.covering.get(orgId);
     this.covering.delete(orgId);
-    if (ok && seq !== undefined && seq > 0) await this.requests.done(orgId, seq);
+    if (ok && seq !== undefined && seq > 0) {
+      await this.requests.done(orgId, seq, this.options.nodeId);
+    }
   }
 
   /**
@@ -116,7 +119,9 @@ export class SharedDeploys {
     const before = await this.requests.pending(this.options.nodeId);
     for (const request of before) this.seen.set(request.orgId, request.seq);
     const summary = await deploys.deployEverything(trigger);
-    for (const request of before) await this.requests.done(request.orgId, request.seq);
+    for (const request of before) {
+      await this.requests.done(request.orgId, request.seq, this.options.nodeId);
+    }
     this.schedulePoll();
     return summary;
   }

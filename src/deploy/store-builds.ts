@@ -19,7 +19,7 @@ import { refusedNumbers } from "../store/consent-repository.js";
 import { stagingTunnelOf } from "../store/customer-tunnel-repository.js";
 import type { Db } from "../store/database.js";
 import {
-  isPlacedOn,
+  isOnNode,
   orgHandlesOnNode,
   orgIdsOnNode,
   servedPrefixesOnNode,
@@ -54,9 +54,10 @@ export interface StoreBuildOptions {
    */
   pjsip?: "file" | "realtime";
   /**
-   * The builds of one engine node (issue 25, docs/nodes.md): only the orgs placed on it (as
-   * primary) get files, an include line and gateway routes; any other org builds to nothing
-   * here, so a deploy removes it from this node. Absent: every org (the one implicit engine).
+   * The builds of one engine node (issue 25, docs/nodes.md): only the orgs it holds (as primary
+   * or as warm standby) get files, an include line and gateway routes; any other org builds to
+   * nothing here, so a deploy removes it from this node. Absent: every org (the one implicit
+   * engine).
    */
   nodeId?: string;
   /**
@@ -113,7 +114,7 @@ export class StoreBuilds {
   /** Whether the org's config belongs on this engine: always, unless builds are per node. */
   private async onThisEngine(orgId: string): Promise<boolean> {
     const nodeId = this.options.nodeId;
-    return nodeId === undefined || isPlacedOn(this.options.db, orgId, nodeId);
+    return nodeId === undefined || isOnNode(this.options.db, orgId, nodeId);
   }
 
   /** The top-level include files naming every active org (one cheap query). */
@@ -200,7 +201,8 @@ export class StoreBuilds {
 
   /**
    * The gateway dispatcher over every assigned, active DID of every active org (of the orgs
-   * placed on this node, for a node's builds: a DID is dispatched only where its org lives).
+   * this node holds, for a node's builds: a DID is dispatched only where its org lives, its
+   * standby included, so a carrier's call the edge fails over finds its route there).
    */
   async gateway(): Promise<GatewayBuild> {
     const state = await loadGatewayState(this.options.db, this.options.gateway);

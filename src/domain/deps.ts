@@ -4,9 +4,9 @@ import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Db } from "../store/database.js";
 import type { SpeechEngine } from "../tts/engine.js";
-import type { ConfigDeploys } from "./config-deploy.js";
+import type { TokenService } from "./access/tokens.js";
+import type { ConfigDeploys } from "./config/config-deploy.js";
 import type { DeployScheduler } from "./ports.js";
-import type { TokenService } from "./tokens.js";
 
 /**
  * The settings use cases read, and nothing else: the JWT secret, the database URL or the listen

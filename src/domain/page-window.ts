@@ -1,6 +1,6 @@
 // One page rule for every list, in the API and the CLI alike: a page of at most 500 rows (100
 // when the caller names no size), starting after `offset` rows. The API's query schema
-// (api/pagination.ts) and the lists cut in the database (domain/calls.ts) read these numbers.
+// (api/pagination.ts) and the lists cut in the database (domain/calls/calls.ts) read these numbers.
 
 /** Page sizes and the largest offset a list accepts. */
 export const PAGE_LIMITS = { defaultSize: 100, maxSize: 500, maxOffset: 2_147_483_647 } as const;

@@ -3,7 +3,7 @@
 // says the contact exists: a phone registering shows up as `NonQualified` (what Asterisk 22 sends
 // for an AOR without qualify_frequency, as the generated ones are: recorded in the engine test),
 // or `Created`, `Reachable`, `Unreachable`, `Updated`... Whether that is news is decided against
-// the stored contacts (src/domain/registration-ingest.ts), never from the status alone.
+// the stored contacts (src/domain/calls/registration-ingest.ts), never from the status alone.
 //
 // Outbound (trunk) registrations: the PJSIP `Registry` event carries only the registration's
 // client and server URIs and its status, not its section name, and two orgs may register the

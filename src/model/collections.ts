@@ -1,7 +1,7 @@
 // The one table of an org's collections of resources (users, queues, IVRs, DIDs, trunks,
 // outbound routes, time conditions): the natural key a file's item is matched and its id seeded by, and how an
 // item is named in messages and impact lines. Where a collection is loaded (store/load-org-state.ts),
-// exported (domain/export.ts) and applied (domain/apply.ts) are tables keyed by CollectionName
+// exported (domain/config/export.ts) and applied (domain/config/apply.ts) are tables keyed by CollectionName
 // in those layers, so a new collection fails to compile until each of them handles it.
 import type { OrgState } from "./org-state.js";
 import { internationalDigits } from "./phone.js";

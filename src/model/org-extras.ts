@@ -5,7 +5,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Name, ONE_LINE, Uuid } from "./org-state.js";
 
-/** The roles of a platform user (`src/domain/permissions.ts` gives each its permissions). */
+/** The roles of a platform user (`src/domain/access/permissions.ts` gives each its permissions). */
 export const MEMBER_ROLES = ["owner", "admin", "manager", "agent", "viewer"] as const;
 
 export const OrgWebhook = Type.Object(

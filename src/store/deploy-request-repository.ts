@@ -2,8 +2,16 @@
 // its deploy has not been done yet, so a save on any replica reaches the one replica that
 // deploys. One row per org; each save bumps `seq`; the deployer raises `done_seq` to the `seq` a
 // successful deploy covered, so a request a dead deployer left is still pending for the next one.
+//
+// With engine nodes (issue 25) an org is deployed by every node holding it (its primary and its
+// warm standby), each by its own deployer, possibly on different replicas: each node's progress
+// is its own row of `node_deploy_requests` (migration 2995), and the org's `done_seq` is raised
+// only to what every node holding it has covered. A node with no row yet counts as having covered
+// the org's `done_seq` (what it held before the standby existed was its start-up deploy's job; a
+// node that newly holds an org is given a deploy by the node runtimes when the placement moves).
 import { sql } from "kysely";
 import type { Db } from "./database.js";
+import { findPlacement, nodesHolding } from "./engine-node-repository.js";
 
 export interface DeployRequest {
   orgId: string;
@@ -13,6 +21,15 @@ export interface DeployRequest {
 }
 
 export function createDeployRequestRepository(db: Db) {
+  async function raiseDone(orgId: string, seq: number): Promise<void> {
+    await db
+      .updateTable("deploy_requests")
+      .set({ done_seq: seq })
+      .where("org_id", "=", orgId)
+      .where("done_seq", "<", seq)
+      .execute();
+  }
+
   return {
     /** Records a save of `orgId`'s configuration by `replicaId` at `at`. */
     async request(orgId: string, replicaId: string, at: string): Promise<void> {
@@ -31,17 +48,27 @@ export function createDeployRequestRepository(db: Db) {
 
     /**
      * Every org with a deploy not done yet (those saved since the last poll: a short list); with
-     * `nodeId`, only the orgs placed on that engine node as their primary (issue 25).
+     * `nodeId`, only the orgs that engine node holds (primary or standby) and has not deployed.
      */
     async pending(nodeId?: string): Promise<DeployRequest[]> {
       let query = db
         .selectFrom("deploy_requests")
-        .select(["deploy_requests.org_id", "seq", "requested_by"])
-        .whereRef("seq", ">", "done_seq");
+        .select(["deploy_requests.org_id", "deploy_requests.seq", "requested_by"])
+        .whereRef("deploy_requests.seq", ">", "deploy_requests.done_seq");
       if (nodeId !== undefined) {
         query = query
           .innerJoin("org_placements", "org_placements.org_id", "deploy_requests.org_id")
-          .where("org_placements.node_id", "=", nodeId);
+          .leftJoin("node_deploy_requests", (join) =>
+            join
+              .onRef("node_deploy_requests.org_id", "=", "deploy_requests.org_id")
+              .on("node_deploy_requests.node_id", "=", nodeId),
+          )
+          .where(
+            sql<boolean>`(org_placements.node_id = ${nodeId} or org_placements.standby_node_id = ${nodeId})`,
+          )
+          .where(
+            sql<boolean>`deploy_requests.seq > coalesce(node_deploy_requests.done_seq, deploy_requests.done_seq)`,
+          );
       }
       const rows = await query.execute();
       return rows.map((row) => ({
@@ -72,14 +99,35 @@ export function createDeployRequestRepository(db: Db) {
       return row !== undefined;
     },
 
-    /** A deploy that read the store after request `seq` succeeded: requests up to it are done. */
-    async done(orgId: string, seq: number): Promise<void> {
+    /**
+     * A deploy that read the store after request `seq` succeeded: requests up to it are done (on
+     * `nodeId`, for a node's deployer: the org's requests are done once every node holding it
+     * has covered them).
+     */
+    async done(orgId: string, seq: number, nodeId?: string): Promise<void> {
+      if (nodeId === undefined) return raiseDone(orgId, seq);
       await db
-        .updateTable("deploy_requests")
-        .set({ done_seq: seq })
-        .where("org_id", "=", orgId)
-        .where("done_seq", "<", seq)
+        .insertInto("node_deploy_requests")
+        .values({ org_id: orgId, node_id: nodeId, done_seq: seq })
+        .onConflict((oc) =>
+          oc
+            .columns(["org_id", "node_id"])
+            .doUpdateSet({ done_seq: seq })
+            .where("node_deploy_requests.done_seq", "<", seq),
+        )
         .execute();
+      // Read after this node's row is written: of two nodes finishing at once, the later reader
+      // sees both rows, so the org's request is closed by one of them.
+      const holders = nodesHolding(await findPlacement(db, orgId));
+      if (holders.length === 0) return raiseDone(orgId, seq);
+      const rows = await db
+        .selectFrom("node_deploy_requests")
+        .select(["node_id", "done_seq"])
+        .where("org_id", "=", orgId)
+        .where("node_id", "in", holders)
+        .execute();
+      if (rows.length < holders.length) return;
+      await raiseDone(orgId, Math.min(...rows.map((row) => Number(row.done_seq))));
     },
   };
 }

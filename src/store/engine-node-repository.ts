@@ -126,18 +126,28 @@ export async function listPlacements(db: Db): Promise<OrgPlacementRow[]> {
   return db.selectFrom("org_placements").selectAll().orderBy("org_id").execute();
 }
 
-/** Ids of the orgs on `nodeId` as primary, by org id. */
+/**
+ * Whether the placement row says `nodeId` holds the org: as its primary or as its standby. A
+ * standby holds a warm copy (the same files, the same gateway routes) so the edge's fallback to it
+ * finds the org's config there when the primary dies (issue 26); the one condition every "which
+ * orgs does this node carry" question below asks, so no caller can forget the standby.
+ */
+function holdsOrg(nodeId: string) {
+  return sql<boolean>`(org_placements.node_id = ${nodeId} or org_placements.standby_node_id = ${nodeId})`;
+}
+
+/** Ids of the orgs `nodeId` holds (as primary or standby), by org id. */
 export async function orgIdsOnNode(db: Db, nodeId: string): Promise<string[]> {
   const rows = await db
     .selectFrom("org_placements")
     .select("org_id")
-    .where("node_id", "=", nodeId)
+    .where(holdsOrg(nodeId))
     .orderBy("org_id")
     .execute();
   return rows.map((r) => r.org_id);
 }
 
-/** Id, prefix and status of the orgs placed on `nodeId`, by context prefix. */
+/** Id, prefix and status of the orgs `nodeId` holds (primary or standby), by context prefix. */
 export async function orgHandlesOnNode(
   db: Db,
   nodeId: string,
@@ -146,32 +156,40 @@ export async function orgHandlesOnNode(
     .selectFrom("organizations")
     .innerJoin("org_placements", "org_placements.org_id", "organizations.id")
     .select(["organizations.id", "organizations.context_prefix", "organizations.status"])
-    .where("org_placements.node_id", "=", nodeId)
+    .where(holdsOrg(nodeId))
     .orderBy("organizations.context_prefix")
     .execute();
 }
 
-/** Context prefixes of the served orgs placed on `nodeId` (that node's top-level includes). */
+/** Context prefixes of the served orgs `nodeId` holds (that node's top-level includes). */
 export async function servedPrefixesOnNode(db: Db, nodeId: string): Promise<string[]> {
   const rows = await db
     .selectFrom("organizations")
     .innerJoin("org_placements", "org_placements.org_id", "organizations.id")
     .select("organizations.context_prefix")
     .where("organizations.status", "=", SERVED_ORG_STATUS)
-    .where("org_placements.node_id", "=", nodeId)
+    .where(holdsOrg(nodeId))
     .execute();
   return rows.map((row) => row.context_prefix);
 }
 
-/** Whether `orgId` is placed on `nodeId` as its primary. */
-export async function isPlacedOn(db: Db, orgId: string, nodeId: string): Promise<boolean> {
+/** Whether `nodeId` holds `orgId` (as its primary or its standby). */
+export async function isOnNode(db: Db, orgId: string, nodeId: string): Promise<boolean> {
   const row = await db
     .selectFrom("org_placements")
     .select("org_id")
     .where("org_id", "=", orgId)
-    .where("node_id", "=", nodeId)
+    .where(holdsOrg(nodeId))
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** The nodes holding the org's config (its primary, then its standby); empty when unplaced. */
+export function nodesHolding(placement: OrgPlacementRow | undefined): string[] {
+  if (!placement) return [];
+  return placement.standby_node_id
+    ? [placement.node_id, placement.standby_node_id]
+    : [placement.node_id];
 }
 
 /** Orgs with no placement row, oldest first. */
@@ -205,7 +223,7 @@ export async function savePlacement(db: Db, row: OrgPlacementRow): Promise<void>
 }
 
 /**
- * A value that changes whenever a node or any org's primary node changes (the node runtimes of
+ * A value that changes whenever a node or any org's primary or standby node changes (the node runtimes of
  * `serve` look at it every second, src/deploy/node-runtime.ts). Computed from the rows
  * themselves, not from timestamps, so replicas whose clocks differ never miss a change: on
  * PostgreSQL the database hashes the placements (one row comes back), on SQLite (local) they are
@@ -220,17 +238,20 @@ export async function nodeTopologyFingerprint(db: Db): Promise<string> {
   const hash = createHash("sha256").update(JSON.stringify(nodes));
   if (storeDialect(db) === "postgres") {
     const row = await sql<{ digest: string | null; n: string }>`
-      select md5(string_agg(org_id || ':' || node_id, ',' order by org_id)) as digest,
+      select md5(string_agg(org_id || ':' || node_id || ':' || coalesce(standby_node_id, ''), ','
+                            order by org_id)) as digest,
              count(*) as n
       from org_placements`.execute(db);
     hash.update(`${row.rows[0]?.digest ?? ""}/${row.rows[0]?.n ?? 0}`);
   } else {
     const rows = await db
       .selectFrom("org_placements")
-      .select(["org_id", "node_id"])
+      .select(["org_id", "node_id", "standby_node_id"])
       .orderBy("org_id")
       .execute();
-    for (const row of rows) hash.update(`${row.org_id}:${row.node_id},`);
+    for (const row of rows) {
+      hash.update(`${row.org_id}:${row.node_id}:${row.standby_node_id ?? ""},`);
+    }
   }
   return hash.digest("hex");
 }

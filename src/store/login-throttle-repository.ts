@@ -1,5 +1,5 @@
 // Failed-login counts per throttled key (migration 2802); the rule lives in
-// src/domain/login-throttle.ts.
+// src/domain/access/login-throttle.ts.
 import type { Db } from "./database.js";
 
 export interface LoginThrottleTable {

@@ -242,7 +242,7 @@ export interface WebhooksTable {
   url: string;
   /** JSON array of event types. */
   events: string;
-  /** Sealed (src/domain/webhook-service.ts); null when the webhook signs nothing. */
+  /** Sealed (src/domain/webhooks/webhook-service.ts); null when the webhook signs nothing. */
   secret: string | null;
   active: number;
   retry_count: number;
@@ -326,6 +326,16 @@ export interface DeployRequestsTable {
 }
 
 /**
+ * What one engine node's deployer has deployed of an org's requests (2995): the org's
+ * `deploy_requests.done_seq` is raised once every node holding the org (primary, standby) has.
+ */
+export interface NodeDeployRequestsTable {
+  org_id: string;
+  node_id: string;
+  done_seq: number;
+}
+
+/**
  * A change of a realtime PJSIP row the engine has not taken yet (2950, PostgreSQL only): `kind`
  * endpoint, auth or aor (its cached object is to be expired) or registration (outbound
  * registrations to be reloaded). `seq` grows with every change of the object.
@@ -364,6 +374,7 @@ export interface Database extends TicketTables {
   webhook_deliveries: WebhookDeliveriesTable;
   leases: LeasesTable;
   deploy_requests: DeployRequestsTable;
+  node_deploy_requests: NodeDeployRequestsTable;
   deploy_jobs: DeployJobsTable;
   crm_records: CrmRecordsTable;
   crm_fields: CrmFieldsTable;

@@ -7,7 +7,7 @@
 
 import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
-import { openTicketForCall } from "../domain/tickets.js";
+import { openTicketForCall } from "../domain/tickets/tickets.js";
 import { noInstruments, type TicketInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
 import { createTicketIntakeRepository } from "../store/ticket-intake-repository.js";

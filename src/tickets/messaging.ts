@@ -7,7 +7,7 @@
 import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { decrypt } from "../domain/secrets.js";
-import { providerMessagesUrl } from "../domain/ticket-messaging.js";
+import { providerMessagesUrl } from "../domain/tickets/ticket-messaging.js";
 import { createHttpPost, type HttpPost } from "../http-post.js";
 import {
   type AttemptResult,

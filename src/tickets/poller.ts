@@ -8,7 +8,7 @@
 
 import type { Clock } from "../clock.js";
 import { systemTimers, type TimerHandle, type Timers } from "../clock.js";
-import { OrgDirectory } from "../domain/call-org.js";
+import { OrgDirectory } from "../domain/calls/call-org.js";
 import { createHttpPost, type HttpPost } from "../http-post.js";
 import {
   attemptResultOf,

@@ -1,6 +1,6 @@
 // The webhook event types of SPEC.md §6, in the order the spec lists them. `ivr.*` events
 // (caller DTMF) are named by the spec but not implemented: subscribing to one is refused
-// (src/domain/webhook-rules.ts).
+// (src/domain/webhooks/webhook-rules.ts).
 export const WEBHOOK_EVENTS = [
   "call.initiated",
   "call.ringing",

@@ -1,7 +1,7 @@
 // Which URLs a webhook may target. Only http(s); and unless PBX_WEBHOOK_ALLOW_PRIVATE=1, never
 // an address on a loopback, link-local, private, unique-local or otherwise non-public range
 // (SSRF guard). Saving a webhook checks what it can without the network (an IP literal, a
-// `localhost` name: src/domain/webhook-rules.ts); a host name is resolved when each connection is
+// `localhost` name: src/domain/webhooks/webhook-rules.ts); a host name is resolved when each connection is
 // made (http-client.ts), where
 // every address it resolves to is checked, so saving works offline and DNS rebinding does not
 // slip by.

@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RouteDefinition } from "../../src/api/registry.js";
 import { allRoutes } from "../../src/api/routes/index.js";
-import { API_KEY_PERMISSIONS } from "../../src/domain/permissions.js";
+import { API_KEY_PERMISSIONS } from "../../src/domain/access/permissions.js";
 import { bearer, expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";
 import { startIdentityProvider, type TestIdentityProvider } from "./identity-provider.js";
 

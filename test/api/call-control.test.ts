@@ -4,9 +4,9 @@
 // another org's DID or call is refused; an Idempotency-Key places one call only.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { OriginateRequest } from "../../src/domain/call-control.js";
+import type { OriginateRequest } from "../../src/domain/calls/call-control.js";
+import type { LiveCall, LiveCallsView } from "../../src/domain/calls/live-calls.js";
 import { expireIdempotencyKeys } from "../../src/domain/idempotency.js";
-import type { LiveCall, LiveCallsView } from "../../src/domain/live-calls.js";
 import { insertUser, sipUser } from "../integration/helpers.js";
 import { addToPool, assignFromPool, orgKey, seedUser, type TestOrg } from "./dids-fixtures.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import { recordedUniqueid } from "../../src/domain/call-recordings.js";
+import { recordedUniqueid } from "../../src/domain/calls/call-recordings.js";
 import type { AmiMessage } from "../../src/engine/ami-connection.js";
 import { callFixtures, ORG_A, ORG_B, rewriteOrgs } from "../calls/fixture-events.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";

@@ -4,7 +4,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import type { LiveCallsView } from "../../src/domain/live-calls.js";
+import type { LiveCallsView } from "../../src/domain/calls/live-calls.js";
 import { callFixtures, ORG_A, ORG_B, rewriteOrgs } from "../calls/fixture-events.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";
 

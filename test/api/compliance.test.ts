@@ -8,7 +8,7 @@ import { sql } from "kysely";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { StoreBuilds } from "../../src/deploy/store-builds.js";
-import { API_KEY_PERMISSIONS } from "../../src/domain/permissions.js";
+import { API_KEY_PERMISSIONS } from "../../src/domain/access/permissions.js";
 import { insertCallRecord } from "../../src/store/call-record-repository.js";
 import { bearer, expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";
 import { startIdentityProvider, type TestIdentityProvider } from "./identity-provider.js";

@@ -4,8 +4,8 @@
 import { createHmac } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "../../src/domain/permissions.js";
-import { sealWithKey } from "../../src/domain/webhook-service.js";
+import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "../../src/domain/access/permissions.js";
+import { sealWithKey } from "../../src/domain/webhooks/webhook-service.js";
 import { foldIntoCall, insertCallRecord } from "../../src/store/call-record-repository.js";
 import type { NewCallRecordRow } from "../../src/store/call-tables.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compileGateway } from "../../src/compiler/index.js";
-import { tunnelStatus, type WgShow } from "../../src/domain/customer-tunnels.js";
+import { tunnelStatus, type WgShow } from "../../src/domain/orgs/customer-tunnels.js";
 import { parseCidr, parseEndpoint, parseWgDump } from "../../src/model/wireguard.js";
 import { loadGatewayState } from "../../src/store/load-gateway-state.js";
 import { addToPool, adminHeaders, assignFromPool, orgKey } from "./dids-fixtures.js";

@@ -4,10 +4,10 @@
 // targets.
 import * as assert from "uvu/assert";
 import type { DomainDeps } from "../../src/domain/deps.js";
-import { createIvr } from "../../src/domain/ivrs.js";
 import { noDeploys } from "../../src/domain/ports.js";
-import { createQueue } from "../../src/domain/queues.js";
-import { createUser } from "../../src/domain/users.js";
+import { createIvr } from "../../src/domain/routing/ivrs.js";
+import { createQueue } from "../../src/domain/routing/queues.js";
+import { createUser } from "../../src/domain/users/users.js";
 import type { Ivr, Queue, User } from "../../src/model/org-state.js";
 import { createIvrRepository } from "../../src/store/ivr-repository.js";
 import { createQueueRepository } from "../../src/store/queue-repository.js";

@@ -4,7 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compileOrg } from "../../src/compiler/index.js";
-import { SENTINEL_MESSAGE } from "../../src/domain/dids.js";
+import { SENTINEL_MESSAGE } from "../../src/domain/routing/dids.js";
 import { loadOrgState } from "../../src/store/load-org-state.js";
 import { orgKey, seedIvr, seedQueue, seedUser, type TestOrg } from "./dids-fixtures.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";

@@ -4,7 +4,7 @@ import { gzipSync } from "node:zlib";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compileOrg } from "../../src/compiler/index.js";
-import { GREETING_BUSY } from "../../src/domain/speech.js";
+import { GREETING_BUSY } from "../../src/domain/media/speech.js";
 import { OrgSettings, Queue } from "../../src/model/org-state.js";
 import { loadOrgState } from "../../src/store/load-org-state.js";
 import type { PcmAudio, SpeechEngine } from "../../src/tts/index.js";

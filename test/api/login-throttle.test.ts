@@ -6,12 +6,12 @@ import { request } from "node:http";
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { Unauthorized } from "../../src/domain/errors.js";
 import {
   LOGIN_THROTTLE,
   type LockoutLogger,
   withLoginThrottle,
-} from "../../src/domain/login-throttle.js";
+} from "../../src/domain/access/login-throttle.js";
+import { Unauthorized } from "../../src/domain/errors.js";
 import { freshStore } from "../store/helpers.js";
 import { ADMIN_PASSWORD, startTestApp, type TestApp } from "./helpers.js";
 

@@ -3,8 +3,8 @@
 // and the messages they queue with a ticket.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { purgeOrg, setRetention } from "../../src/domain/retention.js";
-import { openTicketForCall } from "../../src/domain/tickets.js";
+import { purgeOrg, setRetention } from "../../src/domain/compliance/retention.js";
+import { openTicketForCall } from "../../src/domain/tickets/tickets.js";
 import { createTicketRepository } from "../../src/store/ticket-repository.js";
 import { expectError, rowsOf, startTestApp, type TestApp } from "./helpers.js";
 

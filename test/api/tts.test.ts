@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { parseByteRange } from "../../src/domain/ivr-audio-range.js";
+import { parseByteRange } from "../../src/domain/routing/ivr-audio-range.js";
 import { createSpeechEngine, type SpeechEngine } from "../../src/tts/index.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";
 import { fakeSpeechEngine, listFiles, readWavHeader } from "./ivrs-helpers.js";

@@ -3,7 +3,7 @@
 // all-or-nothing batch, bot extensions, tenant isolation, concurrency, and the compiled result.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { listUsers } from "../../src/domain/users.js";
+import { listUsers } from "../../src/domain/users/users.js";
 import { sipDigest } from "../../src/model/secrets.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { expectError, INTERNAL_KEY, startTestApp, type TestApp } from "./helpers.js";

@@ -72,7 +72,8 @@ const RULES: Rule[] = [
         "gateway options (PBX_ENVIRONMENT, PBX_STAGING_ENDPOINT); src/deploy is issue-25b's this session",
       "deploy/progress.ts": "PBX_PROGRESS for the deploy progress lines; src/deploy is issue-25b's",
       "tts/select-engine.ts": "PBX_TTS_ENGINE: to move into config.ts",
-      "domain/gitops.ts": "PBX_DATA_DIR default of the store-less commands: to move into config.ts",
+      "domain/config/gitops.ts":
+        "PBX_DATA_DIR default of the store-less commands: to move into config.ts",
       "cli/commands/status.ts": "PBX_DATA_DIR default: to move into config.ts",
       "cli/commands/rollback.ts": "PBX_ASTERISK_DIR presence check: to move into config.ts",
       "cli/commands/intake/serve.ts": "PBX_INTAKE_PORT, PBX_API_URL: to move into config.ts",

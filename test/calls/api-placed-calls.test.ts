@@ -7,7 +7,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import { callCounts, callHistory, callJourney } from "../../src/domain/calls.js";
+import { callCounts, callHistory, callJourney } from "../../src/domain/calls/calls.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 import { addWebhook, testContext } from "../webhooks/helpers.js";

@@ -4,8 +4,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startCallTracking } from "../../src/api/call-tracking.js";
-import { holdCall, unholdCall } from "../../src/domain/call-control.js";
-import type { LiveCall } from "../../src/domain/live-calls.js";
+import { holdCall, unholdCall } from "../../src/domain/calls/call-control.js";
+import type { LiveCall } from "../../src/domain/calls/live-calls.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { freshStore } from "../store/helpers.js";
 

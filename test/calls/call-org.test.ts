@@ -2,8 +2,12 @@
 // channel — and nothing wider (the past defect matched every org's AI-outbound calls).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { OrgDirectory, type OrgMarker, RefreshingOrgDirectory } from "../../src/domain/call-org.js";
-import { LiveCalls } from "../../src/domain/live-calls.js";
+import {
+  OrgDirectory,
+  type OrgMarker,
+  RefreshingOrgDirectory,
+} from "../../src/domain/calls/call-org.js";
+import { LiveCalls } from "../../src/domain/calls/live-calls.js";
 
 const A = "aaaaaaaa-0000-4000-8000-000000000001";
 const B = "bbbbbbbb-0000-4000-8000-000000000002";

@@ -4,7 +4,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import { callWebhooksOf, engineTime } from "../../src/domain/call-webhooks.js";
+import { callWebhooksOf, engineTime } from "../../src/domain/calls/call-webhooks.js";
 import type { JourneyEvent } from "../../src/engine/call-events.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { freshStore, insertOrg } from "../store/helpers.js";

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { type ControlAction, refusalError } from "../../src/domain/engine-refusals.js";
+import { type ControlAction, refusalError } from "../../src/domain/calls/engine-refusals.js";
 import { isDomainError } from "../../src/domain/errors.js";
 import { type ActionAnswer, CALL_CONTROL_FILE } from "../../src/engine/testing/ami-transcript.js";
 

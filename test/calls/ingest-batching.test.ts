@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import type { EngineCallInput, IngestResult } from "../../src/domain/call-ingest.js";
+import type { EngineCallInput, IngestResult } from "../../src/domain/calls/call-ingest.js";
 import type { AmiMessage } from "../../src/engine/ami-connection.js";
 import type { Db } from "../../src/store/database.js";
 import { storeDialect } from "../../src/store/dialect.js";

@@ -4,7 +4,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import { callHistory, callJourney } from "../../src/domain/calls.js";
+import { callHistory, callJourney } from "../../src/domain/calls/calls.js";
 import type { Db } from "../../src/store/database.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 import { callFixtures, cdrEvents, ORG_A, ORG_B } from "./fixture-events.js";

@@ -8,8 +8,8 @@ import * as assert from "uvu/assert";
 import CompliancePurge, {
   type CompliancePurgeResult,
 } from "../../src/cli/commands/compliance/purge.js";
-import { openDataStore } from "../../src/domain/gitops.js";
-import { setRetention } from "../../src/domain/retention.js";
+import { setRetention } from "../../src/domain/compliance/retention.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
 import { storePerTest } from "./test-store.js";

@@ -10,7 +10,11 @@ import { Kysely, PostgresDialect } from "kysely";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import DbBackup from "../../src/cli/commands/db/backup.js";
-import { backupStore, DATA_DIR_SECRETS, StoreBackupError } from "../../src/domain/store-backup.js";
+import {
+  backupStore,
+  DATA_DIR_SECRETS,
+  StoreBackupError,
+} from "../../src/domain/operations/store-backup.js";
 import type { Database } from "../../src/store/schema.js";
 import { type Rig, startRig } from "../integration/helpers.js";
 import { runCommand } from "./run-command.js";

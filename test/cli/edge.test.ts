@@ -11,7 +11,7 @@ import EdgeApply from "../../src/cli/commands/edge/apply.js";
 import EdgeInit, { type EdgeInitResult } from "../../src/cli/commands/edge/init.js";
 import NodesAdd from "../../src/cli/commands/nodes/add.js";
 import NodesPin from "../../src/cli/commands/nodes/pin.js";
-import { openDataStore } from "../../src/domain/gitops.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
 import { insertDid } from "../integration/helpers.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";

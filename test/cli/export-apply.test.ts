@@ -10,7 +10,7 @@ import { parse, stringify } from "yaml";
 import Apply from "../../src/cli/commands/apply.js";
 import Export from "../../src/cli/commands/export.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
-import { openDataStore } from "../../src/domain/gitops.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
 import { loadOrgPaths } from "../../src/model/files.js";
 import { sipDigest } from "../../src/model/secrets.js";
 import { createDidRepository } from "../../src/store/did-repository.js";

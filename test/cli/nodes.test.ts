@@ -11,7 +11,7 @@ import NodesList, { type NodesListResult } from "../../src/cli/commands/nodes/li
 import NodesPin, { type NodesPinResult } from "../../src/cli/commands/nodes/pin.js";
 import NodesRemove from "../../src/cli/commands/nodes/remove.js";
 import NodesUpdate from "../../src/cli/commands/nodes/update.js";
-import { openDataStore } from "../../src/domain/gitops.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
 import { decrypt } from "../../src/domain/secrets.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";

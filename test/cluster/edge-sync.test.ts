@@ -13,8 +13,8 @@ import {
   edgeStatus,
   servedOrgStates,
 } from "../../src/deploy/edge-sync.js";
-import { createEngineNode } from "../../src/domain/engine-nodes.js";
-import { pinOrg } from "../../src/domain/placement.js";
+import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
+import { pinOrg } from "../../src/domain/nodes/placement.js";
 import { orgKey } from "../api/dids-fixtures.js";
 import { startTestApp, type TestApp } from "../api/helpers.js";
 import { startFakeEdge } from "../deploy/fake-edge.js";

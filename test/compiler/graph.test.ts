@@ -7,7 +7,7 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { buildCallGraph, toDot, toMermaid } from "../../src/compiler/call-graph.js";
-import { callFlowSvg } from "../../src/domain/call-flow.js";
+import { callFlowSvg } from "../../src/domain/routing/call-flow.js";
 import { loadOrgSources } from "../../src/model/files.js";
 import type { OrgState } from "../../src/model/org-state.js";
 import { expectGoldenText, FIXTURES } from "./golden.js";

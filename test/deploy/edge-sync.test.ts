@@ -12,7 +12,7 @@ import { type RunningServer, startServer } from "../../src/api/server.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { loadConfig } from "../../src/config.js";
 import { EDGE_SYNC_ROLE, EdgeSync, edgeStatus } from "../../src/deploy/edge-sync.js";
-import { createEngineNode } from "../../src/domain/engine-nodes.js";
+import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
 import { LeaseLostError } from "../../src/replica/roles.js";
 import { createEdgeSyncRepository } from "../../src/store/edge-sync-repository.js";
 import { type CommandOutput, runCommand } from "../cli/run-command.js";

@@ -1,8 +1,8 @@
-// The ingest's batching queue (src/domain/batch-queue.ts): a batch starts when enough items wait
+// The ingest's batching queue (src/domain/calls/batch-queue.ts): a batch starts when enough items wait
 // or when the oldest has waited its delay on the injected timers, one batch at a time, in order.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { BatchQueue } from "../../src/domain/batch-queue.js";
+import { BatchQueue } from "../../src/domain/calls/batch-queue.js";
 import { FakeClock } from "../deploy/helpers.js";
 
 /** A queue whose batches are recorded; `release()` lets the batch being handled finish. */

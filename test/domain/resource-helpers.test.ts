@@ -3,8 +3,8 @@
 // an extension collision.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { changeOrgConfig } from "../../src/domain/config-change.js";
-import { assertValidAt } from "../../src/domain/config-validation.js";
+import { changeOrgConfig } from "../../src/domain/config/config-change.js";
+import { assertValidAt } from "../../src/domain/config/config-validation.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "../../src/domain/errors.js";
 import { ownRow } from "../../src/domain/tenant-rows.js";
 import { defaultOf, orDefault, withDefaults } from "../../src/model/defaults.js";

@@ -510,7 +510,7 @@ test("the engine's answers to the call-control actions are those the fast suite'
       Account: acme.id,
       Async: "true",
     }),
-    // Refusals the API maps to documented errors (src/domain/engine-refusals.ts): a route the
+    // Refusals the API maps to documented errors (src/domain/calls/engine-refusals.ts): a route the
     // engine has not loaded, and a channel name it cannot dial.
     await ask("no such extension", {
       Action: "Originate",

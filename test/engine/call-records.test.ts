@@ -4,8 +4,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import { hangupCall } from "../../src/domain/call-control.js";
-import { callHistory, callJourney } from "../../src/domain/calls.js";
+import { hangupCall } from "../../src/domain/calls/call-control.js";
+import { callHistory, callJourney } from "../../src/domain/calls/calls.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js";
 import type { Db } from "../../src/store/database.js";

@@ -137,7 +137,7 @@ export interface Scenario {
   place(ami: AmiConnection, tools?: ScenarioTools): Promise<void>;
 }
 
-/** The AMI Originate the API's click-to-call and AI originate send (src/domain/call-origination.ts). */
+/** The AMI Originate the API's click-to-call and AI originate send (src/domain/calls/call-origination.ts). */
 function apiOriginate(first: string, then: { context: string; exten: string }, user: string) {
   const id = `pbx-${user}0000000-0000-4000-8000-000000000001`;
   return {

@@ -4,8 +4,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
-import { openCallRecording } from "../../src/domain/call-recordings.js";
-import { callHistory } from "../../src/domain/calls.js";
+import { openCallRecording } from "../../src/domain/calls/call-recordings.js";
+import { callHistory } from "../../src/domain/calls/calls.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js";
 import { createDispatcher, type WebhookDispatcher } from "../../src/webhooks/dispatcher.js";

@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import { syntheticOrg } from "../../bench/synthetic-org.js";
 import { type RunningServer, startServer } from "../../src/api/server.js";
 import { loadConfig } from "../../src/config.js";
-import { applyOrgState } from "../../src/domain/apply.js";
+import { applyOrgState } from "../../src/domain/config/apply.js";
 import { AMI_MAX_LINE_BYTES } from "../../src/engine/ami-connection.js";
 import { createAmiTarget } from "../../src/engine/ami-target.js";
 import type { EngineTarget } from "../../src/engine/target.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { emitEvent } from "../../src/domain/webhook-events.js";
+import { emitEvent } from "../../src/domain/webhooks/webhook-events.js";
 import { type Db, openStore } from "../../src/store/database.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import { insertOrg } from "../store/helpers.js";

@@ -278,4 +278,71 @@ test("a node's deployer takes and closes only the requests of orgs placed on it"
   }
 });
 
+test("a warm standby: the org's request is pending for its primary and its standby until both deployed", async () => {
+  const store = await freshStore();
+  const at = new Date(T0).toISOString();
+  const a = "aaaaaaaa-4444-4444-8444-44444444444a";
+  try {
+    await insertOrg(store.db, a, "A", "org_A_");
+    for (const node of ["n1", "n2", "n3"]) {
+      await insertEngineNode(store.db, {
+        id: node,
+        name: node,
+        ami_host: "127.0.0.1",
+        ami_port: 5038,
+        ami_username: "pbxctl",
+        ami_secret_sealed: "sealed",
+        sip_address: "127.0.0.1",
+        capacity: 10,
+        state: "active",
+        created_at: at,
+        updated_at: at,
+      });
+    }
+    await savePlacement(store.db, {
+      org_id: a,
+      node_id: "n1",
+      standby_node_id: "n2",
+      pinned: 1,
+      placed_at: at,
+    });
+    const requests = createDeployRequestRepository(store.db);
+    await requests.request(a, "r1", at);
+    const pendingOn = async (node: string) => (await requests.pending(node)).map((r) => r.orgId);
+    assert.equal(await pendingOn("n1"), [a]);
+    assert.equal(await pendingOn("n2"), [a], "the standby deploys the org too");
+    assert.equal(await pendingOn("n3"), [], "a third node never sees it");
+
+    // The primary's deploy (possibly on another replica than the standby's) closes it for the
+    // primary only: the standby's deployer still finds it at its next poll.
+    const n1 = new SharedDeploys({ db: store.db, replicaId: "r1", nodeId: "n1" });
+    await n1.buildStarting(a);
+    await n1.deployed(a, true);
+    assert.equal(await pendingOn("n1"), []);
+    assert.equal(await pendingOn("n2"), [a], "not lost to the standby");
+    assert.ok(await requests.isPending(a), "the org's request is open while a node owes it");
+    const n2 = new SharedDeploys({ db: store.db, replicaId: "r2", nodeId: "n2" });
+    await n2.buildStarting(a);
+    await n2.deployed(a, true);
+    assert.equal(await pendingOn("n2"), []);
+    assert.not.ok(await requests.isPending(a), "closed once both nodes deployed it");
+
+    // A save after the standby is cleared is the primary's alone again.
+    await savePlacement(store.db, {
+      org_id: a,
+      node_id: "n1",
+      standby_node_id: null,
+      pinned: 1,
+      placed_at: at,
+    });
+    await requests.request(a, "r1", at);
+    assert.equal(await pendingOn("n2"), []);
+    await n1.buildStarting(a);
+    await n1.deployed(a, true);
+    assert.not.ok(await requests.isPending(a));
+  } finally {
+    await store.close();
+  }
+});
+
 test.run();

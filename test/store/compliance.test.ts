@@ -4,9 +4,9 @@
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { actorOf, csvField, recordAudit, redact } from "../../src/domain/audit-log.js";
-import { setRetention } from "../../src/domain/retention.js";
-import { startRetentionScheduler } from "../../src/domain/retention-scheduler.js";
+import { actorOf, csvField, recordAudit, redact } from "../../src/domain/compliance/audit-log.js";
+import { setRetention } from "../../src/domain/compliance/retention.js";
+import { startRetentionScheduler } from "../../src/domain/compliance/retention-scheduler.js";
 import { purgeAuditBefore } from "../../src/store/audit-log-repository.js";
 import { freshStore, insertOrg } from "./helpers.js";
 

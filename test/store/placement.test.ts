@@ -5,10 +5,10 @@
 import { randomBytes } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createEngineNode } from "../../src/domain/engine-nodes.js";
 import { Conflict } from "../../src/domain/errors.js";
-import { createOrganizationRecord } from "../../src/domain/org-creation.js";
-import { leastLoadedNode, NO_NODE_WITH_ROOM } from "../../src/domain/placement.js";
+import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
+import { leastLoadedNode, NO_NODE_WITH_ROOM } from "../../src/domain/nodes/placement.js";
+import { createOrganizationRecord } from "../../src/domain/orgs/org-creation.js";
 import type { EngineNodeRow } from "../../src/store/engine-node-repository.js";
 import { nodeLoads } from "../../src/store/engine-node-repository.js";
 import { freshStore } from "./helpers.js";

@@ -7,7 +7,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
 import DbCopy, { type DbCopyResult } from "../../src/cli/commands/db/copy.js";
-import { openTicketForCall } from "../../src/domain/tickets.js";
+import { openTicketForCall } from "../../src/domain/tickets/tickets.js";
 import { addToPool, adminHeaders, assignFromPool, orgKey } from "../api/dids-fixtures.js";
 import { startTestApp, type TestApp } from "../api/helpers.js";
 import { callFixtures, ORG_A, ORG_B, rewriteOrgs } from "../calls/fixture-events.js";

@@ -4,7 +4,7 @@
 // org_id}`, retries through the outbox, and the provider key that is never readable back.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { openTicketForCall } from "../../src/domain/tickets.js";
+import { openTicketForCall } from "../../src/domain/tickets/tickets.js";
 import { createMessageDispatcher } from "../../src/tickets/messaging.js";
 import { bearer, expectError, INTERNAL_KEY, startTestApp, type TestApp } from "../api/helpers.js";
 import { FakeTime, startReceiver } from "./helpers.js";

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { emitEvent } from "../../src/domain/webhook-events.js";
+import { emitEvent } from "../../src/domain/webhooks/webhook-events.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient } from "../../src/webhooks/http-client.js";

@@ -4,8 +4,8 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { emitEvent } from "../../src/domain/webhook-events.js";
-import { getWebhook, listDeliveries, updateWebhook } from "../../src/domain/webhooks.js";
+import { emitEvent } from "../../src/domain/webhooks/webhook-events.js";
+import { getWebhook, listDeliveries, updateWebhook } from "../../src/domain/webhooks/webhooks.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import {
   addWebhook,

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Timers } from "../../src/clock.js";
-import { emitEvent } from "../../src/domain/webhook-events.js";
+import { emitEvent } from "../../src/domain/webhooks/webhook-events.js";
 import type { Db } from "../../src/store/database.js";
 import { storeDialect } from "../../src/store/dialect.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";

@@ -12,7 +12,7 @@ import {
   createWebhook,
   type WebhookContext,
   type WebhookInput,
-} from "../../src/domain/webhooks.js";
+} from "../../src/domain/webhooks/webhooks.js";
 import { type Db, openStoreHandle } from "../../src/store/database.js";
 import { up } from "../../src/store/migrations/0701-webhooks.js";
 import { up as upReplicaCoordination } from "../../src/store/migrations/2901-replica-coordination.js";

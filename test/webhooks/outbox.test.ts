@@ -3,7 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DomainError } from "../../src/domain/errors.js";
-import { emitEvent, simulateCallEvent } from "../../src/domain/webhook-events.js";
+import { emitEvent, simulateCallEvent } from "../../src/domain/webhooks/webhook-events.js";
 import {
   deleteWebhook,
   getWebhook,
@@ -12,7 +12,7 @@ import {
   replayDelivery,
   testWebhook,
   updateWebhook,
-} from "../../src/domain/webhooks.js";
+} from "../../src/domain/webhooks/webhooks.js";
 import { createDeliveryRepository } from "../../src/store/webhook-delivery-repository.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
 import { createNodeHttpClient } from "../../src/webhooks/http-client.js";

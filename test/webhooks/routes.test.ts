@@ -5,7 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { buildOpenApiDocument } from "../../src/api/openapi.js";
 import { allRoutes } from "../../src/api/routes/index.js";
-import { sealWithKey } from "../../src/domain/webhook-service.js";
+import { sealWithKey } from "../../src/domain/webhooks/webhook-service.js";
 import { createDispatcher } from "../../src/webhooks/dispatcher.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { createNodeHttpClient } from "../../src/webhooks/http-client.js";

@@ -2,7 +2,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { DomainError } from "../../src/domain/errors.js";
-import { checkWebhookUrl, parseWebhookEvents } from "../../src/domain/webhook-rules.js";
+import { checkWebhookUrl, parseWebhookEvents } from "../../src/domain/webhooks/webhook-rules.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { nextRetryDelayMs, parseRetryAfter } from "../../src/webhooks/retry.js";
 import { maskSecret, standardWebhooksKey } from "../../src/webhooks/secrets.js";

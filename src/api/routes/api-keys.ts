@@ -1,7 +1,12 @@
 // Granular per-org API keys (`/api-keys`).
 import { Type } from "@sinclair/typebox";
-import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from "../../domain/api-keys.js";
-import { API_KEY_PERMISSIONS } from "../../domain/permissions.js";
+import {
+  createApiKey,
+  getApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from "../../domain/access/api-keys.js";
+import { API_KEY_PERMISSIONS } from "../../domain/access/permissions.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

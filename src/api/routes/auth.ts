@@ -5,21 +5,25 @@ import {
   loginAdmin,
   loginWithOrgKey,
   orgTokenForService,
-} from "../../domain/authentication.js";
+} from "../../domain/access/authentication.js";
 import {
   adminAttempt,
   identityTokenAttempt,
   LOGIN_THROTTLE,
   orgKeyAttempt,
   withLoginThrottle,
-} from "../../domain/login-throttle.js";
+} from "../../domain/access/login-throttle.js";
+import {
+  API_KEY_PERMISSIONS,
+  ROLE_ONLY_PERMISSIONS,
+  ROLES,
+} from "../../domain/access/permissions.js";
+import { userLogin } from "../../domain/access/user-login.js";
 import {
   adminRegenerateSecret,
   readCredentials,
   regenerateOwnSecret,
-} from "../../domain/organizations.js";
-import { API_KEY_PERMISSIONS, ROLE_ONLY_PERMISSIONS, ROLES } from "../../domain/permissions.js";
-import { userLogin } from "../../domain/user-login.js";
+} from "../../domain/orgs/organizations.js";
 import { actorName, orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { IdParams, Nullable, TokenResponse, UuidString } from "../schemas.js";

@@ -7,7 +7,7 @@ import {
   ownOrgCallFlowSvg,
   simulateOwnOrgCall,
   simulationInstant,
-} from "../../domain/call-flow.js";
+} from "../../domain/routing/call-flow.js";
 import { ISO_INSTANT } from "../../model/time-conditions.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

@@ -1,5 +1,5 @@
 // Call listings (`/calls`, SPEC.md §4.5): the org's calls with live ones marked, the history
-// (one call per linkedid), counts and a call's journey. Thin: src/domain/calls.ts holds the
+// (one call per linkedid), counts and a call's journey. Thin: src/domain/calls/calls.ts holds the
 // rules; each route needs its `calls.*` permission for `ak_` keys and user roles.
 import { type TSchema, Type } from "@sinclair/typebox";
 import {
@@ -8,16 +8,16 @@ import {
   TRANSFER_TARGET,
   transferCall,
   unholdCall,
-} from "../../domain/call-control.js";
-import { clickToCall, originateToAi } from "../../domain/call-origination.js";
-import { openCallRecording, RECORDING_NOT_FOUND } from "../../domain/call-recordings.js";
+} from "../../domain/calls/call-control.js";
+import { clickToCall, originateToAi } from "../../domain/calls/call-origination.js";
+import { openCallRecording, RECORDING_NOT_FOUND } from "../../domain/calls/call-recordings.js";
 import {
   CALL_FILTER_PATTERNS,
   callCounts,
   callHistory,
   callJourney,
   listOrgCalls,
-} from "../../domain/calls.js";
+} from "../../domain/calls/calls.js";
 import { CALL_DIRECTIONS, CALL_DISPOSITIONS } from "../../model/call-outcomes.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
@@ -188,7 +188,7 @@ const transferDeps = (deps: AppDeps) => ({
   orgState: (orgId: string) => loadOrgState(deps.db, orgId),
 });
 
-/** The 502 every call-control operation may answer (src/domain/engine-refusals.ts). */
+/** The 502 every call-control operation may answer (src/domain/calls/engine-refusals.ts). */
 const ENGINE_REFUSED = {
   description:
     "`The engine refused <Action>: <the engine's message>`: Asterisk refused the action for a reason no other status describes",

@@ -1,18 +1,28 @@
 // Compliance (`/compliance/*`, SPEC.md §4.8: org + RBAC): the audit log, retention policies and
 // recording consent. Who: org-wide credentials (org key, org JWT, internal key + org_id) and
 // platform users whose role holds `compliance.read` / `compliance.write` (owner, admin). `ak_`
-// keys never do: the two permissions are role-only (src/domain/permissions.ts), as an `ak_` key
+// keys never do: the two permissions are role-only (src/domain/access/permissions.ts), as an `ak_` key
 // is handed to integrations and the audit log shows every change of the org.
 import { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
-import { ACTOR_KINDS, type AuditFilter, auditExport, listAudit } from "../../domain/audit-log.js";
+import {
+  ACTOR_KINDS,
+  type AuditFilter,
+  auditExport,
+  listAudit,
+} from "../../domain/compliance/audit-log.js";
 import {
   createConsentRecord,
   deleteConsentRecord,
   getConsentRecord,
   listConsentRecords,
-} from "../../domain/consent.js";
-import { getRetention, purgeOrg, RETENTION_DAYS, setRetention } from "../../domain/retention.js";
+} from "../../domain/compliance/consent.js";
+import {
+  getRetention,
+  purgeOrg,
+  RETENTION_DAYS,
+  setRetention,
+} from "../../domain/compliance/retention.js";
 import { E164_PATTERN, RECORDING_CONSENT } from "../../model/consent.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { PageOf } from "../pagination.js";

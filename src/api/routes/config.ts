@@ -1,12 +1,12 @@
 // Configuration management (SPEC.md §4.2): deploy, reload and status of the caller's org, and the
-// admin's gateway regeneration. Handlers are thin; src/domain/config-deploy.ts has the rules.
+// admin's gateway regeneration. Handlers are thin; src/domain/config/config-deploy.ts has the rules.
 import { Type } from "@sinclair/typebox";
 import {
   deployOwnConfig,
   ownConfigStatus,
   regenerateGateway,
   reloadOwnConfig,
-} from "../../domain/config-deploy.js";
+} from "../../domain/config/config-deploy.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { Nullable } from "../schemas.js";

@@ -3,6 +3,8 @@
 // to delete, `crm.assign` to set a record's owner and `crm.customize` to define custom fields.
 // A record's calls are call data too: they also need `calls.read`.
 import { type TSchema, Type } from "@sinclair/typebox";
+import type { Permission } from "../../domain/access/permissions.js";
+import type { OrgPrincipal } from "../../domain/access/principal.js";
 import {
   type CrmKind,
   type CrmListQuery,
@@ -15,17 +17,15 @@ import {
   getRecord,
   listRecords,
   updateRecord,
-} from "../../domain/crm.js";
+} from "../../domain/crm/crm.js";
 import {
   createField,
   deleteField,
   getField,
   listFields,
   updateField,
-} from "../../domain/crm-fields.js";
+} from "../../domain/crm/crm-fields.js";
 import { Forbidden } from "../../domain/errors.js";
-import type { Permission } from "../../domain/permissions.js";
-import type { OrgPrincipal } from "../../domain/principal.js";
 import {
   CRM_TAG,
   CrmClient,

@@ -10,7 +10,7 @@ import {
   listTunnels,
   tunnelConfig,
   updateTunnel,
-} from "../../domain/customer-tunnels.js";
+} from "../../domain/orgs/customer-tunnels.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { WG_CIDR, WG_ENDPOINT, WG_INTERFACE } from "../../model/wireguard.js";
 import { orgCaller } from "../principals.js";

@@ -15,7 +15,7 @@ import {
   rejectDidRequest,
   requestPoolDid,
   setDefaultDid,
-} from "../../domain/did-pool.js";
+} from "../../domain/routing/did-pool.js";
 import { POOL_STATUSES } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";

@@ -2,8 +2,8 @@
 // Who: any org credential reads; changes need `org.manage` (org key, org JWT, internal key, or a
 // user JWT with the owner or admin role).
 import { Type } from "@sinclair/typebox";
-import { releaseDid } from "../../domain/did-pool.js";
-import { createDid, getDid, listDids, routeDid } from "../../domain/dids.js";
+import { releaseDid } from "../../domain/routing/did-pool.js";
+import { createDid, getDid, listDids, routeDid } from "../../domain/routing/dids.js";
 import { DID_ROUTING_TYPES, Did, ONE_LINE, POOL_STATUSES } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

@@ -10,8 +10,8 @@ import {
   getEngineNode,
   listEngineNodes,
   updateEngineNode,
-} from "../../domain/engine-nodes.js";
-import { getPlacement, pinOrg } from "../../domain/placement.js";
+} from "../../domain/nodes/engine-nodes.js";
+import { getPlacement, pinOrg } from "../../domain/nodes/placement.js";
 import { EngineNodeFields } from "../../model/engine-node.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";

@@ -3,6 +3,12 @@
 // `IVR not found` on every route (SPEC.md §1 rule 2).
 import { type TSchema, Type } from "@sinclair/typebox";
 import {
+  GREETING_BUSY,
+  GREETING_NOT_GENERATED,
+  generateIvrGreeting,
+  openIvrGreeting,
+} from "../../domain/media/speech.js";
+import {
   createIvr,
   deleteIvr,
   getIvr,
@@ -11,13 +17,7 @@ import {
   publishIvr,
   replaceIvrMenu,
   updateIvr,
-} from "../../domain/ivrs.js";
-import {
-  GREETING_BUSY,
-  GREETING_NOT_GENERATED,
-  generateIvrGreeting,
-  openIvrGreeting,
-} from "../../domain/speech.js";
+} from "../../domain/routing/ivrs.js";
 import {
   ACTION_TYPES,
   boundsOf,

@@ -13,7 +13,7 @@ import {
   type MediaKind,
   readMedia,
   uploadMedia,
-} from "../../domain/media.js";
+} from "../../domain/media/media.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, type RouteDefinition, reply } from "../registry.js";
 import { assertIdentityEncoding } from "../request-body.js";

@@ -1,7 +1,16 @@
 // Platform users of an org (`/org-users`): people with a role.
 import { Type } from "@sinclair/typebox";
-import { addOrgUser, listOrgUsers, removeOrgUser, updateOrgUser } from "../../domain/org-users.js";
-import { API_KEY_PERMISSIONS, ROLE_ONLY_PERMISSIONS, ROLES } from "../../domain/permissions.js";
+import {
+  API_KEY_PERMISSIONS,
+  ROLE_ONLY_PERMISSIONS,
+  ROLES,
+} from "../../domain/access/permissions.js";
+import {
+  addOrgUser,
+  listOrgUsers,
+  removeOrgUser,
+  updateOrgUser,
+} from "../../domain/users/org-users.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

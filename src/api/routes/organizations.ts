@@ -1,6 +1,6 @@
 // Organizations (SPEC.md §4.2) and the org request/approval flow (§3).
 import { Type } from "@sinclair/typebox";
-import { regenerateOrganization } from "../../domain/config-deploy.js";
+import { regenerateOrganization } from "../../domain/config/config-deploy.js";
 import {
   adminUpdateOrganization,
   approveRequest,
@@ -13,7 +13,7 @@ import {
   rejectRequest,
   requestOrganization,
   updateOwnOrganization,
-} from "../../domain/organizations.js";
+} from "../../domain/orgs/organizations.js";
 import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings, Slug } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

@@ -8,7 +8,7 @@ import {
   getOutboundRoute,
   listOutboundRoutes,
   updateOutboundRoute,
-} from "../../domain/outbound-routes.js";
+} from "../../domain/routing/outbound-routes.js";
 import { boundsOf, OutboundRoute } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

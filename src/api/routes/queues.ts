@@ -10,7 +10,7 @@ import {
   removeQueueMember,
   updateQueue,
   updateQueueMember,
-} from "../../domain/queues.js";
+} from "../../domain/routing/queues.js";
 import { QueueMember as MemberModel, Queue as QueueModel } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

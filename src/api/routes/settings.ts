@@ -2,7 +2,7 @@
 // Who: any org credential reads; changes need `org.manage` (org key, org JWT, internal key, or a
 // user JWT with the owner or admin role).
 import { Type } from "@sinclair/typebox";
-import { getSettings, updateSettings } from "../../domain/settings.js";
+import { getSettings, updateSettings } from "../../domain/orgs/settings.js";
 import { OrgSettings } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";

@@ -1,6 +1,6 @@
 // Ticket alerts (`/orgs/{orgId}/ticket-alerts`) and the WhatsApp admin (`/admin/whatsapp/*`:
 // provider settings, message templates, a test send). Thin: the rules live in
-// src/domain/ticket-alerts.ts and src/domain/ticket-messaging.ts.
+// src/domain/tickets/ticket-alerts.ts and src/domain/tickets/ticket-messaging.ts.
 
 import { Type } from "@sinclair/typebox";
 import {
@@ -10,7 +10,7 @@ import {
   getTicketAlert,
   listTicketAlerts,
   updateTicketAlert,
-} from "../../domain/ticket-alerts.js";
+} from "../../domain/tickets/ticket-alerts.js";
 import {
   createTemplate,
   deleteTemplate,
@@ -21,8 +21,8 @@ import {
   TEMPLATE_CATEGORIES,
   testSend,
   updateTemplate,
-} from "../../domain/ticket-messaging.js";
-import { TICKET_PRIORITIES, TICKET_SOURCES } from "../../domain/tickets.js";
+} from "../../domain/tickets/ticket-messaging.js";
+import { TICKET_PRIORITIES, TICKET_SOURCES } from "../../domain/tickets/tickets.js";
 import { createHttpPost } from "../../http-post.js";
 import type { AppDeps } from "../deps.js";
 import { orgCaller } from "../principals.js";

@@ -1,13 +1,13 @@
 // Auto-created tickets (`/tickets`, SPEC.md §2 "Ticket", §4.7) and the internal settings of the
 // ticket messages (provider key, per-org messaging config; `X-Internal-Key` only). Thin: the
-// rules live in src/domain/tickets.ts and src/domain/ticket-messaging.ts.
+// rules live in src/domain/tickets/tickets.ts and src/domain/tickets/ticket-messaging.ts.
 import { Type } from "@sinclair/typebox";
 import {
   messagingConfig,
   providerSettings,
   saveMessagingConfig,
   saveProviderSettings,
-} from "../../domain/ticket-messaging.js";
+} from "../../domain/tickets/ticket-messaging.js";
 import {
   actorOf,
   getTicket,
@@ -16,7 +16,7 @@ import {
   TICKET_SOURCES,
   TICKET_STATUSES,
   updateTicket,
-} from "../../domain/tickets.js";
+} from "../../domain/tickets/tickets.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import type { AppDeps } from "../deps.js";
 import { DEFAULT_PAGE_SIZE, PageOf } from "../pagination.js";

@@ -9,7 +9,7 @@ import {
   getTimeCondition,
   listTimeConditions,
   updateTimeCondition,
-} from "../../domain/time-conditions.js";
+} from "../../domain/routing/time-conditions.js";
 import { TimeCondition } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

@@ -9,7 +9,7 @@ import {
   getTrunk,
   listTrunks,
   updateTrunk,
-} from "../../domain/trunks.js";
+} from "../../domain/routing/trunks.js";
 import { boundsOf, PRINTABLE_ASCII, Trunk } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

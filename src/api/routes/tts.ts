@@ -1,7 +1,7 @@
 // Text to speech for editors (`/tts/*`, SPEC.md §4.4): the static voice catalogue and previews.
 // A preview answers WAV bytes and writes nothing to disk.
 import { Type } from "@sinclair/typebox";
-import { listVoices, previewSpeech } from "../../domain/speech.js";
+import { listVoices, previewSpeech } from "../../domain/media/speech.js";
 import { PREVIEW_MAX_CHARS, VoiceCatalogueSchema } from "../../tts/index.js";
 import { defineRoute, reply } from "../registry.js";
 import { Nullable } from "../schemas.js";

@@ -13,7 +13,7 @@ import {
   regenerateSipPassword,
   type UserInput,
   updateUser,
-} from "../../domain/users.js";
+} from "../../domain/users/users.js";
 import { PRINTABLE_ASCII, User as UserModel } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";

@@ -1,8 +1,8 @@
 // Webhooks (`/webhooks`, SPEC.md §4.6) and the simulated call of `POST /test/call-event`. Thin:
-// the rules live in src/domain/webhooks.ts.
+// the rules live in src/domain/webhooks/webhooks.ts.
 import { Type } from "@sinclair/typebox";
-import { SIMULATED_CALL_EVENTS, simulateCallEvent } from "../../domain/webhook-events.js";
-import { webhookContext } from "../../domain/webhook-service.js";
+import { SIMULATED_CALL_EVENTS, simulateCallEvent } from "../../domain/webhooks/webhook-events.js";
+import { webhookContext } from "../../domain/webhooks/webhook-service.js";
 import {
   createWebhook,
   deleteWebhook,
@@ -12,7 +12,7 @@ import {
   replayDelivery,
   testWebhook,
   updateWebhook,
-} from "../../domain/webhooks.js";
+} from "../../domain/webhooks/webhooks.js";
 import {
   deliveryBodySchema,
   ENGINE_EVENT_DATA,

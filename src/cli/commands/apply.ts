@@ -1,9 +1,12 @@
 import { Args, Flags } from "@oclif/core";
 import { systemClock } from "../../clock.js";
 import { webhookAllowPrivateFrom } from "../../config.js";
-import type { Change } from "../../domain/apply.js";
-import { applyAuditRun } from "../../domain/apply-audit.js";
-import type { AppliedOrgDeploy, deployAppliedToEngine } from "../../domain/engine-deploys.js";
+import type { Change } from "../../domain/config/apply.js";
+import { applyAuditRun } from "../../domain/config/apply-audit.js";
+import type {
+  AppliedOrgDeploy,
+  deployAppliedToEngine,
+} from "../../domain/config/engine-deploys.js";
 import {
   type ApplyFailure,
   applyOrgFiles,
@@ -11,7 +14,7 @@ import {
   NoStoreError,
   openDataStore,
   orgFilesChangedSince,
-} from "../../domain/gitops.js";
+} from "../../domain/config/gitops.js";
 import {
   ENGINE_KINDS,
   EngineConfigError,
@@ -168,7 +171,7 @@ export default class Apply extends PbxCommand {
     let deployed: Awaited<ReturnType<typeof deployAppliedToEngine>>;
     try {
       // Loaded only to deploy: `--dry-run` and `--no-deploy` never load the deployer and engines.
-      const { deployAppliedToEngine } = await import("../../domain/engine-deploys.js");
+      const { deployAppliedToEngine } = await import("../../domain/config/engine-deploys.js");
       deployed = await deployAppliedToEngine(store, process.env, engineKind, outcome.orgs);
     } catch (error) {
       if (error instanceof EngineConfigError) throw new CommandFailure(error.message);

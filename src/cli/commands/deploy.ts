@@ -11,7 +11,7 @@ import {
   EngineDirOwnedError,
   gitopsEngineDir,
   openFilesDeployer,
-} from "../../domain/engine-deploys.js";
+} from "../../domain/config/engine-deploys.js";
 import { ENGINE_KINDS, EngineConfigError, EngineUnavailableError } from "../../engine/index.js";
 import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";

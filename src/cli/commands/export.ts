@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Flags } from "@oclif/core";
+import { exportOrg } from "../../domain/config/export.js";
 import { isDomainError } from "../../domain/errors.js";
-import { exportOrg } from "../../domain/export.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { openExistingStore } from "../lib/existing-store.js";
 

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { Args, Flags } from "@oclif/core";
 import { buildCallGraph, toDot, toMermaid } from "../../compiler/call-graph.js";
-import { renderDotSvg } from "../../domain/call-flow.js";
+import { renderDotSvg } from "../../domain/routing/call-flow.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { loadOrgStates, orgSourceFlags } from "../lib/org-source.js";
 

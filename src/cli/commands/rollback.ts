@@ -7,8 +7,8 @@ import {
   gitopsEngineDir,
   rollbackOrg,
   UnknownOrgError,
-} from "../../domain/engine-deploys.js";
-import { NoStoreError } from "../../domain/gitops.js";
+} from "../../domain/config/engine-deploys.js";
+import { NoStoreError } from "../../domain/config/gitops.js";
 import { ENGINE_KINDS, EngineConfigError, EngineUnavailableError } from "../../engine/index.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";

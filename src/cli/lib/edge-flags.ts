@@ -9,7 +9,7 @@ import {
 } from "../../compiler/edge/index.js";
 import type { CompileResult } from "../../compiler/index.js";
 import { DEFAULT_EDGE_RPC_PORT } from "../../config.js";
-import { edgeStateFromStore } from "../../domain/edge.js";
+import { edgeStateFromStore } from "../../domain/nodes/edge.js";
 import { CommandFailure } from "./base-command.js";
 import { withNodeStore } from "./node-store.js";
 

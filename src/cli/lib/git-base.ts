@@ -3,7 +3,7 @@
 // them); the others are the same on both sides. Four git processes whatever the change.
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { catFiles, git, gitNames } from "../../domain/git.js";
+import { catFiles, git, gitNames } from "../../domain/config/git.js";
 import { type OrgSource, orgFilePaths } from "../../model/org-file-paths.js";
 import { CommandFailure } from "./base-command.js";
 

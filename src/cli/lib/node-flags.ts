@@ -3,7 +3,7 @@
 // the process list.
 import { readFileSync } from "node:fs";
 import { Args, Flags } from "@oclif/core";
-import type { EngineNodeInput } from "../../domain/engine-nodes.js";
+import type { EngineNodeInput } from "../../domain/nodes/engine-nodes.js";
 import { NODE_STATES } from "../../model/engine-node.js";
 import { CommandFailure } from "./base-command.js";
 

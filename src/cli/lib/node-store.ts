@@ -2,8 +2,8 @@
 // (an AMI secret is sealed under it) and the wall clock, a domain refusal as a one-line failure.
 import { Flags } from "@oclif/core";
 import { systemClock } from "../../clock.js";
-import type { NodeDeps } from "../../domain/engine-nodes.js";
 import { isDomainError } from "../../domain/errors.js";
+import type { NodeDeps } from "../../domain/nodes/engine-nodes.js";
 import { CommandFailure } from "./base-command.js";
 import { openExistingStore } from "./existing-store.js";
 

@@ -1,8 +1,8 @@
 // Where a call-flow command (simulate, graph) reads an org from: org files, or the store with
 // --org. Commands declare `orgSourceFlags` and call `loadOrgStates`.
 import { Flags } from "@oclif/core";
-import { storedOrgState } from "../../domain/call-flow.js";
 import { isDomainError } from "../../domain/errors.js";
+import { storedOrgState } from "../../domain/routing/call-flow.js";
 import type { LoadResult } from "../../model/files.js";
 import type { OrgState } from "../../model/org-state.js";
 import { CommandFailure } from "./base-command.js";

@@ -1,8 +1,8 @@
 // The store of --data-dir and one org of it (id or slug) for a command that reads the server's
 // data, with the two ways that fails (no store, no such org) as one-line CommandFailures.
 
+import { findOrgId } from "../../domain/config/export.js";
 import { isDomainError } from "../../domain/errors.js";
-import { findOrgId } from "../../domain/export.js";
 import type { Db } from "../../store/database.js";
 import { CommandFailure } from "./base-command.js";
 import { openExistingStore } from "./existing-store.js";

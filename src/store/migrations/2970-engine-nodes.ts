@@ -1,7 +1,7 @@
 // Engine nodes and placement (issue 25): the Asterisk nodes an install deploys to, and the node
 // each org lives on. With no node row the install has one implicit engine (PBX_AMI_*) and no
 // placement rows, as before this migration; once a node exists every org has exactly one
-// placement row (its primary node, optionally a standby), kept by src/domain/placement.ts.
+// placement row (its primary node, optionally a standby), kept by src/domain/nodes/placement.ts.
 // The AMI secret is sealed (AES-256-GCM under the server key, like trunk passwords in org keys)
 // and never read back by the API.
 import type { Kysely } from "kysely";

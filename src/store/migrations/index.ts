@@ -39,6 +39,7 @@ import * as nodeDeploys from "./2980-node-deploys.js";
 import * as callNodes from "./2981-call-nodes.js";
 import * as aorSupportPath from "./2990-aor-support-path.js";
 import * as edgeSync from "./2991-edge-sync.js";
+import * as nodeDeployRequests from "./2995-node-deploy-requests.js";
 import * as timeConditions from "./3010-time-conditions.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
@@ -77,5 +78,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2981-call-nodes", callNodes],
   ["2990-aor-support-path", aorSupportPath],
   ["2991-edge-sync", edgeSync],
+  ["2995-node-deploy-requests", nodeDeployRequests],
   ["3010-time-conditions", timeConditions],
 ];

@@ -1,7 +1,7 @@
 import { Flags } from "@oclif/core";
-import { noEngineEventsHint } from "../../../domain/call-tail.js";
-import { CALL_FILTER_PATTERNS, type CallView, callHistory } from "../../../domain/calls.js";
-import type { LiveCallsView } from "../../../domain/live-calls.js";
+import { noEngineEventsHint } from "../../../domain/calls/call-tail.js";
+import { CALL_FILTER_PATTERNS, type CallView, callHistory } from "../../../domain/calls/calls.js";
+import type { LiveCallsView } from "../../../domain/calls/live-calls.js";
 import { PAGE_LIMITS } from "../../../domain/page-window.js";
 import { CALL_DIRECTIONS, CALL_DISPOSITIONS } from "../../../model/call-outcomes.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";

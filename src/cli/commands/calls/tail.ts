@@ -4,7 +4,7 @@ import {
   formatTailedEvent,
   noEngineEventsHint,
   tailCallEvents,
-} from "../../../domain/call-tail.js";
+} from "../../../domain/calls/call-tail.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { withStoredOrg } from "../../lib/stored-org.js";
 

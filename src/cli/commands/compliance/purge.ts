@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { Flags } from "@oclif/core";
 import { systemClock } from "../../../clock.js";
-import { auditPurge, type PurgeReport, purgeAll, purgeOrg } from "../../../domain/retention.js";
+import {
+  auditPurge,
+  type PurgeReport,
+  purgeAll,
+  purgeOrg,
+} from "../../../domain/compliance/retention.js";
 import { resolveEnginePaths } from "../../../engine/paths.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { withStoredOrg } from "../../lib/stored-org.js";

@@ -4,7 +4,7 @@ import {
   DATA_DIR_SECRETS,
   StoreBackupError,
   type StoreBackupResult,
-} from "../../../domain/store-backup.js";
+} from "../../../domain/operations/store-backup.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 import { openExistingStore } from "../../lib/existing-store.js";
 

@@ -4,7 +4,7 @@ import {
   copySqliteToPostgres,
   StoreCopyError,
   type TableCopy,
-} from "../../../domain/store-moves.js";
+} from "../../../domain/operations/store-moves.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 
 export interface DbCopyResult {

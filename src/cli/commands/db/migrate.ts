@@ -1,6 +1,6 @@
 import { Flags } from "@oclif/core";
 import { dataDirStore } from "../../../config.js";
-import { migrateStore } from "../../../domain/store-moves.js";
+import { migrateStore } from "../../../domain/operations/store-moves.js";
 import { PbxCommand } from "../../lib/base-command.js";
 
 export interface DbMigrateResult {

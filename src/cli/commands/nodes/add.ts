@@ -1,5 +1,5 @@
 import { Flags } from "@oclif/core";
-import { createEngineNode, type EngineNodeView } from "../../../domain/engine-nodes.js";
+import { createEngineNode, type EngineNodeView } from "../../../domain/nodes/engine-nodes.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 import { nodeArg, nodeFieldFlags, nodeInputOf } from "../../lib/node-flags.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";

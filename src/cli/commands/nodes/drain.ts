@@ -1,4 +1,4 @@
-import { drainEngineNode, type EngineNodeView } from "../../../domain/engine-nodes.js";
+import { drainEngineNode, type EngineNodeView } from "../../../domain/nodes/engine-nodes.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { nodeArg } from "../../lib/node-flags.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";

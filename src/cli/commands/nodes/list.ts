@@ -1,4 +1,4 @@
-import { type EngineNodeView, listEngineNodes } from "../../../domain/engine-nodes.js";
+import { type EngineNodeView, listEngineNodes } from "../../../domain/nodes/engine-nodes.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";
 

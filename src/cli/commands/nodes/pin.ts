@@ -1,6 +1,6 @@
 import { Args, Flags } from "@oclif/core";
-import { findOrgId } from "../../../domain/export.js";
-import { type PlacementView, pinOrg } from "../../../domain/placement.js";
+import { findOrgId } from "../../../domain/config/export.js";
+import { type PlacementView, pinOrg } from "../../../domain/nodes/placement.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";
 

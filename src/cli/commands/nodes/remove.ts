@@ -1,4 +1,4 @@
-import { deleteEngineNode } from "../../../domain/engine-nodes.js";
+import { deleteEngineNode } from "../../../domain/nodes/engine-nodes.js";
 import { PbxCommand } from "../../lib/base-command.js";
 import { nodeArg } from "../../lib/node-flags.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";

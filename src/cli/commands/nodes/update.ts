@@ -1,5 +1,5 @@
 import { Flags } from "@oclif/core";
-import { type EngineNodeView, updateEngineNode } from "../../../domain/engine-nodes.js";
+import { type EngineNodeView, updateEngineNode } from "../../../domain/nodes/engine-nodes.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 import { nodeArg, nodeFieldFlags, nodeInputOf } from "../../lib/node-flags.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";

@@ -1,0 +1,41 @@
+// A call's recording for download (SPEC.md §1 rule 4, §4.5): found through the org's own
+// record, and opened at a path built only from validated ids, never from the stored text.
+import { join } from "node:path";
+import { recordingFileOf } from "../../store/call-recording-lookup.js";
+import type { Db } from "../../store/database.js";
+import { NotFound } from "../errors.js";
+import { openSizedFile, type SizedFile } from "../open-file.js";
+
+export const RECORDING_NOT_FOUND = "Recording not found";
+
+/** An engine unique id as the dialplan writes it into the recording's name. */
+const UNIQUEID = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,149}$/;
+
+/**
+ * The uniqueid of a recording name `<orgId>/<uniqueid>.wav` of this org, or null for any other
+ * shape (another org's folder, a path, a name the dialplan does not write).
+ */
+export function recordedUniqueid(orgId: string, recordingFile: string): string | null {
+  const prefix = `${orgId}/`;
+  if (!recordingFile.startsWith(prefix) || !recordingFile.endsWith(".wav")) return null;
+  const uniqueid = recordingFile.slice(prefix.length, -".wav".length);
+  return UNIQUEID.test(uniqueid) ? uniqueid : null;
+}
+
+/**
+ * Opens the recording of the org's call (linkedid) or leg (uniqueid) `callId`. 404 `Recording
+ * not found` when the org has no such call, the call was not recorded, or the file is gone.
+ */
+export async function openCallRecording(
+  deps: { db: Db; recordingsDir: string },
+  orgId: string,
+  callId: string,
+): Promise<SizedFile> {
+  const stored = await recordingFileOf(deps.db, orgId, callId);
+  const uniqueid = stored === null ? null : recordedUniqueid(orgId, stored);
+  if (uniqueid === null) throw new NotFound(RECORDING_NOT_FOUND);
+  return openSizedFile(
+    join(deps.recordingsDir, orgId, `${uniqueid}.wav`),
+    () => new NotFound(RECORDING_NOT_FOUND),
+  );
+}

@@ -1,0 +1,79 @@
+// Creating an organization row, the one way: `POST /organizations`, an org request
+// (`POST /organizations/requests`) and `pbxctl apply` of a new org file all come here. An org
+// gets its credentials at birth: the org key (kept sealed under the server key, so an admin can
+// read it back) and a secret stored only as a hash. Once engine nodes exist it is placed on one
+// in the same transaction (src/domain/nodes/placement.ts): an org that finds no room is not created.
+import { randomUUID } from "node:crypto";
+import { withDefaults } from "../../model/defaults.js";
+import { defaultContextPrefix } from "../../model/fill.js";
+import { type OrgInfo, OrgSettings } from "../../model/org-state.js";
+import type { Db } from "../../store/database.js";
+import type { OrgPlacementRow } from "../../store/engine-node-repository.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import type { OrganizationRow } from "../../store/schema.js";
+import { placeNewOrg } from "../nodes/placement.js";
+import { digest, encrypt, hashSecret, newToken } from "../secrets.js";
+
+/** Context prefix of an org: `org_<id>_` (SPEC.md §1). */
+export const contextPrefixOf = defaultContextPrefix;
+
+export interface NewOrganization {
+  /** Absent: a fresh UUID. */
+  id?: string;
+  name: string;
+  slug: string | null;
+  type?: string;
+  status: string;
+  /** Absent: `org_<id>_`. */
+  contextPrefix?: string;
+  /** Omitted settings take the model's defaults. */
+  settings?: Partial<OrgInfo["settings"]>;
+  /** An org asked for by a signed-in person (`pending` until an admin decides). */
+  request?: { status: string; requestedBy: string };
+}
+
+/** The new org's row and its credentials, which exist in plain only in this answer. */
+export interface CreatedOrganization {
+  row: OrganizationRow;
+  apiKey: string;
+  apiSecret: string;
+  /** Its engine node; null when no node is defined (the implicit engine). */
+  placement: OrgPlacementRow | null;
+}
+
+/** Inserts the org (in the caller's transaction when `db` is one). */
+export async function createOrganizationRecord(
+  db: Db,
+  org: NewOrganization,
+  options: { serverKey: Buffer; now: string },
+): Promise<CreatedOrganization> {
+  const id = org.id ?? randomUUID();
+  const apiKey = newToken("org_");
+  const apiSecret = newToken("");
+  const settings = withDefaults(OrgSettings, org.settings ?? {});
+  const insert = async (trx: Db) => {
+    const row = await createOrganizationRepository(trx).insert({
+      id,
+      name: org.name,
+      slug: org.slug,
+      type: org.type ?? "production",
+      status: org.status,
+      context_prefix: org.contextPrefix ?? contextPrefixOf(id),
+      recording_enabled: settings.recording_enabled ? 1 : 0,
+      max_concurrent_calls: settings.max_concurrent_calls,
+      api_key_digest: digest(apiKey),
+      api_key_encrypted: encrypt(apiKey, options.serverKey),
+      api_secret_hash: hashSecret(apiSecret),
+      request_status: org.request?.status ?? null,
+      requested_by_email: org.request?.requestedBy ?? null,
+      decided_at: null,
+      created_at: options.now,
+      updated_at: options.now,
+    });
+    return { row, placement: await placeNewOrg(trx, id, options.now) };
+  };
+  const { row, placement } = db.isTransaction
+    ? await insert(db)
+    : await db.transaction().execute(insert);
+  return { row, apiKey, apiSecret, placement };
+}

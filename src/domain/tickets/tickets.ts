@@ -1,0 +1,334 @@
+// Auto-created tickets (SPEC.md §2 "Ticket", §4.7): the org's list, one ticket, a change by a
+// person (status, priority, assignee, note) kept in the ticket's history, and the two writes the
+// intake makes — a new ticket, or the repeat caller's open ticket raised to `urgent`. A new or
+// escalated ticket queues its messages (provider message, workflow trigger, alerts) in the same
+// transaction, so a crash never loses one and a rolled-back ticket never sends one.
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../clock.js";
+import type { Db } from "../../store/database.js";
+import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
+import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
+import {
+  createTicketRepository,
+  type TicketChange,
+  type TicketFilters,
+} from "../../store/ticket-repository.js";
+import type {
+  TicketHistoryRow,
+  TicketPriority,
+  TicketRow,
+  TicketSource,
+  TicketStatus,
+} from "../../store/ticket-tables.js";
+import type { OrgPrincipal } from "../access/principal.js";
+import { ownRow } from "../tenant-rows.js";
+
+export const TICKET_SOURCES = ["missed_call", "queue_timeout", "bot_dropped"] as const;
+export const TICKET_PRIORITIES = ["high", "urgent"] as const;
+export const TICKET_STATUSES = ["open", "in_progress", "closed"] as const;
+
+const NOT_FOUND = "Ticket not found";
+
+/** The provider template a WhatsApp alert is sent with: ticket id, source, priority, caller. */
+export const ALERT_TEMPLATE = "ticket_alert";
+
+export interface TicketView {
+  id: string;
+  ticket_id: string;
+  org_id: string;
+  source: TicketSource;
+  priority: TicketPriority;
+  status: TicketStatus;
+  phone: string;
+  channel_id: string;
+  linkedid: string;
+  assignee: string | null;
+  note: string | null;
+  timestamp: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TicketHistoryView {
+  at: string;
+  actor: string;
+  action: string;
+  changes: Record<string, { from: unknown; to: unknown }>;
+}
+
+function view(row: TicketRow): TicketView {
+  return {
+    id: row.id,
+    ticket_id: row.id,
+    org_id: row.org_id,
+    source: row.source,
+    priority: row.priority,
+    status: row.status,
+    phone: row.phone,
+    channel_id: row.channel_id,
+    linkedid: row.linkedid,
+    assignee: row.assignee,
+    note: row.note,
+    timestamp: row.created_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function historyView(row: TicketHistoryRow): TicketHistoryView {
+  return {
+    at: row.at,
+    actor: row.actor,
+    action: row.action,
+    changes: JSON.parse(row.changes) as TicketHistoryView["changes"],
+  };
+}
+
+interface TicketDeps {
+  db: Db;
+  clock: Clock;
+}
+
+/** One page of the org's tickets, newest first, with the total. */
+export async function listTickets(
+  deps: TicketDeps,
+  orgId: string,
+  filters: TicketFilters,
+  page: { limit: number; offset: number },
+): Promise<{ rows: TicketView[]; total: number }> {
+  const found = await createTicketRepository(deps.db).list(orgId, filters, page);
+  return { rows: found.rows.map(view), total: found.total };
+}
+
+/** The org's ticket with its history; another org's is 403 `Access denied`. */
+export async function getTicket(
+  deps: TicketDeps,
+  orgId: string,
+  id: string,
+): Promise<TicketView & { history: TicketHistoryView[] }> {
+  const tickets = createTicketRepository(deps.db);
+  const row = ownRow(await tickets.findById(id), orgId, NOT_FOUND);
+  return { ...view(row), history: (await tickets.historyOf(id)).map(historyView) };
+}
+
+/** Who a history entry names for a change made through the API. */
+export function actorOf(principal: OrgPrincipal): string {
+  if (principal.via === "api_key") return `api_key:${principal.apiKeyId ?? "?"}`;
+  if (principal.via === "user_jwt") return `user:${principal.userId ?? "?"}`;
+  return principal.via;
+}
+
+/** Changes the fields given; the history records each field that changed, from and to. */
+export async function updateTicket(
+  deps: TicketDeps,
+  orgId: string,
+  id: string,
+  change: TicketChange,
+  actor: string,
+): Promise<TicketView & { history: TicketHistoryView[] }> {
+  await deps.db.transaction().execute(async (trx) => {
+    const tickets = createTicketRepository(trx);
+    const row = ownRow(await tickets.findById(id), orgId, NOT_FOUND);
+    const changes: Record<string, { from: unknown; to: unknown }> = {};
+    const applied: TicketChange = {};
+    for (const field of ["status", "priority", "assignee", "note"] as const) {
+      const to = change[field];
+      if (to === undefined || to === row[field]) continue;
+      changes[field] = { from: row[field], to };
+      (applied as Record<string, unknown>)[field] = to;
+    }
+    if (Object.keys(changes).length === 0) return;
+    const at = deps.clock().toISOString();
+    await tickets.update(id, applied, at);
+    await tickets.addHistory({
+      ticket_id: id,
+      at,
+      actor,
+      action: "updated",
+      changes: JSON.stringify(changes),
+    });
+  });
+  return getTicket(deps, orgId, id);
+}
+
+/** A call the intake decided deserves a ticket. */
+export interface TicketWorthyCall {
+  orgId: string;
+  source: TicketSource;
+  phone: string;
+  channelId: string;
+  linkedid: string;
+}
+
+export type OpenOutcome =
+  | { outcome: "created"; ticket: TicketView }
+  | { outcome: "repeat_caller"; ticket: TicketView };
+
+/**
+ * SPEC.md §4.7: a new `high` ticket for the call, or, when the caller's number already has a
+ * ticket that is not closed, that ticket raised to `urgent` and no new one. One transaction with
+ * the messages it queues.
+ */
+export async function openTicketForCall(
+  deps: TicketDeps,
+  call: TicketWorthyCall,
+): Promise<OpenOutcome> {
+  return deps.db.transaction().execute(async (trx) => {
+    const tickets = createTicketRepository(trx);
+    const at = deps.clock().toISOString();
+    const open = await tickets.findOpenByPhone(call.orgId, call.phone);
+    if (open) {
+      if (open.priority !== "urgent") {
+        await tickets.update(open.id, { priority: "urgent" }, at);
+      }
+      await tickets.addHistory({
+        ticket_id: open.id,
+        at,
+        actor: "intake",
+        action: "escalated",
+        changes: JSON.stringify({
+          priority: { from: open.priority, to: "urgent" },
+          repeat_call: { from: null, to: call.linkedid },
+        }),
+      });
+      const ticket = view({ ...open, priority: "urgent", updated_at: at });
+      if (open.priority !== "urgent") await queueAlerts(trx, ticket, at);
+      return { outcome: "repeat_caller" as const, ticket };
+    }
+    const row: TicketRow = {
+      id: randomUUID(),
+      org_id: call.orgId,
+      source: call.source,
+      priority: "high",
+      status: "open",
+      phone: call.phone,
+      channel_id: call.channelId,
+      linkedid: call.linkedid,
+      assignee: null,
+      note: null,
+      created_at: at,
+      updated_at: at,
+    };
+    await tickets.insert(row);
+    await tickets.addHistory({
+      ticket_id: row.id,
+      at,
+      actor: "intake",
+      action: "created",
+      changes: JSON.stringify({
+        status: { from: null, to: "open" },
+        priority: { from: null, to: "high" },
+      }),
+    });
+    const ticket = view(row);
+    await queueTicketOpened(trx, ticket, at);
+    await queueAlerts(trx, ticket, at);
+    return { outcome: "created" as const, ticket };
+  });
+}
+
+/** Digits only: the `to` of a provider message (the Cloud API takes the number without `+`). */
+export function messagingNumber(phone: string): string {
+  return phone.replace(/\D/g, "");
+}
+
+/** The exact body of a WhatsApp Business Cloud API template message. */
+export function providerMessageBody(
+  to: string,
+  template: { name: string; language: string },
+  parameters: readonly string[],
+): string {
+  return JSON.stringify({
+    messaging_product: "whatsapp",
+    recipient_type: "individual",
+    to: messagingNumber(to),
+    type: "template",
+    template: {
+      name: template.name,
+      language: { code: template.language },
+      components: [
+        { type: "body", parameters: parameters.map((text) => ({ type: "text", text })) },
+      ],
+    },
+  });
+}
+
+/** The exact body of the open-status workflow trigger (SPEC.md §4.7). */
+export function workflowBody(ticket: TicketView): string {
+  return JSON.stringify({
+    phone: ticket.phone,
+    source: ticket.source,
+    ticket_id: ticket.id,
+    timestamp: ticket.timestamp,
+    org_id: ticket.org_id,
+  });
+}
+
+// The ticket-opened message to the caller, and the workflow when the org's config names one.
+async function queueTicketOpened(trx: Db, ticket: TicketView, at: string): Promise<void> {
+  const messages = createTicketMessageRepository(trx);
+  const config = await messages.config(ticket.org_id);
+  if (config?.enabled !== 1) return;
+  await messages.enqueue({
+    id: randomUUID(),
+    org_id: ticket.org_id,
+    ticket_id: ticket.id,
+    kind: "provider",
+    target_url: null,
+    body: providerMessageBody(
+      ticket.phone,
+      { name: config.template_name, language: config.language },
+      [ticket.id],
+    ),
+    at,
+  });
+  if (config.workflow_url) {
+    await messages.enqueue({
+      id: randomUUID(),
+      org_id: ticket.org_id,
+      ticket_id: ticket.id,
+      kind: "workflow",
+      target_url: config.workflow_url,
+      body: workflowBody(ticket),
+      at,
+    });
+  }
+}
+
+// The org's active alerts whose sources and priorities take this ticket.
+async function queueAlerts(trx: Db, ticket: TicketView, at: string): Promise<void> {
+  const alerts = await createTicketAlertRepository(trx).listOf(ticket.org_id);
+  const messages = createTicketMessageRepository(trx);
+  const config = await messages.config(ticket.org_id);
+  for (const alert of alerts) {
+    if (alert.active !== 1) continue;
+    const sources = JSON.parse(alert.sources) as string[];
+    const priorities = JSON.parse(alert.priorities) as string[];
+    if (!sources.includes(ticket.source) || !priorities.includes(ticket.priority)) continue;
+    if (alert.channel === "webhook") {
+      await messages.enqueue({
+        id: randomUUID(),
+        org_id: ticket.org_id,
+        ticket_id: ticket.id,
+        kind: "workflow",
+        target_url: alert.recipient,
+        body: JSON.stringify({ alert_id: alert.id, event: "ticket.alert", ticket }),
+        at,
+      });
+    } else {
+      await messages.enqueue({
+        id: randomUUID(),
+        org_id: ticket.org_id,
+        ticket_id: ticket.id,
+        kind: "provider",
+        target_url: null,
+        body: providerMessageBody(
+          alert.recipient,
+          { name: ALERT_TEMPLATE, language: config?.language ?? "en_US" },
+          [ticket.id, ticket.source, ticket.priority, ticket.phone],
+        ),
+        at,
+      });
+    }
+  }
+}
