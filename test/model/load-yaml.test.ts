@@ -266,11 +266,11 @@ test("time_conditions: strict fields, hostile values and the schedule's own rule
     "    closed_destination_type: hangup", // 22
   ]);
   assert.equal(out, [
-    'orgs/acme.yaml:7:5 time_conditions[0].colour: unknown field "colour"',
     "orgs/acme.yaml:6:16 time_conditions[0].time_zone: must be an IANA time zone name, such as Europe/London",
-    "orgs/acme.yaml:9:25 time_conditions[0].ranges[0].days[1]: must be one of: mon, tue, wed, thu, fri, sat, sun",
-    "orgs/acme.yaml:9:41 time_conditions[0].ranges[0].start: must be a time of day, HH:MM (00:00 to 24:00)",
-    "orgs/acme.yaml:9:54 time_conditions[0].ranges[0].end: must be a time of day, HH:MM (00:00 to 24:00)",
+    'orgs/acme.yaml:7:5 time_conditions[0].colour: unknown field "colour"',
+    "orgs/acme.yaml:9:23 time_conditions[0].ranges[0].days[1]: must be one of: mon, tue, wed, thu, fri, sat, sun",
+    "orgs/acme.yaml:9:39 time_conditions[0].ranges[0].start: must be a time of day, HH:MM (00:00 to 24:00)",
+    "orgs/acme.yaml:9:52 time_conditions[0].ranges[0].end: must be a time of day, HH:MM (00:00 to 24:00)",
     "orgs/acme.yaml:11:23 time_conditions[0].exceptions[0].start_date: must be a date, YYYY-MM-DD",
     "orgs/acme.yaml:14:11 time_conditions[1].name: must be lowercase letters, digits, _ and -, at most 28",
   ]);
