@@ -7,6 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compileOrg } from "../../src/compiler/index.js";
 import { loadOrgState } from "../../src/store/load-org-state.js";
+import { assertDocumented, outboxRows } from "../calls/outbox-rows.js";
 import { orgKey, type TestOrg } from "./dids-fixtures.js";
 import { expectError, startTestApp, type TestApp } from "./helpers.js";
 
@@ -231,6 +232,44 @@ test("DIDs, IVR options and queue timeouts route to a schedule; it cannot be del
   await call(acme, "DELETE", `/ivrs/${ivr.body.id}`);
   await call(acme, "DELETE", `/queues/${queue.body.id}`);
   assert.is((await call(acme, "DELETE", `/time-conditions/${tc.id}`)).status, 204);
+});
+
+test("time_condition.* webhook events are written with the change, documented; a refused change writes none", async () => {
+  app.pbx.deps.config.webhookAllowPrivate = true;
+  try {
+    const hook = await call(beta, "POST", "/webhooks", {
+      url: "http://127.0.0.1:9/hook",
+      events: ["time_condition.created", "time_condition.updated", "time_condition.deleted"],
+    });
+    assert.is(hook.status, 201, hook.text);
+  } finally {
+    app.pbx.deps.config.webhookAllowPrivate = false;
+  }
+  const body = {
+    name: "hooked",
+    time_zone: "Asia/Kolkata",
+    open_destination_type: "hangup",
+    closed_destination_type: "hangup",
+  };
+  const tc = (await call(beta, "POST", "/time-conditions", body)).body;
+  const refused = await call(beta, "PUT", `/time-conditions/${tc.id}`, {
+    time_zone: "Mars/Olympus",
+  });
+  assert.is(refused.status, 400);
+  await call(beta, "PUT", `/time-conditions/${tc.id}`, { description: "night line" });
+  assert.is((await call(beta, "DELETE", `/time-conditions/${tc.id}`)).status, 204);
+  const rows = await outboxRows(app.db, beta.id);
+  assert.equal(
+    rows.map(([event]) => event),
+    ["time_condition.created", "time_condition.updated", "time_condition.deleted"],
+  );
+  assertDocumented(rows);
+  const [created, updated, deleted] = rows.map(
+    ([, data]) => data.time_condition as { id: string; description: string },
+  );
+  assert.is(created!.id, tc.id);
+  assert.is(updated!.description, "night line");
+  assert.is(deleted!.description, "night line", "what it was");
 });
 
 test("pagination: limit and offset over the names' order", async () => {

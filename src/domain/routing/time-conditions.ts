@@ -1,8 +1,8 @@
 // Time conditions of an org (`/time-conditions`, issue 27 item 6): named business-hours
 // schedules a DID, an IVR option or a queue timeout routes to. A schedule holds no extension;
 // it is referred to by name, so a rename or a delete is refused while something routes to it.
-// Every change: validate the org as it would be after it, write in one transaction, schedule the
-// deploy.
+// Every change: validate the org as it would be after it, write in one transaction with its
+// `time_condition.*` webhook event, schedule the deploy.
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { type OrgState, TimeCondition } from "../../model/org-state.js";
@@ -15,6 +15,7 @@ import { assertBreaksNothingElse, assertValidAt } from "../config/config-validat
 import type { DomainDeps } from "../deps.js";
 import { Conflict, NotFound } from "../errors.js";
 import { ownRow } from "../tenant-rows.js";
+import { emitEvent } from "../webhooks/webhook-events.js";
 
 export const TIME_CONDITION_NOT_FOUND = "Time condition not found";
 
@@ -119,7 +120,16 @@ export async function createTimeCondition(
     assertNameFree(state, tc);
     state.time_conditions.push(tc);
     assertValidAt(state, `time_conditions[${state.time_conditions.length - 1}]`);
-    return createTimeConditionRepository(trx, deps.clock).insert(orgId, tc);
+    const created = await createTimeConditionRepository(trx, deps.clock).insert(orgId, tc);
+    await emitEvent(
+      trx,
+      orgId,
+      "time_condition.created",
+      { time_condition: created },
+      trx,
+      deps.clock,
+    );
+    return created;
   });
 }
 
@@ -147,6 +157,14 @@ export async function updateTimeCondition(
       `Cannot change time condition '${current.name}'`,
     );
     await createTimeConditionRepository(trx, deps.clock).replace(id, next);
+    await emitEvent(
+      trx,
+      orgId,
+      "time_condition.updated",
+      { time_condition: next },
+      trx,
+      deps.clock,
+    );
     return next;
   });
 }
@@ -163,5 +181,6 @@ export async function deleteTimeCondition(
     after.time_conditions = after.time_conditions.filter((t) => t.id !== id);
     assertBreaksNothingElse(before, after, null, `Cannot delete time condition '${tc.name}'`);
     await createTimeConditionRepository(trx, deps.clock).delete(id);
+    await emitEvent(trx, orgId, "time_condition.deleted", { time_condition: tc }, trx, deps.clock);
   });
 }
