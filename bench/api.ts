@@ -1,21 +1,26 @@
 // npm run bench:api [-- --runs 5 --duration 10 --only startup|throughput|metrics]
+//                    [--round 2 --pin --compare <other built checkout>]   (throughput)
 // TARGETS.md bench:api, every figure measured in this run and repeated `--runs` times (medians
 // printed, each run's figure and the load average beside them):
 //  - start-up: `pbxctl --help`; `pbxctl serve` from spawn to the first 200 on /health on a fresh
 //    data directory, with the server's CPU time at that moment; idle RSS;
-//  - authenticated GET /users (50 users) with autocannon, 100 connections, against a bare Koa
-//    JSON handler serving the same body (the floor), each server in its own process, the two
-//    loaded alternately so each run's ratio sees one machine load;
+//  - authenticated GET /users (50 users) with autocannon, 100 connections, against two floors
+//    serving the same body (bench/api-floors.ts: bare Koa, TARGETS.md's floor, and raw
+//    node:http), each server in its own process, in `--runs` short interleaved rounds of
+//    `--round` seconds per server so each round's ratio sees one machine load; `--pin` puts the
+//    servers on CPU 1 and the load generator on CPU 0; `--compare DIR` adds the serve of another
+//    built checkout (before and after in one run);
 //  - the cost of the metrics: the same GET /users on the server with and without its Prometheus
 //    instrumentation (startServer's `metrics: null`), alternated, medians compared;
 //  - beside each req/s, the server process's CPU per request (/proc/<pid>/stat), which a busy
 //    shared machine does not move the way it moves req/s.
 // `--only` runs one part (the start-up alone takes seconds, the others minutes).
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMetrics } from "../src/metrics/registry.js";
+import { startFloor } from "./api-floors.js";
 import { load as loadAverage, median, numberOption, runsOption } from "./figures.js";
 import {
   ADMIN_PASSWORD,
@@ -84,24 +89,18 @@ function cpuSeconds(pid: number): number {
 }
 
 /**
- * Load on `url` for DURATION; req/s, p99, and the server's (`pid`'s) CPU per request: on a
+ * Load on `url` for `seconds`; req/s, p99, and the server's (`pid`'s) CPU per request: on a
  * machine shared with other work, req/s follows the load of the moment, while the CPU a request
- * costs does not, so the two sides of a ratio measured minutes apart stay comparable.
+ * costs moves much less, so the two sides of a ratio stay comparable.
  */
-async function load(url: string, headers: Record<string, string>, pid: number) {
+async function load(url: string, headers: Record<string, string>, pid: number, seconds = DURATION) {
   const cpuBefore = cpuSeconds(pid);
-  const result = await loadUrls([url], headers, DURATION);
+  const started = performance.now();
+  const result = await loadUrls([url], headers, seconds);
+  const elapsed = (performance.now() - started) / 1000;
   const cpuUs = ((cpuSeconds(pid) - cpuBefore) / result.requests) * 1e6;
-  return { rps: result.rps, p99: result.p99, cpuUs };
+  return { rps: result.requests / elapsed, p99: result.p99, cpuUs };
 }
-
-const BARE_KOA = `
-import Koa from "koa";
-const body = JSON.parse(process.env.BODY);
-const app = new Koa();
-app.use((ctx) => { ctx.body = body; });
-app.listen(Number(process.env.PORT), "127.0.0.1");
-`;
 
 interface Load {
   rps: number;
@@ -109,48 +108,90 @@ interface Load {
   cpuUs: number;
 }
 
+/** One server the throughput part loads: its name in the table, URL, headers, process. */
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  child: ChildProcess;
+}
+
+const ROUND_SECONDS = numberOption("round", 2);
+const WARM_UP_REQUESTS = 10_000;
+const PIN = process.argv.includes("--pin");
+const compareAt = process.argv.indexOf("--compare");
+const COMPARE = compareAt > 0 ? process.argv[compareAt + 1] : undefined;
+
+/** Every thread of `pid` onto `cpus` (taskset's list syntax). */
+function pin(pid: number, cpus: string): void {
+  const done = spawnSync("taskset", ["-a", "-cp", cpus, String(pid)], { stdio: "ignore" });
+  if (done.status !== 0) throw new Error(`taskset could not pin ${pid} to CPU ${cpus}`);
+}
+
 /**
- * `runs` rounds of GET /users on `pbxctl serve` and of the bare Koa handler serving the same
- * body, alternated: each round's ratio compares two loads taken seconds apart.
+ * `runs` rounds; each round loads every server for ROUND_SECONDS, in an order that reverses
+ * from one round to the next (A B C, C B A, ...), so each round's ratios compare loads taken
+ * seconds apart and a drift of the machine's load favours no side. The servers: `pbxctl serve`
+ * (and, with `--compare DIR`, the serve of another built checkout: before and after in one run)
+ * and the floors of bench/api-floors.ts serving the same body.
  */
 async function throughput(runs: number) {
-  const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-api-"));
-  const port = await freePort();
-  const child = startServe(dataDir, port);
-  const base = `http://127.0.0.1:${port}`;
-  const barePort = await freePort();
-  const script = join(root, "bench/.bare-koa.mjs");
-  let bare: ReturnType<typeof spawn> | undefined;
+  const dataDirs: string[] = [];
+  const targets: Target[] = [];
+  const removers: (() => void)[] = [];
   try {
-    await waitFor(`${base}/health`, child);
-    const apiKey = await seedUsers(base);
-    const users = await (
-      await fetch(`${base}/api/v1/users`, { headers: { "x-api-key": apiKey } })
-    ).text();
-    writeFileSync(script, BARE_KOA);
-    bare = spawn(process.execPath, [script], {
-      env: { ...process.env, BODY: users, PORT: String(barePort) },
-      stdio: "ignore",
-    });
-    await waitFor(`http://127.0.0.1:${barePort}/`, bare);
-    const loadApi = () => load(`${base}/api/v1/users`, { "x-api-key": apiKey }, child.pid!);
-    const loadKoa = () => load(`http://127.0.0.1:${barePort}/`, {}, bare!.pid!);
-    await loadApi(); // warm-up, discarded
-    await loadKoa();
-    const rounds: { api: Load; koa: Load; load: string }[] = [];
-    for (let run = 0; run < runs; run++) {
-      const api = await loadApi();
-      const koa = await loadKoa();
-      rounds.push({ api, koa, load: loadAverage() });
+    const serve = async (name: string, checkout: string) => {
+      const dataDir = mkdtempSync(join(tmpdir(), "pbx-bench-api-"));
+      dataDirs.push(dataDir);
+      const port = await freePort();
+      const child = startServe(dataDir, port, {}, checkout);
+      const base = `http://127.0.0.1:${port}`;
+      targets.push({ name, url: `${base}/api/v1/users`, headers: {}, child });
+      await waitFor(`${base}/health`, child);
+      const target = targets.at(-1)!;
+      target.headers = { "x-api-key": await seedUsers(base) };
+      return target;
+    };
+    const api = await serve("API", root);
+    if (COMPARE) await serve("API before", COMPARE.endsWith("/") ? COMPARE : `${COMPARE}/`);
+    const users = await (await fetch(api.url, { headers: api.headers })).text();
+    for (const floor of ["koa", "http"] as const) {
+      const port = await freePort();
+      const started = startFloor(floor, users, port);
+      removers.push(started.remove);
+      const url = `http://127.0.0.1:${port}/`;
+      targets.push({ name: FLOOR_NAMES[floor], url, headers: {}, child: started.child });
+      await waitFor(url, started.child);
     }
-    return { rounds, bytes: users.length };
+    if (PIN) {
+      // The load generator (this process, autocannon) on one core, the servers on the other.
+      pin(process.pid, "0");
+      for (const target of targets) pin(target.child.pid!, "1");
+    }
+    // Warm-up by requests, not seconds: on a loaded machine a few seconds are too few requests for
+    // the JIT, and the first rounds would measure unoptimized code.
+    for (const target of targets) await loadUrls([target.url], target.headers, 0, WARM_UP_REQUESTS);
+    const rounds: { loads: Map<string, Load>; load: string }[] = [];
+    for (let run = 0; run < runs; run++) {
+      const loads = new Map<string, Load>();
+      const order = run % 2 === 0 ? targets : [...targets].reverse();
+      for (const target of order) {
+        loads.set(
+          target.name,
+          await load(target.url, target.headers, target.child.pid!, ROUND_SECONDS),
+        );
+      }
+      rounds.push({ loads, load: loadAverage() });
+    }
+    return { rounds, names: targets.map((target) => target.name), bytes: users.length };
   } finally {
-    if (bare) await stop(bare);
-    rmSync(script, { force: true });
-    await stop(child);
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const target of targets) await stop(target.child);
+    for (const remove of removers) remove();
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const FLOOR_NAMES = { koa: "bare Koa", http: "node:http" } as const;
 
 // The built server (serve's bundle), with or without its metrics registry: the code `serve` runs.
 const SERVER_WITH_METRICS_SWITCH = `
@@ -248,29 +289,45 @@ if (part("startup")) {
 }
 if (part("throughput")) {
   const t = await throughput(RUNS);
+  const koa = FLOOR_NAMES.koa;
   console.log(
-    `bench:api  GET /users, 50 users (${t.bytes} bytes), 100 connections, ${DURATION} s each, ${RUNS} alternated runs`,
+    `bench:api  GET /users, 50 users (${t.bytes} bytes), 100 connections: ${RUNS} rounds of ${ROUND_SECONDS} s per server, ` +
+      `order reversed each round${PIN ? ", servers pinned to CPU 1 and the load generator to CPU 0" : ""}`,
   );
   for (const [i, r] of t.rounds.entries()) {
+    const api = r.loads.get("API")!;
+    const floor = r.loads.get(koa)!;
+    const servers = t.names
+      .map((name) => {
+        const l = r.loads.get(name)!;
+        return `${name} ${ms(l.rps)} req/s p99 ${l.p99} ms ${ms(l.cpuUs)} us`;
+      })
+      .join(", ");
     console.log(
-      `  run ${i + 1}: API ${ms(r.api.rps)} req/s p99 ${r.api.p99} ms, bare Koa ${ms(r.koa.rps)} req/s p99 ${r.koa.p99} ms: ` +
-        `${ms((r.api.rps / r.koa.rps) * 100)}%; CPU/request ${ms(r.api.cpuUs)} / ${ms(r.koa.cpuUs)} us (${r.load})`,
+      `  round ${i + 1}: ${servers}; API/Koa ${ms((api.rps / floor.rps) * 100)}% by req/s, ` +
+        `${ms((floor.cpuUs / api.cpuUs) * 100)}% by CPU (${r.load})`,
     );
   }
-  const api = (f: (l: Load) => number) => median(t.rounds.map((r) => f(r.api)));
-  const koa = (f: (l: Load) => number) => median(t.rounds.map((r) => f(r.koa)));
+  const of = (name: string, f: (l: Load) => number) =>
+    median(t.rounds.map((r) => f(r.loads.get(name)!)));
+  console.log("  medians over the rounds (req/s, p99, the server's CPU per request):");
+  for (const name of t.names) {
+    console.log(
+      `  ${name.padEnd(26)} ${ms(of(name, (l) => l.rps))} req/s, p99 ${of(name, (l) => l.p99)} ms, ` +
+        `${ms(of(name, (l) => l.cpuUs))} us CPU/request`,
+    );
+  }
+  const ratio = (name: string, f: (api: Load, floor: Load) => number) =>
+    ms(median(t.rounds.map((r) => f(r.loads.get(name)!, r.loads.get(koa)!) * 100)));
+  for (const name of t.names.filter((n) => n.startsWith("API"))) {
+    console.log(
+      `  ${`${name} / bare Koa`.padEnd(26)} ${ratio(name, (a, f) => f.cpuUs / a.cpuUs)}% by CPU per request (the verdict; target >= 80%), ` +
+        `${ratio(name, (a, f) => a.rps / f.rps)}% by req/s (medians of the per-round ratios)`,
+    );
+  }
   console.log(
-    `  pbxctl API                 ${ms(api((l) => l.rps))} req/s, p99 ${api((l) => l.p99)} ms (target p99 < 20 ms)`,
-  );
-  console.log(
-    `  bare Koa, same body        ${ms(koa((l) => l.rps))} req/s, p99 ${koa((l) => l.p99)} ms (the floor)`,
-  );
-  console.log(
-    `  API / bare Koa             ${ms(median(t.rounds.map((r) => (r.api.rps / r.koa.rps) * 100)))}% (median of per-run ratios; target >= 80%)`,
-  );
-  console.log(
-    `  server CPU per request     API ${ms(api((l) => l.cpuUs))} us, bare Koa ${ms(koa((l) => l.cpuUs))} us: ` +
-      `bare Koa / API ${ms(median(t.rounds.map((r) => (r.koa.cpuUs / r.api.cpuUs) * 100)))}% (the req/s ratio a CPU-bound server reaches, whatever the load)`,
+    `  p99 target < 20 ms: API ${of("API", (l) => l.p99)} ms; the floors' own: bare Koa ${of(koa, (l) => l.p99)} ms, ` +
+      `node:http ${of(FLOOR_NAMES.http, (l) => l.p99)} ms`,
   );
 }
 if (part("metrics")) {

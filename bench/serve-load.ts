@@ -31,15 +31,19 @@ export async function waitFor(url: string, child: ChildProcess): Promise<void> {
   }
 }
 
-/** `pbxctl serve` (the built CLI) on `port` over `dataDir`, with `env` added to this one's. */
+/**
+ * `pbxctl serve` (the built CLI of `checkout`, this one by default) on `port` over `dataDir`,
+ * with `env` added to this one's.
+ */
 export function startServe(
   dataDir: string,
   port: number,
   env: Record<string, string> = {},
+  checkout = root,
 ): ChildProcess {
   return spawn(
     process.execPath,
-    [join(root, "bin/run.js"), "serve", "--port", String(port), "--data-dir", dataDir],
+    [join(checkout, "bin/run.js"), "serve", "--port", String(port), "--data-dir", dataDir],
     {
       env: { ...process.env, ...env, PBX_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "warn" },
       stdio: "ignore",
@@ -96,13 +100,15 @@ export async function loadUrls(
   urls: readonly string[],
   headers: Record<string, string>,
   seconds: number,
+  /** Instead of `seconds`: stop after this many requests (a warm-up the JIT needs whatever the load). */
+  amount?: number,
 ): Promise<{ rps: number; p99: number; requests: number }> {
   const results = await Promise.all(
     urls.map((url) =>
       autocannon({
         url,
         connections: Math.ceil(100 / urls.length),
-        duration: seconds,
+        ...(amount === undefined ? { duration: seconds } : { amount }),
         headers,
       }),
     ),

@@ -1,6 +1,5 @@
 // The Koa application: security headers, request ids, errors, JSON bodies, /health, the
 // documentation pages and every registered route under /api/v1.
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import Koa, { type Middleware } from "koa";
 import compose from "koa-compose";
@@ -31,7 +30,7 @@ import type { RouteDefinition } from "./registry.js";
 import { jsonBodyParser } from "./request-body.js";
 import { API_PREFIX, buildRouter } from "./router.js";
 import { allRoutes } from "./routes/index.js";
-import { securityHeaders } from "./security-headers.js";
+import { requestIdAndSecurityHeaders } from "./security-headers.js";
 
 export interface CreateAppOptions {
   db: Db;
@@ -136,12 +135,7 @@ export function createApp(options: CreateAppOptions): PbxApp {
     );
     app.use(httpMetrics(metrics.instruments.http, nameFixed));
   }
-  app.use(async (ctx, next) => {
-    ctx.state.requestId = randomUUID();
-    ctx.set("X-Request-Id", ctx.state.requestId as string);
-    await next();
-  });
-  app.use(securityHeaders);
+  app.use(requestIdAndSecurityHeaders);
   app.use(errorMiddleware(logger));
   const health: Middleware = async (ctx, next) => {
     if (ctx.path !== "/health" || ctx.method !== "GET") return next();

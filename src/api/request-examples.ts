@@ -22,7 +22,7 @@ export const EXAMPLES_BY_NAME: Readonly<Record<string, readonly string[]>> = {
   extension: ["1001"],
   number: ["2000", "+918065978001"],
   from: ["1001"],
-  to: ["+919876543210"],
+  to: ["+919876543210", "node-2"],
   did: ["+918065978001"],
   caller: ["+919876543210"],
   digits: ["1"],

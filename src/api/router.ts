@@ -10,6 +10,7 @@ import type { AppDeps } from "./deps.js";
 import { PageOf, paginate, TOTAL_HEADER } from "./pagination.js";
 import { Reply, type RouteDefinition } from "./registry.js";
 import { assertJsonBody, assertWellFormedText } from "./request-body.js";
+import { isUnchangingListing, JSON_CONTENT_TYPE, serializedPage } from "./serialized-pages.js";
 import { describeValidationErrors, validatorOnFirstUse } from "./validation.js";
 
 export const API_PREFIX = "/api/v1";
@@ -90,6 +91,15 @@ function makeHandler(
     let result = await audit.around(route, { params, principal, ctx }, requestDeps, (handlerDeps) =>
       route.handler({ params, query, body, principal, deps: handlerDeps, ctx }),
     );
+    if (route.list && isUnchangingListing(result)) {
+      // An unchanged listing's page: the bytes serialized by an earlier request.
+      const page = serializedPage(result, query as { limit?: number; offset?: number }, route.list);
+      ctx.set(TOTAL_HEADER, page.total);
+      ctx.set("Content-Type", JSON_CONTENT_TYPE);
+      ctx.status = status;
+      ctx.body = page.bytes;
+      return;
+    }
     if (route.list && (Array.isArray(result) || result instanceof PageOf)) {
       const page = paginate(result, query as { limit?: number; offset?: number }, route.list);
       ctx.set(TOTAL_HEADER, String(page.total));

@@ -20,6 +20,11 @@ import {
   startRetentionScheduler,
 } from "../domain/compliance/retention-scheduler.js";
 import type { ConfigDeploys } from "../domain/config/config-deploy.js";
+import {
+  ORG_MOVES_ROLE,
+  OrgMoveDriver,
+  type OrgMoveDriverOptions,
+} from "../domain/nodes/org-move-driver.js";
 import { type DeployScheduler, type EngineHealthProbe, noDeploys } from "../domain/ports.js";
 import { decrypt } from "../domain/secrets.js";
 import { startWebhookService, type WebhookService } from "../domain/webhooks/webhook-service.js";
@@ -34,10 +39,12 @@ import type { EngineNodeRow } from "../store/engine-node-repository.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
+import { nodesEngineHealth } from "./engine-health.js";
 import { EVENTS_PATH } from "./intake-app.js";
 import { storeMetricSources } from "./metric-sources.js";
 import { listenForMetrics } from "./metrics-endpoint.js";
 import { NodeCallTracking } from "./node-call-tracking.js";
+import { orgMoveEngines } from "./org-move-engines.js";
 
 export interface RunningServer {
   url: string;
@@ -62,6 +69,8 @@ export interface RunningServer {
    * on-request deploys go to the org's node; null when the caller passed its own deployScheduler.
    */
   nodes: NodeRuntimes | null;
+  /** The driver of `org move` (runs while this replica holds the `org-moves` lease). */
+  moves: OrgMoveDriver | null;
   /** The process's metrics (also at /metrics); null when started without. */
   metrics: Metrics | null;
   /** The PBX_METRICS_LISTEN listener's URL, when one was asked for. */
@@ -103,6 +112,8 @@ export interface StartServerOptions {
   nodeCallTracking?: typeof startCallTracking;
   /** The edge sync's JSON-RPC and timing, for tests (with config.edge). */
   edgeOptions?: Partial<Omit<EdgeSyncOptions, "db" | "edge">>;
+  /** The org moves' clock, timers and waits, for tests. */
+  moveOptions?: Partial<Pick<OrgMoveDriverOptions, "clock" | "timers" | "pollMs" | "retryMs">>;
 }
 
 /** The domain's scheduler, recording and pushing edge changes too when there is an edge. */
@@ -205,7 +216,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         logger: options.logger,
         ...(options.engineOptions?.timers ? { timers: options.engineOptions.timers } : {}),
         ...(options.nodePollMs !== undefined ? { pollMs: options.nodePollMs } : {}),
-        onNodesDefined: (defined) => (defined ? dropImplicitDeployer() : addImplicitDeployer()),
+        onNodesDefined: async (defined) => {
+          if (defined) {
+            await dropImplicitDeployer();
+            addMoveDriver();
+          } else {
+            await dropMoveDriver();
+            addImplicitDeployer();
+          }
+        },
         onFollow: (node) => nodeCalls?.follow(node),
         onUnfollow: async (nodeId: string): Promise<void> => {
           await nodeCalls?.unfollow(nodeId);
@@ -356,6 +375,29 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       },
     });
   }
+  // `org move` (issue 25): while nodes are defined, the holder of the `org-moves` lease drives
+  // every unfinished move of the store.
+  const moves =
+    nodes && nodeCalls
+      ? new OrgMoveDriver({
+          db,
+          clock: systemClock,
+          engines: orgMoveEngines(nodes, nodeCalls, options.config.edge !== null),
+          logger: options.logger,
+          ...options.moveOptions,
+        })
+      : null;
+  let moveDriverAdded = false;
+  function addMoveDriver(): void {
+    if (!moves || moveDriverAdded) return;
+    moveDriverAdded = true;
+    roles.add({ name: ORG_MOVES_ROLE, start: () => moves.start(), stop: () => moves.stop() });
+  }
+  async function dropMoveDriver(): Promise<void> {
+    if (!moveDriverAdded) return;
+    moveDriverAdded = false;
+    await roles.remove(ORG_MOVES_ROLE);
+  }
   async function dropImplicitDeployer(): Promise<void> {
     if (!implicitDeployer) return;
     implicitDeployer = false;
@@ -411,6 +453,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     tickets,
     roles,
     nodes,
+    moves,
     metrics,
     metricsUrl: metricsServer ? urlOf(metricsServer) : null,
     ready,
@@ -478,16 +521,12 @@ function nodesOrImplicitDeploys(nodes: NodeRuntimes, implicit: ConfigDeploys): C
   };
 }
 
-/** `/health`'s engine: every node's state (`connected` when all are), or the implicit engine's. */
+/** `/health`'s engine: how many nodes are down (never which: engine-health.ts), or the implicit engine's. */
 function nodesOrImplicitHealth(nodes: NodeRuntimes, implicit: () => string): () => string {
-  return () => {
-    if (!nodes.nodesDefined) return implicit();
-    const down = nodes
-      .list()
-      .filter((runtime) => runtime.engine.engineHealth() === "disconnected")
-      .map((runtime) => runtime.node.name);
-    return down.length === 0 ? "connected" : `disconnected: ${down.join(", ")}`;
-  };
+  return () =>
+    nodes.nodesDefined
+      ? nodesEngineHealth(nodes.list().map((runtime) => runtime.engine.engineHealth()))
+      : implicit();
 }
 
 /**

@@ -8,8 +8,9 @@
 // (src/deploy/fenced-target.ts, src/replica/roles.ts). A change to one org is deployed by every
 // node that holds it: its primary and, when it has one, its standby, which keeps a warm copy (the
 // same files and gateway routes, loaded by its engine) so that when the primary dies the SIP
-// edge's fallback to the standby finds the org's config there (issue 26). No other node ever
-// gets the org's files.
+// edge's fallback to the standby finds the org's config there (issue 26); during an `org move`,
+// its target and (until the move removes it) its source too. No other node ever gets the org's
+// files.
 //
 // The nodes and placements are rows of the store; every replica reads them again every
 // `pollMs` (one cheap fingerprint query; the rows themselves only when it changed) and follows:
@@ -30,9 +31,9 @@ import {
   type EngineNodeRow,
   findPlacement,
   listEngineNodes,
-  listPlacements,
-  nodesHolding,
+  listOrgHolders,
   nodeTopologyFingerprint,
+  orgHolders,
 } from "../store/engine-node-repository.js";
 import { DeployerUnavailableError, DeployJobs } from "./deploy-jobs.js";
 import { SharedDeploys } from "./shared-deploys.js";
@@ -127,7 +128,7 @@ function runs(node: EngineNodeRow): boolean {
 export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
   private readonly runtimes = new Map<string, NodeRuntime>();
   private readonly identities = new Map<string, string>();
-  /** The nodes holding every placed org (primary, then standby), as of the last look. */
+  /** The nodes holding every placed org (primary, standby, a move's sides), as of the last look. */
   private placements = new Map<string, string[]>();
   private fingerprint: string | null = null;
   private defined: boolean | null = null;
@@ -190,9 +191,7 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     const fingerprint = await nodeTopologyFingerprint(this.options.db);
     if (fingerprint === this.fingerprint || this.closing) return;
     const nodes = await listEngineNodes(this.options.db);
-    const placements = new Map(
-      (await listPlacements(this.options.db)).map((row) => [row.org_id, nodesHolding(row)]),
-    );
+    const placements = await listOrgHolders(this.options.db);
     const defined = nodes.length > 0;
     if (defined !== this.defined) {
       this.defined = defined;
@@ -337,11 +336,11 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
   }
 
   scheduleDeploy(orgId: string): void {
-    void findPlacement(this.options.db, orgId)
-      .then((placement) => {
-        // Every node holding the org (primary and standby); an org deleted a moment ago is
-        // removed from the nodes that held it as of the last look.
-        const nodeIds = placement ? nodesHolding(placement) : (this.placements.get(orgId) ?? []);
+    void orgHolders(this.options.db, orgId)
+      .then((holders) => {
+        // Every node holding the org (primary, standby, a move's sides); an org deleted a moment
+        // ago is removed from the nodes that held it as of the last look.
+        const nodeIds = holders.length > 0 ? holders : (this.placements.get(orgId) ?? []);
         for (const nodeId of nodeIds) this.runtimes.get(nodeId)?.shared.scheduleDeploy(orgId);
       })
       .catch((error: unknown) =>
@@ -371,9 +370,32 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
   /** Deployed on the primary now (answered from it); the standby's copy follows in background. */
   async deployOrgNow(orgId: string): Promise<OrgDeployOutcome> {
     const outcome = await (await this.runtimeFor(orgId)).jobs.deployOrgNow(orgId);
-    const standby = (await findPlacement(this.options.db, orgId))?.standby_node_id;
-    if (standby) this.scheduleOn(standby, orgId);
+    const [, ...others] = await orgHolders(this.options.db, orgId);
+    for (const nodeId of others) this.scheduleOn(nodeId, orgId);
     return outcome;
+  }
+
+  /**
+   * Deploys what node `nodeId` is to hold of the org now (its files, or their removal when it no
+   * longer holds it) and its gateway, through the node's deployer wherever it runs, and resolves
+   * once both are applied and verified (`org move`'s steps). False when the node's engine side
+   * does not run (the node is `down` or gone): nothing can be sent to it; a node back from `down`
+   * is caught up by its start-up deploy. Throws when a deploy failed.
+   */
+  async deployOn(nodeId: string, orgId: string): Promise<boolean> {
+    const runtime = this.runtimes.get(nodeId);
+    if (!runtime) return false;
+    const outcome = await runtime.jobs.deployOrgNow(orgId);
+    const gateway = await runtime.jobs.regenerateGateway("move");
+    const failed = [outcome.record, ...outcome.related, gateway.record].find(
+      (record) => record.result === "failed",
+    );
+    if (failed) {
+      throw new Error(
+        `deploy of ${failed.unit} on node ${runtime.node.name} failed: ${failed.error ?? "unknown"}`,
+      );
+    }
+    return true;
   }
 
   async reloadOrg(orgId: string): Promise<ReloadResult> {

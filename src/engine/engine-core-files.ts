@@ -18,6 +18,9 @@ export const CORE_CONFIG_FILES: ReadonlyMap<string, string> = new Map([
   ["udptl.conf", [HEADER, "[general]", ""].join("\n")],
   ["acl.conf", [HEADER, ""].join("\n")],
   ["pjproject.conf", [HEADER, "[startup]", ""].join("\n")],
+  // res_pjsip_notify declines to load without it; `org move` sends its NOTIFY with AMI
+  // PJSIPNotify's Variable (Event=check-sync), so no named notification is needed here.
+  ["pjsip_notify.conf", [HEADER, ""].join("\n")],
   [
     "indications.conf",
     // Call-progress tones heard on Playtones/Busy/Congestion; India first (the owned number range

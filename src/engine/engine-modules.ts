@@ -49,6 +49,10 @@ export const ENGINE_MODULE_GROUPS: readonly ModuleGroup[] = [
     ],
   },
   {
+    why: "`org move` tells a moved org's phones to re-register (AMI PJSIPNotify, check-sync)",
+    modules: ["res_pjsip_notify"],
+  },
+  {
     why: "transfers from phones (REFER) and voicemail waiting lamps (MWI)",
     modules: [
       "res_pjsip_pubsub",

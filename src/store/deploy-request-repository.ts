@@ -3,15 +3,15 @@
 // deploys. One row per org; each save bumps `seq`; the deployer raises `done_seq` to the `seq` a
 // successful deploy covered, so a request a dead deployer left is still pending for the next one.
 //
-// With engine nodes (issue 25) an org is deployed by every node holding it (its primary and its
-// warm standby), each by its own deployer, possibly on different replicas: each node's progress
+// With engine nodes (issue 25) an org is deployed by every node holding it (its primary, its
+// warm standby, the sides of its move), each by its own deployer, possibly on different replicas: each node's progress
 // is its own row of `node_deploy_requests` (migration 2995), and the org's `done_seq` is raised
 // only to what every node holding it has covered. A node with no row yet counts as having covered
 // the org's `done_seq` (what it held before the standby existed was its start-up deploy's job; a
 // node that newly holds an org is given a deploy by the node runtimes when the placement moves).
 import { sql } from "kysely";
 import type { Db } from "./database.js";
-import { findPlacement, nodesHolding } from "./engine-node-repository.js";
+import { holdsOrg, orgHolders } from "./engine-node-repository.js";
 
 export interface DeployRequest {
   orgId: string;
@@ -63,9 +63,7 @@ export function createDeployRequestRepository(db: Db) {
               .onRef("node_deploy_requests.org_id", "=", "deploy_requests.org_id")
               .on("node_deploy_requests.node_id", "=", nodeId),
           )
-          .where(
-            sql<boolean>`(org_placements.node_id = ${nodeId} or org_placements.standby_node_id = ${nodeId})`,
-          )
+          .where(holdsOrg(nodeId))
           .where(
             sql<boolean>`deploy_requests.seq > coalesce(node_deploy_requests.done_seq, deploy_requests.done_seq)`,
           );
@@ -118,7 +116,7 @@ export function createDeployRequestRepository(db: Db) {
         .execute();
       // Read after this node's row is written: of two nodes finishing at once, the later reader
       // sees both rows, so the org's request is closed by one of them.
-      const holders = nodesHolding(await findPlacement(db, orgId));
+      const holders = await orgHolders(db, orgId);
       if (holders.length === 0) return raiseDone(orgId, seq);
       const rows = await db
         .selectFrom("node_deploy_requests")

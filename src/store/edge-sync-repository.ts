@@ -115,3 +115,16 @@ export function createEdgeSyncRepository(db: Db) {
 }
 
 export type EdgeSyncRepository = ReturnType<typeof createEdgeSyncRepository>;
+
+/** A scope's counter and what the edge has taken of it (0/0 when it never changed). */
+export async function edgeRequestOf(
+  db: Db,
+  scope: string,
+): Promise<EdgeRequest & { done: number }> {
+  const row = await db
+    .selectFrom("edge_requests")
+    .select(["seq", "done_seq"])
+    .where("scope", "=", scope)
+    .executeTakeFirst();
+  return { scope, seq: Number(row?.seq ?? 0), done: Number(row?.done_seq ?? 0) };
+}

@@ -127,13 +127,20 @@ export async function listPlacements(db: Db): Promise<OrgPlacementRow[]> {
 }
 
 /**
- * Whether the placement row says `nodeId` holds the org: as its primary or as its standby. A
- * standby holds a warm copy (the same files, the same gateway routes) so the edge's fallback to it
- * finds the org's config there when the primary dies (issue 26); the one condition every "which
- * orgs does this node carry" question below asks, so no caller can forget the standby.
+ * Whether `nodeId` holds the org of the `org_placements` row in scope: as its primary, as its
+ * standby, or as a side of its unfinished move (the target from the start; the source until the
+ * phase `removing`, so no call in progress loses its config before the move drained it). A
+ * standby holds a warm copy (the same files, the same gateway routes) so the edge's fallback to
+ * it finds the org's config there when the primary dies (issue 26). The one condition every
+ * "which orgs does this node carry" question asks, so no caller forgets a case.
  */
-function holdsOrg(nodeId: string) {
-  return sql<boolean>`(org_placements.node_id = ${nodeId} or org_placements.standby_node_id = ${nodeId})`;
+export function holdsOrg(nodeId: string) {
+  return sql<boolean>`(org_placements.node_id = ${nodeId}
+    or org_placements.standby_node_id = ${nodeId}
+    or exists (select 1 from org_moves
+      where org_moves.org_id = org_placements.org_id and org_moves.finished_at is null
+        and (org_moves.target_node_id = ${nodeId}
+          or (org_moves.source_node_id = ${nodeId} and org_moves.phase <> 'removing'))))`;
 }
 
 /** Ids of the orgs `nodeId` holds (as primary or standby), by org id. */
@@ -184,12 +191,50 @@ export async function isOnNode(db: Db, orgId: string, nodeId: string): Promise<b
   return row !== undefined;
 }
 
-/** The nodes holding the org's config (its primary, then its standby); empty when unplaced. */
-export function nodesHolding(placement: OrgPlacementRow | undefined): string[] {
+/** The nodes holding one placed org, from its placement and its unfinished move. */
+function holdersOf(
+  placement: Pick<OrgPlacementRow, "node_id" | "standby_node_id">,
+  move: { source_node_id: string; target_node_id: string; phase: string } | undefined,
+): string[] {
+  const holders = [placement.node_id];
+  const add = (nodeId: string | null) => {
+    if (nodeId !== null && !holders.includes(nodeId)) holders.push(nodeId);
+  };
+  add(placement.standby_node_id);
+  if (move) {
+    add(move.target_node_id);
+    if (move.phase !== "removing") add(move.source_node_id);
+  }
+  return holders;
+}
+
+/** The nodes holding the org's config (`holdsOrg`), its primary first; empty when unplaced. */
+export async function orgHolders(db: Db, orgId: string): Promise<string[]> {
+  const placement = await findPlacement(db, orgId);
   if (!placement) return [];
-  return placement.standby_node_id
-    ? [placement.node_id, placement.standby_node_id]
-    : [placement.node_id];
+  const move = await db
+    .selectFrom("org_moves")
+    .select(["source_node_id", "target_node_id", "phase"])
+    .where("org_id", "=", orgId)
+    .where("finished_at", "is", null)
+    .executeTakeFirst();
+  return holdersOf(placement, move);
+}
+
+/** Every placed org's holders (`orgHolders`), by org id. */
+export async function listOrgHolders(db: Db): Promise<Map<string, string[]>> {
+  const moves = new Map(
+    (
+      await db
+        .selectFrom("org_moves")
+        .select(["org_id", "source_node_id", "target_node_id", "phase"])
+        .where("finished_at", "is", null)
+        .execute()
+    ).map((move) => [move.org_id, move]),
+  );
+  return new Map(
+    (await listPlacements(db)).map((row) => [row.org_id, holdersOf(row, moves.get(row.org_id))]),
+  );
 }
 
 /** Orgs with no placement row, oldest first. */
@@ -223,7 +268,8 @@ export async function savePlacement(db: Db, row: OrgPlacementRow): Promise<void>
 }
 
 /**
- * A value that changes whenever a node or any org's primary or standby node changes (the node runtimes of
+ * A value that changes whenever a node, any org's primary or standby node, or an unfinished move's
+ * phase changes (the node runtimes of
  * `serve` look at it every second, src/deploy/node-runtime.ts). Computed from the rows
  * themselves, not from timestamps, so replicas whose clocks differ never miss a change: on
  * PostgreSQL the database hashes the placements (one row comes back), on SQLite (local) they are
@@ -253,5 +299,12 @@ export async function nodeTopologyFingerprint(db: Db): Promise<string> {
       hash.update(`${row.org_id}:${row.node_id}:${row.standby_node_id ?? ""},`);
     }
   }
+  const moves = await db
+    .selectFrom("org_moves")
+    .select(["org_id", "source_node_id", "target_node_id", "phase"])
+    .where("finished_at", "is", null)
+    .orderBy("org_id")
+    .execute();
+  hash.update(JSON.stringify(moves));
   return hash.digest("hex");
 }

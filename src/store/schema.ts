@@ -14,6 +14,7 @@ import type { EdgeAppliesTable, EdgeSyncRequestsTable } from "./edge-sync-reposi
 import type { EngineNodesTable, OrgPlacementsTable } from "./engine-node-repository.js";
 import type { IdempotencyKeysTable } from "./idempotency-key-repository.js";
 import type { LoginThrottleTable } from "./login-throttle-repository.js";
+import type { OrgMovesTable } from "./org-move-repository.js";
 import type { SipContactsTable } from "./sip-contact-repository.js";
 import type { TicketTables } from "./ticket-tables.js";
 import type { TrunkRegistrationsTable } from "./trunk-registration-repository.js";
@@ -387,6 +388,7 @@ export interface Database extends TicketTables {
   pjsip_realtime_pending: PjsipRealtimePendingTable;
   engine_nodes: EngineNodesTable;
   org_placements: OrgPlacementsTable;
+  org_moves: OrgMovesTable;
   edge_requests: EdgeSyncRequestsTable;
   edge_applies: EdgeAppliesTable;
 }

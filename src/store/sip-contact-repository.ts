@@ -45,3 +45,15 @@ export async function countSipContacts(db: Db, orgId: string, aor: string): Prom
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** The org's AORs with a registered contact (the phones registered now), by name. */
+export async function registeredAors(db: Db, orgId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("sip_contacts")
+    .select("aor")
+    .distinct()
+    .where("org_id", "=", orgId)
+    .orderBy("aor")
+    .execute();
+  return rows.map((row) => row.aor);
+}

@@ -86,4 +86,27 @@ test("every list operation of the document takes limit and offset", () => {
   );
 });
 
+test("an unchanged listing's page is the bytes kept from before; a change is answered at once", async () => {
+  const first = await app.request("GET", "/api/v1/users?limit=2&offset=1", { headers: key });
+  const again = await app.request("GET", "/api/v1/users?limit=2&offset=1", { headers: key });
+  assert.is(again.text, first.text);
+  assert.is(again.headers.get("content-type"), "application/json; charset=utf-8");
+  assert.is(again.headers.get("content-length"), String(Buffer.byteLength(first.text)));
+  assert.is(again.headers.get("x-total-count"), "7");
+  // Another window of the same listing is its own page, not the one kept.
+  const other = await app.request("GET", "/api/v1/users?limit=1", { headers: key });
+  assert.equal(extensions(other.body.data), ["1000"]);
+  assert.equal(other.body.pagination, { total: 7, limit: 1, offset: 0 });
+
+  const added = await app.request("POST", "/api/v1/users", {
+    headers: key,
+    body: { extension: "0999", name: "Newest" },
+  });
+  assert.is(added.status, 201, added.text);
+  const changed = await app.request("GET", "/api/v1/users?limit=2&offset=1", { headers: key });
+  assert.equal(extensions(changed.body.data), ["1000", "1001"]);
+  assert.is(changed.body.total, 8);
+  assert.is(changed.headers.get("x-total-count"), "8");
+});
+
 test.run();

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { type RunningServer, startServer } from "../../src/api/server.js";
+import { type RunningServer, type StartServerOptions, startServer } from "../../src/api/server.js";
 import { loadConfig } from "../../src/config.js";
 import type { NodeRuntime } from "../../src/deploy/node-runtime.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
@@ -28,6 +28,8 @@ export interface FakeNodes {
   /** The fake engine of `node-<n>` at index n-1. */
   engines: FakeAmiServer[];
   engineClock: FakeClock;
+  /** The timers of `org move`'s driver; its wall clock is `T0 + moveClock.now()`. */
+  moveClock: FakeClock;
   /** The admin's JWT header. */
   admin: Record<string, string>;
   call(method: string, path: string, headers?: object, body?: unknown): Promise<ApiAnswer>;
@@ -57,7 +59,10 @@ export async function until(done: () => boolean | Promise<boolean>, what: string
 }
 
 /** A server with `count` engine nodes `node-1`..`node-<count>` (capacity 10 each), all started. */
-export async function startFakeNodes(count: number): Promise<FakeNodes> {
+export async function startFakeNodes(
+  count: number,
+  options: Partial<StartServerOptions> = {},
+): Promise<FakeNodes> {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-fake-nodes-"));
   const store = await freshStoreLocation(join(dataDir, "pbx.db"));
   const storeEnv: Record<string, string> =
@@ -70,6 +75,7 @@ export async function startFakeNodes(count: number): Promise<FakeNodes> {
   const ports = await Promise.all(engines.map((e) => e.listen()));
   const leaseTimers = new FakeClock();
   const engineClock = new FakeClock();
+  const moveClock = new FakeClock();
   const config = loadConfig(
     { ...storeEnv, PBX_ADMIN_PASSWORD: PASSWORD, PBX_REPLICA_ID: "a" },
     { dataDir, port: 0, host: "127.0.0.1" },
@@ -80,6 +86,8 @@ export async function startFakeNodes(count: number): Promise<FakeNodes> {
     env: {},
     engineOptions: { timers: engineClock },
     roleOptions: { timers: leaseTimers, clock: () => new Date(T0 + leaseTimers.now()) },
+    moveOptions: { timers: moveClock, clock: () => new Date(T0 + moveClock.now()) },
+    ...options,
   });
   const close = async () => {
     await server.close();
@@ -125,6 +133,7 @@ export async function startFakeNodes(count: number): Promise<FakeNodes> {
       server,
       engines,
       engineClock,
+      moveClock,
       admin,
       call,
       dir,

@@ -17,6 +17,7 @@ import { type RunningServer, startServer } from "../../src/api/server.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { loadConfig } from "../../src/config.js";
 import { nodeDeployerRole } from "../../src/deploy/node-runtime.js";
+import { ORG_MOVES_ROLE } from "../../src/domain/nodes/org-move-driver.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { runCommand } from "../cli/run-command.js";
@@ -135,10 +136,11 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
         nodeDeployerRole(n2.node.id),
         nodeIngestRole(n1.node.id),
         nodeIngestRole(n2.node.id),
+        ORG_MOVES_ROLE,
         "retention",
         "ticket-poller",
       ].sort(),
-      "the implicit engine's deployer role is given up",
+      "the implicit engine's deployer role is given up; org moves are driven under their lease",
     );
     // One lease per node, each in the store under its own name (the fence of its reloads).
     const leases = createLeaseRepository(server.pbx.deps.db);
@@ -283,6 +285,14 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
     assert.equal(refused.body, {
       error: "The engine this organization runs on is down; deploys resume when it is back",
     });
+
+    // `/health` answers anyone: it counts the nodes whose AMI is down and never names them.
+    const engineHealth = async () =>
+      ((await (await fetch(`${server.url}/health`)).json()) as { engine: string }).engine;
+    assert.is(await engineHealth(), "connected");
+    engines[1]!.dropConnections();
+    await until(async () => (await engineHealth()) !== "connected", "node-2 seen disconnected");
+    assert.is(await engineHealth(), "disconnected: 1 of 1 nodes");
   } finally {
     await server.close();
     for (const engine of engines) await engine.close();

@@ -495,9 +495,11 @@ test("the engine's answers to the call-control actions are those the fast suite'
       action: fields.Action!,
       case: which,
       response: String(answer.response ?? ""),
-      message: String(answer.message ?? "")
-        .split(channel)
-        .join("{channel}"),
+      message: channel
+        ? String(answer.message ?? "")
+            .split(channel)
+            .join("{channel}")
+        : String(answer.message ?? ""),
     };
   };
   const answers: ActionAnswer[] = [
@@ -572,6 +574,32 @@ test("the engine's answers to the call-control actions are those the fast suite'
       Tone: "no",
     }),
   ];
+  // `org move` (issue 25): the source node tells each registered phone of the moved org to
+  // re-register (NOTIFY `Event: check-sync`, sent through the phone's contact); an endpoint that
+  // does not exist (deleted meanwhile) is refused by name.
+  const phone = await phoneOf(context, acme, "101");
+  try {
+    answers.push(
+      await ask("sent", {
+        Action: "PJSIPNotify",
+        Endpoint: `${acme.prefix}101`,
+        Variable: "Event=check-sync",
+      }),
+    );
+  } finally {
+    await phone.stop();
+  }
+  answers.push(
+    await ask("no such endpoint", {
+      Action: "PJSIPNotify",
+      Endpoint: `${acme.prefix}nosuch`,
+      Variable: "Event=check-sync",
+    }),
+  );
+  // The endpoint's name (with this run's prefix) stands as `{endpoint}`.
+  for (const answer of answers.filter((a) => a.action === "PJSIPNotify")) {
+    answer.message = answer.message.split(`${acme.prefix}nosuch`).join("{endpoint}");
+  }
   assert.equal(
     holdAnswers.map((a) => a.action).sort(),
     ["Bridge", "Getvar", "Redirect", "Setvar"],

@@ -14,6 +14,7 @@ import { didRoutes } from "./dids.js";
 import { engineNodeRoutes } from "./engine-nodes.js";
 import { ivrRoutes } from "./ivrs.js";
 import { mediaFileRoutes } from "./media.js";
+import { orgMoveRoutes } from "./org-moves.js";
 import { orgUserRoutes } from "./org-users.js";
 import { organizationRoutes } from "./organizations.js";
 import { outboundRouteRoutes } from "./outbound-routes.js";
@@ -51,6 +52,7 @@ export const allRoutes: readonly RouteDefinition[] = [
     crmRoutes,
     customerTunnelRoutes,
     engineNodeRoutes,
+    orgMoveRoutes,
     complianceRoutes,
     ticketRoutes,
     ticketAlertRoutes,

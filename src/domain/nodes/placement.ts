@@ -126,12 +126,19 @@ export interface PinInput {
   standby_node?: string | null;
 }
 
-/** Why a node cannot take an org it does not hold yet, or null when it can. */
-function refusal(node: EngineNodeRow, load: NodeLoad | undefined): string | null {
+/**
+ * Why a node cannot take an org it does not hold yet, or null when it can (`arriving`: orgs on
+ * their way to it, unfinished moves, counted as its own).
+ */
+export function refusal(
+  node: EngineNodeRow,
+  load: NodeLoad | undefined,
+  arriving = 0,
+): string | null {
   if (node.state !== "active") {
     return `Engine node '${node.name}' is ${node.state}: it takes no new organization`;
   }
-  if ((load?.primaries ?? 0) >= node.capacity) {
+  if ((load?.primaries ?? 0) + arriving >= node.capacity) {
     return `Engine node '${node.name}' is full (${node.capacity} organizations)`;
   }
   return null;

@@ -99,7 +99,9 @@ export async function listUsers(deps: DomainDeps, orgId: string): Promise<readon
   const rows = await createUserRepository(deps.db).listWithContextPrefix(orgId);
   let views = viewsOfRows.get(rows);
   if (!views) {
-    views = rows.map(({ user, contextPrefix }) => userView(user, contextPrefix));
+    // Frozen: the API keeps this listing's pages serialized while it is unchanged
+    // (src/api/serialized-pages.ts).
+    views = Object.freeze(rows.map(({ user, contextPrefix }) => userView(user, contextPrefix)));
     viewsOfRows.set(rows, views);
   }
   return views;

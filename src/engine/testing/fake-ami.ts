@@ -112,6 +112,14 @@ export class FakeAmiServer {
    */
   outboundRegistrations: Record<string, string>[] = [];
 
+  /**
+   * Endpoints with a registered contact, for `PJSIPNotify` (`org move`): one of them is answered
+   * `NOTIFY sent`, any other name as Asterisk 22 answers an endpoint it does not have
+   * (fixtures/ami/call-control.json); `notified` lists the endpoints sent a NOTIFY, in order.
+   */
+  readonly registeredEndpoints = new Set<string>();
+  readonly notified: string[] = [];
+
   /** Puts two channels up, bridged together (an answered call). */
   addBridgedCall(a: string, b: string): void {
     this.channels.set(a, { vars: new Map(), bridgedWith: b, place: null });
@@ -307,6 +315,20 @@ export class FakeAmiServer {
             ),
           ),
         );
+        return;
+      }
+      case "pjsipnotify": {
+        const endpoint = fields.Endpoint ?? "";
+        if (!this.registeredEndpoints.has(endpoint)) {
+          const refused = recordedReply(action, "no such endpoint");
+          reply({
+            ...refused,
+            Message: (refused.Message ?? "").split("{endpoint}").join(endpoint),
+          });
+          return;
+        }
+        this.notified.push(endpoint);
+        reply(recordedReply(action, "sent"));
         return;
       }
       case "getvar":

@@ -1,0 +1,169 @@
+// `org move` (issue 25, docs/nodes.md "Moving an org"): an admin asks for an org to move to
+// another engine node; the request is recorded as a move in the store (migration 3000) and
+// carried out by the holder of the `org-moves` lease (org-move-driver.ts): deploy on the target,
+// switch the placement (and the edge), make the org's phones re-register, wait until the source
+// has no call of the org left (bounded), remove the org from the source. `moveOrg` is the one use
+// case the API route, the CLI and the engine suites call.
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../clock.js";
+import type { Db } from "../../store/database.js";
+import {
+  findEngineNode,
+  findPlacement,
+  lockNodesForPlacement,
+  nodeLoads,
+} from "../../store/engine-node-repository.js";
+import {
+  findOrgMove,
+  type MovePhase,
+  movesInto,
+  type OrgMoveRow,
+  saveOrgMove,
+} from "../../store/org-move-repository.js";
+import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { Conflict, NotFound } from "../errors.js";
+import { findNodeRow } from "./engine-node-lookup.js";
+import { refusal } from "./placement.js";
+
+/** How long a move waits for the org's calls on the source to end, unless told (1 hour). */
+export const DEFAULT_CALL_DRAIN_TIMEOUT_S = 3600;
+/** The longest wait a move may be given (1 day). */
+export const MAX_CALL_DRAIN_TIMEOUT_S = 86_400;
+
+export const ORG_NOT_FOUND = "Organization not found";
+export const NO_MOVE = "This organization has not been moved";
+
+export interface MoveDeps {
+  db: Db;
+  clock: Clock;
+}
+
+export interface MoveInput {
+  /** The target node's name or id. */
+  to: string;
+  /** How long to wait for the org's calls on the source to end (1..86400 s; default 3600). */
+  call_drain_timeout_seconds?: number;
+}
+
+/** A move as admins see it (`GET /admin/organizations/{id}/move`, `pbxctl org move`). */
+export interface OrgMoveView {
+  id: string;
+  org_id: string;
+  from_node: string;
+  to_node: string;
+  phase: MovePhase;
+  call_drain_timeout_seconds: number;
+  requested_at: string;
+  updated_at: string;
+  finished_at: string | null;
+  /** Phones told to re-register at the new node; null without an edge (or not yet). */
+  phones_notified: number | null;
+  /** The wait for the org's calls on the source; null until it starts. */
+  drain: {
+    started_at: string;
+    deadline: string;
+    /** The org's calls still up on the source at the last look (null: not known yet). */
+    calls: number | null;
+    /** The deadline passed with calls up: the move went on without them (docs/nodes.md). */
+    timed_out: boolean;
+  } | null;
+  /** Why the current step failed last (it is retried); null when it did not. */
+  last_error: string | null;
+}
+
+/** When the drain of a move started at `startedAt` gives up waiting. */
+export function drainDeadline(row: Pick<OrgMoveRow, "call_drain_timeout_s">, startedAt: string) {
+  return new Date(Date.parse(startedAt) + row.call_drain_timeout_s * 1000).toISOString();
+}
+
+async function nodeName(db: Db, nodeId: string): Promise<string> {
+  return (await findEngineNode(db, nodeId))?.name ?? nodeId;
+}
+
+export async function orgMoveView(db: Db, row: OrgMoveRow): Promise<OrgMoveView> {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    from_node: await nodeName(db, row.source_node_id),
+    to_node: await nodeName(db, row.target_node_id),
+    phase: row.phase,
+    call_drain_timeout_seconds: row.call_drain_timeout_s,
+    requested_at: row.requested_at,
+    updated_at: row.updated_at,
+    finished_at: row.finished_at,
+    phones_notified: row.phones_notified,
+    drain: row.drain_started_at
+      ? {
+          started_at: row.drain_started_at,
+          deadline: drainDeadline(row, row.drain_started_at),
+          calls: row.drain_calls,
+          timed_out: row.drain_timed_out === 1,
+        }
+      : null,
+    last_error: row.last_error,
+  };
+}
+
+/**
+ * Asks for the org to move to node `input.to` (admin): 404 for an unknown org or node; 409 when
+ * the org already is on that node, is being moved, has no placement (no node defined), or the
+ * node is draining, down or full (its unfinished incoming moves counted). The move is recorded
+ * and carried out in the background; the answer is its first state.
+ */
+export async function moveOrg(
+  deps: MoveDeps,
+  orgId: string,
+  input: MoveInput,
+): Promise<OrgMoveView> {
+  return deps.db.transaction().execute(async (trx) => {
+    if (!(await createOrganizationRepository(trx).findById(orgId))) {
+      throw new NotFound(ORG_NOT_FOUND);
+    }
+    await lockNodesForPlacement(trx);
+    const target = await findNodeRow(trx, input.to);
+    const placement = await findPlacement(trx, orgId);
+    if (!placement) throw new Conflict("Organization is not placed on any engine node");
+    const current = await findOrgMove(trx, orgId);
+    if (current && current.finished_at === null) {
+      throw new Conflict(
+        `Organization is already being moved to engine node '${await nodeName(trx, current.target_node_id)}'`,
+      );
+    }
+    if (placement.node_id === target.id) {
+      throw new Conflict(`Organization is already on engine node '${target.name}'`);
+    }
+    const arriving = (await movesInto(trx)).get(target.id) ?? 0;
+    const why = refusal(target, (await nodeLoads(trx)).get(target.id), arriving);
+    if (why) throw new Conflict(why);
+    const now = deps.clock().toISOString();
+    const row: OrgMoveRow = {
+      org_id: orgId,
+      id: randomUUID(),
+      source_node_id: placement.node_id,
+      target_node_id: target.id,
+      phase: "deploying",
+      call_drain_timeout_s: input.call_drain_timeout_seconds ?? DEFAULT_CALL_DRAIN_TIMEOUT_S,
+      requested_at: now,
+      updated_at: now,
+      edge_seq: null,
+      phones_notified: null,
+      drain_started_at: null,
+      drain_calls: null,
+      drain_timed_out: 0,
+      last_error: null,
+      finished_at: null,
+    };
+    await saveOrgMove(trx, row);
+    return orgMoveView(trx, row);
+  });
+}
+
+/** The org's latest move (admin): 404 for an unknown org, or one never moved. */
+export async function getOrgMove(deps: MoveDeps, orgId: string): Promise<OrgMoveView> {
+  if (!(await createOrganizationRepository(deps.db).findById(orgId))) {
+    throw new NotFound(ORG_NOT_FOUND);
+  }
+  const row = await findOrgMove(deps.db, orgId);
+  if (!row) throw new NotFound(NO_MOVE);
+  return orgMoveView(deps.db, row);
+}

@@ -1,0 +1,106 @@
+// `pbxctl org move ORG --to NODE`: records the move in the store of --data-dir (carried out by
+// `serve`, here a driver over fake engines), prints it, waits and prints each phase (or returns
+// at once with --no-wait); refusals and a bad --call-drain-timeout are one precise line.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import NodesAdd from "../../src/cli/commands/nodes/add.js";
+import OrgMove from "../../src/cli/commands/org/move.js";
+import { openDataStore } from "../../src/domain/config/gitops.js";
+import { OrgMoveDriver } from "../../src/domain/nodes/org-move-driver.js";
+import type { OrgMoveView } from "../../src/domain/nodes/org-moves.js";
+import { insertOrg } from "../store/helpers.js";
+import { runCommand } from "./run-command.js";
+import { storePerTest } from "./test-store.js";
+
+const A = "aaaaaaaa-3333-4000-8000-00000000000a";
+const B = "bbbbbbbb-3333-4000-8000-00000000000b";
+
+storePerTest(test);
+
+test("org move: --no-wait prints the move; waiting prints every phase to done", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "pbx-org-move-"));
+  const seed = await openDataStore(process.env, dataDir, { create: true });
+  await insertOrg(seed.db, A, "A");
+  await insertOrg(seed.db, B, "B");
+  await seed.db.destroy();
+  for (const name of ["node-1", "node-2"]) {
+    const added = await runCommand(NodesAdd, [
+      name,
+      ...["--ami-user", "pbxctl", "--ami-secret", "Secret-1", "--sip-address", "10.0.0.1"],
+      ...["--capacity", "5", "--data-dir", dataDir],
+    ]);
+    assert.is(added.code, 0, added.stderr + String(added.error));
+  }
+  const move = (...args: string[]) => runCommand(OrgMove, [...args, "--data-dir", dataDir]);
+
+  const badTimeout = await move(A, "--to", "node-2", "--call-drain-timeout", "soon");
+  assert.is(badTimeout.code, 1);
+  assert.is(
+    badTimeout.error?.message,
+    "invalid --call-drain-timeout: soon (need a duration like 90s, 15m or 2h, at most 24h)",
+  );
+  const unknown = await move(A, "--to", "node-9", "--no-wait");
+  assert.is(unknown.error?.message, "Engine node not found");
+  const same = await move(A, "--to", "node-1", "--no-wait");
+  assert.is(same.error?.message, "Organization is already on engine node 'node-1'");
+
+  const started = await move(A, "--to", "node-2", "--call-drain-timeout", "15m", "--no-wait");
+  assert.is(started.code, 0, started.stderr + String(started.error));
+  assert.match(started.stdout, /moving from node-1 to node-2 \(move [0-9a-f-]{36}\)/);
+  assert.match(started.stdout, /^deploying\s+on node-2, verified$/m);
+  const json = await move(B, "--to", "node-2", "--no-wait", "--json");
+  assert.is(json.code, 0, json.stderr + String(json.error));
+  const view = json.result as OrgMoveView;
+  assert.equal([view.phase, view.call_drain_timeout_seconds], ["deploying", 3600]);
+  const twice = await move(A, "--to", "node-2", "--no-wait");
+  assert.is(twice.error?.message, "Organization is already being moved to engine node 'node-2'");
+
+  // `serve`'s part, over engines that deploy at once and carry no call: the waiting command
+  // prints each phase as the store shows it, to done.
+  const store = await openDataStore(process.env, dataDir, { create: false });
+  const driver = new OrgMoveDriver({
+    db: store.db,
+    clock: () => new Date(),
+    pollMs: 5,
+    engines: {
+      edge: false,
+      deployOn: async () => true,
+      callsOn: () => 0,
+      notifyReregister: async () => 0,
+    },
+  });
+  try {
+    driver.start();
+    for (let i = 0; i < 200; i++) {
+      const row = await store.db
+        .selectFrom("org_moves")
+        .select("finished_at")
+        .where("org_id", "=", A)
+        .executeTakeFirstOrThrow();
+      if (row.finished_at !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const back = await move(A, "--to", "node-1");
+    assert.is(back.code, 0, back.stderr + String(back.error));
+    const phases = back.stdout
+      .split("\n")
+      .slice(1)
+      .filter((line) => line !== "")
+      .map((line) => line.split(/\s+/)[0]);
+    assert.is(phases[0], "deploying");
+    assert.is(phases.at(-1), "done", back.stdout);
+    assert.equal(
+      phases.filter((p, i) => phases.indexOf(p) === i),
+      phases,
+      "each phase printed once",
+    );
+  } finally {
+    await driver.stop();
+    await store.db.destroy();
+  }
+});
+
+test.run();
