@@ -291,8 +291,8 @@ test("time_conditions: strict fields, hostile values and the schedule's own rule
   ]);
   assert.equal(semantic, [
     "orgs/acme.yaml:6:16 time_conditions[0].time_zone: unknown time zone Mars/Olympus (an IANA time zone name, such as Europe/London or Asia/Kolkata)",
-    "orgs/acme.yaml:8:30 time_conditions[0].ranges[0].start: 24:00 can only end a range",
-    "orgs/acme.yaml:10:21 time_conditions[0].exceptions[0].start_date: no such date 2026-02-30",
+    "orgs/acme.yaml:8:31 time_conditions[0].ranges[0].start: 24:00 can only end a range",
+    "orgs/acme.yaml:10:23 time_conditions[0].exceptions[0].start_date: no such date 2026-02-30",
     "orgs/acme.yaml:10:47 time_conditions[0].exceptions[0].end_date: end_date is before start_date",
     "orgs/acme.yaml:12:23 time_conditions[0].open_destination: no user with extension 4242",
   ]);
