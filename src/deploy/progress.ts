@@ -1,7 +1,7 @@
 // Progress of a long operation: a listr2 progress line on a terminal; nothing in --json mode or
 // when stderr is piped (a CI log or a script gets the command's output and nothing else), unless
-// PBX_PROGRESS=plain asks for one line per step there.
-import { Listr, ListrLogger, ProcessOutput } from "listr2";
+// PBX_PROGRESS=plain asks for one line per step there. listr2 (and its dependencies) is loaded
+// only to draw on a terminal: a pipeline's `validate` or `plan` never pays for it.
 
 export type ProgressMode = "tty" | "plain" | "silent";
 
@@ -29,6 +29,7 @@ export async function runSteps(
   writeLine: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<void> {
   if (mode === "tty") {
+    const { Listr, ListrLogger, ProcessOutput } = await import("listr2");
     const list = new Listr(
       steps.map((step) => ({
         title: step.title,

@@ -41,11 +41,14 @@ export async function orgFilePaths(
     }
     if (names === null) files.push(path);
     else {
+      // join() normalizes the whole path: once for the directory, not for each of 10,000 names
+      // (a name read from a directory has no separator and is not "." or "..").
+      const dir = join(path, "-").slice(0, -1);
       files.push(
         ...names
           .filter((name) => /\.ya?ml$/.test(name))
           .sort()
-          .map((name) => join(path, name)),
+          .map((name) => `${dir}${name}`),
       );
     }
   }

@@ -78,7 +78,9 @@ export function keysOf(file: SummarizedFile): SummaryKeys {
 export function renamed(file: SummarizedFile, name: string): SummarizedFile {
   return {
     file: name,
-    keys: keysOf(file),
+    get keys() {
+      return keysOf(file);
+    },
     get summary() {
       return file.summary;
     },

@@ -1,7 +1,7 @@
 // The one slow test: the real `bin/run.js` over the compiled commands in dist/ (npm test builds
 // first). Everything else runs the commands in-process.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,6 +55,26 @@ test("bin/run.js: an unknown command names the nearest one; completion is instal
   const completion = pbxctl("autocomplete", "--help");
   assert.is(completion.status, 0, completion.stderr);
   assert.match(completion.stdout, "autocomplete");
+});
+
+test("the built CLI loads @oclif/core, yaml, TypeBox and diff from one bundle each; --help lists every command", () => {
+  const bundled = /from "(@oclif\/core|yaml|@sinclair\/typebox|diff)";/;
+  const modules = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return path.endsWith(join("dist", "vendor")) ? [] : modules(path);
+      return entry.name.endsWith(".js") ? [path] : [];
+    });
+  const importing = modules(join(ROOT, "dist")).filter((file) =>
+    bundled.test(readFileSync(file, "utf8")),
+  );
+  assert.equal(importing, [], "every compiled import points at dist/vendor/");
+  assert.match(readFileSync(join(ROOT, "bin/run.js"), "utf8"), "../dist/vendor/oclif-core.js");
+  const help = pbxctl("--help");
+  assert.is(help.status, 0, help.stderr);
+  for (const command of ["validate", "plan", "apply", "deploy", "compile", "serve", "status"]) {
+    assert.match(help.stdout, new RegExp(`^  ${command} `, "m"), command);
+  }
 });
 
 test("bin/run.js: a usage error with --json is one {error} object on stdout", () => {

@@ -35,6 +35,7 @@ import {
   type StatRow,
   writePackFile,
 } from "../../src/cli/lib/org-file-cache.js";
+import { DecodedPack } from "../../src/cli/lib/org-file-pack.js";
 import { loadOrgFiles } from "../../src/cli/lib/org-files.js";
 import { planTrees } from "../../src/cli/lib/plan.js";
 import { formatDiagnostic } from "../../src/model/diagnostic.js";
@@ -297,6 +298,29 @@ test("a clash placed in the unchanged file: its cached summary places it as a pa
     /globex\.yaml:\d+:\d+ dids\[\d\]\.number: DID \+918065978021 is also assigned in/,
   );
   assert.is(cached.stderr, parsed.stderr);
+});
+
+test("a plain entry's bytes changed, found when a clash is placed in its file: that file is analyzed again", async () => {
+  assert.is((await runCommand(Validate, [orgs])).code, 0);
+  const globex = contentHash(readFileSync(join(orgs, "globex.yaml")));
+  assert.ok(
+    DecodedPack.open(packFile(), cacheVersion())?.flags(globex)?.plain,
+    "globex's entry is plain: a run reads its bytes only to place a clash in it",
+  );
+  const bytes = readFileSync(packFile());
+  const at = bytes.lastIndexOf(Buffer.from('"slug":"globex"'));
+  assert.ok(at > 0);
+  bytes.write('"slug":"globeX"', at);
+  writeFileSync(packFile(), bytes);
+  edit("acme.yaml", "number: +918065978001", "number: +918065978021");
+  const cached = await runCommand(Validate, [orgs]);
+  const parsed = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(cached.code, 1);
+  assert.match(cached.stderr, /globex\.yaml:\d+:\d+ dids\[\d\]\.number: DID \+918065978021/);
+  assert.is(cached.stderr, parsed.stderr);
+  assert.is(cached.stdout, parsed.stdout);
+  const rewritten = readPack().entries[globex];
+  assert.is(rewritten?.summary?.slug, "globex", "the entry was written again from the file");
 });
 
 test("slugs are unique across files too", async () => {

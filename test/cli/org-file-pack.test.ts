@@ -1,6 +1,10 @@
-// The cache's pack (org-file-pack.ts): what is written reads back; another format or version, or
-// a pack cut short, is no pack; and a change to one entry's bytes or row loses that entry only
-// (and the stat index, which no check covers row by row).
+// The cache's pack (org-file-pack.ts): what is written reads back, from bytes or from its file
+// (whose body is read only for the entries asked for); another format or version, or a pack cut
+// short, is no pack; and a change to one entry's bytes or row loses that entry only (a change in
+// the index also the stat index, which no check covers row by row).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import {
@@ -70,7 +74,10 @@ test("one entry's bytes or row changed: that entry is lost, the others are kept"
   assert.is(changedBody.entry("hash-b"), undefined, "the changed entry");
   assert.is(bytesOf(changedBody.entry("hash-a")), bytesOf(entries.get("hash-a")));
   assert.is(bytesOf(changedBody.entry("hash-c")), bytesOf(entries.get("hash-c")));
-  assert.is(changedBody.files.size, 0, "the stat index is dropped");
+  // The index (entry lines, stat index) has a check of its own, which still holds.
+  assert.ok(changedBody.intact);
+  assert.is(changedBody.files.size, 2, "the stat index is kept");
+  assert.equal(changedBody.flags("hash-b"), { lint: true, plain: false });
 
   // A key in the entries' row (what the checks across files compare) changed: the same.
   const inRow = Buffer.from(bytes);
@@ -78,7 +85,38 @@ test("one entry's bytes or row changed: that entry is lost, the others are kept"
   const changedRow = DecodedPack.decode(inRow, "v1");
   assert.ok(changedRow);
   assert.is(changedRow.entry("hash-c"), undefined);
+  assert.is(changedRow.flags("hash-c"), undefined, "its flags are not trusted either");
   assert.ok(changedRow.entry("hash-a"));
+  assert.equal(changedRow.keys("hash-a"), entries.get("hash-a")!.keys);
+  assert.not.ok(changedRow.intact);
+  assert.is(changedRow.files.size, 0, "the stat index is dropped");
+});
+
+test("a pack file reads as its bytes do; an entry's bytes are read when asked for", () => {
+  const dir = mkdtempSync(join(tmpdir(), "pbxctl-pack-"));
+  try {
+    const file = join(dir, "analyses.pack");
+    const record = encodeRecord(new Map([["hash-d", entry("4")]]), new Map());
+    writeFileSync(file, Buffer.concat([encodePack("v1", entries, files), record]));
+    const pack = DecodedPack.open(file, "v1");
+    assert.ok(pack);
+    assert.equal([...pack.hashes()], ["hash-a", "hash-b", "hash-c", "hash-d"]);
+    assert.equal([...pack.files], [...files].slice(0, 2));
+    assert.equal(pack.flags("hash-a"), { lint: true, plain: true });
+    assert.equal(pack.keys("hash-c"), entries.get("hash-c")!.keys);
+    // The file changed after the pack was read (another run wrote it anew): the bytes read
+    // now do not pass the entry's check, and the entry is a missing one.
+    writeFileSync(file, Buffer.from(JSON.stringify({ padding: "y".repeat(4000) })));
+    assert.is(pack.entry("hash-b"), undefined);
+    assert.is(
+      bytesOf(pack.entry("hash-d")),
+      bytesOf(entry("4")),
+      "appended: read with the records",
+    );
+    assert.is(DecodedPack.open(join(dir, "missing.pack"), "v1"), null);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("appended records: a new entry, a replaced one and stat rows changed or dropped read back", () => {

@@ -21,6 +21,9 @@ const WORKER_URL = new URL(
 /** Files per message at most: small enough to balance busy cores, large enough to cost nothing. */
 const MAX_BATCH = 16;
 
+/** Batches sent to a worker and not yet answered, at most. */
+const IN_FLIGHT = 2;
+
 export interface AnalyzeOptions {
   /** Lint findings in each analysis's `extra`. */
   lint: boolean;
@@ -104,8 +107,13 @@ function runQueue(
   options: AnalyzeOptions,
 ): Promise<OrgFileAnalysis[]> {
   const results: OrgFileAnalysis[] = new Array(sources.length);
-  // At least two batches per worker, so a slow worker's share is taken by the others.
-  const batch = Math.max(1, Math.min(MAX_BATCH, Math.ceil(sources.length / (workers.length * 2))));
+  // At least four batches per worker, so a slow worker's share is taken by the others; each
+  // worker has IN_FLIGHT of them sent at a time, so it never waits for this thread (busy, or
+  // not scheduled on a loaded machine) between two batches.
+  const batch = Math.max(
+    1,
+    Math.min(MAX_BATCH, Math.ceil(sources.length / (workers.length * 2 * IN_FLIGHT))),
+  );
   let next = 0;
   let pending = 0;
   return new Promise((resolve, reject) => {
@@ -157,6 +165,6 @@ function runQueue(
         worker.unref();
       });
     }
-    for (const worker of workers) send(worker);
+    for (let round = 0; round < IN_FLIGHT; round++) for (const worker of workers) send(worker);
   });
 }

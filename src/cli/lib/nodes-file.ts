@@ -7,7 +7,6 @@ import { Flags } from "@oclif/core";
 import { compileEdge, EdgeListenError, edgeStateFromOrgs } from "../../compiler/edge/index.js";
 import type { CompiledFile } from "../../compiler/types.js";
 import type { SourceDiagnostic } from "../../model/diagnostic.js";
-import { checkPlacements, loadNodesFile, NODES_FILE } from "../../model/nodes-file.js";
 import type { OrgState } from "../../model/org-state.js";
 import { CommandFailure } from "./base-command.js";
 
@@ -16,7 +15,7 @@ export const EDGE_DIR = "edge";
 
 export const nodesFlag = {
   nodes: Flags.string({
-    summary: `Nodes file (engine nodes, placements, the SIP edge; e.g. ${NODES_FILE}): the edge's files under ${EDGE_DIR}/ too, and phones' AORs with support_path=yes.`,
+    summary: `Nodes file (engine nodes, placements, the SIP edge; e.g. nodes.yaml): the edge's files under ${EDGE_DIR}/ too, and phones' AORs with support_path=yes.`,
   }),
 };
 
@@ -43,6 +42,8 @@ export async function compileNodesFile(
   } catch (error) {
     throw new CommandFailure(`${file}: ${(error as Error).message}`);
   }
+  // Loaded with its schema validator (ajv) only with --nodes.
+  const { checkPlacements, loadNodesFile } = await import("../../model/nodes-file.js");
   const { loaded, diagnostics } = loadNodesFile(file, text);
   const all = [...diagnostics];
   if (loaded) {

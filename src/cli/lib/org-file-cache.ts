@@ -21,7 +21,7 @@
 // of the read could keep its size and time stamps, so a recent file is hashed until it is old).
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, type Stats } from "node:fs";
-import { open, readFile, rm } from "node:fs/promises";
+import { open, rm } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { TEMP_MARK, writeFileAtomic } from "../../atomic-files.js";
 import type { OrgFileAnalysis } from "../../model/org-file-result.js";
@@ -33,6 +33,7 @@ import {
   DecodedPack,
   encodePack,
   encodeRecord,
+  type KeysRow,
   keysOfRow,
   keysRow,
   PACK_FORMAT,
@@ -104,62 +105,64 @@ export function cacheVersion(): string {
 }
 
 /**
- * A cached analysis as found: the keys the checks across files compare, and the whole
- * analysis, read from the pack when first asked for (at once when the entry is not plain).
+ * A cached analysis as found: whether it is plain and has lint findings, the keys the checks
+ * across files compare, and the whole analysis, read from the pack when first asked for (at
+ * once when the entry is not plain).
  */
 export class CachedEntry {
   private parsed: CachedAnalysis | undefined;
 
   constructor(
-    /** The entry as stored (its bytes verified against its check). */
-    private readonly stored: PackEntry,
+    readonly lint: boolean,
+    /** Nothing but a summary: no problem, no secret reference, no lint finding. */
+    readonly plain: boolean,
+    private readonly keysRow: () => KeysRow | null,
+    /** The entry with its bytes, checked (undefined: they are not as written). */
+    private readonly stored: () => PackEntry | undefined,
     /** Its analysis, when it was just made. */
     parsed?: CachedAnalysis,
   ) {
     this.parsed = parsed;
   }
 
-  get lint(): boolean {
-    return this.stored.lint;
-  }
-
-  /** Nothing but a summary: no problem, no secret reference, no lint finding. */
-  get plain(): boolean {
-    return this.stored.plain;
-  }
-
   /** What the checks across files compare (null: the org did not load). */
   get keys(): SummaryKeys | null {
-    return this.stored.keys && keysOfRow(this.stored.keys);
+    const row = this.keysRow();
+    return row && keysOfRow(row);
   }
 
   /** The whole analysis; undefined when its bytes do not read back as one (corrupted). */
   analysis(): CachedAnalysis | undefined {
     if (this.parsed) return this.parsed;
+    const stored = this.stored();
+    if (!stored) return undefined;
     let value: unknown;
     try {
-      value = JSON.parse(textOf(this.stored.bytes));
+      value = JSON.parse(textOf(stored.bytes));
     } catch {
       return undefined;
     }
-    if (!isCachedAnalysis(value) || value.lint !== this.stored.lint) return undefined;
+    if (!isCachedAnalysis(value) || value.lint !== this.lint) return undefined;
     this.parsed = value;
     return value;
   }
 
-  /** The whole analysis of an entry whose bytes were read back once already. */
-  sound(): CachedAnalysis {
-    const analysis = this.analysis();
-    // Unreachable: a plain entry's bytes passed a check (the pack's or its own) when it was
-    // found, and this version wrote them from a sound analysis.
-    if (!analysis) throw new Error("a checked cache entry does not read back as an analysis");
-    return analysis;
+  /** The entry as written again (undefined: its bytes are not as written). */
+  get packed(): PackEntry | undefined {
+    return this.stored();
   }
+}
 
-  /** The entry as written again. */
-  get packed(): PackEntry {
-    return this.stored;
-  }
+/** A fresh analysis's entry. */
+function freshEntry(analysis: CachedAnalysis): CachedEntry {
+  const packed = packEntry(analysis);
+  return new CachedEntry(
+    packed.lint,
+    packed.plain,
+    () => packed.keys,
+    () => packed,
+    analysis,
+  );
 }
 
 /** Bytes of the pack as text (a view, not a copy). */
@@ -255,9 +258,9 @@ export class OrgFileCache {
     const root = join(dir, CACHE_DIR);
     let pack: DecodedPack | null = null;
     try {
-      pack = DecodedPack.decode(await readFile(join(root, version, PACK)), version);
+      pack = DecodedPack.open(join(root, version, PACK), version);
     } catch {
-      // Missing: every file is analyzed and the pack written.
+      // Unreadable: every file is analyzed and the pack written.
     }
     const cache = new OrgFileCache(root, version, pack);
     cache.changed = pack === null;
@@ -274,11 +277,20 @@ export class OrgFileCache {
     let entry = this.used.get(hash);
     if (!entry) {
       if (this.dropped.has(hash)) return undefined;
-      const stored = this.pack?.entry(hash);
-      entry = stored && new CachedEntry(stored);
+      const pack = this.pack;
+      const flags = pack?.flags(hash);
+      entry =
+        pack && flags
+          ? new CachedEntry(
+              flags.lint,
+              flags.plain,
+              () => pack.keys(hash),
+              () => pack.entry(hash),
+            )
+          : undefined;
       // Not plain: its problems or secrets are needed now, so it is read (and its shape checked).
       if (!entry || (!entry.plain && entry.analysis() === undefined)) {
-        if (stored !== undefined || this.pack?.has(hash)) {
+        if (pack?.has(hash)) {
           // Corrupted: ignored, and replaced by the next put.
           this.dropped.add(hash);
           this.changed = true;
@@ -326,13 +338,23 @@ export class OrgFileCache {
     }
   }
 
+  /**
+   * Forgets the entry of `hash`, found corrupted after `get` gave it (its bytes, read late, are
+   * not as written): it is analyzed again, and the pack is written anew without the bytes.
+   */
+  drop(hash: string): void {
+    this.used.delete(hash);
+    this.dropped.add(hash);
+    this.changed = true;
+  }
+
   /** Records a text's analysis (its state is not kept). */
   put(hash: string, analysis: OrgFileAnalysis, lint: boolean): void {
     const { state: _state, ...rest } = analysis;
     const cached: CachedAnalysis = { ...rest, lint };
-    const entry = new CachedEntry(packEntry(cached), cached);
+    const entry = freshEntry(cached);
     this.used.set(hash, entry);
-    this.added.set(hash, entry.packed);
+    this.added.set(hash, entry.packed!);
     this.changed = true;
   }
 
@@ -387,9 +409,12 @@ export class OrgFileCache {
     } catch {
       // Appending failed (a read-only checkout): writing it anew fails too, or works.
     }
+    // Every entry kept is read from the body (and checked): all of it at once.
+    this.pack?.loadBody();
     const entries = new Map<string, PackEntry>();
     for (const [hash, entry] of [...this.used].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      entries.set(hash, entry.packed);
+      const packed = entry.packed;
+      if (packed) entries.set(hash, packed);
     }
     let room = this.used.size;
     for (const hash of this.pack?.hashes() ?? []) {

@@ -15,7 +15,7 @@ import {
   type PlacedDiagnostic,
   sortDiagnostics,
 } from "../../model/org-file-result.js";
-import { crossOrgProblems, type SummarizedFile } from "../../model/org-summary.js";
+import { crossOrgProblems, type SummarizedFile, summaryKeys } from "../../model/org-summary.js";
 import type { SecretEnvironment } from "../../model/secrets.js";
 import {
   type AnalysisPool,
@@ -66,6 +66,42 @@ export interface OrgFilesLoad {
   lint: SourceDiagnostic[];
   /** The claims index the checks across files used, and the files as it took them. */
   claims?: { index: ClaimsIndex; files: readonly RunFile[] } | undefined;
+  /**
+   * Analyzes again the file whose cache entry was found corrupted when its summary was read
+   * after the load (`summaries`' getters throw CorruptedCacheEntry): the summary then reads the
+   * new analysis. The caller runs again what threw.
+   */
+  recover(error: CorruptedCacheEntry): Promise<void>;
+}
+
+/**
+ * A plain cache entry's analysis, read only when its summary was asked for, did not read back
+ * (its bytes are not as written): the file must be analyzed again (`OrgFilesLoad.recover`).
+ */
+export class CorruptedCacheEntry extends Error {
+  constructor(
+    /** The file's index among the load's inputs. */
+    readonly index: number,
+    /** The load that can recover it. */
+    readonly load: object,
+  ) {
+    super("a cache entry read after the load is corrupted");
+  }
+}
+
+/**
+ * `read()`, which reads the summaries of `load`: run again after the file of a cache entry
+ * found corrupted on the way is analyzed again.
+ */
+export async function readingSummaries<T>(load: OrgFilesLoad, read: () => T): Promise<T> {
+  for (;;) {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof CorruptedCacheEntry)) throw error;
+      await load.recover(error);
+    }
+  }
 }
 
 /** These org files on disk (read when needed), each cached beside itself. */
@@ -167,8 +203,7 @@ export async function loadOrgFileInputs(
     }
     toAnalyze.push({ index, states });
   }
-  for (const states of [true, false]) {
-    const batch = toAnalyze.filter((entry) => entry.states === states);
+  const analyze = async (batch: readonly { index: number; states: boolean }[], states: boolean) => {
     const sources = batch.map(({ index }) => ({
       file: inputs[index]!.file,
       text: decoded(textAt(index)),
@@ -178,13 +213,42 @@ export async function loadOrgFileInputs(
       analyses[index] = results[k]!;
       (await cacheOf(inputs[index]!))?.put(hashes[index]!, results[k]!, lint);
     }
+  };
+  for (const states of [true, false]) {
+    await analyze(
+      toAnalyze.filter((entry) => entry.states === states),
+      states,
+    );
   }
-  await Promise.all([...caches.values()].map((cache) => cache.save()));
+  const saveCaches = () => Promise.all([...caches.values()].map((cache) => cache.save()));
+  await saveCaches();
   const index = options.cache ? await claimsIndexOf(inputs, cacheOf) : undefined;
-  const load = finishLoad(inputs, analyses, hashes, options.env, lint, index);
+  const handle = {};
+  // A plain entry's analysis is first read when a clash is placed in its file: if it does not
+  // read back, that file is analyzed again (from its text: the hash the stat index gave is
+  // the text's) and the checks run again.
+  const recover = async (error: CorruptedCacheEntry) => {
+    if (error.load !== handle) throw error;
+    const input = inputs[error.index]!;
+    const cache = await cacheOf(input);
+    cache?.drop(hashes[error.index]!);
+    if (cache) hashes[error.index] = contentHash(textAt(error.index));
+    await analyze([{ index: error.index, states: false }], false);
+    await saveCaches();
+  };
+  let load: ReturnType<typeof finishLoad>;
+  for (;;) {
+    try {
+      load = finishLoad(inputs, analyses, hashes, options.env, lint, index, handle);
+      break;
+    } catch (error) {
+      if (!(error instanceof CorruptedCacheEntry)) throw error;
+      await recover(error);
+    }
+  }
   await index?.record(load.runFiles);
   const { runFiles: _runFiles, ...result } = load;
-  return result;
+  return { ...result, recover };
 }
 
 /**
@@ -208,15 +272,17 @@ function finishLoad(
   env: SecretEnvironment,
   lint: boolean,
   index: ClaimsIndex | undefined,
-): OrgFilesLoad & { runFiles: RunFile[] } {
+  /** Names the load in the CorruptedCacheEntry a cached summary throws. */
+  load: object,
+): Omit<OrgFilesLoad, "recover"> & { runFiles: RunFile[] } {
   const orgs: LoadedOrg[] = [];
   const summaries: SummarizedFile[] = [];
   const runFiles: RunFile[] = [];
   const perFile: SourceDiagnostic[] = [];
   // A plain cache entry has nothing to report: only its keys take part, its analysis is read
   // when a clash is reported about it (most of 10,000 files on a warm run).
-  const analyses = found.map((entry) =>
-    entry instanceof CachedEntry && entry.plain ? entry : analysisOf(entry),
+  const analyses = found.map((entry, index) =>
+    entry instanceof CachedEntry && entry.plain ? entry : analysisOf(entry, index, load),
   );
   for (const [index, input] of inputs.entries()) {
     const analysis = analyses[index]!;
@@ -227,7 +293,7 @@ function finishLoad(
     };
     runFiles.push(runFile);
     if (analysis instanceof CachedEntry) {
-      runFile.summarized = cachedSummary(input.file, analysis);
+      runFile.summarized = cachedSummary(input.file, found, index, load);
       summaries.push(runFile.summarized);
       continue;
     }
@@ -260,18 +326,37 @@ function finishLoad(
   return { orgs, summaries, diagnostics, crossFile, lint: findings, claims, runFiles };
 }
 
-/** The whole analysis of a fresh or cached file. */
-function analysisOf(entry: OrgFileAnalysis | CachedEntry): OrgFileAnalysis | CachedAnalysis {
-  return entry instanceof CachedEntry ? entry.sound() : entry;
+/** The whole analysis of a fresh or cached file (the `index`-th of `load`). */
+function analysisOf(
+  entry: OrgFileAnalysis | CachedEntry,
+  index: number,
+  load: object,
+): OrgFileAnalysis | CachedAnalysis {
+  if (!(entry instanceof CachedEntry)) return entry;
+  const analysis = entry.analysis();
+  if (!analysis) throw new CorruptedCacheEntry(index, load);
+  return analysis;
 }
 
-/** A plain cached file's summary: its keys now, the rest read from the pack if asked for. */
-function cachedSummary(file: string, entry: CachedEntry): SummarizedFile {
+/**
+ * A plain cached file's summary (the `index`-th of `found`): its keys read when asked for, the
+ * rest read from the pack if asked for; once the file was analyzed again (`recover`), the new
+ * analysis's.
+ */
+function cachedSummary(
+  file: string,
+  found: readonly (OrgFileAnalysis | CachedEntry)[],
+  index: number,
+  load: object,
+): SummarizedFile {
   return {
     file,
-    keys: entry.keys!,
+    get keys() {
+      const entry = found[index]!;
+      return entry instanceof CachedEntry ? entry.keys! : summaryKeys(entry.summary!);
+    },
     get summary() {
-      return entry.sound().summary!;
+      return analysisOf(found[index]!, index, load).summary!;
     },
   };
 }

@@ -18,7 +18,12 @@ import type { RunFile } from "./claims-index.js";
 import { compilePartialTree } from "./compiled-tree.js";
 import { changesSinceRevision } from "./git-base.js";
 import { countProblems } from "./load.js";
-import { loadOrgFileInputs, loadOrgFiles, type OrgFilesLoad } from "./org-files.js";
+import {
+  loadOrgFileInputs,
+  loadOrgFiles,
+  type OrgFilesLoad,
+  readingSummaries,
+} from "./org-files.js";
 
 export interface BasePlanInput {
   paths: readonly string[];
@@ -75,7 +80,10 @@ export async function basePlanTrees(input: BasePlanInput): Promise<BasePlanTrees
   }
   for (const s of beforeChanged.summaries) summaryOf.set(s.file.slice(input.rev.length + 1), s);
   const beforeSummaries = changes.files.flatMap((file) => summaryOf.get(file) ?? []);
-  const crossFile = baseSideClashes(after, changes, summaryOf) ?? crossOrgProblems(beforeSummaries);
+  const crossFile = await readingSummaries(
+    after,
+    () => baseSideClashes(after, changes, summaryOf) ?? crossOrgProblems(beforeSummaries),
+  );
   const ownProblems = beforeChanged.diagnostics.filter((d) => !beforeChanged.crossFile.includes(d));
   const beforeDiagnostics = sortDiagnostics([...ownProblems, ...crossFile]);
   input.report({ orgs: [], diagnostics: beforeDiagnostics });
@@ -98,8 +106,10 @@ export async function basePlanTrees(input: BasePlanInput): Promise<BasePlanTrees
     changedBeforeSummaries.map((s) => s.context_prefix).join("\n") !==
     changedAfterSummaries.map((s) => s.context_prefix).join("\n");
   const fresh = beforeSummaries.length === 0;
-  const gatewayBefore = gatewayMoved ? gatewayOf(beforeSummaries, input.gateway) : null;
-  const gatewayAfter = gatewayMoved || fresh ? gatewayOf(after.summaries, input.gateway) : null;
+  const [gatewayBefore, gatewayAfter] = await readingSummaries(after, () => [
+    gatewayMoved ? gatewayOf(beforeSummaries, input.gateway) : null,
+    gatewayMoved || fresh ? gatewayOf(after.summaries, input.gateway) : null,
+  ]);
   const prefixesBefore = orgsMoved ? prefixesOf(beforeSummaries) : null;
   const prefixesAfter = orgsMoved || fresh ? prefixesOf(after.summaries) : null;
   const options = { includeRoot: input.includeRoot };
