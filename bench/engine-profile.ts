@@ -1,5 +1,6 @@
 // npm run bench:engine-profile [-- --orgs 500 --pjsip realtime --queues after-boot
-//                                 --overload-trigger pjsip_only --phones 1000 --rate 200]
+//                                 --queue-load reload --overload-trigger pjsip_only
+//                                 --phones 1000 --rate 200]
 // The smallest harness behind bench:engine's figures at scale, without the server (docs/engine.md
 // "Device state at scale"): N bench orgs compiled once (file mode: every org's pjsip.conf;
 // realtime: the users' rows written by COPY into pbxctl's migrated tables, each org's pjsip.conf
@@ -7,7 +8,10 @@
 // CPU time and RSS. Then:
 //  - `--queues after-boot` (as the server's start-up deploy does to an engine that booted before
 //    it): the orgs' queues.conf files are empty at boot, written afterwards and loaded with one
-//    `queue reload all`, and the phones register right then;
+//    `queue reload all`, and the phones register right then; `--queue-load refresh` loads them
+//    with `module refresh app_queue.so` instead (app_queue loaded again: its queues are read
+//    before it subscribes to device state, as at boot; what the deployer sends an engine that
+//    holds no queue yet);
 //  - `--queues at-boot`: the queues load with the engine, then a `dialplan reload` is timed;
 //  - --phones SIPp phones register at --rate per second, while the engine's taskprocessors are
 //    sampled every second: the `stasis/m:devicestate:all` subscriptions (app_queue's and the
@@ -37,6 +41,8 @@ const arg = (name: string, fallback: string) => {
 const ORGS = Number(arg("orgs", "500"));
 const MODE = arg("pjsip", "realtime") as "file" | "realtime";
 const QUEUES = arg("queues", "after-boot") as "after-boot" | "at-boot";
+const QUEUE_LOAD =
+  arg("queue-load", "reload") === "refresh" ? "module refresh app_queue.so" : "queue reload all";
 const TRIGGER = arg("overload-trigger", "pjsip_only");
 const PHONES = Number(arg("phones", "1000"));
 const RATE = Number(arg("rate", "200"));
@@ -141,9 +147,10 @@ const describe = (all: Taskprocessor[]) => {
   return `device state: ${state}${deepest ? `; other queues: ${deepest}` : ""}`;
 };
 
+let queueLoad: Promise<void> = Promise.resolve();
 try {
   console.log(
-    `${ORGS} orgs, ${MODE} PJSIP, queues ${QUEUES}, taskprocessor_overload_trigger=${TRIGGER}: ` +
+    `${ORGS} orgs, ${MODE} PJSIP, queues ${QUEUES}${QUEUES === "after-boot" ? ` (${QUEUE_LOAD})` : ""}, taskprocessor_overload_trigger=${TRIGGER}: ` +
       `boot ${Math.round(bootMs)} ms (engine CPU ${cpuS().toFixed(1)} s), RSS ${rssMb()} MB, ` +
       `load ${loadavg()[0]!.toFixed(1)}`,
   );
@@ -158,10 +165,12 @@ try {
     // finish (over 10 minutes at 1,000 orgs); phones register meanwhile, as they do while a
     // server's start-up deploy runs.
     const t = performance.now();
-    void command("queue reload all", reloader).then(
-      () =>
-        console.log(`  queue reload all: answered after ${Math.round(performance.now() - t)} ms`),
-      (error: unknown) => console.log(`  queue reload all: ${String(error)}`),
+    queueLoad = command(QUEUE_LOAD, reloader).then(
+      (output) =>
+        console.log(
+          `  ${QUEUE_LOAD}: answered after ${Math.round(performance.now() - t)} ms: ${output.join(" ")}`,
+        ),
+      (error: unknown) => console.log(`  ${QUEUE_LOAD}: ${String(error)}`),
     );
     await new Promise((r) => setTimeout(r, 5000));
   } else {
@@ -199,8 +208,11 @@ try {
       `${run.failed} failed, REGISTER exchange p50 ${p(0.5)} ms, p95 ${p(0.95)} ms; ` +
       `load ${loadavg()[0]!.toFixed(1)}`,
   );
-  // The storm's whole cost: until app_queue's subscription has nothing queued (bounded).
-  for (const bound = performance.now() + 5 * 60_000; ; ) {
+  // The storm's whole cost: until the queue load is answered (bounded) and app_queue's
+  // subscription has nothing queued.
+  const loadBound = performance.now() + 5 * 60_000;
+  await Promise.race([queueLoad, new Promise((r) => setTimeout(r, 5 * 60_000))]);
+  for (const bound = loadBound; ; ) {
     if (performance.now() > bound) {
       console.log(`  timed out after 5 minutes: ${describe(await taskprocessors())}`);
       break;

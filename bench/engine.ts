@@ -2,6 +2,9 @@
 //                         --callable-samples 20 --phones 1000 --rate 200 --storm-rate 5000 --dialplan-edits 0 --burst 0]
 // (the defaults shown: the whole matrix, well over an hour on 2 shared cores; `--orgs 20` for a
 // quick look)
+// npm run bench:engine -- --nodes-compare [--nodes-orgs 200 --nodes-edits 10]: instead of the
+// matrix, issue 25's rows (bench/engine-nodes.ts): one edit's change-to-live on 2 engine nodes
+// against 1, same orgs, same run.
 // pbxctl against a real Asterisk 22 (PBX_ASTERISK_PREFIX, as `npm run test:engine`), as an
 // operator runs it: `engine init` files, the server over a store holding N orgs of the TARGETS.md
 // workload (50 users, 5 queues, 5 IVRs, 20 DIDs), PBX_ENGINE=ami, real scheduler and timers.
@@ -40,6 +43,7 @@ import { type Db, openStore } from "../src/store/database.js";
 import { startPostgresCluster } from "../src/store/testing/postgres-cluster.js";
 import { benchPhones, withPhonePasswords } from "./bench-phones.js";
 import { printEngineNotes, printSizeTable } from "./engine-matrix.js";
+import { runNodesCompare } from "./engine-nodes.js";
 import { measureNewUser, type NewUserSample, type RealtimeTimeline } from "./new-user-live.js";
 import { startSipPhone } from "./sip-phone.js";
 import { registerPhones, type SippRegistrationRun } from "./sipp-registrations.js";
@@ -332,7 +336,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       phones.length > 0
         ? await registerPhones({ phones, registrar, rate: STORM_RATE, timeoutS: 120 })
         : null;
-    return {
+    const result: SizeResult = {
       engine: version,
       mode,
       orgs: orgCount,
@@ -352,6 +356,10 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       },
       timedOut,
     };
+    // Printed before the teardown: a teardown that fails (a server whose close timed out, its
+    // store connections cut when the cluster stops) cannot take the measured column with it.
+    printSizeTable([result]);
+    return result;
   } catch (error) {
     if (!(error instanceof PhaseTimeout)) throw error;
     // A bounded phase ran out: this size and mode is reported as far as it got.
@@ -372,6 +380,16 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
   }
 }
 
+// Issue 25's rows instead of the matrix: one edit's change-to-live on 2 nodes x N/2 orgs against
+// 1 node x N orgs, in the same run (bench/engine-nodes.ts).
+if (process.argv.includes("--nodes-compare")) {
+  await runNodesCompare({
+    install,
+    orgs: Number(arg("nodes-orgs", "200")),
+    edits: Number(arg("nodes-edits", "10")),
+  });
+  process.exit(0);
+}
 console.log(
   `bench:engine  real Asterisk over AMI; orgs of 50 users, 5 queues, 5 IVRs, 20 DIDs; ` +
     `${EDITS} new users per size and mode (${FILE_SAMPLES} in file mode from ` +
@@ -384,9 +402,9 @@ for (const size of SIZES) {
   for (const mode of MODES) {
     const result = await measure(size, mode);
     if (!result) continue;
+    // Each mode's column was printed as soon as it was measured (in measure): a long run cut
+    // short keeps what it measured.
     columns.push(result);
-    // Each mode's column as soon as it is measured: a long run cut short keeps what it measured.
-    printSizeTable([result]);
   }
   if (columns.length > 1) printSizeTable(columns);
   results.push(...columns);

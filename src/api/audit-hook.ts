@@ -233,6 +233,7 @@ export function createAuditHook(routes: readonly RouteDefinition[], deps: AppDep
       scheduleDeploy(orgId) {
         deploys.add(orgId);
       },
+      copiesMedia: () => deps.deployScheduler.copiesMedia?.() ?? false,
     };
     const result = await inUnitOfWork(deps.db, (db) =>
       audited(route, { ...request, principal }, withDb(deps, db, held), handler),
@@ -306,6 +307,7 @@ function notingDeploys(base: AppDeps, scope: RequestScope): AppDeps {
       scope.deployedOrgs.add(orgId);
       base.deployScheduler.scheduleDeploy(orgId);
     },
+    copiesMedia: () => base.deployScheduler.copiesMedia?.() ?? false,
   };
   return new Proxy(base, {
     get: (target, property, receiver) =>

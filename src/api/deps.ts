@@ -10,7 +10,7 @@ import type { EngineHealthProbe } from "../domain/ports.js";
 
 /** The settings route handlers read beside the use cases' (never the JWT secret). */
 export type ApiSettings = DomainSettings &
-  Pick<Config, "recordingsDir" | "webhookAllowPrivate" | "defaultTrunkHost">;
+  Pick<Config, "recordingsDir" | "nodesDir" | "webhookAllowPrivate" | "defaultTrunkHost">;
 
 /**
  * The settings handlers and use cases may read, copied out of the whole configuration. The admin
@@ -27,6 +27,7 @@ export function apiSettingsOf(config: Config): ApiSettings {
     soundsDir: config.soundsDir,
     greetingMaxChars: config.greetingMaxChars,
     recordingsDir: config.recordingsDir,
+    nodesDir: config.nodesDir,
     webhookAllowPrivate: config.webhookAllowPrivate,
     defaultTrunkHost: config.defaultTrunkHost,
   };

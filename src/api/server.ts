@@ -203,6 +203,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         replicaId,
         roles,
         nodesDir: options.config.nodesDir,
+        soundsDir: options.config.soundsDir,
         targetFor:
           options.nodeTarget ??
           ((node) =>
@@ -286,9 +287,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     db,
     config,
     logger: options.logger,
-    deployScheduler: withEdge(
-      options.deployScheduler ?? (nodes ? nodesOrImplicitScheduler(nodes, shared) : noDeploys),
-      edgeSync,
+    deployScheduler: withNodeMedia(
+      withEdge(
+        options.deployScheduler ?? (nodes ? nodesOrImplicitScheduler(nodes, shared) : noDeploys),
+        edgeSync,
+      ),
+      nodes,
     ),
     ...(deployJobs && nodes ? { configDeploys: nodesOrImplicitDeploys(nodes, deployJobs) } : {}),
     ...(engineHealth ? { engineHealth } : {}),
@@ -425,7 +429,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     name: "retention",
     start: () => {
       retention = startRetentionScheduler({
-        context: { db, recordingsDir: options.config.recordingsDir },
+        context: {
+          db,
+          recordingsDir: options.config.recordingsDir,
+          nodesDir: options.config.nodesDir,
+        },
         clock: systemClock,
         logger: options.logger,
         instruments: instruments.retention,
@@ -507,6 +515,19 @@ function nodesOrImplicitScheduler(nodes: NodeRuntimes, implicit: DeployScheduler
   return {
     recordDeploy: (db, orgId) => now().recordDeploy(db, orgId),
     scheduleDeploy: (orgId) => now().scheduleDeploy(orgId),
+  };
+}
+
+/**
+ * `scheduler`, telling the domain that media reaches the engines by copies while engine nodes are
+ * defined (src/deploy/node-media.ts): an uploaded greeting then asks for its org's deploy.
+ */
+function withNodeMedia(scheduler: DeployScheduler, nodes: NodeRuntimes | null): DeployScheduler {
+  if (!nodes) return scheduler;
+  return {
+    recordDeploy: (db, orgId) => scheduler.recordDeploy(db, orgId),
+    scheduleDeploy: (orgId) => scheduler.scheduleDeploy(orgId),
+    copiesMedia: () => nodes.nodesDefined,
   };
 }
 

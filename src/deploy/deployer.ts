@@ -11,6 +11,7 @@ import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, EngineProbe, EngineTarget, ReloadOutcome } from "../engine/target.js";
 import type { AppliedRevision, DeployLog, DeployRecord } from "./deploy-log.js";
 import { probesFor } from "./engine-probes.js";
+import { firstQueueLoad, isFullQueueReload } from "./first-queue-load.js";
 import { includedPaths, keepIncludesOnDisk } from "./include-guard.js";
 import { claimEngineDir, type EngineDirOwner } from "./ownership.js";
 import { ReloadQueue, type ReloadQueueOptions } from "./reload-queue.js";
@@ -73,7 +74,8 @@ export interface BatchOptions {
 
 interface UnitPlan {
   unit: DeployUnit;
-  files: readonly CompiledFile[];
+  /** Content hash of each of the unit's files by path (what `markApplied` records). */
+  hashes: Record<string, string>;
   record: DeployRecord;
   started: number;
   reloads: ReloadCommand[];
@@ -139,6 +141,45 @@ export class Deployer {
     return this.exclusiveAll([...ids].sort(), () => this.runBatch(groups, options));
   }
 
+  /**
+   * Deploys units whose files come in batches (the start-up deploy of every org, compiled a
+   * batch at a time to bound memory): each batch is written as it arrives and only its plan is
+   * kept (reloads, probes, hashes; not the files), then the reloads of every batch run once, and
+   * every unit is verified and recorded. One reload of each module for all the orgs instead of
+   * one per batch: a PJSIP or dialplan reload costs as much as the engine holds, so ten batches'
+   * reloads cost ~5x one (docs/engine.md, "The start-up deploy"). Every unit of `units` is
+   * locked for the whole deploy; a batch may hold only those. Throws InvalidDeployPathError on a
+   * unit outside `units` or a file outside its unit, before that batch writes anything.
+   */
+  deployInBatches(
+    units: readonly DeployUnit[],
+    batches: AsyncIterable<readonly UnitFiles[]>,
+    options: DeployOptions & BatchOptions = {},
+  ): Promise<DeployRecord[]> {
+    const ids = [...new Set(units.map(unitId))].sort();
+    const locked = new Set(ids);
+    return this.exclusiveAll(ids, async () => {
+      const plans: UnitPlan[] = [];
+      const seen = new Set<string>();
+      for await (const groups of batches) {
+        for (const { unit, files } of groups) {
+          const id = unitId(unit);
+          if (!locked.has(id)) throw new InvalidDeployPathError(`${id} is not in this deploy`);
+          if (seen.has(id)) throw new InvalidDeployPathError(`${id} is given twice`);
+          seen.add(id);
+          for (const file of files) {
+            if (!unitOwns(unit, file.path)) {
+              throw new InvalidDeployPathError(`"${file.path}" does not belong to ${id}`);
+            }
+          }
+        }
+        plans.push(...(await this.prepareAll(groups, options)));
+      }
+      await this.settle(plans, options);
+      return plans.map((plan) => plan.record);
+    });
+  }
+
   /** Restores the unit's last good files (kept before the deploy that replaced them) and reloads. */
   async rollback(unit: DeployUnit): Promise<DeployRecord> {
     const snapshot = await readSnapshot(this.engineDir, unit);
@@ -178,6 +219,16 @@ export class Deployer {
     groups: readonly UnitFiles[],
     options: DeployOptions & BatchOptions,
   ): Promise<DeployRecord[]> {
+    const plans = await this.prepareAll(groups, options);
+    await this.settle(plans, options);
+    return plans.map((plan) => plan.record);
+  }
+
+  /** Reads, decides and writes each unit's files (several at once); the plans in `groups`' order. */
+  private async prepareAll(
+    groups: readonly UnitFiles[],
+    options: DeployOptions & BatchOptions,
+  ): Promise<UnitPlan[]> {
     const plans: UnitPlan[] = new Array(groups.length);
     if (this.owner && !this.claimed) {
       // Best effort: the marker only serves refusals; a directory we cannot write fails below.
@@ -201,9 +252,13 @@ export class Deployer {
       };
       await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 16) }, worker));
     }
+    return plans;
+  }
 
+  /** Runs the plans' reloads once for all of them, verifies them, and records every unit. */
+  private async settle(plans: readonly UnitPlan[], options: BatchOptions): Promise<void> {
     const live = plans.filter((plan) => !plan.settled);
-    const commands = mergeReloads(live.map((plan) => plan.reloads));
+    const commands = await this.asFirstQueueLoad(mergeReloads(live.map((plan) => plan.reloads)));
     const reloading = live
       .filter((plan) => plan.reloads.length > 0)
       .map((plan) => plan.record.unit);
@@ -221,7 +276,18 @@ export class Deployer {
         options.onUnit?.(plan.record);
       }),
     );
-    return plans.map((plan) => plan.record);
+  }
+
+  /**
+   * `commands` with a full queue reload made a fresh load of app_queue when the engine has never
+   * loaded a queues file from this directory (firstQueueLoad: no device-state storm, nothing to
+   * lose). The deploy log is the record of what the engine loaded; a log that cannot be read
+   * keeps the plain reload.
+   */
+  private async asFirstQueueLoad(commands: ReloadCommand[]): Promise<ReloadCommand[]> {
+    if (!commands.some(isFullQueueReload)) return commands;
+    const applied = await this.log.allApplied().catch(() => null);
+    return applied === null ? commands : firstQueueLoad(commands, applied);
   }
 
   /** Reads what is deployed, decides, and writes the unit's changed files. */
@@ -233,7 +299,7 @@ export class Deployer {
     const id = unitId(unit);
     const plan: UnitPlan = {
       unit,
-      files,
+      hashes: {},
       started: performance.now(),
       reloads: [],
       probes: [],
@@ -282,6 +348,7 @@ export class Deployer {
       return plan;
     }
     record.revision = revisionOf(files);
+    plan.hashes = Object.fromEntries(files.map((file) => [file.path, contentHash(file.content)]));
     if (sameOnDisk && applied?.revision === record.revision) {
       record.result = "unchanged";
       plan.settled = true;
@@ -353,11 +420,8 @@ export class Deployer {
       await this.log.markApplied({
         unit: record.unit,
         revision: record.revision,
-        files: Object.fromEntries(plan.files.map((file) => [file.path, contentHash(file.content)])),
-        stats: await fileStamps(
-          this.engineDir,
-          plan.files.map((file) => file.path),
-        ),
+        files: plan.hashes,
+        stats: await fileStamps(this.engineDir, Object.keys(plan.hashes)),
         appliedAt: new Date().toISOString(),
         deployId: record.id,
       });

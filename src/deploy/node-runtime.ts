@@ -36,6 +36,8 @@ import {
   orgHolders,
 } from "../store/engine-node-repository.js";
 import { DeployerUnavailableError, DeployJobs } from "./deploy-jobs.js";
+import { nodeSoundsDir } from "./node-dirs.js";
+import { NodeMediaCopies } from "./node-media.js";
 import { SharedDeploys } from "./shared-deploys.js";
 import {
   type GatewayOutcome,
@@ -75,6 +77,11 @@ export interface NodeRuntimesOptions {
   roles: NodeRoles;
   /** Where each node's engine directory is (`<nodesDir>/<node name>`). */
   nodesDir: string;
+  /**
+   * The replicas' sounds directory (PBX_SOUNDS_DIR): each node's deployer copies its orgs' media
+   * from it into `<nodesDir>/<node name>.sounds` (src/deploy/node-media.ts). Absent: no copies.
+   */
+  soundsDir?: string;
   /** The engine target of a node (AMI with its unsealed secret; a fake in tests). */
   targetFor: (node: EngineNodeRow) => EngineTarget;
   /** What every node's engine side shares with the implicit one (env, data dir, instruments...). */
@@ -249,6 +256,16 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
       nodeId: node.id,
       engineDir: nodeEngineDir(this.options.nodesDir, node.name),
       shared,
+      ...(this.options.soundsDir !== undefined
+        ? {
+            media: new NodeMediaCopies({
+              db,
+              nodeId: node.id,
+              sourceDir: this.options.soundsDir,
+              nodeDir: nodeSoundsDir(this.options.nodesDir, node.name),
+            }),
+          }
+        : {}),
       reloadFence: () => this.options.roles.assertHolds(role),
     });
     const jobs = new DeployJobs({

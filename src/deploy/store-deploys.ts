@@ -9,11 +9,12 @@ import type { EngineHealth, ReloadOutcome } from "../engine/target.js";
 import type { DeployInstruments } from "../metrics/instruments.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { Deployer } from "./deployer.js";
+import type { OrgMediaSync } from "./node-media.js";
 import { reloadsFor } from "./reloads.js";
 import { revisionOf } from "./revision.js";
 import { createDeployScheduler, type OrgDeployScheduler } from "./scheduler.js";
 import { type GatewayBuild, isServed, type OrgHandle, type StoreBuilds } from "./store-builds.js";
-import { orgUnit, type UnitFiles, unitId } from "./units.js";
+import { type DeployUnit, orgUnit, type UnitFiles, unitId } from "./units.js";
 
 export interface StoreDeploysOptions {
   builds: StoreBuilds;
@@ -39,6 +40,12 @@ export interface StoreDeploysOptions {
    * debounce; the start-up deploy writes every org's. Absent in file mode.
    */
   pjsipRows?: PjsipRowSync;
+  /**
+   * An engine node's copies of its orgs' media (src/deploy/node-media.ts): each org's are made
+   * current after its build and before its files are deployed, so before the reloads that name
+   * them. Absent: the engine plays the replicas' sounds directory itself (one implicit engine).
+   */
+  media?: OrgMediaSync;
 }
 
 /** The part of RealtimePjsip the deploys call. */
@@ -260,34 +267,38 @@ export class StoreDeploys {
       (unit) => unit.kind === "org" && !servedUnits.has(unitId(unit)),
     );
     const size = Math.max(1, this.options.startupBatchSize ?? 100);
-    const byUnit = new Map<string, DeployRecord>();
-    for (let from = 0; from === 0 || from < served.length; from += size) {
-      const chunk = served.slice(from, from + size);
-      const groups: UnitFiles[] = [];
-      for (const org of chunk) {
-        const files = await this.orgFilesOrRecord(org, trigger);
-        if (files) groups.push({ unit: orgUnit(org.contextPrefix), files });
-      }
-      if (from + size >= served.length) {
-        // The last batch: the gateway goes with it, so it is written after every org file it
-        // names; org directories no longer served are removed.
-        groups.push(...stale.map((unit) => ({ unit, files: [] })));
-        try {
-          groups.push({ unit: { kind: "gateway" }, files: (await this.builds.gateway()).files });
-        } catch (error) {
-          await this.recordFailure("gateway", trigger, error as Error);
+    const gateway: DeployUnit = { kind: "gateway" };
+    const top: DeployUnit = { kind: "top" };
+    const units = [...served.map((org) => orgUnit(org.contextPrefix)), ...stale, gateway, top];
+    // Compiled and written a batch at a time (memory), reloaded once for every org: one PJSIP,
+    // dialplan and queue reload for the whole start-up, not one per batch (Deployer.deployInBatches).
+    const batches = async function* (this: StoreDeploys): AsyncGenerator<UnitFiles[]> {
+      for (let from = 0; from === 0 || from < served.length; from += size) {
+        const groups: UnitFiles[] = [];
+        for (const org of served.slice(from, from + size)) {
+          const files = await this.orgFilesOrRecord(org, trigger);
+          if (files) groups.push({ unit: orgUnit(org.contextPrefix), files });
         }
+        if (from + size >= served.length) {
+          // The last batch: org directories no longer served are removed, and the gateway and
+          // the include files go last, so each is written after every org file it names (the
+          // include guard keeps the include files to what is on disk).
+          groups.push(...stale.map((unit) => ({ unit, files: [] })));
+          try {
+            groups.push({ unit: gateway, files: (await this.builds.gateway()).files });
+          } catch (error) {
+            await this.recordFailure("gateway", trigger, error as Error);
+          }
+          groups.push({ unit: top, files: await this.builds.topLevelFiles() });
+        }
+        yield groups;
       }
-      // The include files go with every batch: the engine loads a batch's orgs only once an
-      // include names them, and the deployer checks that it did. The include guard keeps them
-      // to the org files on disk so far, so each batch adds its own orgs.
-      groups.push({ unit: { kind: "top" }, files: await this.builds.topLevelFiles() });
-      // One record per unit in the summary: the include files' last deploy is the one that counts.
-      for (const record of await this.deployer.deployUnits(groups, { trigger })) {
-        byUnit.set(record.unit, record);
-      }
-    }
-    const records = [...byUnit.values()];
+    };
+    const records = await this.deployer.deployInBatches(units, batches.call(this), { trigger });
+    // Copies of orgs that left this node while no deploy of theirs ran here (a replica died).
+    await this.options.media
+      ?.pruneExcept(new Set(served.map((org) => org.id)))
+      .catch((error: unknown) => this.options.onError?.("media", error as Error));
     return {
       units: records.length,
       changed: records.filter((r) => r.result !== "unchanged"),
@@ -306,7 +317,9 @@ export class StoreDeploys {
   private async buildOrg(orgId: string, trigger: string) {
     await this.options.onBuildStart?.(orgId);
     try {
-      return await this.builds.orgBuild(orgId);
+      const build = await this.builds.orgBuild(orgId);
+      await this.options.media?.syncOrg(orgId);
+      return build;
     } catch (error) {
       this.buildErrors.set(orgId, error as Error);
       const handle = await this.builds.org(orgId).catch(() => null);
@@ -319,7 +332,9 @@ export class StoreDeploys {
 
   private async orgFilesOrRecord(org: OrgHandle, trigger: string): Promise<CompiledFile[] | null> {
     try {
-      return (await this.builds.orgFiles(org.id)).files;
+      const { files } = await this.builds.orgFiles(org.id);
+      await this.options.media?.syncOrg(org.id);
+      return files;
     } catch (error) {
       await this.recordFailure(unitId(orgUnit(org.contextPrefix)), trigger, error as Error);
       this.options.onError?.(org.id, error as Error);

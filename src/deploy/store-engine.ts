@@ -22,6 +22,7 @@ import { GatewayStateSchema, ROUTING_ENVIRONMENTS } from "../model/org-state.js"
 import type { Db } from "../store/database.js";
 import { Deployer } from "./deployer.js";
 import { fencedTarget, type ReloadFence } from "./fenced-target.js";
+import type { OrgMediaSync } from "./node-media.js";
 import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
 import { RealtimePjsip } from "./realtime-pjsip.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
@@ -73,6 +74,8 @@ export interface ServerEngineOptions {
   nodeId?: string;
   /** Overrides the engine directory of `env` (a node's own directory). */
   engineDir?: string;
+  /** A node's copies of its orgs' media (src/deploy/node-media.ts); absent: none are made. */
+  media?: OrgMediaSync;
 }
 
 export interface ServerEngine {
@@ -175,6 +178,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
     builds,
     deployer,
     ...(realtime ? { pjsipRows: realtime } : {}),
+    ...(options.media ? { media: options.media } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),

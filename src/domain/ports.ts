@@ -13,6 +13,12 @@ export interface DeployScheduler {
   recordDeploy(db: Db, orgId: string): Promise<void>;
   /** After the save committed: starts the debounced deploy now where this process deploys. */
   scheduleDeploy(orgId: string): void;
+  /**
+   * Whether the engine plays copies of the orgs' media made by their deploys (engine nodes,
+   * docs/nodes.md): then a media change the configuration does not show (an uploaded greeting)
+   * asks for a deploy too. Absent: false (the engine plays the one sounds directory).
+   */
+  copiesMedia?(): boolean;
 }
 
 /** Reports the engine's state for /health, e.g. `files-only`, `connected`, `disconnected`. */

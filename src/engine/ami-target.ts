@@ -28,19 +28,39 @@ const FAILED =
 // `module load` is blacklisted over AMI `Command`; the `ModuleLoad` action does the same.
 const NOT_LOADED = /no such command|not properly initialized|no such module/i;
 
+// `module refresh <module>` unloads and loads a module (main/cli.c, handle_refresh): "Unable to
+// unload resource <module>" when the soft unload is refused (a channel uses the module: a call
+// is in a queue) or the module is not loaded; nothing was changed then.
+const REFRESH = /^module refresh (\S+\.so)$/;
+const REFRESH_REFUSED = /^Unable to unload resource/m;
+const REFRESH_FAILED = /^Unable to load resource/m;
+/** What a refused refresh of a module is replaced by: the module's own reload. */
+const RELOAD_INSTEAD_OF_REFRESH: Record<string, string> = {
+  "app_queue.so": "queue reload all",
+};
+
 /** The module file a reload command reloads. */
 export function moduleFileOf(command: string): string | null {
   if (command === "dialplan reload") return "pbx_config.so";
   if (command.startsWith("queue reload")) return "app_queue.so";
   if (command === "moh reload") return "res_musiconhold.so";
-  const match = /^module reload (\S+\.so)$/.exec(command);
+  const match = /^module (?:reload|refresh) (\S+\.so)$/.exec(command);
   return match ? match[1]! : null;
 }
+
+/**
+ * The extension a context probe asks for: one no context holds (pbxctl writes digits, `s`, `i`,
+ * `t` and `_` patterns), so the answer is one line. `dialplan show <context>` prints the whole
+ * context: 60,000 extensions for the gateway's `gateway-inbound` at 1,000 orgs, which outlived
+ * the AMI action's timeout and failed the gateway's start-up deploy (issue 24f).
+ */
+export const CONTEXT_PROBE_EXTENSION = "pbxctl-probe";
 
 /** The CLI command that tells whether `probe`'s object is loaded. */
 export function probeCommand(probe: EngineProbe): string {
   switch (probe.kind) {
     case "context":
+      return `dialplan show ${CONTEXT_PROBE_EXTENSION}@${probe.name}`;
     case "extension":
       return `dialplan show ${probe.name}`;
     case "endpoint":
@@ -57,6 +77,9 @@ export function probeCommand(probe: EngineProbe): string {
 export function probeFound(probe: EngineProbe, output: string): boolean {
   switch (probe.kind) {
     case "context":
+      // main/pbx.c: "There is no existence of '<context>' context" when the context is not
+      // loaded; an extension it lacks is "There is no existence of <exten>@<context> extension".
+      return !/There is no existence of '[^']*' context/.test(output);
     case "extension":
       return !/There is no existence of/.test(output);
     case "endpoint":
@@ -95,11 +118,22 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
     async reload(request: ReloadRequest): Promise<ReloadOutcome> {
       const command = request.command.command;
       const started = performance.now();
-      const response = await connection.action(
+      let response = await connection.action(
         { Action: "Command", Command: command },
         reloadTimeoutMs,
       );
       let output = commandOutput(response).join("\n");
+      const refreshed = REFRESH.exec(command)?.[1];
+      const instead = refreshed ? RELOAD_INSTEAD_OF_REFRESH[refreshed] : undefined;
+      if (instead && REFRESH_REFUSED.test(output)) {
+        // Not unloaded (a call is in a queue, or the module is not loaded): its plain reload,
+        // which keeps what a call uses (or loads the module, below).
+        response = await connection.action(
+          { Action: "Command", Command: instead },
+          reloadTimeoutMs,
+        );
+        output = `${output}\n${instead}: ${commandOutput(response).join("\n")}`;
+      }
       if (BUSY.test(output)) throw new EngineBusyError(`${command}: ${output}`);
       const moduleFile = moduleFileOf(command);
       if (NOT_LOADED.test(output) && moduleFile) {
@@ -122,7 +156,9 @@ export function createAmiTarget(options: AmiTargetOptions): AmiTarget {
       const durationMs = performance.now() - started;
       try {
         assertSuccess(response, command);
-        if (FAILED.test(output)) throw new EngineCommandError(`${command} failed: ${output}`);
+        if (FAILED.test(output) || REFRESH_FAILED.test(output)) {
+          throw new EngineCommandError(`${command} failed: ${output}`);
+        }
       } catch (error) {
         return {
           command,

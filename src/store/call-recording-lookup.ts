@@ -2,18 +2,26 @@
 // query names the org first, so another org's call is simply not found.
 import type { Db } from "./database.js";
 
+/** A recorded call: the file the dialplan named, and the engine node that carried it. */
+export interface StoredRecording {
+  file: string;
+  /** Null for the one implicit engine (no engine node defined). */
+  nodeId: string | null;
+}
+
 /**
  * The recording file the dialplan named (`CDR(recording_file)`) on a record of the org whose
- * call (linkedid) or leg (uniqueid) is `callId`; the earliest such record, or null.
+ * call (linkedid) or leg (uniqueid) is `callId`, with its record's node; the earliest such
+ * record, or null.
  */
-export async function recordingFileOf(
+export async function recordingOf(
   db: Db,
   orgId: string,
   callId: string,
-): Promise<string | null> {
+): Promise<StoredRecording | null> {
   const row = await db
     .selectFrom("call_records")
-    .select("recording_file")
+    .select(["recording_file", "node_id"])
     .where("org_id", "=", orgId)
     .where((eb) => eb.or([eb("linkedid", "=", callId), eb("uniqueid", "=", callId)]))
     .where("recording_file", "is not", null)
@@ -22,5 +30,5 @@ export async function recordingFileOf(
     .orderBy("sequence")
     .limit(1)
     .executeTakeFirst();
-  return row?.recording_file ?? null;
+  return row?.recording_file ? { file: row.recording_file, nodeId: row.node_id ?? null } : null;
 }

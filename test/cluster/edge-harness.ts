@@ -95,6 +95,25 @@ export async function startEdge(
     mkdirSync(dirname(join(dir, file.path)), { recursive: true });
     writeFileSync(join(dir, file.path), file.content);
   }
+  const edge = await startKamailio(dir, rpcPort);
+  return {
+    ...edge,
+    sipPort,
+    stop: async () => {
+      await edge.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Starts Kamailio on the edge files already in `dir` (`pbxctl edge init --dir`, or startEdge's)
+ * and resolves once its JSON-RPC on 127.0.0.1:`rpcPort` answers. `stop` leaves `dir` in place.
+ */
+export async function startKamailio(
+  dir: string,
+  rpcPort: number,
+): Promise<Omit<RunningEdge, "sipPort"> & { pid: number; kill: () => Promise<void> }> {
   const logFile = join(dir, "kamailio.log");
   const child = spawn(
     KAMAILIO,
@@ -119,17 +138,15 @@ export async function startEdge(
     }
   }
   return {
-    sipPort,
+    pid: child.pid ?? -1,
     rpc,
     dataDir: dir,
     log: () => {
       writeFileSync(logFile, log.join(""));
       return readFileSync(logFile, "utf8");
     },
-    stop: async () => {
-      await stopChild(child, "SIGTERM");
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: () => stopChild(child, "SIGTERM"),
+    kill: () => stopChild(child, "SIGKILL"),
   };
 }
 

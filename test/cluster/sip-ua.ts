@@ -104,6 +104,23 @@ export class SipUa {
             }, timeoutMs);
             this.waiters.set(branch, (message) => {
               clearTimeout(timer);
+              // A refused INVITE is acknowledged in its own transaction (same branch, RFC 3261
+              // 17.1.1.3), or the answering side keeps retransmitting its answer.
+              if (options.method === "INVITE" && (message.status ?? 0) >= 300) {
+                const ack = lines
+                  .slice(0, lines.indexOf("Max-Forwards: 70") + 1)
+                  .map((line) => line.replace(/^INVITE /, "ACK "))
+                  .concat([
+                    `From: ${header(message, "from")}`,
+                    `To: ${header(message, "to")}`,
+                    `Call-ID: ${callId}`,
+                    `CSeq: ${options.cseq ?? 1} ACK`,
+                    "Content-Length: 0",
+                    "",
+                    "",
+                  ]);
+                this.socket.send(ack.join("\r\n"), this.edge.port, this.edge.address);
+              }
               resolve(message);
             });
           });

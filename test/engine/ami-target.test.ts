@@ -10,7 +10,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { splitIntoUnits } from "../../src/deploy/units.js";
 import { AMI_MAX_LINE_BYTES, commandOutput } from "../../src/engine/ami-connection.js";
-import { type createAmiTarget, moduleFileOf } from "../../src/engine/ami-target.js";
+import {
+  CONTEXT_PROBE_EXTENSION,
+  type createAmiTarget,
+  moduleFileOf,
+} from "../../src/engine/ami-target.js";
 import {
   type AmiTranscript,
   TRANSCRIPT_FILE,
@@ -113,8 +117,25 @@ test("every command the AMI target sends is answered as fixtures/ami/asterisk-22
           { command: "pjsip show endpoint orga_999", name: "orga_999", case: "missing" },
           { command: "queue show orga_q600", name: "orga_q600", case: "found" },
           { command: "queue show orga_q999", name: "orga_q999", case: "missing" },
+          // app_queue unloaded and loaded again (the first load of the queues, without the
+          // device-state storm), and the answer when the unload is refused (src/deploy/first-queue-load.ts).
+          { command: "module refresh app_queue.so", name: "app_queue.so", case: "ok" },
+          { command: "module refresh nosuch.so", name: "nosuch.so", case: "refused" },
+          { command: "queue show orga_q600", name: "orga_q600", case: "found" },
           // Every class at once; the org class stands as `{name}` for the fake to repeat.
           { command: "moh show classes", name: "orgm_moh", case: "ok" },
+          // A context probe asks for an extension no context holds: one line, whatever the
+          // context's size (the gateway's holds 60,000 extensions at 1,000 orgs).
+          {
+            command: `dialplan show ${CONTEXT_PROBE_EXTENSION}@orga_internal`,
+            name: "orga_internal",
+            case: "found context probe",
+          },
+          {
+            command: `dialplan show ${CONTEXT_PROBE_EXTENSION}@nosuch_internal`,
+            name: "nosuch_internal",
+            case: "missing context probe",
+          },
           { command: "module load pbx_config.so", case: "blacklisted" },
           { command: "no such thing", case: "unknown" },
           { command: "ModuleLoad load app_queue.so", name: "app_queue.so", case: "already loaded" },

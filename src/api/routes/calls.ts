@@ -366,7 +366,11 @@ export const callRoutes = [
     handler: async ({ deps, principal, params, ctx }) =>
       rangedFileReply(
         await openCallRecording(
-          { db: deps.db, recordingsDir: deps.config.recordingsDir },
+          {
+            db: deps.db,
+            recordingsDir: deps.config.recordingsDir,
+            nodesDir: deps.config.nodesDir,
+          },
           orgCaller(principal).orgId,
           params.callId,
         ),

@@ -283,7 +283,11 @@ export const complianceRoutes = [
     responses: { 200: { description: "What was (or would be) deleted", schema: PurgeReport } },
     handler: ({ deps, principal, body }) =>
       purgeOrg(
-        { db: deps.db, recordingsDir: deps.config.recordingsDir },
+        {
+          db: deps.db,
+          recordingsDir: deps.config.recordingsDir,
+          nodesDir: deps.config.nodesDir,
+        },
         orgCaller(principal).orgId,
         deps.clock(),
         body.dry_run ?? false,

@@ -66,7 +66,8 @@ async function readWavBody(ctx: Context): Promise<Uint8Array> {
 
 /** What else a change does: music-on-hold files are part of the org's configuration. */
 const DEPLOYS: Record<MediaKind, string> = {
-  greeting: "",
+  greeting:
+    " With engine nodes defined, an upload or a delete also deploys the org, which copies its greetings to its node (docs/nodes.md).",
   moh: " The org's music-on-hold class lists its files, so an upload or a delete deploys the org (about a second later); with no files left the org's queues and calls use the stock class.",
 };
 

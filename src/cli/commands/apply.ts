@@ -15,6 +15,13 @@ import {
   openDataStore,
   orgFilesChangedSince,
 } from "../../domain/config/gitops.js";
+import { isDomainError } from "../../domain/errors.js";
+import {
+  applyNodesChanges,
+  type NodesChange,
+  planNodesFile,
+  storedNodesOf,
+} from "../../domain/nodes/nodes-apply.js";
 import {
   ENGINE_KINDS,
   EngineConfigError,
@@ -25,6 +32,7 @@ import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { cacheFlag } from "../lib/flags.js";
 import { loadChangedOrgs, loadValidOrgs } from "../lib/load.js";
+import { nodesFlag, readNodesFile } from "../lib/nodes-file.js";
 import { formatImpact } from "../lib/plan.js";
 
 export interface ApplyCommandResult {
@@ -35,6 +43,8 @@ export interface ApplyCommandResult {
   })[];
   failures: ApplyFailure[];
   gateway: { result: string; reloads: string[] } | null;
+  /** With --nodes: the node and placement changes the nodes file made (or would make). */
+  nodes?: NodesChange[];
 }
 
 const SIGN: Record<Change["action"], string> = {
@@ -57,11 +67,18 @@ export default class Apply extends PbxCommand {
     "regenerate it as the admin). Trunk passwords are read from their password_env variables. " +
     "--dry-run prints the changes and writes nothing. With --changed-since, only the org files " +
     "added or changed since that git revision are applied (a push pipeline). Exit 1 when an " +
-    "org failed to apply or deploy.";
+    "org failed to apply or deploy.\n\n" +
+    "With a nodes file (--nodes), the store's engine nodes and placements follow it too, after " +
+    "the org files (so a new org can be placed): each node's sip_address and state, each org's " +
+    "node and standby (pinned, with the admin API's rules). Every node it names must be in the " +
+    "store already (`pbxctl nodes add`: the AMI credentials are not in the file); nodes it leaves " +
+    "out are left alone. Its edge and carriers parts are the edge's own (edge init, PBX_EDGE_*). " +
+    "A running `serve` deploys the moved orgs and pushes the edge.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs --dry-run",
     "<%= config.bin %> <%= command.id %> orgs/acme.yaml --prune",
     "<%= config.bin %> <%= command.id %> orgs --changed-since $BEFORE",
+    "<%= config.bin %> <%= command.id %> orgs --nodes nodes.yaml",
   ];
   static override args = {
     paths: Args.string({
@@ -98,6 +115,7 @@ export default class Apply extends PbxCommand {
       summary: "Data directory holding the store (env PBX_DATA_DIR, default ./var).",
     }),
     ...cacheFlag,
+    ...nodesFlag,
   };
 
   async run(): Promise<ApplyCommandResult> {
@@ -133,8 +151,13 @@ export default class Apply extends PbxCommand {
             cache,
           );
 
+    // Checked before anything is written: a nodes file with an error applies nothing at all.
+    const nodesFile = flags.nodes
+      ? await readNodesFile(flags.nodes, (d) => this.printDiagnostics(d))
+      : null;
     const store = await openDataStore(process.env, flags["data-dir"], { create: true });
     try {
+      if (nodesFile) await this.nodeStep(() => storedNodesOf(store, nodesFile));
       const { results, failures } = await applyOrgFiles(store.db, orgs, {
         prune: flags.prune,
         dryRun,
@@ -147,6 +170,13 @@ export default class Apply extends PbxCommand {
       });
       const outcome: ApplyCommandResult = { dryRun, files, orgs: results, failures, gateway: null };
       if (!this.jsonEnabled()) this.printPlan(outcome);
+      if (nodesFile) {
+        const deps = { db: store.db, config: { serverKey: store.serverKey }, clock: systemClock };
+        const changes = await this.nodeStep(() => planNodesFile(deps, nodesFile));
+        if (!dryRun) await this.nodeStep(() => applyNodesChanges(deps, changes));
+        outcome.nodes = changes;
+        if (!this.jsonEnabled()) this.printNodes(flags.nodes!, changes, dryRun);
+      }
 
       // Unchanged orgs are deployed too (diff-aware, so a no-op when live): an org saved but
       // not live yet is brought live by applying its unchanged file.
@@ -196,6 +226,35 @@ export default class Apply extends PbxCommand {
     if (deployed.gateway) {
       outcome.gateway = deployed.gateway;
       if (!this.jsonEnabled()) this.log(`gateway: ${deployed.gateway.result}`);
+    }
+  }
+
+  /** Runs a nodes-file step; the store's refusals (unknown node, full node, ...) are its message. */
+  private async nodeStep<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (isDomainError(error)) throw new CommandFailure(`--nodes: ${error.message}`);
+      throw error;
+    }
+  }
+
+  private printNodes(file: string, changes: readonly NodesChange[], dryRun: boolean): void {
+    if (changes.length === 0) {
+      this.log(`${file}: no change to nodes or placements`);
+      return;
+    }
+    this.log(
+      `${file}: ${dryRun ? "would change" : "changed"} ${changes.length} node(s) or placement(s)`,
+    );
+    for (const change of changes) {
+      if (change.kind === "node") {
+        const fields = Object.entries(change.fields).map(([k, v]) => `${k} ${v}`);
+        this.log(`  ~ node ${change.node}: ${fields.join(", ")}`);
+      } else {
+        const standby = change.standby_node ? `, standby ${change.standby_node}` : ", no standby";
+        this.log(`  ~ placement ${change.org_id}: ${change.node}${standby}`);
+      }
     }
   }
 

@@ -1,5 +1,7 @@
 import { Flags } from "@oclif/core";
 import type { CompiledFile } from "../../compiler/types.js";
+import { EdgeNotApplied, EdgeRpcError, httpEdgeRpc } from "../../deploy/edge-apply.js";
+import { deployEdge, type EdgeDeployResult } from "../../deploy/edge-files.js";
 import { progressMode, runSteps } from "../../deploy/progress.js";
 import {
   type DeployRecordSummary,
@@ -21,6 +23,7 @@ import { ExitCode } from "../lib/exit-codes.js";
 import { cacheFlag, orgPathsArgs } from "../lib/flags.js";
 import { gatewayFlags } from "../lib/gateway-flags.js";
 import { loadOrgFilesStep } from "../lib/load.js";
+import { compileNodesEdge, type NodesFileEdge, nodesFileOf, nodesFlag } from "../lib/nodes-file.js";
 
 export interface DeployCommandResult {
   etc: string;
@@ -31,7 +34,14 @@ export interface DeployCommandResult {
   reloads: { command: string; status: string }[];
   failed: number;
   durationMs: number;
+  /** With --nodes: what was done to the edge (null: not touched, an engine unit failed). */
+  edge?: EdgeOutcome | null;
 }
+
+/** deployEdge's result, or why the edge did not take the tables (configChanged then unknown). */
+export type EdgeOutcome =
+  | (EdgeDeployResult & { error: null })
+  | { dir: string; configChanged: null; applied: null; error: string };
 
 export default class Deploy extends PbxCommand {
   static override summary =
@@ -45,10 +55,18 @@ export default class Deploy extends PbxCommand {
     "Exit 1 when a unit failed.\n\n" +
     "A directory a server's store deploys into (`pbxctl serve`, `pbxctl apply`), or one holding " +
     "engine files no pbxctl deploy recorded, is refused with the owner's name unless --force is " +
-    "given: two sources of truth in one directory overwrite each other's orgs.";
+    "given: two sources of truth in one directory overwrite each other's orgs.\n\n" +
+    "With a nodes file (--nodes: engine nodes, placements and the SIP edge), phones' AORs say " +
+    "support_path=yes and, once every engine unit is deployed, the edge in the nodes file's " +
+    "edge.data_dir is brought to it too: kamailio.cfg written when it differs (a running " +
+    "Kamailio takes it only when restarted: said on stderr) and the routing tables pushed to the " +
+    "running edge over JSON-RPC (127.0.0.1:edge.rpc_port) and read back, as `pbxctl edge apply` " +
+    "does; --no-edge-push writes the files only (an edge not started yet loads them when it " +
+    "starts). Exit 1 when the edge does not end up with the tables.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> orgs --etc /etc/asterisk/pbxctl --engine ami",
     "<%= config.bin %> <%= command.id %> orgs --etc ./var/asterisk --prune --json",
+    "<%= config.bin %> <%= command.id %> orgs --etc /etc/asterisk/pbxctl --engine ami --nodes nodes.yaml",
   ];
   static override args = orgPathsArgs;
   static override strict = false;
@@ -74,6 +92,13 @@ export default class Deploy extends PbxCommand {
     }),
     ...gatewayFlags,
     ...cacheFlag,
+    ...nodesFlag,
+    "edge-push": Flags.boolean({
+      default: true,
+      allowNo: true,
+      summary:
+        "With --nodes: push the edge's tables to the running edge over JSON-RPC (--no-edge-push: write its files only).",
+    }),
   };
 
   async run(): Promise<DeployCommandResult> {
@@ -103,6 +128,9 @@ export default class Deploy extends PbxCommand {
     let orgs: LoadedOrg[] = [];
     let files: CompiledFile[] = [];
     let result: TreeDeployResult | undefined;
+    const nodesFile = nodesFileOf(flags.nodes);
+    let edge: NodesFileEdge | null = null;
+    let edgeOutcome: EdgeOutcome | null = null;
     try {
       await runSteps(
         [
@@ -117,9 +145,15 @@ export default class Deploy extends PbxCommand {
           {
             title: "Compile",
             run: async () => {
+              const states = orgs.map((o) => o.state);
+              // The edge first: a nodes file with errors deploys nothing at all.
+              edge = nodesFile
+                ? await compileNodesEdge(nodesFile, states, (d) => this.printDiagnostics(d))
+                : null;
               const tree = compileTree(
-                orgs.map((o) => o.state),
+                states,
                 { environment: flags.environment, staging_endpoint: flags["staging-endpoint"] },
+                { behindEdge: nodesFile !== null },
               );
               for (const w of tree.warnings) this.warn(`${w.path}: ${w.message}`);
               files = [...tree.files].map(([path, content]) => ({ path, content }));
@@ -139,18 +173,82 @@ export default class Deploy extends PbxCommand {
               return `Deployed ${result.records.length} unit(s): ${result.changed.length} changed, ${result.failed.length} failed`;
             },
           },
+          ...(nodesFile
+            ? [
+                {
+                  title: "Edge",
+                  run: async () => {
+                    const outcome = await this.deployEdge(edge!, result!, flags["edge-push"]);
+                    edgeOutcome = outcome;
+                    if (outcome === null) return "Edge not touched: an engine unit failed";
+                    if (outcome.error !== null) return `Edge in ${outcome.dir}: failed`;
+                    return `Edge in ${outcome.dir}: ${outcome.applied ? "pushed and read back" : "files written"}`;
+                  },
+                },
+              ]
+            : []),
         ],
         progressMode(this.jsonEnabled()),
       );
     } finally {
       await target.close();
     }
-    const outcome = summarize(etc, flags.engine, orgs.length, result!);
+    const outcome: DeployCommandResult = {
+      ...summarize(etc, flags.engine, orgs.length, result!),
+      ...(nodesFile ? { edge: edgeOutcome } : {}),
+    };
     if (!this.jsonEnabled()) this.printSummary(outcome);
-    return this.finish(outcome, outcome.failed > 0 ? ExitCode.error : ExitCode.ok);
+    const edgeFailed = outcome.edge?.error != null;
+    return this.finish(outcome, outcome.failed > 0 || edgeFailed ? ExitCode.error : ExitCode.ok);
+  }
+
+  /**
+   * After the engine units: the edge routes to what the nodes hold, so it is changed only once
+   * every unit is deployed (null when one failed).
+   */
+  private async deployEdge(
+    edge: NodesFileEdge,
+    engine: TreeDeployResult,
+    push: boolean,
+  ): Promise<EdgeOutcome | null> {
+    if (engine.failed.length > 0) return null;
+    const dir = edge.listen.data_dir;
+    const rpc = push ? httpEdgeRpc(`http://127.0.0.1:${edge.listen.rpc_port}/RPC`) : null;
+    try {
+      const deployed = await deployEdge(dir, edge.files, edge.tables, rpc);
+      if (deployed.configChanged) {
+        this.logToStderr(
+          `${dir}/kamailio.cfg written: a running Kamailio takes it only when restarted`,
+        );
+      }
+      return { ...deployed, error: null };
+    } catch (error) {
+      if (error instanceof EdgeRpcError || error instanceof EdgeNotApplied) {
+        return { dir, configChanged: null, applied: null, error: error.message };
+      }
+      throw error;
+    }
   }
 
   private printSummary(result: DeployCommandResult): void {
+    this.printEngineSummary(result);
+    const edge = result.edge;
+    if (result.edge === null) this.log("edge: not touched (an engine unit failed)");
+    if (!edge) return;
+    if (edge.error !== null) {
+      this.log(painter(colourEnabled())("red", `edge ${edge.dir}: ${edge.error}`));
+    } else if (edge.applied) {
+      const a = edge.applied;
+      this.log(
+        `edge ${edge.dir}: pushed and read back, ${a.orgKeysChanged} org and ${a.didKeysChanged} DID entries changed` +
+          `${a.dispatcherReloaded ? ", nodes reloaded" : ""}${a.carriersReloaded ? ", carriers reloaded" : ""}`,
+      );
+    } else {
+      this.log(`edge ${edge.dir}: files written, not pushed (--no-edge-push)`);
+    }
+  }
+
+  private printEngineSummary(result: DeployCommandResult): void {
     if (result.changed.length === 0) {
       this.log(
         `no change: ${result.units} unit(s) already deployed, nothing written, nothing reloaded`,

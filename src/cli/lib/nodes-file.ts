@@ -4,9 +4,16 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Flags } from "@oclif/core";
-import { compileEdge, EdgeListenError, edgeStateFromOrgs } from "../../compiler/edge/index.js";
+import {
+  compileEdge,
+  type EdgeListen,
+  EdgeListenError,
+  type EdgeTables,
+  edgeStateFromOrgs,
+} from "../../compiler/edge/index.js";
 import type { CompiledFile } from "../../compiler/types.js";
 import type { SourceDiagnostic } from "../../model/diagnostic.js";
+import type { NodesFile } from "../../model/nodes-file.js";
 import type { OrgState } from "../../model/org-state.js";
 import { CommandFailure } from "./base-command.js";
 
@@ -36,6 +43,24 @@ export async function compileNodesFile(
   orgs: readonly OrgState[],
   report: (diagnostics: readonly SourceDiagnostic[]) => void,
 ): Promise<CompiledFile[]> {
+  const { files } = await compileNodesEdge(file, orgs, report);
+  return files.map((f) => ({ path: `${EDGE_DIR}/${f.path}`, content: f.content }));
+}
+
+/** The edge compiled from a nodes file: its files (paths in the edge's directory) and tables. */
+export interface NodesFileEdge {
+  files: CompiledFile[];
+  tables: EdgeTables;
+  /** The nodes file's `edge` part: where the edge's directory and JSON-RPC are. */
+  listen: EdgeListen;
+}
+
+/** compileNodesFile's edge with its tables and listen part (for `deploy --nodes`). */
+export async function compileNodesEdge(
+  file: string,
+  orgs: readonly OrgState[],
+  report: (diagnostics: readonly SourceDiagnostic[]) => void,
+): Promise<NodesFileEdge> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -64,22 +89,17 @@ export async function compileNodesFile(
     throw new CommandFailure(`${errors} error(s) in ${file}; nothing was compiled`);
   }
   const { edge, nodes, placements, carriers } = loaded.nodes;
+  const listen: EdgeListen = {
+    sip_address: edge.sip_address,
+    sip_port: edge.sip_port,
+    rpc_port: edge.rpc_port,
+    data_dir: edge.data_dir,
+    probe_interval: edge.probe_interval,
+  };
   let result: ReturnType<typeof compileEdge>;
   try {
     result = compileEdge(
-      edgeStateFromOrgs(
-        orgs,
-        new Map(Object.entries(placements)),
-        nodes,
-        {
-          sip_address: edge.sip_address,
-          sip_port: edge.sip_port,
-          rpc_port: edge.rpc_port,
-          data_dir: edge.data_dir,
-          probe_interval: edge.probe_interval,
-        },
-        carriers,
-      ),
+      edgeStateFromOrgs(orgs, new Map(Object.entries(placements)), nodes, listen, carriers),
     );
   } catch (error) {
     if (error instanceof EdgeListenError) throw new CommandFailure(`${file}: ${error.message}`);
@@ -98,7 +118,32 @@ export async function compileNodesFile(
   if (edgeProblems.some((d) => d.severity === "error")) {
     throw new CommandFailure(`the edge compiler refused ${file}; nothing was compiled`);
   }
-  return result.files.map((f) => ({ path: `${EDGE_DIR}/${f.path}`, content: f.content }));
+  return { files: result.files, tables: result.tables, listen };
+}
+
+/**
+ * The nodes file's content for `apply --nodes` (placements are checked against the store there,
+ * not against org files), every problem reported; throws a CommandFailure when one is an error.
+ */
+export async function readNodesFile(
+  file: string,
+  report: (diagnostics: readonly SourceDiagnostic[]) => void,
+): Promise<NodesFile> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new CommandFailure(`${file}: ${(error as Error).message}`);
+  }
+  // Loaded with its schema validator (ajv) only with --nodes.
+  const { loadNodesFile } = await import("../../model/nodes-file.js");
+  const { loaded, diagnostics } = loadNodesFile(file, text);
+  report(diagnostics);
+  const errors = diagnostics.filter((d) => d.severity === "error").length;
+  if (!loaded || errors > 0) {
+    throw new CommandFailure(`${errors} error(s) in ${file}; nothing was applied`);
+  }
+  return loaded.nodes;
 }
 
 /** The files under `<dir>/edge/` (for plan), as `edge/<path>` -> text. */

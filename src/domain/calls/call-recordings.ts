@@ -1,8 +1,12 @@
 // A call's recording for download (SPEC.md §1 rule 4, §4.5): found through the org's own
-// record, and opened at a path built only from validated ids, never from the stored text.
+// record, and opened at a path built only from validated ids, never from the stored text. A call
+// an engine node carried was recorded on that node: its file is read from the node's recordings
+// directory (`<nodes dir>/<node name>.recordings`, docs/nodes.md), which every replica mounts.
 import { join } from "node:path";
-import { recordingFileOf } from "../../store/call-recording-lookup.js";
+import { nodeRecordingsDir } from "../../deploy/node-dirs.js";
+import { recordingOf } from "../../store/call-recording-lookup.js";
 import type { Db } from "../../store/database.js";
+import { findEngineNode } from "../../store/engine-node-repository.js";
 import { NotFound } from "../errors.js";
 import { openSizedFile, type SizedFile } from "../open-file.js";
 
@@ -27,15 +31,36 @@ export function recordedUniqueid(orgId: string, recordingFile: string): string |
  * not found` when the org has no such call, the call was not recorded, or the file is gone.
  */
 export async function openCallRecording(
-  deps: { db: Db; recordingsDir: string },
+  deps: RecordingDirs & { db: Db },
   orgId: string,
   callId: string,
 ): Promise<SizedFile> {
-  const stored = await recordingFileOf(deps.db, orgId, callId);
-  const uniqueid = stored === null ? null : recordedUniqueid(orgId, stored);
-  if (uniqueid === null) throw new NotFound(RECORDING_NOT_FOUND);
+  const stored = await recordingOf(deps.db, orgId, callId);
+  const uniqueid = stored === null ? null : recordedUniqueid(orgId, stored.file);
+  if (stored === null || uniqueid === null) throw new NotFound(RECORDING_NOT_FOUND);
   return openSizedFile(
-    join(deps.recordingsDir, orgId, `${uniqueid}.wav`),
+    join(await recordingsDirOf(deps, stored.nodeId), orgId, `${uniqueid}.wav`),
     () => new NotFound(RECORDING_NOT_FOUND),
   );
+}
+
+/** Where recordings are read from. */
+export interface RecordingDirs {
+  /** PBX_RECORDINGS_DIR: the one implicit engine's recordings. */
+  recordingsDir: string;
+  /** PBX_NODES_DIR: each engine node's under `<name>.recordings`. Absent: nodes are not read. */
+  nodesDir?: string;
+}
+
+/**
+ * The recordings directory of the engine that carried a call: its node's, else (no node, or a
+ * node since removed) PBX_RECORDINGS_DIR.
+ */
+async function recordingsDirOf(
+  deps: RecordingDirs & { db: Db },
+  nodeId: string | null,
+): Promise<string> {
+  if (nodeId === null || deps.nodesDir === undefined) return deps.recordingsDir;
+  const node = await findEngineNode(deps.db, nodeId);
+  return node ? nodeRecordingsDir(deps.nodesDir, node.name) : deps.recordingsDir;
 }

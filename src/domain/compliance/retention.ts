@@ -4,8 +4,10 @@
 // names one org.
 import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { nodeRecordingsDir } from "../../deploy/node-dirs.js";
 import { purgeAuditBefore } from "../../store/audit-log-repository.js";
 import type { Db } from "../../store/database.js";
+import { listEngineNodes } from "../../store/engine-node-repository.js";
 import {
   orgsWithRetention,
   purgeCallRecordsBefore,
@@ -30,6 +32,11 @@ export interface PurgeContext {
   db: Db;
   /** PBX_RECORDINGS_DIR: recordings live under `<dir>/<org id>/`. */
   recordingsDir: string;
+  /**
+   * PBX_NODES_DIR: each engine node's recordings are under `<dir>/<node name>.recordings/<org
+   * id>/` (docs/nodes.md), purged too. Absent: only PBX_RECORDINGS_DIR is.
+   */
+  nodesDir?: string;
 }
 
 /** Counts (dry run) or deletes one org's data of one kind older than `cutoff`; answers the count. */
@@ -141,10 +148,29 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The org's recording files (`<dir>/<org id>/*.wav`, regular files only, never a link) last
- * written before `cutoff`: deleted unless `dryRun`. Only the org's own folder is ever read.
+ * written before `cutoff`, in PBX_RECORDINGS_DIR and in every engine node's recordings (an org
+ * moved between nodes has some on each): deleted unless `dryRun`. Only the org's own folders
+ * are ever read.
  */
-export const purgeRecordings: Purger = async ({ recordingsDir }, orgId, cutoff, dryRun) => {
+export const purgeRecordings: Purger = async (context, orgId, cutoff, dryRun) => {
   if (!UUID.test(orgId)) throw new Error(`not an org id: ${orgId}`);
+  const dirs = [context.recordingsDir];
+  if (context.nodesDir !== undefined) {
+    for (const node of await listEngineNodes(context.db)) {
+      dirs.push(nodeRecordingsDir(context.nodesDir, node.name));
+    }
+  }
+  let count = 0;
+  for (const dir of dirs) count += await purgeRecordingsIn(dir, orgId, cutoff, dryRun);
+  return count;
+};
+
+async function purgeRecordingsIn(
+  recordingsDir: string,
+  orgId: string,
+  cutoff: Date,
+  dryRun: boolean,
+): Promise<number> {
   const folder = join(recordingsDir, orgId);
   let names: string[];
   try {
@@ -163,7 +189,7 @@ export const purgeRecordings: Purger = async ({ recordingsDir }, orgId, cutoff, 
     count += 1;
   }
   return count;
-};
+}
 
 registerPurger("call_records", ({ db }, orgId, cutoff, dryRun) =>
   purgeCallRecordsBefore(db, orgId, cutoff, dryRun),

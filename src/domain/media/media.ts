@@ -162,8 +162,11 @@ export async function deleteMedia(
 
 /**
  * The org's music class lists its files (and exists only while there are some), so a change to
- * them is a configuration change: deploy the org. Greetings are played by name and need none.
+ * them is a configuration change: deploy the org. Greetings are played by name and need none,
+ * except where the engine plays copies that the org's deploy makes (engine nodes).
  */
 async function notifyChanged(deps: DomainDeps, kind: MediaKind, orgId: string): Promise<void> {
-  if (kind === "moh") await notifyConfigChanged(deps, orgId);
+  if (kind === "moh" || deps.deployScheduler.copiesMedia?.()) {
+    await notifyConfigChanged(deps, orgId);
+  }
 }

@@ -14,6 +14,7 @@
 // what a real engine would.
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { AMI_MAX_LINE_BYTES } from "../ami-connection.js";
+import { CONTEXT_PROBE_EXTENSION } from "../ami-target.js";
 import {
   answersFor,
   fill,
@@ -69,7 +70,7 @@ const SORCERY_CACHES = ["res_pjsip/endpoint", "res_pjsip/auth", "res_pjsip/aor"]
 
 /** The transcript's entry for a message with a line longer than AMI reads. */
 export const LONG_LINE = "(any line over 1022 bytes)";
-const RELOAD = /^(dialplan reload|module reload \S+|queue reload\b.*|moh reload)$/;
+const RELOAD = /^(dialplan reload|module (?:reload|refresh) \S+|queue reload\b.*|moh reload)$/;
 
 export class FakeAmiServer {
   readonly received: ReceivedAction[] = [];
@@ -83,6 +84,11 @@ export class FakeAmiServer {
    * `dialplan reload` or `queue reload` waits for its module instead and is never refused.
    */
   refuseNextReloads = 0;
+  /**
+   * A channel is in a queue application: Asterisk refuses to unload app_queue (soft unload, use
+   * count), so `module refresh app_queue.so` is answered as recorded for a refused unload.
+   */
+  queueInUse = false;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly authenticated = new WeakSet<Socket>();
@@ -476,6 +482,16 @@ export class FakeAmiServer {
       return this.recorded(command, () => true)!;
     }
     if (command === "moh show classes") return this.musicClassListing() ?? noSuchCommand;
+    const contextProbe = new RegExp(`^dialplan show ${CONTEXT_PROBE_EXTENSION}@(\\S+)$`).exec(
+      command,
+    );
+    if (contextProbe) {
+      const there = this.config ? this.config.has("dialplan show", contextProbe[1]!) : true;
+      return (
+        this.recorded(command, (a) => a.case === `${there ? "found" : "missing"} context probe`) ??
+        noSuchCommand
+      );
+    }
     const probe = /^(dialplan show|pjsip show endpoint|queue show) (\S+)$/.exec(command);
     if (probe) {
       const kind =
@@ -494,6 +510,12 @@ export class FakeAmiServer {
     }
     if (!RELOAD.test(command)) return this.recorded(command, () => true) ?? noSuchCommand;
     const module = moduleOfReload(command);
+    if (
+      command.startsWith("module refresh ") &&
+      (this.unloadedModules.has(module!) || (module === "app_queue.so" && this.queueInUse))
+    ) {
+      return this.recorded(command, (a) => a.case === "refused") ?? noSuchCommand;
+    }
     if (module && this.unloadedModules.has(module)) return noSuchCommand;
     const busy = answersFor(command)?.answers.find((a) => a.case === "busy");
     if (this.refuseNextReloads > 0 && busy) {
@@ -518,7 +540,7 @@ function moduleOfReload(command: string): string | null {
   if (command === "dialplan reload") return "pbx_config.so";
   if (command.startsWith("queue reload")) return "app_queue.so";
   if (command === "moh reload") return "res_musiconhold.so";
-  return /^module reload (\S+)$/.exec(command)?.[1] ?? null;
+  return /^module (?:reload|refresh) (\S+)$/.exec(command)?.[1] ?? null;
 }
 
 function parse(block: string): Record<string, string> {

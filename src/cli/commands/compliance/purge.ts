@@ -48,9 +48,9 @@ export default class CompliancePurge extends PbxCommand {
   async run(): Promise<CompliancePurgeResult> {
     const { flags } = await this.parse(CompliancePurge);
     const dryRun = flags["dry-run"];
-    const { recordingsDir } = resolveEnginePaths(process.env, flags["data-dir"]);
+    const { recordingsDir, nodesDir } = resolveEnginePaths(process.env, flags["data-dir"]);
     return withStoredOrg(flags["data-dir"], flags.org, async (db, orgId) => {
-      const context = { db, recordingsDir };
+      const context = { db, recordingsDir, nodesDir };
       const now = systemClock();
       const reports =
         orgId === null
