@@ -123,5 +123,6 @@ export function syntheticOrg(index: number, size: OrgSize = TARGET_SIZE): OrgSta
         caller_id_override: null,
       },
     ],
+    time_conditions: [],
   };
 }

@@ -1,5 +1,6 @@
 // The resource groups of the API document (SPEC.md §1): the nineteen named there, in its order,
-// then the three further groups of §4.8 (platform users, compliance, settings). Route files
+// then the three further groups of §4.8 (platform users, compliance, settings), then time
+// conditions (issue 27 item 6). Route files
 // name their tag from this list; a typo is a type error.
 
 export const TAGS = [
@@ -63,6 +64,11 @@ export const TAGS = [
   },
   { name: "Compliance", description: "Retention, consent and audit (`/compliance`)." },
   { name: "Settings", description: "Organization-level service settings (`/settings`)." },
+  {
+    name: "Time Conditions",
+    description:
+      "Business-hours schedules in a time zone, with holidays, that calls are routed through.",
+  },
 ] as const;
 
 export type TagName = (typeof TAGS)[number]["name"];

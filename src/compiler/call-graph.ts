@@ -7,6 +7,7 @@ import { assertNever } from "../model/destinations.js";
 import type { OrgState } from "../model/org-state.js";
 import { digitsOnly, internationalDigits } from "../model/phone.js";
 import { isUsableDid } from "../model/refs.js";
+import { exceptionDays, rangeText } from "../model/time-conditions.js";
 import {
   type Destination,
   didDestination,
@@ -15,6 +16,7 @@ import {
   menuOptions,
   optionDestination,
   queueTimeoutDestination,
+  timeConditionDestination,
 } from "./routing.js";
 
 export type NodeKind =
@@ -25,6 +27,7 @@ export type NodeKind =
   | "phone"
   | "voicemail"
   | "callback"
+  | "time_condition"
   | "end";
 
 export interface GraphNode {
@@ -94,6 +97,15 @@ export function buildCallGraph(state: OrgState): CallGraph {
         });
       case "callback":
         return node({ id: "callback", kind: "callback", label: "callback request" });
+      case "time_condition": {
+        const tc = destination.timeCondition;
+        // Names may hold `-`, which a DOT identifier may not: the node is named by position.
+        return node({
+          id: `tc_${state.time_conditions.indexOf(tc)}`,
+          kind: "time_condition",
+          label: `time condition ${tc.name}\n${tc.time_zone}`,
+        });
+      }
       case "hangup":
         return node({ id: "goodbye", kind: "end", label: "goodbye" });
       case "end":
@@ -154,6 +166,29 @@ export function buildCallGraph(state: OrgState): CallGraph {
       });
     }
   }
+  const timeConditions = [...state.time_conditions].sort((a, b) => compareAscii(a.name, b.name));
+  for (const tc of timeConditions) {
+    const from = target({ kind: "time_condition", timeCondition: tc });
+    const hours = tc.ranges.length > 0 ? tc.ranges.map(rangeText).join("; ") : "never";
+    edges.push({
+      from,
+      to: target(timeConditionDestination(state, tc, { branch: "open" })),
+      label: `open ${hours}`,
+    });
+    edges.push({
+      from,
+      to: target(timeConditionDestination(state, tc, { branch: "closed" })),
+      label: "closed",
+    });
+    tc.exceptions.forEach((exception, index) => {
+      if (exception.destination_type === null) return; // takes the closed edge
+      edges.push({
+        from,
+        to: target(timeConditionDestination(state, tc, { branch: "exception", index, exception })),
+        label: exceptionDays(exception),
+      });
+    });
+  }
   return { title: state.org.name, nodes: [...nodes.values()], edges };
 }
 
@@ -170,6 +205,7 @@ const MERMAID_SHAPES: Record<NodeKind, [string, string]> = {
   phone: [">", "]"],
   voicemail: ["[(", ")]"],
   callback: [">", "]"],
+  time_condition: ["{", "}"],
   end: ["((", "))"],
 };
 
@@ -208,6 +244,7 @@ const DOT_SHAPES: Record<NodeKind, string> = {
   phone: "cds",
   voicemail: "cylinder",
   callback: "cds",
+  time_condition: "diamond",
   end: "circle",
 };
 

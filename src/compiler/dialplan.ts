@@ -9,6 +9,7 @@
 //   ivr        one entry per active IVR extension     ivrm_<ext>  that IVR's menu, t and i
 //   queue      one entry per queue                    qmember     member legs with ring times
 //   outbound   routes, and `+<digits>` re-entering    incoming    DIDs (all their aliases)
+//   tc_<name>  one per time condition: GotoIfTime in its time zone to open, closed or an exception
 
 import {
   compareAscii,
@@ -25,8 +26,11 @@ import {
   type OrgState,
   type OutboundRoute,
   type Queue,
+  type TimeCondition,
+  type TimeRange,
   type User,
   Uuid,
+  WEEKDAYS,
 } from "../model/org-state.js";
 import {
   didAliases,
@@ -35,6 +39,13 @@ import {
   SENTINEL_DID,
 } from "../model/phone.js";
 import { findUser, isUsableDid } from "../model/refs.js";
+import {
+  dateDigits,
+  lastDate,
+  MINUTES_PER_DAY,
+  minuteOfDay,
+  timeOfDay,
+} from "../model/time-conditions.js";
 import { assertToken, commentText, runtimeDigits } from "./escape.js";
 import { orgMohClass, queueMohClass } from "./musiconhold.js";
 import { CDR_VARIABLES, type OrgNames, orgNames } from "./names.js";
@@ -49,6 +60,7 @@ import {
   optionDestination,
   outboundEntries,
   queueTimeoutDestination,
+  timeConditionDestination,
 } from "./routing.js";
 import type { Diagnostic } from "./types.js";
 import type { DialplanContext, DialplanExtension, DialplanStep, DialplanView } from "./views.js";
@@ -389,6 +401,8 @@ function destinationSteps(plan: Plan, destination: Destination): DialplanStep[] 
       ];
     case "hangup":
       return hangupSteps();
+    case "time_condition":
+      return [step(goto(names.timeCondition(destination.timeCondition.name), "s"))];
     case "end":
       return [step("Hangup()")];
     case "not_in_service":
@@ -420,6 +434,117 @@ function optionSteps(
     );
   }
   return destinationSteps(plan, destination);
+}
+
+/**
+ * Asterisk's day ranges for a set of weekdays, one per run of consecutive days (`mon-fri`,
+ * `sat`; `*` for the whole week). pbx_timing.c reads `-` as a cyclic range; a list joined by `&`
+ * would do too, but `&` is what adds a channel in Dial(), so the dialplan never writes one: each
+ * run is its own GotoIfTime.
+ */
+function asteriskDayRuns(days: readonly number[]): string[] {
+  const sorted = [...new Set(days)].sort((a, b) => a - b);
+  if (sorted.length === WEEKDAYS.length) return ["*"];
+  const runs: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    const first = WEEKDAYS[sorted[i]!]!;
+    runs.push(i === j ? first : `${first}-${WEEKDAYS[sorted[j]!]!}`);
+    i = j + 1;
+  }
+  return runs;
+}
+
+/**
+ * One range as GotoIfTime time specs (`times,weekdays`). Asterisk's end minute is inclusive, so
+ * `09:00`-`17:00` (closed from 17:00) is written `09:00-16:59`. A range past midnight is two
+ * specs: Asterisk checks the weekday of the current day, so the small hours belong to the next
+ * day (22:00-06:00 on fri is `22:00-23:59,fri` and `00:00-05:59,sat`).
+ */
+function rangeSpecs(range: TimeRange): string[] {
+  const start = minuteOfDay(range.start);
+  const end = minuteOfDay(range.end);
+  const days = range.days.map((day) => WEEKDAYS.indexOf(day));
+  const specs = (times: string, on: number[]) =>
+    asteriskDayRuns(on).map((run) => `${times},${run}`);
+  if (end > start) return specs(`${timeOfDay(start)}-${timeOfDay(end - 1)}`, days);
+  return [
+    ...specs(`${timeOfDay(start)}-${timeOfDay(MINUTES_PER_DAY - 1)}`, days),
+    ...(end > 0
+      ? specs(
+          `00:00-${timeOfDay(end - 1)}`,
+          days.map((day) => (day + 1) % 7),
+        )
+      : []),
+  ];
+}
+
+/**
+ * A time condition's context (issue 27 item 6). `s` checks, in order: each dated exception
+ * (the local date from STRFTIME in the condition's zone, compared as YYYYMMDD numbers, since
+ * GotoIfTime has no year), then each weekly range with GotoIfTime and the time-zone argument;
+ * nothing matched is closed. Every value written is schema-checked (names, times, dates, the
+ * zone) and passes assertToken.
+ */
+function timeConditionContext(plan: Plan, tc: TimeCondition, index: number): DialplanContext {
+  const { names } = plan;
+  const zone = assertToken(tc.time_zone, "time zone");
+  const at = `time_conditions[${index}]`;
+  const checks: DialplanStep[] = [];
+  const branches: DialplanExtension[] = [];
+  const branchSteps = (destination: Destination, path: string): DialplanStep[] => {
+    const steps = routeOrHangup(plan, destination, path);
+    // As on a DID: the call's records carry the IVR it was sent to.
+    return destination.kind === "ivr"
+      ? [step(`Set(__IVR_ID=${ivrId(destination.ivr)})`), ...steps]
+      : steps;
+  };
+  if (tc.exceptions.length > 0) {
+    checks.push(step(`Set(TC_TODAY=\${STRFTIME(\${EPOCH},${zone},%Y%m%d)})`));
+  }
+  tc.exceptions.forEach((exception, k) => {
+    const first = assertToken(dateDigits(exception.start_date), "date");
+    const last = assertToken(dateDigits(lastDate(exception)), "date");
+    const target = exception.destination_type === null ? "closed" : `x${k}`;
+    checks.push(step(`GotoIf($[\${TC_TODAY} >= ${first} & \${TC_TODAY} <= ${last}]?${target},1)`));
+    if (exception.destination_type !== null) {
+      const destination = timeConditionDestination(plan.state, tc, {
+        branch: "exception",
+        index: k,
+        exception,
+      });
+      branches.push(
+        extension(`x${k}`, branchSteps(destination, `${at}.exceptions[${k}].destination`), [
+          `exception ${exception.start_date}${exception.end_date ? ` to ${exception.end_date}` : ""}${exception.name ? ` ${exception.name}` : ""}`,
+        ]),
+      );
+    }
+  });
+  for (const range of tc.ranges) {
+    for (const spec of rangeSpecs(range))
+      checks.push(step(`GotoIfTime(${spec},*,*,${zone}?open,1)`));
+  }
+  checks.push(step("Goto(closed,1)"));
+  const open = timeConditionDestination(plan.state, tc, { branch: "open" });
+  const closed = timeConditionDestination(plan.state, tc, { branch: "closed" });
+  return context(
+    names.timeCondition(tc.name),
+    [
+      extension("s", checks, [`time condition ${tc.name} (${tc.time_zone})`]),
+      extension("open", branchSteps(open, `${at}.open_destination`), ["open"]),
+      extension("closed", branchSteps(closed, `${at}.closed_destination`), ["closed"]),
+      ...branches,
+    ],
+    { comments: tc.description ? [tc.description] : [] },
+  );
+}
+
+function timeConditionContexts(plan: Plan): DialplanContext[] {
+  return plan.state.time_conditions
+    .map((tc, index) => ({ tc, index }))
+    .sort(byAscii(({ tc }) => tc.name))
+    .map(({ tc, index }) => timeConditionContext(plan, tc, index));
 }
 
 /** Steps for a DID or a queue timeout: an invalid destination is an error and a hangup. */
@@ -694,6 +819,7 @@ export function buildDialplan(state: OrgState, diagnostics: Diagnostic[]): Dialp
   contexts.push(
     ...ivrContexts(plan),
     ...queueContexts(plan),
+    ...timeConditionContexts(plan),
     outboundContext(plan),
     incomingContext(plan),
   );

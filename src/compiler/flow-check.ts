@@ -23,6 +23,8 @@ const KNOWN_NODES: Record<NodeKind, (state: OrgState, destination: string) => bo
     state.queues.some((queue) => nodeName.queue(queue) === destination),
   user: (state, destination) =>
     state.users.some((user) => nodeName.user(user.extension) === destination),
+  time_condition: (state, destination) =>
+    state.time_conditions.some((tc) => nodeName.time_condition(tc) === destination),
   // Phone numbers, mailboxes, callbacks and hangup name no org object.
   phone: () => true,
   voicemail: () => true,

@@ -11,13 +11,32 @@ import {
   type ItemOf,
 } from "../model/collections.js";
 import { assertNever } from "../model/destinations.js";
-import type { Did, Ivr, OrgState, OutboundRoute, Queue, Trunk, User } from "../model/org-state.js";
+import {
+  type Did,
+  type Ivr,
+  type OrgState,
+  type OutboundRoute,
+  type Queue,
+  type TimeCondition,
+  type Trunk,
+  type User,
+  WEEKDAYS,
+} from "../model/org-state.js";
+import {
+  dayList,
+  exceptionDays,
+  MINUTES_PER_DAY,
+  openMinutes,
+  rangeText,
+  timeOfDay,
+} from "../model/time-conditions.js";
 import {
   type Destination,
   didDestination,
   menuOptions,
   optionDestination,
   queueTimeoutDestination,
+  timeConditionDestination,
 } from "./routing.js";
 
 export interface OrgImpact {
@@ -44,6 +63,8 @@ export function describeDestination(destination: Destination): string {
       return `voicemail ${destination.mailbox}`;
     case "callback":
       return `callback ${destination.number}`;
+    case "time_condition":
+      return `time condition ${destination.timeCondition.name}`;
     case "hangup":
       return "goodbye and hang up";
     case "end":
@@ -104,6 +125,92 @@ function userFields(user: User): Fields {
     // Compared, never shown: a changed credential reads "changed".
     sip: JSON.stringify(user.sip ?? null),
   };
+}
+
+function timeConditionFields(state: OrgState, tc: TimeCondition): Fields {
+  const fields: Fields = {
+    time_zone: tc.time_zone,
+    hours: tc.ranges.map(rangeText).join("; ") || "none",
+    open: describeDestination(timeConditionDestination(state, tc, { branch: "open" })),
+    closed: describeDestination(timeConditionDestination(state, tc, { branch: "closed" })),
+  };
+  tc.exceptions.forEach((exception, index) => {
+    fields[`exception ${exceptionDays(exception)}`] =
+      exception.destination_type === null
+        ? "closed"
+        : describeDestination(
+            timeConditionDestination(state, tc, { branch: "exception", index, exception }),
+          );
+  });
+  return fields;
+}
+
+/**
+ * How a destination reads at each minute of the week: a time condition reads as the open or
+ * closed destination its weekly ranges give then (dated exceptions are its own field lines).
+ */
+function weeklyReading(state: OrgState, destination: Destination): (minute: number) => string {
+  if (destination.kind !== "time_condition") {
+    const text = describeDestination(destination);
+    return () => text;
+  }
+  const tc = destination.timeCondition;
+  const open = openMinutes(tc);
+  const openText = describeDestination(timeConditionDestination(state, tc, { branch: "open" }));
+  const closedText = describeDestination(timeConditionDestination(state, tc, { branch: "closed" }));
+  return (minute) => (open[minute] ? openText : closedText);
+}
+
+/** `on weekdays`, `at weekends`, `every day`, `on mon, wed`. */
+function dayPhrase(days: number[]): string {
+  const list = dayList(days.map((d) => WEEKDAYS[d]!));
+  if (list === "mon-sun") return "every day";
+  if (list === "mon-fri") return "on weekdays";
+  if (list === "sat, sun") return "at weekends";
+  return `on ${list}`;
+}
+
+/**
+ * Where a DID's calls move at which hours, when a time condition is on either side: one sentence
+ * per stretch of the day that moves the same way (`DID +91… on weekdays 17:00-19:00 moves from
+ * queue Sales (2000) to voicemail 100`).
+ */
+function scheduleMoves(number: string, from: (m: number) => string, to: (m: number) => string) {
+  const stretches = new Map<
+    string,
+    { days: number[]; start: number; end: number; was: string; now: string }
+  >();
+  for (let day = 0; day < 7; day++) {
+    let start = -1;
+    for (let m = 0; m <= MINUTES_PER_DAY; m++) {
+      const at = day * MINUTES_PER_DAY + m;
+      const differs = m < MINUTES_PER_DAY && from(at) !== to(at);
+      const same =
+        start >= 0 &&
+        differs &&
+        from(at) === from(day * MINUTES_PER_DAY + start) &&
+        to(at) === to(day * MINUTES_PER_DAY + start);
+      if (start >= 0 && !same) {
+        const was = from(day * MINUTES_PER_DAY + start);
+        const now = to(day * MINUTES_PER_DAY + start);
+        const key = `${start}-${m}|${was}|${now}`;
+        const stretch = stretches.get(key) ?? { days: [], start, end: m, was, now };
+        stretch.days.push(day);
+        stretches.set(key, stretch);
+        start = -1;
+      }
+      if (start < 0 && differs) start = m;
+    }
+  }
+  return [...stretches.values()]
+    .sort((a, b) => a.days[0]! - b.days[0]! || a.start - b.start)
+    .map((s) => {
+      const hours =
+        s.start === 0 && s.end === MINUTES_PER_DAY
+          ? "all day"
+          : `${timeOfDay(s.start)}-${timeOfDay(s.end)}`;
+      return `DID ${number} ${dayPhrase(s.days)} ${hours} moves from ${s.was} to ${s.now}`;
+    });
 }
 
 function didFields(did: Did): Fields {
@@ -242,9 +349,21 @@ export function orgImpact(before: OrgState | undefined, after: OrgState | undefi
     const from = describeDestination(didDestination(before, old));
     const to = describeDestination(didDestination(after, next));
     const changes = fieldChanges(didFields(old), didFields(next));
-    if (from !== to) lines.push(`DID ${next.number} moves from ${from} to ${to}`);
+    const fromDestination = didDestination(before, old);
+    const toDestination = didDestination(after, next);
+    const scheduled =
+      fromDestination.kind === "time_condition" || toDestination.kind === "time_condition";
+    const moves = scheduled
+      ? scheduleMoves(
+          next.number,
+          weeklyReading(before, fromDestination),
+          weeklyReading(after, toDestination),
+        )
+      : [];
+    if (moves.length > 0) lines.push(...moves);
+    else if (from !== to) lines.push(`DID ${next.number} moves from ${from} to ${to}`);
     if (changes.length > 0) lines.push(`~ DID ${next.number}: ${changes.join(", ")}`);
-    if (from !== to || changes.length > 0) tally.add("DID");
+    if (from !== to || moves.length > 0 || changes.length > 0) tally.add("DID");
   }
   listChanges("IVR", "ivrs", ivrFields);
 
@@ -278,6 +397,7 @@ export function orgImpact(before: OrgState | undefined, after: OrgState | undefi
     }
     return fields;
   });
+  listChanges("time condition", "time_conditions", timeConditionFields);
   listChanges("user", "users", (_s, u) => userFields(u));
   listChanges("outbound route", "outbound_routes", (_s, r) => routeFields(r));
   listChanges("trunk", "trunks", (_s, t) => trunkFields(t));

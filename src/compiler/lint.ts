@@ -1,9 +1,21 @@
 // Static lint of an org: configurations that compile and load but probably do not do what the
 // operator meant. Each finding is a warning (`pbxctl lint`, and `validate` output); `--strict`
 // makes them errors. Built on the compiler's own rule functions, like the simulator.
+
+import type { Destination } from "../model/destinations.js";
 import type { Diagnostic } from "../model/diagnostic.js";
-import type { OrgState, Queue } from "../model/org-state.js";
+import { type Ivr, type OrgState, type Queue, WEEKDAYS } from "../model/org-state.js";
 import { findIvr, isUsableDid } from "../model/refs.js";
+import {
+  dayNumber,
+  exceptionDays,
+  lastDate,
+  MINUTES_PER_DAY,
+  openMinutes,
+  rangeText,
+  rangeWindows,
+  weekdayOfDay,
+} from "../model/time-conditions.js";
 import { compareExtensions, patternsOverlap } from "./dial-pattern.js";
 import {
   didDestination,
@@ -13,6 +25,7 @@ import {
   optionDestination,
   outboundEntries,
   queueTimeoutDestination,
+  timeConditionBranches,
 } from "./routing.js";
 
 /** The lint rules, by the id each finding's message starts with. */
@@ -24,6 +37,9 @@ export const LINT_RULES = {
   "timeout-zero": "an IVR timeout of 0, which the engine treats as its 10 s default",
   "overlapping-patterns": "outbound patterns of different routes that match the same numbers",
   "queue-timeout-loop": "queue timeout destinations that lead back to a queue already passed",
+  "time-condition-never-open": "a time condition with no open hours: every call is closed",
+  "overlapping-time-ranges": "two weekly ranges of one time condition that share open minutes",
+  "exception-outside-ranges": "a closed exception on days the weekly ranges keep closed anyway",
 } as const;
 
 export type LintRule = keyof typeof LINT_RULES;
@@ -44,7 +60,90 @@ export function lintOrg(state: OrgState): Diagnostic[] {
     ...zeroTimeouts(state),
     ...overlappingPatterns(state),
     ...queueTimeoutLoops(state),
+    ...neverOpen(state),
+    ...overlappingRanges(state),
+    ...exceptionsOutsideRanges(state),
   ];
+}
+
+/** The IVRs a destination enters: itself, or through a time condition, any of its branches. */
+function ivrsEntered(state: OrgState, d: Destination): Ivr[] {
+  if (d.kind === "ivr") return isPublished(d.ivr) ? [d.ivr] : [];
+  if (d.kind !== "time_condition") return [];
+  return timeConditionBranches(state, d.timeCondition).flatMap((b) =>
+    b.kind === "ivr" && isPublished(b.ivr) ? [b.ivr] : [],
+  );
+}
+
+function neverOpen(state: OrgState): Diagnostic[] {
+  return state.time_conditions.flatMap((tc, index) =>
+    tc.ranges.length === 0
+      ? [
+          finding(
+            "time-condition-never-open",
+            `time_conditions[${index}].ranges`,
+            `time condition ${tc.name} has no weekly range, so it is never open: every call goes to its closed destination`,
+          ),
+        ]
+      : [],
+  );
+}
+
+function overlappingRanges(state: OrgState): Diagnostic[] {
+  const found: Diagnostic[] = [];
+  state.time_conditions.forEach((tc, index) => {
+    tc.ranges.forEach((range, k) => {
+      const mine = openMinutes({ ranges: [range] });
+      for (let j = 0; j < k; j++) {
+        const other = tc.ranges[j]!;
+        const shared = rangeWindows(other).some((w) => {
+          for (let m = w.start; m < w.end; m++) if (mine[m % mine.length]) return true;
+          return false;
+        });
+        if (!shared) continue;
+        found.push(
+          finding(
+            "overlapping-time-ranges",
+            `time_conditions[${index}].ranges[${k}]`,
+            `range ${rangeText(range)} of time condition ${tc.name} overlaps ranges[${j}] (${rangeText(other)}); the open hours are their union`,
+          ),
+        );
+        break;
+      }
+    });
+  });
+  return found;
+}
+
+/** Whether any day of a closed exception has open hours it would close. */
+function closesOpenHours(open: boolean[], first: number, last: number): boolean {
+  for (let day = first; day <= Math.min(last, first + 6); day++) {
+    const base = WEEKDAYS.indexOf(weekdayOfDay(day)) * MINUTES_PER_DAY;
+    if (open.slice(base, base + MINUTES_PER_DAY).some(Boolean)) return true;
+  }
+  return false;
+}
+
+function exceptionsOutsideRanges(state: OrgState): Diagnostic[] {
+  const found: Diagnostic[] = [];
+  state.time_conditions.forEach((tc, index) => {
+    if (tc.ranges.length === 0) return; // reported as never open
+    const open = openMinutes(tc);
+    tc.exceptions.forEach((exception, k) => {
+      if (exception.destination_type !== null) return; // has somewhere of its own to go
+      const first = dayNumber(exception.start_date);
+      const last = dayNumber(lastDate(exception));
+      if (closesOpenHours(open, first, last)) return;
+      found.push(
+        finding(
+          "exception-outside-ranges",
+          `time_conditions[${index}].exceptions[${k}]`,
+          `exception ${exceptionDays(exception)} of time condition ${tc.name} closes only days that are closed anyway: it changes nothing`,
+        ),
+      );
+    });
+  });
+  return found;
 }
 
 function unreachableIvrs(state: OrgState): Diagnostic[] {
@@ -52,14 +151,13 @@ function unreachableIvrs(state: OrgState): Diagnostic[] {
   const pending = state.dids
     .filter(isUsableDid)
     .map((did) => didDestination(state, did))
-    .flatMap((d) => (d.kind === "ivr" && isPublished(d.ivr) ? [d.ivr] : []));
+    .flatMap((d) => ivrsEntered(state, d));
   while (pending.length > 0) {
     const ivr = pending.pop()!;
     if (reached.has(ivr)) continue;
     reached.add(ivr);
     for (const option of ivr.options) {
-      const d = optionDestination(state, ivr, option);
-      if (d.kind === "ivr" && isPublished(d.ivr)) pending.push(d.ivr);
+      pending.push(...ivrsEntered(state, optionDestination(state, ivr, option)));
     }
   }
   return state.ivrs.flatMap((ivr, index) =>

@@ -35,6 +35,8 @@ export function orgNames(prefix: string) {
     endpoint: (extension: string) => `${prefix}${extension}`,
     trunk: (name: string) => `${prefix}trunk_${name}`,
     queueName: (number: string) => `${prefix}q${number}`,
+    /** A time condition's context: its checks at `s`, then `open`, `closed` and `x<n>` (exceptions). */
+    timeCondition: (name: string) => `${prefix}tc_${name}`,
     /** Group category used with GROUP()/GROUP_COUNT() for the concurrent call limit. */
     callGroup: "orgcalls",
   };

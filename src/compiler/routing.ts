@@ -8,6 +8,7 @@ import {
   IVR_ACTION_KINDS,
   QUEUE_TIMEOUT_KINDS,
   resolveDestination,
+  TIME_CONDITION_KINDS,
 } from "../model/destinations.js";
 import type {
   Did,
@@ -16,10 +17,12 @@ import type {
   OrgState,
   OutboundRoute,
   Queue,
+  TimeCondition,
   Trunk,
   User,
 } from "../model/org-state.js";
 import { findTrunk } from "../model/refs.js";
+import type { ScheduleBranch } from "../model/time-conditions.js";
 import { bestMatch } from "./dial-pattern.js";
 
 /** The order in which menu options are written (and in which a reader expects them). */
@@ -58,6 +61,41 @@ export function queueTimeoutDestination(state: OrgState, queue: Queue): Destinat
     queue,
     (ref) => `timeout destination ${ref} does not exist`,
   );
+}
+
+/**
+ * Where a time condition sends the call on `branch`: its open or closed destination, or the
+ * exception's own (a closed exception, one with no destination, takes the closed one).
+ */
+export function timeConditionDestination(
+  state: OrgState,
+  tc: TimeCondition,
+  branch: ScheduleBranch,
+): Destination {
+  const [type, ref] =
+    branch.branch === "exception" && branch.exception.destination_type !== null
+      ? [branch.exception.destination_type, branch.exception.destination]
+      : branch.branch === "open"
+        ? [tc.open_destination_type, tc.open_destination]
+        : [tc.closed_destination_type, tc.closed_destination];
+  return resolveDestination(
+    state,
+    TIME_CONDITION_KINDS[type],
+    ref ?? "",
+    undefined,
+    (missing) => `${branch.branch} destination ${missing} does not exist`,
+  );
+}
+
+/** Every destination a time condition may send a call to: open, closed, then each exception's. */
+export function timeConditionBranches(state: OrgState, tc: TimeCondition): Destination[] {
+  return [
+    timeConditionDestination(state, tc, { branch: "open" }),
+    timeConditionDestination(state, tc, { branch: "closed" }),
+    ...tc.exceptions.map((exception, index) =>
+      timeConditionDestination(state, tc, { branch: "exception", index, exception }),
+    ),
+  ];
 }
 
 /** SPEC.md §4.4 publish rule 1: only active IVRs are written to the dialplan. */

@@ -6,7 +6,7 @@
 
 import { resolveUserCallerId } from "../model/caller-id.js";
 import { assertNever } from "../model/destinations.js";
-import type { Ivr, OrgState, Queue, User } from "../model/org-state.js";
+import type { Ivr, OrgState, Queue, TimeCondition, User } from "../model/org-state.js";
 import {
   didAliases,
   digitsOnly,
@@ -15,6 +15,16 @@ import {
   sameNumber,
 } from "../model/phone.js";
 import { isUsableDid } from "../model/refs.js";
+
+export { instantFromText } from "../model/time-conditions.js";
+
+import {
+  branchAt,
+  exceptionDays,
+  localTime,
+  rangeText,
+  type ScheduleBranch,
+} from "../model/time-conditions.js";
 import { callerIdComment } from "./dialplan.js";
 import { type OrgNames, orgNames } from "./names.js";
 import {
@@ -30,6 +40,7 @@ import {
   optionDestination,
   outboundEntryFor,
   queueTimeoutDestination,
+  timeConditionDestination,
 } from "./routing.js";
 
 /**
@@ -49,6 +60,11 @@ export interface SimulationInput {
   caller?: string;
   /** Nobody answers: queues run out their max_wait, users their ring time. */
   noAnswer?: boolean;
+  /**
+   * When the call is made, as milliseconds since the epoch: time conditions take the branch
+   * their zone's wall clock gives then. Without it, a time condition is taken as open.
+   */
+  at?: number;
 }
 
 /** What a step does; `node` steps enter a destination a flow assertion can name. */
@@ -67,6 +83,7 @@ export type StepKind =
   | "voicemail"
   | "callback"
   | "hangup"
+  | "time_condition"
   /** The extension is not where the call looked: the engine tries the next included context. */
   | "fallthrough"
   | "end";
@@ -115,6 +132,7 @@ export const nodeName = {
   voicemail: (mailbox: string) => `voicemail ${mailbox}`,
   callback: (number: string) => `callback ${number}`,
   hangup: "hangup",
+  time_condition: (tc: TimeCondition) => `time_condition ${tc.name}`,
 } as const;
 
 interface Walk {
@@ -125,6 +143,7 @@ interface Walk {
   caller: string;
   answer: boolean;
   queuesVisited: Set<Queue>;
+  at: number | undefined;
   outcome: string;
   dialOut?: DialOut;
 }
@@ -155,6 +174,7 @@ export function simulateCall(state: OrgState, input: SimulationInput): Simulatio
     caller: input.caller ?? "the caller's number",
     answer: !input.noAnswer,
     queuesVisited: new Set(),
+    at: input.at,
     outcome: "",
   };
   enterDid(walk, input.did);
@@ -246,6 +266,8 @@ function follow(walk: Walk, destination: Destination, here: Here, callerExt?: st
         text: "plays goodbye and hangs up",
       });
       return end(walk, "goodbye, hung up");
+    case "time_condition":
+      return enterTimeCondition(walk, destination.timeCondition);
     case "end":
       add(walk, { ...here, kind: "end", text: "hangs up" });
       return end(walk, "hung up");
@@ -262,6 +284,37 @@ function follow(walk: Walk, destination: Destination, here: Here, callerExt?: st
     default:
       return assertNever(destination);
   }
+}
+
+/** A Goto into a time condition's context: which branch the wall clock in its zone gives. */
+function enterTimeCondition(walk: Walk, tc: TimeCondition): Outcome {
+  const context = walk.names.timeCondition(tc.name);
+  const hours = tc.ranges.length > 0 ? tc.ranges.map(rangeText).join("; ") : "no weekly range";
+  let branch: ScheduleBranch = { branch: "open" };
+  let when = "no time given (--at): taken as open";
+  if (walk.at !== undefined) {
+    const local = localTime(walk.at, tc.time_zone);
+    branch = branchAt(tc, local);
+    const reading = `${local.weekday} ${local.date} ${local.time} in ${tc.time_zone}`;
+    when =
+      branch.branch === "exception"
+        ? `${reading} is exception ${exceptionDays(branch.exception)}${branch.exception.destination_type === null ? ": closed" : ""}`
+        : `${reading} is ${branch.branch === "open" ? "within" : "outside"} the open hours: ${branch.branch}`;
+  }
+  add(walk, {
+    context,
+    exten: "s",
+    kind: "time_condition",
+    node: nodeName.time_condition(tc),
+    text: `time condition ${tc.name} (${hours}): ${when}`,
+  });
+  const exten =
+    branch.branch === "exception" && branch.exception.destination_type !== null
+      ? `x${branch.index}`
+      : branch.branch === "open"
+        ? "open"
+        : "closed";
+  return follow(walk, timeConditionDestination(walk.state, tc, branch), { context, exten });
 }
 
 /**

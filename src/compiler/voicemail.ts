@@ -1,4 +1,5 @@
-// An org's voicemail.conf: one mailbox per distinct mailbox that an IVR voicemail option names,
+// An org's voicemail.conf: one mailbox per distinct mailbox that an IVR voicemail option or a
+// time condition names,
 // in the org's own voicemail context, so `VoiceMail(<mailbox>@<prefix>vm)` finds it.
 // Mailboxes have no PIN: messages are only left through this dialplan (VoiceMail), never read
 // back through it (no VoiceMailMain), so a PIN would protect nothing here and a made-up one would
@@ -8,7 +9,7 @@ import type { OrgState } from "../model/org-state.js";
 import { findUser } from "../model/refs.js";
 import { assertToken, commentText, dialplanText } from "./escape.js";
 import { orgNames } from "./names.js";
-import { optionDestination } from "./routing.js";
+import { optionDestination, timeConditionBranches } from "./routing.js";
 import type { SectionsView } from "./views.js";
 
 /** The org's voicemail.conf view (an empty context when no IVR leads to voicemail). */
@@ -19,6 +20,11 @@ export function buildVoicemail(state: OrgState): SectionsView {
     if (ivr.status !== "active") continue;
     for (const option of ivr.options) {
       const destination = optionDestination(state, ivr, option);
+      if (destination.kind === "voicemail") mailboxes.add(destination.mailbox);
+    }
+  }
+  for (const tc of state.time_conditions) {
+    for (const destination of timeConditionBranches(state, tc)) {
       if (destination.kind === "voicemail") mailboxes.add(destination.mailbox);
     }
   }

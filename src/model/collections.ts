@@ -1,5 +1,5 @@
 // The one table of an org's collections of resources (users, queues, IVRs, DIDs, trunks,
-// outbound routes): the natural key a file's item is matched and its id seeded by, and how an
+// outbound routes, time conditions): the natural key a file's item is matched and its id seeded by, and how an
 // item is named in messages and impact lines. Where a collection is loaded (store/load-org-state.ts),
 // exported (domain/config/export.ts) and applied (domain/config/apply.ts) are tables keyed by CollectionName
 // in those layers, so a new collection fails to compile until each of them handles it.
@@ -14,6 +14,7 @@ export const COLLECTION_NAMES = [
   "dids",
   "trunks",
   "outbound_routes",
+  "time_conditions",
 ] as const satisfies readonly (keyof OrgState)[];
 
 export type CollectionName = (typeof COLLECTION_NAMES)[number];
@@ -81,6 +82,13 @@ export const COLLECTION_KINDS = {
     changeKey: (route) => route.name,
     owner: (route) => `outbound route '${route.name}'`,
     label: (route) => `outbound route ${route.name}`,
+  },
+  time_conditions: {
+    kind: "time_condition",
+    naturalKey: (tc) => tc.name,
+    changeKey: (tc) => tc.name,
+    owner: (tc) => `time condition '${tc.name}'`,
+    label: (tc) => `time condition ${tc.name}`,
   },
 } as const satisfies { [C in CollectionName]: CollectionKind<ItemOf<C>> };
 

@@ -14,9 +14,11 @@ import {
   type OrgState,
   type QUEUE_TIMEOUT_TYPES,
   type Queue,
+  type TIME_CONDITION_DESTINATION_TYPES,
+  type TimeCondition,
   type User,
 } from "./org-state.js";
-import { findIvr, findQueue, findUser } from "./refs.js";
+import { findIvr, findQueue, findTimeCondition, findUser } from "./refs.js";
 
 /** Makes a `switch` exhaustive: a kind left out leaves a value here, which fails to compile. */
 export function assertNever(value: never): never {
@@ -33,6 +35,7 @@ export type DestinationKind =
   | "voicemail"
   | "callback"
   | "hangup"
+  | "time_condition"
   | "none";
 
 /** Where a DID, a menu option or a queue timeout sends the call, resolved against the org. */
@@ -43,6 +46,8 @@ export type Destination =
   | { kind: "phone"; number: string }
   | { kind: "voicemail"; mailbox: string }
   | { kind: "callback"; number: string }
+  /** A business-hours schedule: its open, closed or exception destination, by the time of the call. */
+  | { kind: "time_condition"; timeCondition: TimeCondition }
   /** The goodbye prompt, then hang up (the menu option of that name). */
   | { kind: "hangup" }
   /** Hang up without a word (a queue with no timeout destination). */
@@ -58,6 +63,7 @@ export const DID_ROUTE_KINDS = {
   queue: "queue",
   ivr: "ivr",
   external: "phone",
+  time_condition: "time_condition",
 } as const satisfies Record<(typeof DID_ROUTING_TYPES)[number], DestinationKind>;
 
 /** IVR option `action_type` spellings (SPEC.md §4.4 rule 3) and the kind each names. */
@@ -69,6 +75,7 @@ export const IVR_ACTION_KINDS = {
   voicemail: "voicemail",
   callback: "callback",
   hangup: "hangup",
+  time_condition: "time_condition",
 } as const satisfies Record<(typeof ACTION_TYPES)[number], DestinationKind>;
 
 /** Queue `timeout_destination_type` spellings (SPEC.md §2) and the kind each names. */
@@ -77,7 +84,21 @@ export const QUEUE_TIMEOUT_KINDS = {
   user: "user",
   queue: "queue",
   phone: "phone",
+  time_condition: "time_condition",
 } as const satisfies Record<(typeof QUEUE_TIMEOUT_TYPES)[number], DestinationKind>;
+
+/**
+ * A time condition's open, closed and exception destination spellings and the kind each names.
+ * No time condition: a schedule leads to a place, never to another schedule (no loops of them).
+ */
+export const TIME_CONDITION_KINDS = {
+  extension: "user",
+  queue: "queue",
+  ivr: "ivr",
+  voicemail: "voicemail",
+  external: "phone",
+  hangup: "hangup",
+} as const satisfies Record<(typeof TIME_CONDITION_DESTINATION_TYPES)[number], DestinationKind>;
 
 /** A phone number as the specification means it: optional `+`, then 7 to 15 digits. */
 export function looksLikePhoneNumber(value: string): boolean {
@@ -219,6 +240,19 @@ export const DESTINATION_KINDS = {
     problem: () => undefined,
     resolve: () => ({ kind: "hangup" }),
     stored: asWritten,
+  },
+  time_condition: {
+    refersToObject: true,
+    problem: (state, ref) =>
+      findTimeCondition(state, ref) ? undefined : error(`no time condition named ${ref}`),
+    resolve: (state, ref) => {
+      const timeCondition = findTimeCondition(state, ref);
+      return timeCondition
+        ? { kind: "time_condition", timeCondition }
+        : `no time condition named ${ref}`;
+    },
+    // Stored by name, as files write it (the name is the schedule's natural key).
+    stored: (state, ref) => findTimeCondition(state, ref)?.name ?? ref,
   },
   none: {
     refersToObject: false,

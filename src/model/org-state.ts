@@ -84,7 +84,7 @@ export const QUEUE_STRATEGIES = [
   "linear",
   "wrandom",
 ] as const;
-export const QUEUE_TIMEOUT_TYPES = ["none", "user", "queue", "phone"] as const;
+export const QUEUE_TIMEOUT_TYPES = ["none", "user", "queue", "phone", "time_condition"] as const;
 export const IVR_DIGITS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "*", "#"] as const;
 export const ACTION_TYPES = [
   "extension",
@@ -94,8 +94,38 @@ export const ACTION_TYPES = [
   "voicemail",
   "callback",
   "hangup",
+  "time_condition",
 ] as const;
-export const DID_ROUTING_TYPES = ["extension", "queue", "ivr", "external"] as const;
+export const DID_ROUTING_TYPES = [
+  "extension",
+  "queue",
+  "ivr",
+  "external",
+  "time_condition",
+] as const;
+/** Where a time condition sends a call when open, when closed, or on a dated exception. */
+export const TIME_CONDITION_DESTINATION_TYPES = [
+  "extension",
+  "queue",
+  "ivr",
+  "voicemail",
+  "external",
+  "hangup",
+] as const;
+/** Days of a weekly range, Monday first. */
+export const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
+/** A time of day, 24-hour `HH:MM`; `24:00` is the end of the day (a range's end only). */
+export const TIME_OF_DAY = "^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$";
+/** A calendar date, `YYYY-MM-DD` (whether the day exists is validate.ts's check). */
+export const CALENDAR_DATE = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
+/**
+ * The characters of an IANA time zone name (`Europe/London`, `America/Argentina/Buenos_Aires`,
+ * `Etc/GMT+5`); validate.ts then checks the name against the zones Node knows. It lands in
+ * GotoIfTime's argument, so `,`, `?`, `)` and `$` can never pass.
+ */
+export const TIME_ZONE_NAME = "^[A-Za-z][A-Za-z0-9_+/-]{0,63}$";
+/** A time condition's name: its dialplan context is `<prefix>tc_<name>`, within 79 characters. */
+export const TimeConditionName = Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,27}$" });
 export const ROUTING_ENVIRONMENTS = ["prod", "staging", "oss"] as const;
 export const POOL_STATUSES = ["available", "pending", "assigned", "reserved"] as const;
 /**
@@ -324,6 +354,63 @@ export const OutboundRoute = Type.Object(
   { additionalProperties: false },
 );
 
+const DestinationRef = Type.Union(
+  [Type.String({ maxLength: 64, pattern: ONE_LINE }), Type.Null()],
+  {
+    default: null,
+  },
+);
+
+/** Open on `days` from `start` until `end`; an end before the start runs past midnight. */
+export const TimeRange = Type.Object(
+  {
+    days: Type.Array(literals(WEEKDAYS), { minItems: 1, maxItems: 7, uniqueItems: true }),
+    start: Type.String({ pattern: TIME_OF_DAY, description: "HH:MM, the first open minute" }),
+    end: Type.String({
+      pattern: TIME_OF_DAY,
+      description: "HH:MM, the first closed minute; 24:00 is midnight; before start: the next day",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** Dated days (a holiday) that override the weekly ranges: closed, or a destination of their own. */
+export const TimeException = Type.Object(
+  {
+    name: Type.String({ maxLength: 100, pattern: ONE_LINE, default: "" }),
+    start_date: Type.String({ pattern: CALENDAR_DATE, description: "YYYY-MM-DD, the first day" }),
+    end_date: Type.Union([Type.String({ pattern: CALENDAR_DATE }), Type.Null()], {
+      default: null,
+      description: "YYYY-MM-DD, the last day; empty: start_date only",
+    }),
+    destination_type: Type.Union([literals(TIME_CONDITION_DESTINATION_TYPES), Type.Null()], {
+      default: null,
+      description: "empty: closed (the closed destination)",
+    }),
+    destination: DestinationRef,
+  },
+  { additionalProperties: false },
+);
+
+export const TimeCondition = Type.Object(
+  {
+    id: Type.Optional(Uuid),
+    name: TimeConditionName,
+    description: Type.String({ maxLength: 500, pattern: ONE_LINE, default: "" }),
+    time_zone: Type.String({
+      pattern: TIME_ZONE_NAME,
+      description: "IANA time zone the ranges and dates are read in (Europe/London)",
+    }),
+    ranges: Type.Array(TimeRange, { default: [], maxItems: 50 }),
+    exceptions: Type.Array(TimeException, { default: [], maxItems: 100 }),
+    open_destination_type: literals(TIME_CONDITION_DESTINATION_TYPES),
+    open_destination: DestinationRef,
+    closed_destination_type: literals(TIME_CONDITION_DESTINATION_TYPES),
+    closed_destination: DestinationRef,
+  },
+  { additionalProperties: false },
+);
+
 export const OrgStateSchema = Type.Object(
   {
     org: Org,
@@ -333,6 +420,7 @@ export const OrgStateSchema = Type.Object(
     dids: Type.Array(Did, { default: [] }),
     trunks: Type.Array(Trunk, { default: [] }),
     outbound_routes: Type.Array(OutboundRoute, { default: [] }),
+    time_conditions: Type.Array(TimeCondition, { default: [] }),
     music_on_hold: Type.Optional(
       Type.Array(Type.String({ pattern: MEDIA_FILE_NAME }), {
         uniqueItems: true,
@@ -361,6 +449,10 @@ export type IvrOption = Static<typeof IvrOption>;
 export type Did = Static<typeof Did>;
 export type Trunk = Static<typeof Trunk>;
 export type OutboundRoute = Static<typeof OutboundRoute>;
+export type TimeCondition = Static<typeof TimeCondition>;
+export type TimeRange = Static<typeof TimeRange>;
+export type TimeException = Static<typeof TimeException>;
+export type Weekday = (typeof WEEKDAYS)[number];
 export type ActionType = (typeof ACTION_TYPES)[number];
 export type RoutingEnvironment = (typeof ROUTING_ENVIRONMENTS)[number];
 

@@ -1,6 +1,6 @@
 // Lookups by the references a hand-written YAML file may use: queues and IVRs by id or by their
-// number/extension, users by extension, trunks by name or id, DIDs by any form of the number.
-import type { Did, Ivr, OrgState, Queue, Trunk, User } from "./org-state.js";
+// number/extension, users by extension, trunks and time conditions by name or id, DIDs by any form of the number.
+import type { Did, Ivr, OrgState, Queue, TimeCondition, Trunk, User } from "./org-state.js";
 import { sameNumber } from "./phone.js";
 
 /** Ids are UUIDs, which ignore letter case (an API client may send a reference in upper case). */
@@ -27,6 +27,11 @@ export function findUser(state: OrgState, ref: string): User | undefined {
 /** The trunk with this name (or id). */
 export function findTrunk(state: OrgState, ref: string): Trunk | undefined {
   return state.trunks.find((t) => t.name === ref || sameId(t.id, ref));
+}
+
+/** The time condition with this name (or id). */
+export function findTimeCondition(state: OrgState, ref: string): TimeCondition | undefined {
+  return state.time_conditions.find((t) => t.name === ref || sameId(t.id, ref));
 }
 
 /** The org's DID with this number, in whatever form it is written. */

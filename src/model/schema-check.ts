@@ -10,6 +10,7 @@ import { SIP_ADDRESS, SIP_ADDRESS_RULE } from "./engine-node.js";
 import { OrgExtrasProperties } from "./org-extras.js";
 import generatedValidator from "./org-file-validator.generated.js";
 import {
+  CALENDAR_DATE,
   ContextPrefix,
   DialPattern,
   Did,
@@ -27,10 +28,14 @@ import {
   PhoneNumber,
   PRINTABLE_ASCII,
   Slug,
+  TIME_OF_DAY,
+  TIME_ZONE_NAME,
+  TimeConditionName,
   TrunkName,
   TUNNEL_HOST,
   Uuid,
 } from "./org-state.js";
+import { ISO_INSTANT } from "./time-conditions.js";
 import { WG_CIDR, WG_ENDPOINT, WG_INTERFACE } from "./wireguard.js";
 
 /**
@@ -79,6 +84,11 @@ const PATTERN_MESSAGES = new Map<string | undefined, string>([
   [Host.pattern, "must be a host name, an IPv4 address or an [IPv6] address"],
   [HostOrRange.pattern, "must be a host name, an IP address or a CIDR range (10.0.0.0/8)"],
   [ONE_LINE, "must be on one line (no control characters)"],
+  [TimeConditionName.pattern, "must be lowercase letters, digits, _ and -, at most 28"],
+  [TIME_ZONE_NAME, "must be an IANA time zone name, such as Europe/London"],
+  [TIME_OF_DAY, "must be a time of day, HH:MM (00:00 to 24:00)"],
+  [CALENDAR_DATE, "must be a date, YYYY-MM-DD"],
+  [ISO_INSTANT, "must be an ISO 8601 time with its offset, such as 2026-03-27T18:30:00Z"],
   [PRINTABLE_ASCII, "must be printable ASCII, no spaces"],
   ["^[A-Za-z0-9._+@-]{1,64}$", "must be 1-64 letters, digits or . _ + @ -"],
   ["^[0-9*#+]{0,20}$", "must be at most 20 digits, * # or +"],

@@ -8,11 +8,26 @@ import {
   DID_ROUTE_KINDS,
   IVR_ACTION_KINDS,
   QUEUE_TIMEOUT_KINDS,
+  TIME_CONDITION_KINDS,
 } from "./destinations.js";
 import type { Diagnostic } from "./diagnostic.js";
-import { ACTION_TYPES, IVR_DIGITS, type Ivr, type OrgState, type Queue } from "./org-state.js";
+import {
+  ACTION_TYPES,
+  IVR_DIGITS,
+  type Ivr,
+  type OrgState,
+  type Queue,
+  type TimeCondition,
+} from "./org-state.js";
 import { inOwnedRange, SENTINEL_DID, sameNumber } from "./phone.js";
 import { findDid, findTrunk, isUsableDid } from "./refs.js";
+import {
+  dayNumber,
+  isKnownTimeZone,
+  isRealDate,
+  lastDate,
+  MAX_EXCEPTION_DAYS,
+} from "./time-conditions.js";
 
 export { badPhoneNumberMessage, looksLikePhoneNumber } from "./destinations.js";
 
@@ -26,7 +41,7 @@ type Report = (
   hint?: string,
 ) => void;
 
-/** Every semantic problem of the org, in a stable order (users, queues, IVRs, DIDs, trunks, routes). */
+/** Every semantic problem of the org, in a stable order (users, queues, IVRs, DIDs, trunks, routes, time conditions). */
 export function validateOrg(state: OrgState): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   const report: Report = (path, message, severity = "error", hint) => {
@@ -40,6 +55,7 @@ export function validateOrg(state: OrgState): Diagnostic[] {
   });
   checkDids(state, report);
   checkTrunksAndRoutes(state, report);
+  checkTimeConditions(state, report);
   return diagnostics;
 }
 
@@ -288,4 +304,99 @@ function checkTrunksAndRoutes(state: OrgState, report: Report): void {
       );
     }
   });
+}
+
+function checkTimeConditions(state: OrgState, report: Report): void {
+  const names = new Map<string, number>();
+  state.time_conditions.forEach((tc, i) => {
+    const at = `time_conditions[${i}]`;
+    const first = names.get(tc.name);
+    if (first !== undefined) {
+      report(
+        `${at}.name`,
+        `time condition name ${tc.name} is already used by time_conditions[${first}]`,
+      );
+    } else names.set(tc.name, i);
+    if (!isKnownTimeZone(tc.time_zone)) {
+      report(
+        `${at}.time_zone`,
+        `unknown time zone ${tc.time_zone}`,
+        "error",
+        "an IANA time zone name, such as Europe/London or Asia/Kolkata",
+      );
+    }
+    tc.ranges.forEach((range, k) => {
+      const path = `${at}.ranges[${k}]`;
+      if (range.start === "24:00") report(`${path}.start`, "24:00 can only end a range");
+      else if (range.start === range.end) {
+        report(
+          `${path}.end`,
+          "a range cannot end when it starts (for a whole day, use 00:00 to 24:00)",
+        );
+      }
+    });
+    tc.exceptions.forEach((exception, k) => {
+      checkTimeException(state, exception, `${at}.exceptions[${k}]`, report);
+    });
+    checkScheduleDestination(state, tc, "open", at, report);
+    checkScheduleDestination(state, tc, "closed", at, report);
+  });
+}
+
+function checkTimeException(
+  state: OrgState,
+  exception: TimeCondition["exceptions"][number],
+  path: string,
+  report: Report,
+): void {
+  for (const field of ["start_date", "end_date"] as const) {
+    const date = exception[field];
+    if (date !== null && !isRealDate(date)) report(`${path}.${field}`, `no such date ${date}`);
+  }
+  const days = dayNumber(lastDate(exception)) - dayNumber(exception.start_date);
+  if (days < 0) report(`${path}.end_date`, "end_date is before start_date");
+  else if (days >= MAX_EXCEPTION_DAYS) {
+    report(`${path}.end_date`, `an exception spans at most ${MAX_EXCEPTION_DAYS} days`);
+  }
+  const type = exception.destination_type;
+  const destination = exception.destination;
+  if (type === null) {
+    if (!isEmpty(destination)) {
+      report(`${path}.destination_type`, "destination_type required with a destination");
+    }
+    return;
+  }
+  if (type === "hangup") return;
+  if (destination === null || isEmpty(destination)) {
+    report(`${path}.destination`, `destination required for destination_type=${type}`);
+    return;
+  }
+  const site = { leadsNowhere: "calls on these days lead nowhere" };
+  checkDestination(
+    state,
+    TIME_CONDITION_KINDS[type],
+    destination,
+    site,
+    `${path}.destination`,
+    report,
+  );
+}
+
+function checkScheduleDestination(
+  state: OrgState,
+  tc: TimeCondition,
+  which: "open" | "closed",
+  at: string,
+  report: Report,
+): void {
+  const type = tc[`${which}_destination_type`];
+  const destination = tc[`${which}_destination`];
+  const path = `${at}.${which}_destination`;
+  if (type === "hangup") return;
+  if (destination === null || isEmpty(destination)) {
+    report(path, `${which}_destination required for ${which}_destination_type=${type}`);
+    return;
+  }
+  const site = { leadsNowhere: `calls while ${which} lead nowhere` };
+  checkDestination(state, TIME_CONDITION_KINDS[type], destination, site, path, report);
 }

@@ -9,6 +9,7 @@ import { createOrganizationRepository } from "./organization-repository.js";
 import { createOutboundRouteRepository } from "./outbound-route-repository.js";
 import { createQueueRepository } from "./queue-repository.js";
 import type { OrganizationRow } from "./schema.js";
+import { createTimeConditionRepository } from "./time-condition-repository.js";
 import { createTrunkRepository } from "./trunk-repository.js";
 import { createUserRepository } from "./user-repository.js";
 
@@ -36,6 +37,7 @@ const LOADERS: { [C in CollectionName]: (db: Db, orgId: string) => Promise<OrgSt
   dids: (db, orgId) => createDidRepository(db).listByOrg(orgId),
   trunks: (db, orgId) => createTrunkRepository(db).listByOrg(orgId),
   outbound_routes: (db, orgId) => createOutboundRouteRepository(db).listByOrg(orgId),
+  time_conditions: (db, orgId) => createTimeConditionRepository(db).listByOrg(orgId),
 };
 
 /** The full OrgState of `orgId`; throws when the org does not exist. */

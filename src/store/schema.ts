@@ -193,6 +193,24 @@ export interface TrunksTable {
   updated_at: string;
 }
 
+export interface TimeConditionsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string;
+  time_zone: string;
+  /** JSON array of the model's TimeRange. */
+  ranges: string;
+  /** JSON array of the model's TimeException. */
+  exceptions: string;
+  open_destination_type: string;
+  open_destination: string | null;
+  closed_destination_type: string;
+  closed_destination: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface OutboundRoutesTable {
   id: string;
   org_id: string;
@@ -344,6 +362,7 @@ export interface Database extends TicketTables {
   dids: DidsTable;
   did_requests: DidRequestsTable;
   trunks: TrunksTable;
+  time_conditions: TimeConditionsTable;
   outbound_routes: OutboundRoutesTable;
   outbound_route_patterns: OutboundRoutePatternsTable;
   call_records: CallRecordsTable;
@@ -387,6 +406,7 @@ export type IvrOptionRow = Selectable<IvrOptionsTable>;
 export type DidRow = Selectable<DidsTable>;
 export type DidRequestRow = Selectable<DidRequestsTable>;
 export type TrunkRow = Selectable<TrunksTable>;
+export type TimeConditionRow = Selectable<TimeConditionsTable>;
 export type OutboundRouteRow = Selectable<OutboundRoutesTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;

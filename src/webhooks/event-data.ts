@@ -3,6 +3,7 @@
 // check real deliveries against.
 import { type TSchema, Type } from "@sinclair/typebox";
 import { CrmClient, CrmLead, LEAD_STATUSES } from "../model/crm.js";
+import { TimeCondition } from "../model/org-state.js";
 import type { WebhookEvent } from "./events.js";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -119,7 +120,41 @@ const trunkFields = {
   at: Type.String({ format: "date-time", description: "when the service saw the change" }),
 };
 
-/** The `data` schema of every event the engine listeners emit, and of the CRM events. */
+/** A time condition as `/time-conditions` answers it. */
+const TimeConditionData = Type.Object(
+  { ...TimeCondition.properties, id: Type.String({ format: "uuid" }) },
+  { additionalProperties: false },
+);
+
+/** What `/time-conditions` emits, in the transaction of the change (as the CRM routes do). */
+const TIME_CONDITION_EVENT_DATA = {
+  "time_condition.created": Type.Object(
+    { time_condition: TimeConditionData },
+    {
+      title: "TimeConditionCreatedData",
+      description: "A time condition (business-hours schedule) was created.",
+      additionalProperties: false,
+    },
+  ),
+  "time_condition.updated": Type.Object(
+    { time_condition: TimeConditionData },
+    {
+      title: "TimeConditionUpdatedData",
+      description: "A time condition changed; `time_condition` is after the change.",
+      additionalProperties: false,
+    },
+  ),
+  "time_condition.deleted": Type.Object(
+    { time_condition: TimeConditionData },
+    {
+      title: "TimeConditionDeletedData",
+      description: "A time condition was deleted; `time_condition` is what it was.",
+      additionalProperties: false,
+    },
+  ),
+} satisfies Partial<Record<WebhookEvent, TSchema>>;
+
+/** The `data` schema of every event the engine listeners emit, and of the CRM and time condition events. */
 export const ENGINE_EVENT_DATA = {
   "call.initiated": CallStep(
     "CallInitiatedData",
@@ -185,6 +220,7 @@ export const ENGINE_EVENT_DATA = {
     additionalProperties: false,
   }),
   ...CRM_EVENT_DATA,
+  ...TIME_CONDITION_EVENT_DATA,
 } satisfies Partial<Record<WebhookEvent, TSchema>>;
 
 export type EngineEvent = keyof typeof ENGINE_EVENT_DATA;

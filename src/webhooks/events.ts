@@ -19,6 +19,9 @@ export const WEBHOOK_EVENTS = [
   "crm.lead.status_changed",
   "crm.client.created",
   "crm.client.updated",
+  "time_condition.created",
+  "time_condition.updated",
+  "time_condition.deleted",
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -31,10 +34,10 @@ export const CALL_LIFECYCLE = [
   "call.ended",
 ] as const satisfies readonly WebhookEvent[];
 
-/** The event of `POST /webhooks/{id}/test`: not one of the 17, so no subscription matches it. */
+/** The event of `POST /webhooks/{id}/test`: not one of the event types, so no subscription matches it. */
 export const TEST_EVENT = "webhook.test";
 
-/** True when `value` is one of the 17 event types. */
+/** True when `value` is one of the event types. */
 export function isWebhookEvent(value: string): value is WebhookEvent {
   return (WEBHOOK_EVENTS as readonly string[]).includes(value);
 }

@@ -65,6 +65,15 @@ test("configuration writes refuse ak_ keys (even holding all 14) and roles witho
     ["/api/v1/queues", { number: "4600", name: "Sales" }],
     ["/api/v1/ivrs", { name: "Main", extension: "800" }],
     ["/api/v1/trunks", { name: "carrier", host: "sip.carrier.example" }],
+    [
+      "/api/v1/time-conditions",
+      {
+        name: "office",
+        time_zone: "Europe/London",
+        open_destination_type: "hangup",
+        closed_destination_type: "hangup",
+      },
+    ],
   ];
   for (const [path, body] of writes) {
     expectError(
@@ -114,6 +123,13 @@ test("another org's resources: every {id} route answers 403/404, no list shows t
       name: marker,
       patterns: ["_9X."],
       trunk: trunkId,
+    }),
+    "/time-conditions": await made("/time-conditions", {
+      name: "office",
+      description: marker,
+      time_zone: "Europe/London",
+      open_destination_type: "hangup",
+      closed_destination_type: "hangup",
     }),
     "/webhooks": await withPrivateTargets(app, () =>
       made("/webhooks", { url: "http://127.0.0.1:9/acme", events: ["call.ended"] }),

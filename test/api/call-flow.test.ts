@@ -101,6 +101,48 @@ test("POST /simulate needs org credentials and a well-formed number", async () =
   assert.is(bad.status, 400, bad.text);
 });
 
+test("POST /simulate takes the time of the call (default: the server's clock) for time conditions", async () => {
+  const tc = await app.request("POST", "/api/v1/time-conditions", {
+    headers: acme.headers,
+    body: {
+      name: "office",
+      time_zone: "Europe/London",
+      ranges: [{ days: ["mon", "tue", "wed", "thu", "fri"], start: "09:00", end: "17:00" }],
+      open_destination_type: "extension",
+      open_destination: "4001",
+      closed_destination_type: "hangup",
+    },
+  });
+  assert.is(tc.status, 201, tc.text);
+  await seedDid(app, acme.id, "+918065978012", {
+    routing_type: "time_condition",
+    routing_destination: "office",
+  });
+  const at = async (when?: string) => {
+    const res = await app.request("POST", "/api/v1/simulate", {
+      headers: acme.headers,
+      body: { did: "+918065978012", ...(when ? { at: when } : {}) },
+    });
+    assert.is(res.status, 200, res.text);
+    return res.body.path as string[];
+  };
+  // 08:30 UTC: before opening in GMT (27 March), 09:30 in BST (30 March, after the change).
+  assert.equal(await at("2026-03-27T08:30:00Z"), ["time_condition office", "hangup"]);
+  assert.equal(await at("2026-03-30T08:30:00Z"), ["time_condition office", "user 4001"]);
+  assert.equal(await at("2026-03-30T10:30:00+02:00"), ["time_condition office", "user 4001"]);
+  app.clock.now = new Date("2026-03-28T12:00:00Z"); // a Saturday
+  assert.equal(await at(), ["time_condition office", "hangup"]);
+  app.clock.now = new Date("2026-03-31T12:00:00Z");
+  assert.equal(await at(), ["time_condition office", "user 4001"]);
+  for (const bad of ["2026-03-27", "2026-03-27T08:30:00", "2026-02-30T08:30:00Z", "now"]) {
+    const res = await app.request("POST", "/api/v1/simulate", {
+      headers: acme.headers,
+      body: { did: "+918065978012", at: bad },
+    });
+    assert.is(res.status, 400, `${bad}: ${res.text}`);
+  }
+});
+
 test("GET /call-flow.svg draws the caller's org: DID -> IVR -> option -> user, as SVG", async () => {
   const res = await app.request("GET", "/api/v1/call-flow.svg", { headers: acme.headers });
   assert.is(res.status, 200, res.text);

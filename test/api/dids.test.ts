@@ -161,7 +161,7 @@ test("routing rules answer with the model's messages", async () => {
   expectError(
     await route(acme, did.id, { routing_type: "fax", routing_destination: "101" }),
     400,
-    "routing_type must be one of: extension, queue, ivr, external",
+    "routing_type must be one of: extension, queue, ivr, external, time_condition",
   );
   assert.equal(app.deploys, [], "a refused change schedules nothing");
 });

@@ -37,8 +37,9 @@ test("servers: /api/v1 first, {PBX_BASE_URL}/api/v1 second", () => {
   );
 });
 
-test("22 tags in SPEC order, each with a description", () => {
-  assert.is(doc.tags.length, 22);
+test("23 tags: SPEC's in its order, then its further groups and time conditions, each with a description", () => {
+  assert.is(doc.tags.length, 23);
+  assert.is(doc.tags[22].name, "Time Conditions");
   assert.equal(
     doc.tags.slice(0, 19).map((t: { name: string }) => t.name),
     [

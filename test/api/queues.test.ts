@@ -142,7 +142,7 @@ test("the timeout destination pair is written together, with the 7-15 digit rule
   expectError(
     await update(q.id, { timeout_destination_type: "pager", timeout_destination: "1" }),
     400,
-    "timeout_destination_type must be one of: none, user, queue, phone",
+    "timeout_destination_type must be one of: none, user, queue, phone, time_condition",
   );
   expectError(
     await update(q.id, { timeout_destination_type: "none", timeout_destination: "4001" }),

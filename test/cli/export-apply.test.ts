@@ -18,6 +18,7 @@ import { createIvrRepository } from "../../src/store/ivr-repository.js";
 import { createOrgUserRepository } from "../../src/store/org-user-repository.js";
 import { createOutboundRouteRepository } from "../../src/store/outbound-route-repository.js";
 import { createQueueRepository } from "../../src/store/queue-repository.js";
+import { createTimeConditionRepository } from "../../src/store/time-condition-repository.js";
 import { createTrunkRepository } from "../../src/store/trunk-repository.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { createWebhookRepository } from "../../src/store/webhook-repository.js";
@@ -117,6 +118,25 @@ async function seededDataDir(): Promise<string> {
     prepend_digits: "91",
     caller_id_override: null,
   });
+  await createTimeConditionRepository(db).insert(ORG, {
+    name: "office-hours",
+    description: "",
+    time_zone: "Europe/London",
+    ranges: [{ days: ["mon", "tue", "wed", "thu", "fri"], start: "09:00", end: "17:30" }],
+    exceptions: [
+      {
+        name: "Christmas",
+        start_date: "2026-12-24",
+        end_date: "2026-12-26",
+        destination_type: null,
+        destination: null,
+      },
+    ],
+    open_destination_type: "queue",
+    open_destination: "2000",
+    closed_destination_type: "voicemail",
+    closed_destination: "1001",
+  });
   await db.destroy();
   return dir;
 }
@@ -151,6 +171,8 @@ test("export writes no plaintext secret, validates, and export -> apply -> expor
     assert.not.match(first, /s3cret-in-store/);
     assert.match(first, new RegExp(`password_env: ${TRUNK_ENV}`));
     assert.match(first, /md5_cred: [0-9a-f]{32}/);
+    assert.match(first, /time_conditions:\n {2}- id: [0-9a-f-]{36}\n {4}name: office-hours\n/);
+    assert.match(first, /time_zone: Europe\/London/);
 
     const file = join(dataDir, "acme.yaml");
     writeFileSync(file, first);
@@ -591,6 +613,15 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
     data.outbound_routes.unshift({ name: "Emergency", patterns: ["112"], trunk: "carrier" });
     data.dids[0].routing_type = "ivr";
     data.dids[0].routing_destination = data.ivrs[0].id;
+    data.time_conditions[0].ranges[0].end = "18:00";
+    data.time_conditions.push({
+      name: "weekend",
+      time_zone: "Asia/Kolkata",
+      ranges: [{ days: ["sat", "sun"], start: "10:00", end: "14:00" }],
+      open_destination_type: "extension",
+      open_destination: "1003",
+      closed_destination_type: "hangup",
+    });
     writeFileSync(file, stringify(data));
 
     await withEnv({ [TRUNK_ENV]: "s3cret-in-store" }, async () => {
@@ -601,10 +632,12 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
       );
       assert.equal(changes.sort(), [
         "create outbound_route Emergency",
+        "create time_condition weekend",
         "update did +918065978001",
         "update ivr 3000",
         "update outbound_route India",
         "update queue 2000",
+        "update time_condition office-hours",
         "update trunk carrier",
         "update user 1001",
         "update user 1002",
@@ -644,6 +677,14 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
     );
     const [did] = await createDidRepository(db).listByOrg(ORG);
     assert.equal([did!.routing_type, did!.routing_destination], ["ivr", ivr!.id]);
+    const schedules = await createTimeConditionRepository(db).listByOrg(ORG);
+    assert.equal(
+      schedules.map((t) => [t.name, t.ranges[0]!.end]),
+      [
+        ["office-hours", "18:00"],
+        ["weekend", "14:00"],
+      ],
+    );
     const claims = await db
       .selectFrom("extension_claims")
       .select(["extension", "owner_type"])
@@ -665,6 +706,7 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
     slim.outbound_routes = [];
     slim.trunks = [];
     slim.dids = [];
+    slim.time_conditions = [];
     writeFileSync(file, stringify(slim));
     const out = await apply(dataDir, [file, "--prune", "--no-deploy"]);
     assert.is(out.code, 0, out.stdout + out.stderr + String(out.error));
@@ -676,6 +718,8 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
       "delete outbound_route Emergency",
       "delete outbound_route India",
       "delete queue 2000",
+      "delete time_condition office-hours",
+      "delete time_condition weekend",
       "delete trunk carrier",
       "release did +918065978001",
     ]);
@@ -686,6 +730,7 @@ test("apply updates every kind of resource of an existing org, rebuilds claims, 
     assert.equal(await createOutboundRouteRepository(db).listByOrg(ORG), []);
     assert.equal(await createTrunkRepository(db).listByOrg(ORG), []);
     assert.equal(await createDidRepository(db).listByOrg(ORG), []);
+    assert.equal(await createTimeConditionRepository(db).listByOrg(ORG), []);
     const pool = await createDidRepository(db).listUnassigned();
     assert.equal(
       pool.map((d) => [d.number, d.pool_status]),

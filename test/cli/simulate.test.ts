@@ -44,6 +44,34 @@ test("simulate --json returns the path a flow assertion checks", async () => {
   assert.is(result.outcome, "answered by a member of queue Sales");
 });
 
+test("simulate --at takes a time condition's branch by its zone's clock; a bad --at is one line", async () => {
+  const file = join(ROOT, "fixtures/simulate/time-conditions/input.yaml");
+  const closed = await runCommand(Simulate, [
+    file,
+    "--did",
+    "+918065978001",
+    "--at",
+    "2026-03-27T08:30:00Z",
+    "--json",
+  ]);
+  assert.is(closed.code, 0, closed.stderr + String(closed.error));
+  assert.equal((closed.result as Simulation).path, ["time_condition office", "voicemail 101"]);
+  const open = await runCommand(Simulate, [
+    file,
+    "--did",
+    "+918065978001",
+    "--at",
+    "2026-03-30T08:30:00Z",
+  ]);
+  assert.match(open.stdout, "mon 2026-03-30 09:30 in Europe/London is within the open hours: open");
+  const bad = await runCommand(Simulate, [file, "--did", "+918065978001", "--at", "tomorrow"]);
+  assert.is(bad.code, 1);
+  assert.match(
+    bad.error?.message ?? "",
+    "--at tomorrow: not an ISO 8601 time with its offset, such as 2026-03-27T18:30:00Z",
+  );
+});
+
 test("simulate of a number no org owns fails with one line, exit 1", async () => {
   const out = await runCommand(Simulate, [ORGS, "--did", "+911111111111"]);
   assert.is(out.code, 1);

@@ -48,6 +48,7 @@ const org = (dids: Did[]): OrgState => ({
   dids,
   trunks: [],
   outbound_routes: [],
+  time_conditions: [],
 });
 
 test("the gateway range check passes 91806597 + 8000..8029 and nothing else", () => {

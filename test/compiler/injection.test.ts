@@ -100,6 +100,28 @@ function baseOrg(): Record<string, unknown> {
         caller_id_override: "+918065978002",
       },
     ],
+    time_conditions: [
+      {
+        id: "aaaaaaaa-0000-4000-8000-000000000071",
+        name: "office",
+        description: "Office hours",
+        time_zone: "Europe/London",
+        ranges: [{ days: ["mon", "fri"], start: "09:00", end: "17:00" }],
+        exceptions: [
+          {
+            name: "Christmas",
+            start_date: "2026-12-25",
+            end_date: "2026-12-26",
+            destination_type: "voicemail",
+            destination: "1001",
+          },
+        ],
+        open_destination_type: "queue",
+        open_destination: "600",
+        closed_destination_type: "external",
+        closed_destination: "+919812345678",
+      },
+    ],
     music_on_hold: ["hold-music"],
     recording_consent_refused: ["+15551234567"],
   };
@@ -139,7 +161,7 @@ function withValue(path: string[], value: string): Record<string, unknown> {
 
 /** `${NAME` and `$[` forms the compiler itself writes; anything else came from data. */
 const OWN_VARIABLES =
-  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|PBX_REQUEST_CID|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\(|DIALPLAN_EXISTS\(|CONSENT_PEER|LEN\(|PJSIP_DIAL_CONTACTS\()/;
+  /\$\{(EXTEN|ARG1|OUT_CID|CALLER_EXT|PBX_REQUEST_CID|UNIQUEID|IVR_RETRIES|RECORDING|CALLERID\(num\)|FILTER\(|IF\(|GROUP_COUNT\(|DIALPLAN_EXISTS\(|CONSENT_PEER|LEN\(|PJSIP_DIAL_CONTACTS\(|TC_TODAY|STRFTIME\(\$\{EPOCH\}|EPOCH)/;
 const PJSIP_KEY = /^[a-z_]+=/;
 
 /** Problems with one compiled file, judged line by line against what the compiler may write. */

@@ -7,7 +7,11 @@ import * as assert from "uvu/assert";
 import { parse } from "yaml";
 import { formatSimulation } from "../../src/cli/lib/simulation-text.js";
 import { compileOrg } from "../../src/compiler/index.js";
-import { type SimulationInput, simulateCall } from "../../src/compiler/simulate.js";
+import {
+  instantFromText,
+  type SimulationInput,
+  simulateCall,
+} from "../../src/compiler/simulate.js";
 import { loadOrgSources } from "../../src/model/files.js";
 import type { OrgState } from "../../src/model/org-state.js";
 import { expectGoldenText, FIXTURES } from "./golden.js";
@@ -27,6 +31,7 @@ interface CallLine {
   digits?: string[];
   caller?: string;
   no_answer?: boolean;
+  at?: string;
 }
 
 function simulateCase(name: string): string {
@@ -40,12 +45,14 @@ function simulateCase(name: string): string {
         digits: call.digits ?? [],
         noAnswer: call.no_answer ?? false,
         ...(call.caller ? { caller: call.caller } : {}),
+        ...(call.at ? { at: instantFromText(call.at)! } : {}),
       };
       const flags = [
         `--did ${call.did}`,
         ...(call.digits?.length ? [`--digits ${call.digits.join(",")}`] : []),
         ...(call.caller ? [`--caller ${call.caller}`] : []),
         ...(call.no_answer ? ["--no-answer"] : []),
+        ...(call.at ? [`--at ${call.at}`] : []),
       ];
       return `$ pbxctl simulate ${flags.join(" ")}\n${formatSimulation(simulateCall(state, input))}\n`;
     })
@@ -86,6 +93,7 @@ for (const name of cases) {
         did: call.did,
         digits: call.digits ?? [],
         noAnswer: call.no_answer ?? false,
+        ...(call.at ? { at: instantFromText(call.at)! } : {}),
       });
       for (const step of result.steps) {
         if (

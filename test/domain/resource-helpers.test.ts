@@ -154,6 +154,7 @@ test("an extension collision is a 409 by its diagnostic kind; other problems at 
     dids: [],
     trunks: [],
     outbound_routes: [],
+    time_conditions: [],
   };
   assert.throws(
     () => assertValidAt(state, "users[1]"),

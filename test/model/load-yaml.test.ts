@@ -49,7 +49,7 @@ test("a broken file reports every problem at once, each at its node's line:col",
     "orgs/acme.yaml:15:26 queues[0].timeout_destination: Phone number 12ab does not look like a valid number (need 7-15 digits)",
     "orgs/acme.yaml:22:29 ivrs[0].options[0].action_destination: no queue with number 2099",
     "orgs/acme.yaml:23:16 ivrs[0].options[1].digit: Invalid digit: x (allowed: 0-9, * or #)",
-    "orgs/acme.yaml:24:22 ivrs[0].options[1].action_type: Invalid action_type: dance (allowed: extension, queue, ivr, ai_agent, voicemail, callback, hangup)",
+    "orgs/acme.yaml:24:22 ivrs[0].options[1].action_type: Invalid action_type: dance (allowed: extension, queue, ivr, ai_agent, voicemail, callback, hangup, time_condition)",
     // A missing key is reported at its parent (the option's mapping).
     "orgs/acme.yaml:25:9 ivrs[0].options[2].action_destination: action_destination required for action_type=extension",
     "orgs/acme.yaml:25:16 ivrs[0].options[2].digit: digit 1 is already used by options[0]",
@@ -100,7 +100,7 @@ test("schema problems get readable messages and positions", () => {
     "orgs/acme.yaml:10:5 queues[0].name: is required",
     "orgs/acme.yaml:11:15 queues[0].strategy: must be one of: ringall, leastrecent, fewestcalls, random, rrmemory, linear, wrandom",
     "orgs/acme.yaml:13:13 dids[0].number: must be a number: optional +, then 6-15 digits",
-    "orgs/acme.yaml:14:19 dids[0].routing_type: must be one of: extension, queue, ivr, external (or empty)",
+    "orgs/acme.yaml:14:19 dids[0].routing_type: must be one of: extension, queue, ivr, external, time_condition (or empty)",
   ]);
   assert.is(load(["org:", `  id: ${ORG}`, "  name: Acme", "  colour: blue"]).state, null);
 });
@@ -238,4 +238,62 @@ test("an alias bomb is one positioned error in words, never a bare ReferenceErro
   assert.is(out.length, 1, out.join("\n"));
   assert.match(out[0]!, /^orgs\/acme\.yaml:5:10: aliases \(\*name\) expand to too many nodes/);
   assert.not.match(out[0]!, "ReferenceError");
+});
+
+test("time_conditions: strict fields, hostile values and the schedule's own rules at file:line:col", () => {
+  const out = messages([
+    "org:", // 1
+    `  id: ${ORG}`, // 2
+    "  name: Acme", // 3
+    "time_conditions:", // 4
+    "  - name: office", // 5
+    '    time_zone: "Europe/London,mon"', // 6
+    "    colour: blue", // 7
+    "    ranges:", // 8
+    '      - { days: [mon, funday], start: "9:00", end: "17:00;x" }', // 9
+    "    exceptions:", // 10
+    '      - { start_date: "${SHELL(id)}" }', // 11
+    "    open_destination_type: queue", // 12
+    "    closed_destination_type: hangup", // 13
+    "  - name: Bad)Name", // 14
+    "    time_zone: Mars/Olympus", // 15
+    "    ranges:", // 16
+    '      - { days: [sat], start: "24:00", end: "10:00" }', // 17
+    "    exceptions:", // 18
+    '      - { start_date: "2026-02-30", end_date: "2026-01-01" }', // 19
+    "    open_destination_type: extension", // 20
+    '    open_destination: "4242"', // 21
+    "    closed_destination_type: hangup", // 22
+  ]);
+  assert.equal(out, [
+    "orgs/acme.yaml:6:16 time_conditions[0].time_zone: must be an IANA time zone name, such as Europe/London",
+    'orgs/acme.yaml:7:5 time_conditions[0].colour: unknown field "colour"',
+    "orgs/acme.yaml:9:23 time_conditions[0].ranges[0].days[1]: must be one of: mon, tue, wed, thu, fri, sat, sun",
+    "orgs/acme.yaml:9:39 time_conditions[0].ranges[0].start: must be a time of day, HH:MM (00:00 to 24:00)",
+    "orgs/acme.yaml:9:52 time_conditions[0].ranges[0].end: must be a time of day, HH:MM (00:00 to 24:00)",
+    "orgs/acme.yaml:11:23 time_conditions[0].exceptions[0].start_date: must be a date, YYYY-MM-DD",
+    "orgs/acme.yaml:14:11 time_conditions[1].name: must be lowercase letters, digits, _ and -, at most 28",
+  ]);
+  const semantic = messages([
+    "org:",
+    `  id: ${ORG}`,
+    "  name: Acme",
+    "time_conditions:", // 4
+    "  - name: office", // 5
+    "    time_zone: Mars/Olympus", // 6
+    "    ranges:", // 7
+    '      - { days: [sat], start: "24:00", end: "10:00" }', // 8
+    "    exceptions:", // 9
+    '      - { start_date: "2026-02-30", end_date: "2026-01-01" }', // 10
+    "    open_destination_type: extension", // 11
+    '    open_destination: "4242"', // 12
+    "    closed_destination_type: hangup", // 13
+  ]);
+  assert.equal(semantic, [
+    "orgs/acme.yaml:6:16 time_conditions[0].time_zone: unknown time zone Mars/Olympus (an IANA time zone name, such as Europe/London or Asia/Kolkata)",
+    "orgs/acme.yaml:8:31 time_conditions[0].ranges[0].start: 24:00 can only end a range",
+    "orgs/acme.yaml:10:23 time_conditions[0].exceptions[0].start_date: no such date 2026-02-30",
+    "orgs/acme.yaml:10:47 time_conditions[0].exceptions[0].end_date: end_date is before start_date",
+    "orgs/acme.yaml:12:23 time_conditions[0].open_destination: no user with extension 4242",
+  ]);
 });

@@ -27,8 +27,13 @@ function thrown(fn: () => unknown): string {
   throw new Error("expected a throw");
 }
 
-test("the 17 event types of SPEC §6; ivr.* refused with its own message", () => {
-  assert.is(WEBHOOK_EVENTS.length, 17);
+test("the 17 event types of SPEC §6 and the 3 of time conditions; ivr.* refused with its own message", () => {
+  assert.is(WEBHOOK_EVENTS.length, 20);
+  assert.equal(WEBHOOK_EVENTS.slice(17), [
+    "time_condition.created",
+    "time_condition.updated",
+    "time_condition.deleted",
+  ]);
   assert.equal(parseWebhookEvents(["call.ended", "crm.lead.created", "call.ended"]), [
     "call.ended",
     "crm.lead.created",

@@ -6,7 +6,9 @@ import {
   digitsFromText,
   ownOrgCallFlowSvg,
   simulateOwnOrgCall,
+  simulationInstant,
 } from "../../domain/routing/call-flow.js";
+import { ISO_INSTANT } from "../../model/time-conditions.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 
@@ -40,6 +42,13 @@ const SimulateBody = Type.Object(
     caller: Type.Optional(Type.String({ pattern: NUMBER, description: "The caller's number" })),
     no_answer: Type.Optional(
       Type.Boolean({ description: "Nobody answers: queues and users time out" }),
+    ),
+    at: Type.Optional(
+      Type.String({
+        pattern: ISO_INSTANT,
+        description:
+          "When the call is made, ISO 8601 with its offset (2026-03-27T18:30:00Z); time conditions take the branch their zone's clock shows then. Default: now",
+      }),
     ),
   },
   { additionalProperties: false, title: "SimulateRequest" },
@@ -85,7 +94,7 @@ export const callFlowRoutes = [
     tag: "Configuration Management",
     summary: "Simulate a call to one of the org's DIDs, step by step",
     description:
-      "Walks the org's stored configuration as the generated dialplan would run it (DID aliases, IVR menus with retries and timeouts, queues and their timeout destinations, users, outbound routes and caller ID) and names the context and extension of each step. Nothing is dialled.",
+      "Walks the org's stored configuration as the generated dialplan would run it (DID aliases, IVR menus with retries and timeouts, queues and their timeout destinations, time conditions at the time `at`, users, outbound routes and caller ID) and names the context and extension of each step. Nothing is dialled.",
     auth: "org",
     body: SimulateBody,
     responses: { 200: { description: "The simulated call", schema: Simulation } },
@@ -95,6 +104,7 @@ export const callFlowRoutes = [
         digits: typeof body.digits === "string" ? digitsFromText(body.digits) : (body.digits ?? []),
         ...(body.caller === undefined ? {} : { caller: body.caller }),
         noAnswer: body.no_answer ?? false,
+        at: simulationInstant(body.at, deps.clock),
       }),
   }),
 

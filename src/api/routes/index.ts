@@ -22,6 +22,7 @@ import { queueRoutes } from "./queues.js";
 import { settingsRoutes } from "./settings.js";
 import { ticketAlertRoutes } from "./ticket-alerts.js";
 import { ticketRoutes } from "./tickets.js";
+import { timeConditionRoutes } from "./time-conditions.js";
 import { trunkRoutes } from "./trunks.js";
 import { ttsRoutes } from "./tts.js";
 import { userRoutes } from "./users.js";
@@ -43,6 +44,7 @@ export const allRoutes: readonly RouteDefinition[] = [
     userRoutes,
     queueRoutes,
     ivrRoutes,
+    timeConditionRoutes,
     ttsRoutes,
     webhookRoutes,
     callRoutes,

@@ -30,6 +30,7 @@ import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { createOutboundRouteRepository } from "../../store/outbound-route-repository.js";
 import { createQueueRepository } from "../../store/queue-repository.js";
+import { createTimeConditionRepository } from "../../store/time-condition-repository.js";
 import { createTrunkRepository } from "../../store/trunk-repository.js";
 import { createUserRepository } from "../../store/user-repository.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
@@ -226,6 +227,7 @@ async function makePlan(
     dids: byNaturalKey("dids"),
     trunks: byNaturalKey("trunks", (t) => sameAsStoredPassword(desired, t)),
     outbound_routes: byNaturalKey("outbound_routes"),
+    time_conditions: byNaturalKey("time_conditions"),
   };
   const { dids, outbound_routes: routes } = matched;
 
@@ -251,6 +253,7 @@ async function makePlan(
     dids: finalList(dids, prune),
     trunks: finalList(matched.trunks, prune),
     outbound_routes: routeOrder,
+    time_conditions: finalList(matched.time_conditions, prune),
   };
   return {
     state,
@@ -268,6 +271,7 @@ const CHANGE_ORDER = [
   "users",
   "queues",
   "ivrs",
+  "time_conditions",
   "dids",
 ] as const satisfies readonly CollectionName[];
 
@@ -319,6 +323,7 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
   const trunks = createTrunkRepository(db);
   const routes = createOutboundRouteRepository(db);
   const dids = createDidRepository(db);
+  const timeConditions = createTimeConditionRepository(db);
 
   for (const trunk of plan.matched.trunks.creates) await trunks.insert(orgId, trunk);
   for (const trunk of plan.matched.trunks.updates) await trunks.replace(trunk.id!, trunk);
@@ -348,6 +353,12 @@ async function write(db: Db, orgId: string, plan: Plan, prune: boolean, now: str
     await ivrs.update(orgId, ivr.id!, ivr, now);
     await ivrs.replaceOptions(ivr.id!, ivr.options, now);
   }
+
+  // A time condition is referred to by name, not by key: the order among them is free.
+  if (prune)
+    for (const tc of plan.matched.time_conditions.extra) await timeConditions.delete(tc.id!);
+  for (const tc of plan.matched.time_conditions.creates) await timeConditions.insert(orgId, tc);
+  for (const tc of plan.matched.time_conditions.updates) await timeConditions.replace(tc.id!, tc);
 
   // At most one default per org (a unique index): clear them, write, then set the final one.
   const didsTouched =

@@ -63,6 +63,7 @@ const EXPORTED: { [C in CollectionName]: (state: OrgState, item: ItemOf<C>) => I
   dids: (_state, did) => did,
   trunks: exportedTrunk,
   outbound_routes: (_state, route) => route,
+  time_conditions: (_state, tc) => tc,
 };
 
 /** The file data of an org state: the state with secrets replaced by references. */

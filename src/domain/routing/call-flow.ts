@@ -2,12 +2,34 @@
 // does the call graph look like?". The answers come from the pure compiler modules, over the
 // org state the store loads; pictures are rendered here, as the compiler stays dependency-free.
 import type { Viz } from "@viz-js/viz";
+import type { Clock } from "../../clock.js";
 import { buildCallGraph, toDot } from "../../compiler/call-graph.js";
-import { type Simulation, type SimulationInput, simulateCall } from "../../compiler/simulate.js";
+import {
+  instantFromText,
+  type Simulation,
+  type SimulationInput,
+  simulateCall,
+} from "../../compiler/simulate.js";
 import type { OrgState } from "../../model/org-state.js";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { findOrgId } from "../config/export.js";
+import { BadRequest } from "../errors.js";
+
+/**
+ * When a simulated call is made, in ms: the ISO 8601 time given (`2026-03-27T18:30:00Z`, with
+ * its offset), else now; time conditions take the branch their zone's clock shows then.
+ */
+export function simulationInstant(text: string | undefined, clock: Clock): number {
+  if (text === undefined) return clock().getTime();
+  const at = instantFromText(text);
+  if (at === undefined) {
+    throw new BadRequest(
+      `at must be an ISO 8601 time with its offset, such as 2026-03-27T18:30:00Z`,
+    );
+  }
+  return at;
+}
 
 /** The org named by id or slug, as the compiler sees it; throws NotFound. */
 export async function storedOrgState(db: Db, idOrSlug: string): Promise<OrgState> {

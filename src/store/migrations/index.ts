@@ -41,6 +41,7 @@ import * as aorSupportPath from "./2990-aor-support-path.js";
 import * as edgeSync from "./2991-edge-sync.js";
 import * as nodeDeployRequests from "./2995-node-deploy-requests.js";
 import * as orgMoves from "./3000-org-moves.js";
+import * as timeConditions from "./3010-time-conditions.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -80,4 +81,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2991-edge-sync", edgeSync],
   ["2995-node-deploy-requests", nodeDeployRequests],
   ["3000-org-moves", orgMoves],
+  ["3010-time-conditions", timeConditions],
 ];
