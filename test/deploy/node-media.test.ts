@@ -30,6 +30,7 @@ import { encodeWav } from "../../src/tts/wav.js";
 import { fakeSpeechEngine } from "../api/ivrs-helpers.js";
 import { freshStore } from "../store/helpers.js";
 import { freshStoreLocation } from "../store/test-database.js";
+import { until } from "./fake-nodes.js";
 import { FakeClock } from "./helpers.js";
 
 const PASSWORD = "node-media-password";
@@ -65,15 +66,6 @@ function recordedCdr(orgId: string, id: string): Record<string, string> {
     linkedid: id,
     recordingfile: `${orgId}/${id}.wav`,
   };
-}
-
-/** Waits for store work behind a request (real time; every engine timer is fake). */
-async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 2500; i++) {
-    if (await done()) return;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 test("media follows the org: copied to its node before its reloads, removed when it leaves", async () => {

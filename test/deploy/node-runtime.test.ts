@@ -22,6 +22,7 @@ import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { runCommand } from "../cli/run-command.js";
 import { freshStoreLocation } from "../store/test-database.js";
+import { until } from "./fake-nodes.js";
 import { FakeClock, tree } from "./helpers.js";
 
 const PASSWORD = "node-runtime-password";
@@ -41,18 +42,6 @@ function cdrEvent(orgId: string, n: number): Record<string, string> {
 /** Whether any file of `dir` mentions `needle` (in its path or its text). */
 function holds(dir: string, needle: string): boolean {
   return [...tree(dir)].some(([path, text]) => path.includes(needle) || text.includes(needle));
-}
-
-/**
- * Waits for `done()`: the store queries behind it (a save's placement lookup) take real time. No
- * engine timer is waited on: those clocks are fake and advanced by the test.
- */
-async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 2500; i++) {
-    if (await done()) return;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 test("no node: the implicit engine; nodes: one deployer, lease and reload queue per node", async () => {
