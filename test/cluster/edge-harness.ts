@@ -8,7 +8,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { compileEdge, type EdgeState } from "../../src/compiler/edge/index.js";
+import {
+  compileEdge,
+  type EdgeState,
+  KAMAILIO_CFG,
+  KAMAILIO_RUN_FLAGS,
+} from "../../src/compiler/edge/index.js";
 import { type EdgeRpc, httpEdgeRpc } from "../../src/deploy/edge-apply.js";
 
 export const KAMAILIO = "/usr/sbin/kamailio";
@@ -117,7 +122,7 @@ export async function startKamailio(
   const logFile = join(dir, "kamailio.log");
   const child = spawn(
     KAMAILIO,
-    ["-f", join(dir, "kamailio.cfg"), "-DD", "-E", "-Y", dir, "-w", dir],
+    ["-f", join(dir, KAMAILIO_CFG), ...KAMAILIO_RUN_FLAGS, "-DD", "-E", "-Y", dir, "-w", dir],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   children.add(child);

@@ -109,6 +109,8 @@ edgeSuite("a REGISTER reaches its org's node with Path and Supported: path", asy
     `<sip:${EDGE_ADDRESS}:${context.edge.sipPort};lr;received=sip:127.0.0.1:${context.phone.port}>`,
   );
   assert.match(header(a, "supported") ?? "", "path");
+  // An expiry within the edge's (300 s by default) is left as asked.
+  assert.is(header(a, "expires"), "60");
 
   const b = await context.phone.request({
     method: "REGISTER",
@@ -118,7 +120,37 @@ edgeSuite("a REGISTER reaches its org's node with Path and Supported: path", asy
   });
   assert.is(b.status, 200, b.raw);
   assert.is(header(b, "x-node"), "node-2");
+  // No expiry asked (the node would grant its default, an hour): the edge asks for its own.
+  assert.is(header(b, "expires"), "300");
 });
+
+edgeSuite(
+  "a REGISTER's expiry is capped at the edge's, an unregistration left alone",
+  async (context) => {
+    const register = (extra: string[]) =>
+      context.phone.request({
+        method: "REGISTER",
+        uri: uri(context),
+        fromUser: `${A}101`,
+        toUser: `${A}101`,
+        extra,
+      });
+    const long = await register(["Expires: 3600"]);
+    assert.is(long.status, 200, long.raw);
+    assert.is(header(long, "expires"), "300");
+    const unregistered = await register(["Expires: 0"]);
+    assert.is(header(unregistered, "expires"), "0", "an unregistration stays one");
+    // The Contact's own expires parameter overrides the header at a registrar: capped too.
+    const contactParam = await context.phone.request({
+      method: "REGISTER",
+      uri: uri(context),
+      fromUser: `${A}101`,
+      toUser: `${A}101`,
+      contactParams: ";expires=3600",
+    });
+    assert.match(header(contactParam, "contact") ?? "", /;expires=300$/);
+  },
+);
 
 edgeSuite("a node's request to a phone follows the Path back through the edge", async (context) => {
   const registered = await context.phone.request({

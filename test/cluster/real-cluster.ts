@@ -27,6 +27,11 @@ export const ADMIN_PASSWORD = "cluster-admin-password";
 export const CARRIER_ADDRESS = "127.0.0.20";
 /** Seconds between the edge's OPTIONS probes of each node. */
 export const PROBE_INTERVAL_S = 1;
+/**
+ * The edge's registration expiry (`edge init --register-expiry`): Asterisk's shortest, so that a
+ * phone follows an org move within a minute (baresip re-registers at 90% of what it was granted).
+ */
+export const REGISTER_EXPIRY_S = 60;
 
 /** Why the real-node suite cannot run here, or null. */
 export function missingClusterTools(): string | null {
@@ -154,6 +159,8 @@ export async function startRealCluster(): Promise<RealCluster> {
       CARRIER_ADDRESS,
       "--probe-interval",
       String(PROBE_INTERVAL_S),
+      "--register-expiry",
+      String(REGISTER_EXPIRY_S),
       "--data-dir",
       dataDir,
     ]);

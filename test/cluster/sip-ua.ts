@@ -50,6 +50,8 @@ export interface RequestOptions {
   toTag?: string;
   routes?: string[];
   extra?: string[];
+  /** Appended to the Contact header (`;expires=60`). */
+  contactParams?: string;
 }
 
 export class SipUa {
@@ -88,7 +90,7 @@ export class SipUa {
       `To: <sip:${options.toUser}@${this.edge.address}>${options.toTag ? `;tag=${options.toTag}` : ""}`,
       `Call-ID: ${callId}`,
       `CSeq: ${options.cseq ?? 1} ${options.method}`,
-      `Contact: <sip:${options.fromUser}@${this.address}:${this.port}>`,
+      `Contact: <sip:${options.fromUser}@${this.address}:${this.port}>${options.contactParams ?? ""}`,
       ...(options.extra ?? []),
       "Content-Length: 0",
       "",

@@ -37,7 +37,18 @@ export interface EdgeListen {
   data_dir: string;
   /** Seconds between the OPTIONS probes of each node. */
   probe_interval: number;
+  /**
+   * The longest registration the edge lets a phone ask its node for (seconds; default
+   * DEFAULT_REGISTER_EXPIRY): a phone re-registers within it, so after an org move it is on the
+   * org's new node within this bound even if it ignores the move's NOTIFY check-sync.
+   */
+  register_expiry?: number;
 }
+
+/** Five minutes: phones follow a move within it, at one REGISTER per phone per ~4.5 minutes. */
+export const DEFAULT_REGISTER_EXPIRY = 300;
+/** Asterisk refuses a shorter registration (423 Interval Too Brief, its minimum_expiration). */
+export const MIN_REGISTER_EXPIRY = 60;
 
 export interface EdgeState {
   listen: EdgeListen;

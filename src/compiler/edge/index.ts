@@ -4,7 +4,12 @@
 // `pbxctl edge init`).
 import { isIpv4, isIpv6 } from "../../model/wireguard.js";
 import type { CompiledFile, CompileResult, Diagnostic } from "../types.js";
-import type { EdgeListen, EdgeState } from "./edge-state.js";
+import {
+  DEFAULT_REGISTER_EXPIRY,
+  type EdgeListen,
+  type EdgeState,
+  MIN_REGISTER_EXPIRY,
+} from "./edge-state.js";
 import { buildEdgeTables, type EdgeTables } from "./edge-tables.js";
 import { KAMAILIO_CFG, printKamailioCfg } from "./kamailio-cfg.js";
 import {
@@ -17,6 +22,7 @@ import {
 
 export type { Diagnostic } from "../types.js";
 export {
+  DEFAULT_REGISTER_EXPIRY,
   type EdgeListen,
   type EdgeNode,
   type EdgeNodeState,
@@ -24,9 +30,10 @@ export {
   type EdgePlacement,
   type EdgeState,
   edgeStateFromOrgs,
+  MIN_REGISTER_EXPIRY,
 } from "./edge-state.js";
 export { buildEdgeTables, type EdgeTables } from "./edge-tables.js";
-export { KAMAILIO_CFG } from "./kamailio-cfg.js";
+export { KAMAILIO_CFG, KAMAILIO_RUN_FLAGS } from "./kamailio-cfg.js";
 export { EDGE_DATA_FILES, EDGE_TABLES } from "./print-tables.js";
 
 /** Thrown for an EdgeListen that cannot be printed safely: the whole config depends on it. */
@@ -60,6 +67,12 @@ export function checkEdgeListen(listen: EdgeListen): void {
   if (!Number.isInteger(listen.probe_interval) || listen.probe_interval < 1) {
     throw new EdgeListenError("edge probe interval must be a whole number of seconds, at least 1");
   }
+  const expiry = listen.register_expiry ?? DEFAULT_REGISTER_EXPIRY;
+  if (!Number.isInteger(expiry) || expiry < MIN_REGISTER_EXPIRY || expiry > 86400) {
+    throw new EdgeListenError(
+      `edge register expiry must be a whole number of seconds, ${MIN_REGISTER_EXPIRY}-86400`,
+    );
+  }
 }
 
 /** The data files only (what a run-time change rewrites), sorted by path. */
@@ -88,6 +101,7 @@ export function compileEdge(state: EdgeState): CompileResult & { tables: EdgeTab
         rpcPort: state.listen.rpc_port,
         dataDir: state.listen.data_dir,
         probeInterval: state.listen.probe_interval,
+        registerExpiry: state.listen.register_expiry ?? DEFAULT_REGISTER_EXPIRY,
       }),
     },
   ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

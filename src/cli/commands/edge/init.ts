@@ -1,5 +1,10 @@
 import { Flags } from "@oclif/core";
-import { KAMAILIO_CFG } from "../../../compiler/edge/index.js";
+import {
+  DEFAULT_REGISTER_EXPIRY,
+  KAMAILIO_CFG,
+  KAMAILIO_RUN_FLAGS,
+  MIN_REGISTER_EXPIRY,
+} from "../../../compiler/edge/index.js";
 import { EdgeFilesExist, writeEdgeFiles } from "../../../deploy/edge-files.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 import { compileStoreEdge, edgeDiagnosticLines, edgeFlags } from "../../lib/edge-flags.js";
@@ -46,6 +51,13 @@ export default class EdgeInit extends PbxCommand {
       summary:
         "Seconds between OPTIONS probes of each node (a node is routed around after one failed probe).",
     }),
+    "register-expiry": Flags.integer({
+      default: DEFAULT_REGISTER_EXPIRY,
+      min: MIN_REGISTER_EXPIRY,
+      max: 86400,
+      summary:
+        "Longest registration a phone gets (seconds): after an org move, its phones are on the new node within it.",
+    }),
     force: Flags.boolean({ default: false, summary: "Overwrite existing files." }),
   };
 
@@ -59,6 +71,7 @@ export default class EdgeInit extends PbxCommand {
         rpc_port: flags["rpc-port"],
         data_dir: flags.dir,
         probe_interval: flags["probe-interval"],
+        register_expiry: flags["register-expiry"],
       },
       flags.carrier ?? [],
     );
@@ -92,7 +105,9 @@ export default class EdgeInit extends PbxCommand {
         `${summary.nodes} nodes, ${summary.orgs} orgs, ${summary.dids} DID numbers, ${summary.carriers} carrier addresses`,
       );
       this.log(`SIP on ${summary.sipListen} (UDP and TCP); JSON-RPC on ${summary.rpcUrl}`);
-      this.log(`start it with: kamailio -f ${flags.dir}/${KAMAILIO_CFG}`);
+      this.log(
+        `start it with: kamailio -f ${flags.dir}/${KAMAILIO_CFG} ${KAMAILIO_RUN_FLAGS.join(" ")}`,
+      );
     }
     return summary;
   }
