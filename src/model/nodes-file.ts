@@ -32,6 +32,13 @@ export const NodesFileSchema = Type.Object(
           description: "the edge's directory on its host (absolute)",
         }),
         probe_interval: Type.Integer({ minimum: 1, maximum: 3600, default: 10 }),
+        register_expiry: Type.Integer({
+          minimum: 60,
+          maximum: 86400,
+          default: 300,
+          description:
+            "the longest registration a phone gets (seconds): phones follow an org move within it",
+        }),
       },
       { additionalProperties: false },
     ),

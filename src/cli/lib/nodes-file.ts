@@ -95,6 +95,7 @@ export async function compileNodesEdge(
     rpc_port: edge.rpc_port,
     data_dir: edge.data_dir,
     probe_interval: edge.probe_interval,
+    register_expiry: edge.register_expiry,
   };
   let result: ReturnType<typeof compileEdge>;
   try {
