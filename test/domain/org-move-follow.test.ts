@@ -1,10 +1,11 @@
 // Following a move (`pbxctl org move` without --no-wait): it waits while a replica holds the
 // org-moves lease (or one may still take it over), and says why it stops once none has for a
 // takeover's time, counted from the later of the lease's expiry and the start of the wait. Fake
-// timers and a clock that moves with them: no sleep.
+// timers, each wait ended by the test, and a clock that moves with them: no sleep.
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import type { TimerHandle, Timers } from "../../src/clock.js";
 import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
 import { ORG_MOVES_ROLE } from "../../src/domain/nodes/org-move-driver.js";
 import {
@@ -15,7 +16,6 @@ import {
 import { moveOrg, type OrgMoveView } from "../../src/domain/nodes/org-moves.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { startTestApp, type TestApp } from "../api/helpers.js";
-import { FakeClock } from "../deploy/helpers.js";
 
 const T0 = Date.parse("2026-03-01T10:00:00.000Z");
 
@@ -35,32 +35,69 @@ async function movingOrg(app: TestApp, clock: () => Date): Promise<string> {
   return org.id;
 }
 
-/** Runs `follow` with the fake timers moving 500 ms at a time: how it ended, and when. */
+/**
+ * Timers that wait for the test: each wait is pending until `fire()` moves time to its end and
+ * ends it, so the follower's store reads (however long they take) never race the clock.
+ */
+class StepTimers implements Timers {
+  private time = 0;
+  private pending: { due: number; callback: () => void } | null = null;
+  private waiting: (() => void) | null = null;
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimer(ms: number, callback: () => void): TimerHandle {
+    const timer = { due: this.time + ms, callback };
+    this.pending = timer;
+    this.waiting?.();
+    return {
+      cancel: () => {
+        if (this.pending === timer) this.pending = null;
+      },
+    };
+  }
+
+  /** Resolves once a wait is pending. */
+  nextWait(): Promise<void> {
+    if (this.pending) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
+  }
+
+  /** Ends the pending wait, time moving to its end. */
+  fire(): void {
+    const timer = this.pending!;
+    this.pending = null;
+    this.waiting = null;
+    this.time = timer.due;
+    timer.callback();
+  }
+}
+
+/** Runs `follow`, ending each of its waits in turn until it ends or `until` ms have passed. */
 async function drive(
-  timers: FakeClock,
+  timers: StepTimers,
   follow: Promise<OrgMoveView>,
   until = 60_000,
 ): Promise<{ move?: OrgMoveView; error?: Error; at: number }> {
-  let outcome: { move?: OrgMoveView; error?: Error } | null = null;
-  follow.then(
-    (move) => {
-      outcome = { move };
-    },
-    (error: Error) => {
-      outcome = { error };
-    },
+  const ended = follow.then(
+    (move) => ({ move }),
+    (error: Error) => ({ error }),
   );
-  while (timers.now() <= until) {
-    for (let i = 0; i < 20 && !outcome; i++) await new Promise((r) => setImmediate(r));
-    if (outcome) return { ...(outcome as object), at: timers.now() };
-    timers.advance(500);
+  for (;;) {
+    const next = await Promise.race([ended, timers.nextWait().then(() => null)]);
+    if (next) return { ...next, at: timers.now() };
+    if (timers.now() >= until) return { at: timers.now() };
+    timers.fire();
   }
-  return { at: timers.now() };
 }
 
 test("no replica ever held the lease: it stops after a takeover's time and says so", async () => {
   const app = await startTestApp();
-  const timers = new FakeClock();
+  const timers = new StepTimers();
   const clock = () => new Date(T0 + timers.now());
   try {
     const orgId = await movingOrg(app, clock);
@@ -86,7 +123,7 @@ test("no replica ever held the lease: it stops after a takeover's time and says 
 
 test("a holder that stopped renewing: counted from its expiry; a held lease keeps it waiting to done", async () => {
   const app = await startTestApp();
-  const timers = new FakeClock();
+  const timers = new StepTimers();
   const clock = () => new Date(T0 + timers.now());
   try {
     const orgId = await movingOrg(app, clock);
@@ -104,7 +141,7 @@ test("a holder that stopped renewing: counted from its expiry; a held lease keep
     );
 
     // Expired long before the wait: the wait's own start counts (a replica may be taking over).
-    const late = new FakeClock();
+    const late = new StepTimers();
     const lateClock = () => new Date(T0 + 3_600_000 + late.now());
     const fromStart = await drive(
       late,
@@ -124,7 +161,7 @@ test("a holder that stopped renewing: counted from its expiry; a held lease keep
     );
 
     // Held (and renewed) all along: it waits past any grace, until the move is done.
-    const held = new FakeClock();
+    const held = new StepTimers();
     const heldClock = () => new Date(T0 + 7_200_000 + held.now());
     await leases.acquire(ORG_MOVES_ROLE, "api-2", heldClock(), 3_600_000);
     const follow = followOrgMove({ db: app.db, clock: heldClock }, orgId, {
