@@ -1,23 +1,13 @@
 // Per-org `ak_` API keys: created with a subset of the 14 permissions, listed without secrets,
 // revoked with immediate effect (every request looks the key up again).
 import { randomUUID } from "node:crypto";
+import type { ApiKeyView } from "../../model/access-views.js";
 import { createApiKeyRepository } from "../../store/api-key-repository.js";
 import type { ApiKeyRow } from "../../store/schema.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, NotFound } from "../errors.js";
 import { digest, hashSecret, newToken } from "../secrets.js";
 import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "./permissions.js";
-
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  /** The first characters of the key, to recognise it; the key itself is never shown again. */
-  key_prefix: string;
-  permissions: ApiKeyPermission[];
-  revoked: boolean;
-  revoked_at: string | null;
-  created_at: string;
-}
 
 function apiKeyView(row: ApiKeyRow): ApiKeyView {
   return {

@@ -2,6 +2,7 @@
 // org records calls. Refused numbers reach the compiled dialplan (OrgState, store-builds.ts), so
 // every change schedules the org's deploy like any configuration change.
 import { randomUUID } from "node:crypto";
+import type { ConsentView } from "../../model/compliance-views.js";
 import type { RecordingConsent } from "../../model/consent.js";
 import {
   type ConsentRecordRow,
@@ -17,15 +18,6 @@ import { Conflict, NotFound } from "../errors.js";
 import type { DeployScheduler } from "../ports.js";
 
 export const CONSENT_NOT_FOUND = "Consent record not found";
-
-export interface ConsentView {
-  id: string;
-  phone: string;
-  recording_consent: RecordingConsent;
-  source: string;
-  recorded_at: string;
-  created_at: string;
-}
 
 function view(row: ConsentRecordRow): ConsentView {
   return {
