@@ -2,6 +2,8 @@
 // call per linkedid), counts, and a call's journey. Every read is scoped to the caller's org: the
 // store's rows carry the org derived at ingest by rule 3 (call-org.ts), live channels the same
 // rule, and nothing here widens it.
+
+import type { CallView, JourneyLeg, JourneyStep, LiveCallView } from "../../model/call-views.js";
 import type { CallFilters } from "../../store/call-record-repository.js";
 import {
   callEventsOf,
@@ -12,6 +14,9 @@ import {
 } from "../../store/call-record-repository.js";
 import type { CallEventRow, CallRecordRow, CallRow } from "../../store/call-tables.js";
 import type { Db } from "../../store/database.js";
+
+export type { CallView };
+
 import { NotFound } from "../errors.js";
 import { type Pagination, pageWindow } from "../page-window.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
@@ -25,24 +30,6 @@ export const CALL_FILTER_PATTERNS = {
 export interface CallQuery extends Omit<CallFilters, "excludeLinkedIds"> {
   limit?: number;
   offset?: number;
-}
-
-/** A call as listings show it: one per linkedid (its first record's uniqueid as `uniqueid`). */
-export type CallView = Omit<CallRow, "org_id" | "first_uniqueid" | "first_sequence" | "node_id"> & {
-  uniqueid: string;
-  live: boolean;
-};
-
-/** A call in progress, as the call list shows it. */
-export interface LiveCallView {
-  linkedid: string;
-  uniqueid: string;
-  calldate: string;
-  live: true;
-  status: string;
-  src: string;
-  dst: string;
-  channels: { channel: string; uniqueid: string; state: string; context: string; exten: string }[];
 }
 
 function callView(row: CallRow, live: boolean): CallView {
@@ -134,12 +121,6 @@ export async function callCounts(deps: CallsDeps, orgId: string, query: CallQuer
   return { ...totals, active: deps.live.callsOf(orgId).length, live_tracking: deps.live.tracking };
 }
 
-/** One record of a call, without what only the store and rule 3 need. */
-export type JourneyLeg = Omit<
-  CallRecordRow,
-  "id" | "org_id" | "linkedid" | "clid" | "accountcode" | "peeraccount" | "ingested_at" | "node_id"
->;
-
 function legView(row: CallRecordRow): JourneyLeg {
   const {
     id: _id,
@@ -153,20 +134,6 @@ function legView(row: CallRecordRow): JourneyLeg {
     ...leg
   } = row;
   return leg;
-}
-
-export interface JourneyStep {
-  /** The engine's time of the event, ISO 8601 with microseconds dropped. */
-  at: string;
-  /** Asterisk's `<epoch>.<microseconds>`: the exact order. */
-  timestamp: string;
-  event: string;
-  uniqueid: string;
-  channel: string;
-  state: string;
-  context: string;
-  exten: string;
-  detail: Record<string, string>;
 }
 
 function stepView(row: CallEventRow): JourneyStep {
