@@ -1,7 +1,12 @@
 // Row types of the ticket tables (migration 2401).
 import type { Generated, Selectable } from "kysely";
 
-import type { TicketPriority, TicketSource, TicketStatus } from "../model/tickets.js";
+import type {
+  TEMPLATE_CATEGORIES,
+  TicketPriority,
+  TicketSource,
+  TicketStatus,
+} from "../model/tickets.js";
 
 export type { TicketPriority, TicketSource, TicketStatus };
 
@@ -114,7 +119,7 @@ export interface WhatsappTemplatesTable {
   id: string;
   name: string;
   language: string;
-  category: string;
+  category: (typeof TEMPLATE_CATEGORIES)[number];
   body_text: string;
   created_at: string;
   updated_at: string;

@@ -5,7 +5,7 @@
 // transaction, so a crash never loses one and a rolled-back ticket never sends one.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { TicketSource, TicketView } from "../../model/tickets.js";
+import type { TicketHistoryView, TicketSource, TicketView } from "../../model/tickets.js";
 import type { Db } from "../../store/database.js";
 import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
 import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
@@ -24,13 +24,6 @@ const NOT_FOUND = "Ticket not found";
 
 /** The provider template a WhatsApp alert is sent with: ticket id, source, priority, caller. */
 export const ALERT_TEMPLATE = "ticket_alert";
-
-export interface TicketHistoryView {
-  at: string;
-  actor: string;
-  action: string;
-  changes: Record<string, { from: unknown; to: unknown }>;
-}
 
 function view(row: TicketRow): TicketView {
   return {
@@ -277,10 +270,10 @@ async function queueAlerts(trx: Db, ticket: TicketView, at: string): Promise<voi
   const messages = createTicketMessageRepository(trx);
   const config = await messages.config(ticket.org_id);
   for (const alert of alerts) {
-    if (alert.active !== 1) continue;
-    const sources = JSON.parse(alert.sources) as string[];
-    const priorities = JSON.parse(alert.priorities) as string[];
-    if (!sources.includes(ticket.source) || !priorities.includes(ticket.priority)) continue;
+    if (!alert.active) continue;
+    if (!alert.sources.includes(ticket.source) || !alert.priorities.includes(ticket.priority)) {
+      continue;
+    }
     if (alert.channel === "webhook") {
       await messages.enqueue({
         id: randomUUID(),
