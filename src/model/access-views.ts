@@ -41,3 +41,14 @@ export const ApiKeyViewSchema = Type.Object(
   { title: "ApiKey" },
 );
 export type ApiKeyView = Static<typeof ApiKeyViewSchema>;
+
+/**
+ * A key as the store keeps it: the view's fields (without `revoked`, which `revoked_at` says),
+ * its org, and the SHA-256 digest of the key and the scrypt hash of the secret that check a
+ * presented credential.
+ */
+export type ApiKey = Omit<ApiKeyView, "revoked"> & {
+  org_id: string;
+  key_digest: string;
+  secret_hash: string;
+};

@@ -132,8 +132,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "deploy/node-runtime.ts": "EngineNodeRow: issue-25c is reworking the node runtime",
   "deploy/store-builds.ts": `OrgHandleRow: the deploy layer beside the store; ${ROW_TYPE_LEGACY}`,
   "deploy/store-deploy-log.ts": "AppliedRevisionRow: the store-backed deploy log itself",
-  "domain/access/api-keys.ts": ROW_TYPE_LEGACY,
-  "domain/access/authentication.ts": ROW_TYPE_LEGACY,
   "domain/calls/call-ingest.ts": ROW_TYPE_LEGACY,
   "domain/calls/call-tail.ts": ROW_TYPE_LEGACY,
   "domain/calls/calls.ts": `CallView is derived from CallRow; ${ROW_TYPE_LEGACY}`,
