@@ -76,3 +76,6 @@ export const ConsentViewSchema = Type.Object(
   { title: "ConsentRecord" },
 );
 export type ConsentView = Static<typeof ConsentViewSchema>;
+
+/** A consent record as the store keeps it: the view and the org it belongs to. */
+export type ConsentRecord = ConsentView & { org_id: string };

@@ -135,7 +135,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "domain/calls/call-ingest.ts": ROW_TYPE_LEGACY,
   "domain/calls/call-tail.ts": ROW_TYPE_LEGACY,
   "domain/calls/calls.ts": `CallView is derived from CallRow; ${ROW_TYPE_LEGACY}`,
-  "domain/compliance/consent.ts": ROW_TYPE_LEGACY,
   "domain/config/apply-extras.ts": ROW_TYPE_LEGACY,
   "domain/crm/crm-fields.ts": ROW_TYPE_LEGACY,
   "domain/crm/crm.ts": ROW_TYPE_LEGACY,
