@@ -11,6 +11,29 @@ export const TICKET_STATUSES = ["open", "in_progress", "closed"] as const;
 export type TicketSource = (typeof TICKET_SOURCES)[number];
 export type TicketPriority = (typeof TICKET_PRIORITIES)[number];
 export type TicketStatus = (typeof TICKET_STATUSES)[number];
+/**
+ * A message of the ticket outbox (the ticket-opened message, a workflow POST, an alert): queued
+ * with its ticket, sent and retried by src/tickets/messaging.ts.
+ */
+export interface TicketMessage {
+  id: string;
+  org_id: string;
+  ticket_id: string;
+  /** `provider`: a WhatsApp template message; `workflow`: a JSON POST to `target_url`. */
+  kind: TicketMessageKind;
+  /** The workflow's URL; null for provider messages (the provider's settings name the URL). */
+  target_url: string | null;
+  body: string;
+  status: "pending" | "sent" | "failed";
+  attempts: number;
+  next_attempt_at: string;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export type TicketMessageKind = "provider" | "workflow";
+
 export const ALERT_CHANNELS = ["whatsapp", "webhook"] as const;
 export const TEMPLATE_CATEGORIES = ["utility", "marketing", "authentication"] as const;
 

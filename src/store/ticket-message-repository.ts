@@ -1,12 +1,8 @@
 // The ticket-opened message outbox, the messaging provider's settings and each org's ticket
 // messaging config (migration 2401).
+import type { TicketMessage, TicketMessageKind } from "../model/tickets.js";
 import type { Db } from "./database.js";
-import type {
-  MessagingProviderTable,
-  TicketMessageKind,
-  TicketMessageRow,
-  TicketMessagingConfigTable,
-} from "./ticket-tables.js";
+import type { MessagingProviderTable, TicketMessagingConfigTable } from "./ticket-tables.js";
 
 const PROVIDER = "whatsapp";
 
@@ -41,7 +37,7 @@ export function createTicketMessageRepository(db: Db) {
         .execute();
     },
 
-    due(now: string, limit: number): Promise<TicketMessageRow[]> {
+    due(now: string, limit: number): Promise<TicketMessage[]> {
       return db
         .selectFrom("ticket_messages")
         .selectAll()
@@ -53,7 +49,7 @@ export function createTicketMessageRepository(db: Db) {
         .execute();
     },
 
-    ofTicket(ticketId: string): Promise<TicketMessageRow[]> {
+    ofTicket(ticketId: string): Promise<TicketMessage[]> {
       return db
         .selectFrom("ticket_messages")
         .selectAll()

@@ -3,6 +3,7 @@ import type { Generated, Selectable } from "kysely";
 
 import type {
   TEMPLATE_CATEGORIES,
+  TicketMessage,
   TicketPriority,
   TicketSource,
   TicketStatus,
@@ -66,24 +67,8 @@ export interface TicketPollerPostsTable {
   created_at: string;
 }
 
-export type TicketMessageKind = "provider" | "workflow";
-
-export interface TicketMessagesTable {
-  id: string;
-  org_id: string;
-  ticket_id: string;
-  kind: TicketMessageKind;
-  /** The workflow's URL; null for provider messages (the provider's settings name the URL). */
-  target_url: string | null;
-  body: string;
-  status: "pending" | "sent" | "failed";
-  attempts: number;
-  next_attempt_at: string;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The ticket outbox: its columns are the model's TicketMessage. */
+export type TicketMessagesTable = TicketMessage;
 
 export interface MessagingProviderTable {
   id: string;
@@ -140,6 +125,5 @@ export interface TicketTables {
 
 export type TicketRow = Selectable<TicketsTable>;
 export type TicketHistoryRow = Selectable<TicketHistoryTable>;
-export type TicketMessageRow = Selectable<TicketMessagesTable>;
 export type TicketAlertRow = Selectable<TicketAlertsTable>;
 export type WhatsappTemplateRow = Selectable<WhatsappTemplatesTable>;

@@ -153,7 +153,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "domain/users/org-users.ts": ROW_TYPE_LEGACY,
   "domain/webhooks/webhook-events.ts": ROW_TYPE_LEGACY,
   "domain/webhooks/webhooks.ts": ROW_TYPE_LEGACY,
-  "tickets/messaging.ts": ROW_TYPE_LEGACY,
   "tickets/poller.ts": ROW_TYPE_LEGACY,
   "webhooks/attempt.ts": ROW_TYPE_LEGACY,
   "webhooks/dispatcher.ts": ROW_TYPE_LEGACY,
