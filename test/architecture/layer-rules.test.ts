@@ -132,9 +132,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "deploy/node-runtime.ts": "EngineNodeRow: issue-25c is reworking the node runtime",
   "deploy/store-builds.ts": `OrgHandleRow: the deploy layer beside the store; ${ROW_TYPE_LEGACY}`,
   "deploy/store-deploy-log.ts": "AppliedRevisionRow: the store-backed deploy log itself",
-  "domain/calls/call-ingest.ts": ROW_TYPE_LEGACY,
-  "domain/calls/call-tail.ts": ROW_TYPE_LEGACY,
-  "domain/calls/calls.ts": `CallView is derived from CallRow; ${ROW_TYPE_LEGACY}`,
   "domain/config/apply-extras.ts": ROW_TYPE_LEGACY,
   "domain/crm/crm-fields.ts": ROW_TYPE_LEGACY,
   "domain/crm/crm.ts": ROW_TYPE_LEGACY,
@@ -153,7 +150,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "domain/users/org-users.ts": ROW_TYPE_LEGACY,
   "domain/webhooks/webhook-events.ts": ROW_TYPE_LEGACY,
   "domain/webhooks/webhooks.ts": ROW_TYPE_LEGACY,
-  "tickets/poller.ts": ROW_TYPE_LEGACY,
   "webhooks/attempt.ts": ROW_TYPE_LEGACY,
   "webhooks/dispatcher.ts": ROW_TYPE_LEGACY,
 };

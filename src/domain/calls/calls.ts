@@ -3,6 +3,7 @@
 // store's rows carry the org derived at ingest by rule 3 (call-org.ts), live channels the same
 // rule, and nothing here widens it.
 
+import type { StoredCall, StoredCallEvent, StoredCallRecord } from "../../model/call-records.js";
 import type { CallView, JourneyLeg, JourneyStep, LiveCallView } from "../../model/call-views.js";
 import type { CallFilters } from "../../store/call-record-repository.js";
 import {
@@ -12,7 +13,6 @@ import {
   countCallsMatching,
   listCalls,
 } from "../../store/call-record-repository.js";
-import type { CallEventRow, CallRecordRow, CallRow } from "../../store/call-tables.js";
 import type { Db } from "../../store/database.js";
 
 export type { CallView };
@@ -32,7 +32,7 @@ export interface CallQuery extends Omit<CallFilters, "excludeLinkedIds"> {
   offset?: number;
 }
 
-function callView(row: CallRow, live: boolean): CallView {
+function callView(row: StoredCall, live: boolean): CallView {
   // The node that carried it is platform detail (issue 25): never shown to the org.
   const { org_id: _org, first_uniqueid, first_sequence: _sequence, node_id: _node, ...call } = row;
   return { ...call, uniqueid: first_uniqueid, live };
@@ -121,7 +121,7 @@ export async function callCounts(deps: CallsDeps, orgId: string, query: CallQuer
   return { ...totals, active: deps.live.callsOf(orgId).length, live_tracking: deps.live.tracking };
 }
 
-function legView(row: CallRecordRow): JourneyLeg {
+function legView(row: StoredCallRecord): JourneyLeg {
   const {
     id: _id,
     org_id: _org,
@@ -136,7 +136,7 @@ function legView(row: CallRecordRow): JourneyLeg {
   return leg;
 }
 
-function stepView(row: CallEventRow): JourneyStep {
+function stepView(row: StoredCallEvent): JourneyStep {
   const [seconds = "0", micros = "0"] = row.timestamp.split(".");
   const epochMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   return {
