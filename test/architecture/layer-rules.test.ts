@@ -128,7 +128,6 @@ const ROW_TYPE_LEGACY =
 const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "api/node-call-tracking.ts": "EngineNodeRow: issue-25c is reworking the node runtime",
   "api/server.ts": "EngineNodeRow (a node's target): issue-25c is reworking the node runtime",
-  "deploy/deploy-jobs.ts": `DeployJobRow: the deploy layer beside the store; ${ROW_TYPE_LEGACY}`,
   "deploy/node-runtime.ts": "EngineNodeRow: issue-25c is reworking the node runtime",
   "deploy/store-builds.ts": `OrgHandleRow: the deploy layer beside the store; ${ROW_TYPE_LEGACY}`,
   "deploy/store-deploy-log.ts": "AppliedRevisionRow: the store-backed deploy log itself",
