@@ -61,6 +61,9 @@ export const TicketViewSchema = Type.Object(
 );
 export type TicketView = Static<typeof TicketViewSchema>;
 
+/** A ticket as the store keeps it: the view without its two echoes (`ticket_id`, `timestamp`). */
+export type Ticket = Omit<TicketView, "ticket_id" | "timestamp">;
+
 /** One change of a ticket: who, what, and each field's value before and after. */
 export const TicketHistoryViewSchema = Type.Object(
   {

@@ -3,6 +3,7 @@ import type { Generated, Selectable } from "kysely";
 
 import type {
   TEMPLATE_CATEGORIES,
+  Ticket,
   TicketMessage,
   TicketPriority,
   TicketSource,
@@ -11,22 +12,8 @@ import type {
 
 export type { TicketPriority, TicketSource, TicketStatus };
 
-export interface TicketsTable {
-  id: string;
-  org_id: string;
-  source: TicketSource;
-  priority: TicketPriority;
-  status: TicketStatus;
-  /** The caller's number. */
-  phone: string;
-  /** The engine channel of the call the ticket is about. */
-  channel_id: string;
-  linkedid: string;
-  assignee: string | null;
-  note: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** Its columns are the model's Ticket. */
+export type TicketsTable = Ticket;
 
 export interface TicketHistoryTable {
   id: Generated<number>;
@@ -123,7 +110,5 @@ export interface TicketTables {
   whatsapp_templates: WhatsappTemplatesTable;
 }
 
-export type TicketRow = Selectable<TicketsTable>;
-export type TicketHistoryRow = Selectable<TicketHistoryTable>;
 export type TicketAlertRow = Selectable<TicketAlertsTable>;
 export type WhatsappTemplateRow = Selectable<WhatsappTemplatesTable>;

@@ -145,7 +145,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "domain/orgs/organizations.ts": ROW_TYPE_LEGACY,
   "domain/routing/did-pool.ts": ROW_TYPE_LEGACY,
   "domain/routing/dids.ts": ROW_TYPE_LEGACY,
-  "domain/tickets/tickets.ts": ROW_TYPE_LEGACY,
   "domain/users/org-users.ts": ROW_TYPE_LEGACY,
   "domain/webhooks/webhook-events.ts": ROW_TYPE_LEGACY,
   "domain/webhooks/webhooks.ts": ROW_TYPE_LEGACY,

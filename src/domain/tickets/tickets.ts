@@ -5,7 +5,7 @@
 // transaction, so a crash never loses one and a rolled-back ticket never sends one.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { TicketHistoryView, TicketSource, TicketView } from "../../model/tickets.js";
+import type { Ticket, TicketHistoryView, TicketSource, TicketView } from "../../model/tickets.js";
 import type { Db } from "../../store/database.js";
 import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
 import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
@@ -14,7 +14,6 @@ import {
   type TicketChange,
   type TicketFilters,
 } from "../../store/ticket-repository.js";
-import type { TicketHistoryRow, TicketRow } from "../../store/ticket-tables.js";
 import type { OrgPrincipal } from "../access/principal.js";
 import { ownRow } from "../tenant-rows.js";
 
@@ -25,7 +24,7 @@ const NOT_FOUND = "Ticket not found";
 /** The provider template a WhatsApp alert is sent with: ticket id, source, priority, caller. */
 export const ALERT_TEMPLATE = "ticket_alert";
 
-function view(row: TicketRow): TicketView {
+function view(row: Ticket): TicketView {
   return {
     id: row.id,
     ticket_id: row.id,
@@ -41,15 +40,6 @@ function view(row: TicketRow): TicketView {
     timestamp: row.created_at,
     created_at: row.created_at,
     updated_at: row.updated_at,
-  };
-}
-
-function historyView(row: TicketHistoryRow): TicketHistoryView {
-  return {
-    at: row.at,
-    actor: row.actor,
-    action: row.action,
-    changes: JSON.parse(row.changes) as TicketHistoryView["changes"],
   };
 }
 
@@ -77,7 +67,7 @@ export async function getTicket(
 ): Promise<TicketView & { history: TicketHistoryView[] }> {
   const tickets = createTicketRepository(deps.db);
   const row = ownRow(await tickets.findById(id), orgId, NOT_FOUND);
-  return { ...view(row), history: (await tickets.historyOf(id)).map(historyView) };
+  return { ...view(row), history: await tickets.historyOf(id) };
 }
 
 /** Who a history entry names for a change made through the API. */
@@ -109,12 +99,11 @@ export async function updateTicket(
     if (Object.keys(changes).length === 0) return;
     const at = deps.clock().toISOString();
     await tickets.update(id, applied, at);
-    await tickets.addHistory({
-      ticket_id: id,
+    await tickets.addHistory(id, {
       at,
       actor,
       action: "updated",
-      changes: JSON.stringify(changes),
+      changes,
     });
   });
   return getTicket(deps, orgId, id);
@@ -150,21 +139,20 @@ export async function openTicketForCall(
       if (open.priority !== "urgent") {
         await tickets.update(open.id, { priority: "urgent" }, at);
       }
-      await tickets.addHistory({
-        ticket_id: open.id,
+      await tickets.addHistory(open.id, {
         at,
         actor: "intake",
         action: "escalated",
-        changes: JSON.stringify({
+        changes: {
           priority: { from: open.priority, to: "urgent" },
           repeat_call: { from: null, to: call.linkedid },
-        }),
+        },
       });
       const ticket = view({ ...open, priority: "urgent", updated_at: at });
       if (open.priority !== "urgent") await queueAlerts(trx, ticket, at);
       return { outcome: "repeat_caller" as const, ticket };
     }
-    const row: TicketRow = {
+    const row: Ticket = {
       id: randomUUID(),
       org_id: call.orgId,
       source: call.source,
@@ -179,15 +167,14 @@ export async function openTicketForCall(
       updated_at: at,
     };
     await tickets.insert(row);
-    await tickets.addHistory({
-      ticket_id: row.id,
+    await tickets.addHistory(row.id, {
       at,
       actor: "intake",
       action: "created",
-      changes: JSON.stringify({
+      changes: {
         status: { from: null, to: "open" },
         priority: { from: null, to: "high" },
-      }),
+      },
     });
     const ticket = view(row);
     await queueTicketOpened(trx, ticket, at);
