@@ -1,6 +1,6 @@
 // The ticket-opened message outbox, the messaging provider's settings and each org's ticket
 // messaging config (migration 2401).
-import type { TicketMessage, TicketMessageKind } from "../model/tickets.js";
+import type { TicketMessage } from "../model/tickets.js";
 import type { Db } from "./database.js";
 import type { MessagingProviderTable, TicketMessagingConfigTable } from "./ticket-tables.js";
 
@@ -8,15 +8,11 @@ const PROVIDER = "whatsapp";
 
 export function createTicketMessageRepository(db: Db) {
   return {
-    async enqueue(row: {
-      id: string;
-      org_id: string;
-      ticket_id: string;
-      kind: TicketMessageKind;
-      target_url: string | null;
-      body: string;
-      at: string;
-    }): Promise<void> {
+    async enqueue(
+      row: Pick<TicketMessage, "id" | "org_id" | "ticket_id" | "kind" | "target_url" | "body"> & {
+        at: string;
+      },
+    ): Promise<void> {
       await db
         .insertInto("ticket_messages")
         .values({

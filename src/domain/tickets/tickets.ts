@@ -5,7 +5,13 @@
 // transaction, so a crash never loses one and a rolled-back ticket never sends one.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { Ticket, TicketHistoryView, TicketSource, TicketView } from "../../model/tickets.js";
+import type {
+  Ticket,
+  TicketHistoryView,
+  TicketMessage,
+  TicketSource,
+  TicketView,
+} from "../../model/tickets.js";
 import type { Db } from "../../store/database.js";
 import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
 import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
@@ -220,15 +226,28 @@ export function workflowBody(ticket: TicketView): string {
   });
 }
 
+/** Queues one message about `ticket` in the outbox, in the caller's transaction. */
+function queueMessage(
+  messages: ReturnType<typeof createTicketMessageRepository>,
+  ticket: TicketView,
+  at: string,
+  message: Pick<TicketMessage, "kind" | "target_url" | "body">,
+): Promise<void> {
+  return messages.enqueue({
+    id: randomUUID(),
+    org_id: ticket.org_id,
+    ticket_id: ticket.id,
+    ...message,
+    at,
+  });
+}
+
 // The ticket-opened message to the caller, and the workflow when the org's config names one.
 async function queueTicketOpened(trx: Db, ticket: TicketView, at: string): Promise<void> {
   const messages = createTicketMessageRepository(trx);
   const config = await messages.config(ticket.org_id);
   if (config?.enabled !== 1) return;
-  await messages.enqueue({
-    id: randomUUID(),
-    org_id: ticket.org_id,
-    ticket_id: ticket.id,
+  await queueMessage(messages, ticket, at, {
     kind: "provider",
     target_url: null,
     body: providerMessageBody(
@@ -236,17 +255,12 @@ async function queueTicketOpened(trx: Db, ticket: TicketView, at: string): Promi
       { name: config.template_name, language: config.language },
       [ticket.id],
     ),
-    at,
   });
   if (config.workflow_url) {
-    await messages.enqueue({
-      id: randomUUID(),
-      org_id: ticket.org_id,
-      ticket_id: ticket.id,
+    await queueMessage(messages, ticket, at, {
       kind: "workflow",
       target_url: config.workflow_url,
       body: workflowBody(ticket),
-      at,
     });
   }
 }
@@ -262,20 +276,13 @@ async function queueAlerts(trx: Db, ticket: TicketView, at: string): Promise<voi
       continue;
     }
     if (alert.channel === "webhook") {
-      await messages.enqueue({
-        id: randomUUID(),
-        org_id: ticket.org_id,
-        ticket_id: ticket.id,
+      await queueMessage(messages, ticket, at, {
         kind: "workflow",
         target_url: alert.recipient,
         body: JSON.stringify({ alert_id: alert.id, event: "ticket.alert", ticket }),
-        at,
       });
     } else {
-      await messages.enqueue({
-        id: randomUUID(),
-        org_id: ticket.org_id,
-        ticket_id: ticket.id,
+      await queueMessage(messages, ticket, at, {
         kind: "provider",
         target_url: null,
         body: providerMessageBody(
@@ -283,7 +290,6 @@ async function queueAlerts(trx: Db, ticket: TicketView, at: string): Promise<voi
           { name: ALERT_TEMPLATE, language: config?.language ?? "en_US" },
           [ticket.id, ticket.source, ticket.priority, ticket.phone],
         ),
-        at,
       });
     }
   }
