@@ -85,4 +85,6 @@ export const CrmField = Type.Object(
 export type CrmLeadView = Static<typeof CrmLead>;
 export type CrmClientView = Static<typeof CrmClient>;
 export type CrmFieldView = Static<typeof CrmField>;
+/** A custom field as the store keeps it: the view and the org it belongs to. */
+export type CrmFieldRecord = CrmFieldView & { org_id: string };
 export type CustomValueType = Static<typeof CustomValue>;

@@ -1,6 +1,7 @@
 // CRM rows (migration 2501): leads and clients in `crm_records` (by `kind`), custom field
 // definitions in `crm_fields`. Every read takes the org id first and filters on it.
 import { sql } from "kysely";
+import type { CrmFieldRecord, CrmFieldView, CustomFieldType } from "../model/crm.js";
 import type { Db } from "./database.js";
 import { caseInsensitiveLike, storeDialect } from "./dialect.js";
 
@@ -156,31 +157,59 @@ export async function deleteCrmRecord(db: Db, orgId: string, id: string): Promis
   await db.deleteFrom("crm_records").where("id", "=", id).where("org_id", "=", orgId).execute();
 }
 
+// Custom fields answer and take the model's CrmFieldRecord: the options' JSON and the 0/1 flag
+// stay here.
+function fieldOf(row: CrmFieldRow): CrmFieldRecord {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    name: row.name,
+    label: row.label,
+    type: row.type as CustomFieldType,
+    options: JSON.parse(row.options) as string[],
+    required: row.required === 1,
+    created_at: row.created_at,
+  };
+}
+
 /** The org's custom field definitions in creation order. */
-export async function listCrmFields(db: Db, orgId: string): Promise<CrmFieldRow[]> {
-  return db
+export async function listCrmFields(db: Db, orgId: string): Promise<CrmFieldRecord[]> {
+  const rows = await db
     .selectFrom("crm_fields")
     .selectAll()
     .where("org_id", "=", orgId)
     .orderBy("created_at")
     .orderBy("name")
     .execute();
+  return rows.map(fieldOf);
 }
 
-export async function findCrmField(db: Db, id: string): Promise<CrmFieldRow | undefined> {
-  return db.selectFrom("crm_fields").selectAll().where("id", "=", id).executeTakeFirst();
+export async function findCrmField(db: Db, id: string): Promise<CrmFieldRecord | undefined> {
+  const row = await db.selectFrom("crm_fields").selectAll().where("id", "=", id).executeTakeFirst();
+  return row && fieldOf(row);
 }
 
-export async function insertCrmField(db: Db, row: CrmFieldRow): Promise<void> {
-  await db.insertInto("crm_fields").values(row).execute();
+export async function insertCrmField(db: Db, field: CrmFieldRecord): Promise<void> {
+  await db
+    .insertInto("crm_fields")
+    .values({
+      ...field,
+      options: JSON.stringify(field.options),
+      required: field.required ? 1 : 0,
+    })
+    .execute();
 }
 
 export async function updateCrmField(
   db: Db,
   orgId: string,
   id: string,
-  columns: Partial<Pick<CrmFieldRow, "label" | "options" | "required">>,
+  change: Partial<Pick<CrmFieldView, "label" | "options" | "required">>,
 ): Promise<void> {
+  const columns: Partial<Pick<CrmFieldRow, "label" | "options" | "required">> = {};
+  if (change.label !== undefined) columns.label = change.label;
+  if (change.options !== undefined) columns.options = JSON.stringify(change.options);
+  if (change.required !== undefined) columns.required = change.required ? 1 : 0;
   await db
     .updateTable("crm_fields")
     .set(columns)
@@ -190,7 +219,11 @@ export async function updateCrmField(
 }
 
 /** Deletes a field definition and its value from every record of the org. */
-export async function deleteCrmField(db: Db, orgId: string, field: CrmFieldRow): Promise<void> {
+export async function deleteCrmField(
+  db: Db,
+  orgId: string,
+  field: Pick<CrmFieldView, "id" | "name">,
+): Promise<void> {
   await db
     .deleteFrom("crm_fields")
     .where("id", "=", field.id)
