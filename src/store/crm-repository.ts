@@ -1,31 +1,25 @@
 // CRM rows (migration 2501): leads and clients in `crm_records` (by `kind`), custom field
 // definitions in `crm_fields`. Every read takes the org id first and filters on it.
 import { sql } from "kysely";
-import type { CrmFieldRecord, CrmFieldView, CustomFieldType } from "../model/crm.js";
+import type {
+  CrmFieldRecord,
+  CrmFieldView,
+  CrmKind,
+  CrmRecord,
+  CustomFieldType,
+} from "../model/crm.js";
 import type { Db } from "./database.js";
 import { caseInsensitiveLike, storeDialect } from "./dialect.js";
 
-export type CrmKind = "lead" | "client";
+export type { CrmKind };
 
-export interface CrmRecordsTable {
-  id: string;
-  org_id: string;
-  kind: CrmKind;
-  name: string;
-  phone: string | null;
-  email: string | null;
-  company: string | null;
-  status: string | null;
-  owner: string | null;
+/** The model's CrmRecord with its tags and custom values as JSON text. */
+export type CrmRecordsTable = Omit<CrmRecord, "tags" | "custom"> & {
   /** JSON array of strings. */
   tags: string;
-  notes: string;
   /** JSON object of custom values by field name. */
   custom: string;
-  linked_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+};
 
 export interface CrmFieldsTable {
   id: string;
@@ -96,6 +90,20 @@ function recordsOf(db: Db, orgId: string, kind: CrmKind, filters: CrmFilters) {
   return query;
 }
 
+// Leads and clients answer and take the model's CrmRecord: the JSON of tags and custom values
+// stays here.
+function recordOf(row: CrmRecordRow): CrmRecord {
+  return { ...row, tags: JSON.parse(row.tags), custom: JSON.parse(row.custom) };
+}
+
+function columnsOf(record: CrmRecord): CrmRecordRow {
+  return {
+    ...record,
+    tags: JSON.stringify(record.tags),
+    custom: JSON.stringify(record.custom),
+  };
+}
+
 /** One page of an org's leads or clients, oldest first, and how many match in all. */
 export async function listCrmRecords(
   db: Db,
@@ -103,7 +111,7 @@ export async function listCrmRecords(
   kind: CrmKind,
   filters: CrmFilters,
   page: { limit: number; offset: number },
-): Promise<{ rows: CrmRecordRow[]; total: number }> {
+): Promise<{ rows: CrmRecord[]; total: number }> {
   const rows = await recordsOf(db, orgId, kind, filters)
     .selectAll()
     .orderBy("created_at")
@@ -114,12 +122,17 @@ export async function listCrmRecords(
   const counted = await recordsOf(db, orgId, kind, filters)
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
-  return { rows, total: Number(counted.n) };
+  return { rows: rows.map(recordOf), total: Number(counted.n) };
 }
 
 /** The row with this id, of any org (the caller checks the org). */
-export async function findCrmRecord(db: Db, id: string): Promise<CrmRecordRow | undefined> {
-  return db.selectFrom("crm_records").selectAll().where("id", "=", id).executeTakeFirst();
+export async function findCrmRecord(db: Db, id: string): Promise<CrmRecord | undefined> {
+  const row = await db
+    .selectFrom("crm_records")
+    .selectAll()
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row && recordOf(row);
 }
 
 /** The org's leads and clients with this E.164 phone, oldest first (index org_id, phone). */
@@ -127,8 +140,8 @@ export async function crmRecordsByPhone(
   db: Db,
   orgId: string,
   phone: string,
-): Promise<CrmRecordRow[]> {
-  return db
+): Promise<CrmRecord[]> {
+  const rows = await db
     .selectFrom("crm_records")
     .selectAll()
     .where("org_id", "=", orgId)
@@ -136,15 +149,16 @@ export async function crmRecordsByPhone(
     .orderBy("created_at")
     .orderBy("id")
     .execute();
+  return rows.map(recordOf);
 }
 
-export async function insertCrmRecord(db: Db, row: CrmRecordRow): Promise<void> {
-  await db.insertInto("crm_records").values(row).execute();
+export async function insertCrmRecord(db: Db, record: CrmRecord): Promise<void> {
+  await db.insertInto("crm_records").values(columnsOf(record)).execute();
 }
 
-/** Replaces every editable column of the row `id` of `orgId`. */
-export async function replaceCrmRecord(db: Db, row: CrmRecordRow): Promise<void> {
-  const { id, org_id, kind: _kind, created_at: _created, ...columns } = row;
+/** Replaces every editable column of the record `id` of `orgId`. */
+export async function replaceCrmRecord(db: Db, record: CrmRecord): Promise<void> {
+  const { id, org_id, kind: _kind, created_at: _created, ...columns } = columnsOf(record);
   await db
     .updateTable("crm_records")
     .set(columns)

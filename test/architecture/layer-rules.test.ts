@@ -132,7 +132,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "deploy/store-builds.ts": `OrgHandleRow: the deploy layer beside the store; ${ROW_TYPE_LEGACY}`,
   "deploy/store-deploy-log.ts": "AppliedRevisionRow: the store-backed deploy log itself",
   "domain/config/apply-extras.ts": ROW_TYPE_LEGACY,
-  "domain/crm/crm.ts": ROW_TYPE_LEGACY,
   "domain/nodes/engine-node-lookup.ts": ROW_TYPE_LEGACY,
   "domain/nodes/engine-nodes.ts": ROW_TYPE_LEGACY,
   "domain/nodes/org-move-driver.ts": `OrgMoveRow (issue-25c's org moves, new): ${ROW_TYPE_LEGACY}`,
