@@ -68,7 +68,8 @@ interface ThreadFigures {
 function threadFigures(profile: CpuProfile, label: string, spawnedUs: number): ThreadFigures {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id);
   const categoryOf = new Map<number, string>();
   const categorize = (id: number): string => {
     const known = categoryOf.get(id);
@@ -101,7 +102,12 @@ function threadFigures(profile: CpuProfile, label: string, spawnedUs: number): T
  * Runs `node <cli> <args>` in `cwd` once under the CPU profiler (after `prepare`) and returns the
  * breakdown as printable lines.
  */
-export function coldBreakdown(cli: string, cwd: string, args: string[], prepare: () => void): string[] {
+export function coldBreakdown(
+  cli: string,
+  cwd: string,
+  args: string[],
+  prepare: () => void,
+): string[] {
   const dir = mkdtempSync(join(tmpdir(), "pbxctl-breakdown-"));
   try {
     prepare();
@@ -133,11 +139,15 @@ export function coldBreakdown(cli: string, cwd: string, args: string[], prepare:
       lines.push(
         `  ${thread.label}: from ${ms(thread.startMs)} to ${ms(thread.endMs)} after spawn`,
       );
-      const rows = [...thread.byCategory].filter(([, value]) => value >= 0.5).sort((a, b) => b[1] - a[1]);
+      const rows = [...thread.byCategory]
+        .filter(([, value]) => value >= 0.5)
+        .sort((a, b) => b[1] - a[1]);
       for (const [category, value] of rows) lines.push(`    ${category.padEnd(44)} ${ms(value)}`);
     }
     const lastEnd = Math.max(...threads.map((t) => t.endMs));
-    lines.push(`  exit (the last thread's last sample to the process's end) ${ms(exitedMs - lastEnd)}`);
+    lines.push(
+      `  exit (the last thread's last sample to the process's end) ${ms(exitedMs - lastEnd)}`,
+    );
     return lines;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -22,7 +22,9 @@ export function deterministicId(orgId: string, kind: string, key: string): strin
   // One-shot, into one buffer: a Hash object per id was a tenth of parsing an org file of many
   // users, and the namespace's bytes are the same for every id of an org (the last one is kept).
   const namespace = namespaceOf(orgId);
-  const name = Buffer.allocUnsafe(namespace.length + Buffer.byteLength(kind) + 1 + Buffer.byteLength(key));
+  const name = Buffer.allocUnsafe(
+    namespace.length + Buffer.byteLength(kind) + 1 + Buffer.byteLength(key),
+  );
   namespace.copy(name);
   name.write(`${kind}:${key}`, namespace.length);
   const bytes = hash("sha1", name, "buffer");

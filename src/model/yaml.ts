@@ -97,45 +97,21 @@ const MAX_ALIAS_COUNT = 100;
 function keepNumbersAsText(node: unknown, schema: SchemaLike | undefined): void {
   if (!schema) return;
   if (isScalar(node)) {
-    if (typeof node.value === "number" && node.source !== undefined && shapeOf(schema).string) {
+    if (typeof node.value === "number" && node.source !== undefined && expectsString(schema)) {
       node.value = node.source;
     }
   } else if (isMap(node)) {
-    const { properties } = shapeOf(schema);
-    if (!properties) return;
+    const properties = schema.properties ?? objectBranch(schema)?.properties;
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
-      if (key !== undefined && Object.hasOwn(properties, key)) {
+      if (key !== undefined && properties && Object.hasOwn(properties, key)) {
         keepNumbersAsText(pair.value, properties[key]);
       }
     }
   } else if (isSeq(node)) {
-    const { items } = shapeOf(schema);
-    if (!items) return;
+    const items = schema.items ?? objectBranch(schema)?.items;
     for (const item of node.items) keepNumbersAsText(item, items);
   }
-}
-
-/** What `keepNumbersAsText` reads of a schema node, worked out once per node (not per value). */
-interface SchemaShape {
-  string: boolean;
-  properties: Record<string, SchemaLike> | undefined;
-  items: SchemaLike | undefined;
-}
-
-const shapes = new WeakMap<SchemaLike, SchemaShape>();
-
-function shapeOf(schema: SchemaLike): SchemaShape {
-  let shape = shapes.get(schema);
-  if (!shape) {
-    shape = {
-      string: expectsString(schema),
-      properties: schema.properties ?? objectBranch(schema)?.properties,
-      items: schema.items ?? objectBranch(schema)?.items,
-    };
-    shapes.set(schema, shape);
-  }
-  return shape;
 }
 
 function expectsString(schema: SchemaLike): boolean {

@@ -84,7 +84,7 @@ export function startAnalysisPool(threads: number): AnalysisPool {
   });
   let closed = false;
   return {
-    analyze: async (sources, options) => runQueue(await local, workers, sources, options),
+    analyze: (sources, options) => runQueue(local, workers, sources, options),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -129,7 +129,8 @@ function analyzeHere(
 }
 
 function runQueue(
-  local: LocalAnalysis,
+  /** This thread's analysis, still loading maybe: the workers get their batches meanwhile. */
+  loading: Promise<LocalAnalysis>,
   workers: readonly Worker[],
   sources: readonly OrgSource[],
   options: AnalyzeOptions,
@@ -202,7 +203,7 @@ function runQueue(
     for (let round = 0; round < IN_FLIGHT; round++) for (const worker of workers) send(worker);
     // This thread's share: a few files at a time, then the workers' answers (and their next
     // batches) before the next few.
-    const analyzeLocally = () => {
+    const analyzeLocally = (local: LocalAnalysis) => {
       if (!failed && next < sources.length) {
         const start = next;
         const end = take(LOCAL_BATCH);
@@ -211,11 +212,11 @@ function runQueue(
         } catch (error) {
           return fail(error instanceof Error ? error : new Error(String(error)));
         }
-        return void setImmediate(analyzeLocally);
+        return void setImmediate(analyzeLocally, local);
       }
       localDone = true;
       finishIfDone();
     };
-    analyzeLocally();
+    loading.then(analyzeLocally, fail);
   });
 }
