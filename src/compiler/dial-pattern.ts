@@ -94,7 +94,22 @@ type Item = { chars: string; repeat: boolean };
 
 const ANY = "0123456789*#+";
 
+// A pattern's items, kept for the patterns seen last: `patternsOverlap` runs over every pair of
+// an org's outbound patterns (lint), so each pattern would be parsed once per pair.
+const itemsCache = new Map<string, Item[]>();
+const ITEMS_CACHE_SIZE = 256;
+
 function items(pattern: string): Item[] {
+  let found = itemsCache.get(pattern);
+  if (!found) {
+    if (itemsCache.size >= ITEMS_CACHE_SIZE) itemsCache.clear();
+    found = parsedItems(pattern);
+    itemsCache.set(pattern, found);
+  }
+  return found;
+}
+
+function parsedItems(pattern: string): Item[] {
   return parse(pattern).flatMap((position): Item[] =>
     "tail" in position
       ? position.tail === "."
@@ -112,7 +127,10 @@ export function patternsOverlap(a: string, b: string): boolean {
   const left = items(a);
   const right = items(b);
   const seen = new Set<string>();
-  const shared = (x: Item, y: Item) => [...x.chars].some((c) => y.chars.includes(c));
+  const shared = (x: Item, y: Item) => {
+    for (const c of x.chars) if (y.chars.includes(c)) return true;
+    return false;
+  };
   const walk = (i: number, j: number): boolean => {
     const key = `${i},${j}`;
     if (seen.has(key)) return false;

@@ -3,6 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { startAnalysisPool } from "../../src/cli/lib/analysis-pool.js";
 import { loadOrgFileInputs } from "../../src/cli/lib/org-files.js";
 import { type LoadResult, loadOrgSources, type OrgSource } from "../../src/model/files.js";
 import type { SecretEnvironment } from "../../src/model/secrets.js";
@@ -62,6 +63,28 @@ test("few files load in this thread", async () => {
   const input = (await sources()).slice(0, 2);
   const result = await loadInParallel(input, {});
   assert.equal(result, loadOrgSources(input, {}));
+});
+
+test("this thread is one of the pool's: with no worker it analyzes every file, in order", async () => {
+  const input = await sources();
+  const options = { lint: true, states: true };
+  const alone = startAnalysisPool(1);
+  const shared = startAnalysisPool(3);
+  try {
+    const here = await alone.analyze(input, options);
+    const spread = await shared.analyze(input, options);
+    assert.is(here.length, input.length);
+    assert.equal(spread, here);
+    // Each answer is at its file's index: a summary names its own file's org.
+    const loaded = here.filter((analysis, k) => {
+      if (analysis.summary === null) return false;
+      assert.is(analysis.summary.id, /^ {2}id: "?([0-9a-f-]+)/m.exec(input[k]!.text)?.[1]);
+      return true;
+    });
+    assert.ok(loaded.length >= 8, "most files load");
+  } finally {
+    await Promise.all([alone.close(), shared.close()]);
+  }
 });
 
 test.run();
