@@ -342,6 +342,11 @@ export interface NodeDeployRequestsTable {
  * registrations to be reloaded). `seq` grows with every change of the object.
  */
 export interface PjsipRealtimePendingTable {
+  /**
+   * The engine node owed the change (3020): every node holding the org is told on its own, so one
+   * node's acknowledgement never hides the change from another. `''`: the one implicit engine.
+   */
+  node_id: string;
   kind: string;
   id: string;
   org_id: string;
