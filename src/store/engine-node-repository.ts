@@ -325,3 +325,23 @@ export async function nodeTopologyFingerprint(db: Db): Promise<string> {
   hash.update(JSON.stringify(moves));
   return hash.digest("hex");
 }
+
+/** Records what node `nodeId`'s Asterisk answered as its systemname (`''`: none) at a connect. */
+export async function recordNodeSystemName(
+  db: Db,
+  nodeId: string,
+  systemName: string,
+  at: string,
+): Promise<void> {
+  await db
+    .insertInto("engine_node_systems")
+    .values({ node_id: nodeId, system_name: systemName, seen_at: at })
+    .onConflict((oc) => oc.column("node_id").doUpdateSet({ system_name: systemName, seen_at: at }))
+    .execute();
+}
+
+/** Each node's systemname as last seen, by node id (a node never reached is absent). */
+export async function listNodeSystemNames(db: Db): Promise<Map<string, string>> {
+  const rows = await db.selectFrom("engine_node_systems").selectAll().execute();
+  return new Map(rows.map((row) => [row.node_id, row.system_name]));
+}

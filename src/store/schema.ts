@@ -354,6 +354,14 @@ export interface PjsipRealtimePendingTable {
   queued_at: string;
 }
 
+/** What each engine node's Asterisk answered as its systemname at its last AMI connect (3021). */
+export interface EngineNodeSystemsTable {
+  node_id: string;
+  /** `''`: the node has none. */
+  system_name: string;
+  seen_at: string;
+}
+
 export interface Database extends TicketTables {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -392,6 +400,7 @@ export interface Database extends TicketTables {
   trunk_registrations: TrunkRegistrationsTable;
   pjsip_realtime_pending: PjsipRealtimePendingTable;
   engine_nodes: EngineNodesTable;
+  engine_node_systems: EngineNodeSystemsTable;
   org_placements: OrgPlacementsTable;
   org_moves: OrgMovesTable;
   edge_requests: EdgeSyncRequestsTable;

@@ -26,6 +26,8 @@ export interface ApiAnswer {
 
 export interface FakeNodes {
   dataDir: string;
+  /** PBX_DATABASE_URL of the store on a PostgreSQL run (what a CLI command needs), else null. */
+  storeUrl: string | null;
   server: RunningServer;
   /** The fake engine of `node-<n>` at index n-1. */
   engines: FakeAmiServer[];
@@ -88,6 +90,8 @@ export async function startFakeNodes(
       new FakeAmiServer({
         engineDir: dir(i + 1),
         implicitIncludes: true,
+        // Each node its own, as docs/nodes.md asks (a node without one has its events held).
+        systemName: `node-${i + 1}`,
         ...(engineDb
           ? {
               realtimeEndpoint: async (id: string) =>
@@ -161,6 +165,7 @@ export async function startFakeNodes(
     await nodes.started();
     return {
       dataDir,
+      storeUrl: store.location.kind === "postgres" ? store.location.url : null,
       server,
       engines,
       engineClock,
