@@ -11,9 +11,9 @@ import type { Clock } from "../clock.js";
 import type { CallControlPort, OriginateRequest } from "../domain/calls/call-control.js";
 import type { LiveCall, LiveCallsView } from "../domain/calls/live-calls.js";
 import { Unavailable } from "../domain/errors.js";
+import { systemNameProblems } from "../domain/nodes/system-names.js";
 import type { AmiInstruments, CallIngestInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
-import { systemNameProblems } from "../domain/nodes/system-names.js";
 import {
   type EngineNodeRow,
   findPlacement,

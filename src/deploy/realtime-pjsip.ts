@@ -16,8 +16,8 @@ import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } f
 import { REGISTRATIONS_RELOAD } from "../engine/realtime-pjsip-target.js";
 import type { EngineProbe, EngineTarget } from "../engine/target.js";
 import type { Db } from "../store/database.js";
-import { createOrganizationRepository } from "../store/organization-repository.js";
 import { ensureNodeRealtimeViews } from "../store/node-realtime-views.js";
+import { createOrganizationRepository } from "../store/organization-repository.js";
 import {
   createPjsipRealtimeRepository,
   type PendingPjsipObject,
