@@ -260,8 +260,12 @@ export class FakeAmiServer {
         return;
     }
     if (this.authenticated.has(socket) && action.toLowerCase() === "coresettings") {
-      // Asterisk's own answer, with this fake engine's systemname (empty: none set).
-      replay(session("ok"), this.systemName);
+      // Asterisk's own answer (recorded from an engine with none), with this fake's systemname.
+      const answer = session("ok");
+      replay({
+        ...answer,
+        messages: answer.messages.map((m) => ({ ...m, SystemName: this.systemName })),
+      });
       return;
     }
     if (!this.authenticated.has(socket)) {
