@@ -98,6 +98,11 @@ export interface CallTracking {
   takeOverIngest(): void;
   /** Stops storing (another replica took the ingest over); waits for what was being stored. */
   standByIngest(): Promise<void>;
+  /**
+   * Forgets what the standby window kept, so a takeover stores none of it: the events of an
+   * engine node held for its systemname (src/api/node-call-tracking.ts) are never stored.
+   */
+  discardKept(): void;
   stop(): Promise<void>;
 }
 
@@ -261,6 +266,9 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     idle,
     get ingesting() {
       return ingesting;
+    },
+    discardKept() {
+      standby.splice(0);
     },
     takeOverIngest() {
       if (ingesting) return;

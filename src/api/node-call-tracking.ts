@@ -11,9 +11,16 @@ import type { Clock } from "../clock.js";
 import type { CallControlPort, OriginateRequest } from "../domain/calls/call-control.js";
 import type { LiveCall, LiveCallsView } from "../domain/calls/live-calls.js";
 import { Unavailable } from "../domain/errors.js";
+import { systemNameProblems } from "../domain/nodes/system-names.js";
 import type { AmiInstruments, CallIngestInstruments } from "../metrics/instruments.js";
 import type { Db } from "../store/database.js";
-import { type EngineNodeRow, findPlacement } from "../store/engine-node-repository.js";
+import {
+  type EngineNodeRow,
+  findPlacement,
+  listEngineNodes,
+  listNodeSystemNames,
+  recordNodeSystemName,
+} from "../store/engine-node-repository.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
 
 /** The domain's answer when no engine can act on a call (src/domain/calls/call-control.ts). */
@@ -47,11 +54,16 @@ interface Followed {
   node: EngineNodeRow;
   tracking: CallTracking;
   role: string;
+  /** Whether this replica holds the node's ingest lease (it stores, unless the node is held). */
+  leased: boolean;
 }
 
 /** Every node's call tracking, and the API's view of live calls and call control over them. */
 export class NodeCallTracking {
   private readonly followed = new Map<string, Followed>();
+  /** Nodes whose events are not stored, with why (src/domain/nodes/system-names.ts). */
+  private problems = new Map<string, string>();
+  private judging: Promise<void> = Promise.resolve();
   readonly live: LiveCallsView;
   readonly control: CallControlPort;
 
@@ -126,12 +138,94 @@ export class NodeCallTracking {
       ...(this.options.instruments ? { instruments: this.options.instruments } : {}),
     });
     const role = nodeIngestRole(node.id);
-    this.followed.set(node.id, { node, tracking, role });
+    const followed: Followed = { node, tracking, role, leased: false };
+    this.followed.set(node.id, followed);
     this.options.roles.add({
       name: role,
-      start: () => tracking.takeOverIngest(),
-      stop: () => tracking.standByIngest(),
+      start: () => {
+        followed.leased = true;
+        if (!this.problems.has(node.id)) tracking.takeOverIngest();
+      },
+      stop: () => {
+        followed.leased = false;
+        return tracking.standByIngest();
+      },
     });
+    // Each connect (a restarted Asterisk may have another systemname): ask, record, judge.
+    tracking.connection?.onLogin(() => void this.readSystemName(followed));
+    void this.judge();
+  }
+
+  /** Why node `nodeId`'s events are not stored, or null. */
+  problemOf(nodeId: string): string | null {
+    return this.problems.get(nodeId) ?? null;
+  }
+
+  /** Records the systemname node `followed`'s Asterisk answers (`CoreSettings`), then judges. */
+  private async readSystemName(followed: Followed): Promise<void> {
+    const connection = followed.tracking.connection;
+    if (!connection || this.followed.get(followed.node.id) !== followed) return;
+    try {
+      const answer = await connection.action({ Action: "CoreSettings" });
+      // asterisk-manager gives the headers lower-cased.
+      const systemName = answer.systemname;
+      if (typeof systemName !== "string") {
+        throw new Error(`CoreSettings answered no SystemName (${String(answer.message ?? "")})`);
+      }
+      await recordNodeSystemName(
+        this.options.db,
+        followed.node.id,
+        systemName.trim(),
+        this.options.clock().toISOString(),
+      );
+      await this.judge();
+    } catch (error) {
+      this.options.logger?.warn(
+        { node: followed.node.name, err: (error as Error).message },
+        "reading the node's systemname failed",
+      );
+    }
+  }
+
+  /**
+   * Judges every node's last-seen systemname and holds back (or resumes) the ingest of the nodes
+   * followed here: a node with none among several, or sharing one, hands out call ids that
+   * collide with another node's, and storing its events would drop or merge calls. Its events
+   * are still followed for live calls and call control; a standby keeps its short window, so a
+   * node fixed and reconnected resumes where the ingest stands.
+   */
+  private judge(): Promise<void> {
+    this.judging = this.judging.then(async () => {
+      try {
+        const seen = await listNodeSystemNames(this.options.db);
+        const nodes = await listEngineNodes(this.options.db);
+        const problems = systemNameProblems(
+          nodes.map((node) => ({
+            id: node.id,
+            name: node.name,
+            systemName: seen.get(node.id) ?? null,
+          })),
+        );
+        for (const followed of this.followed.values()) {
+          const id = followed.node.id;
+          const was = this.problems.get(id);
+          const now = problems.get(id);
+          if (now && !was) {
+            this.options.logger?.error({ node: followed.node.name, problem: now }, "node held");
+            if (followed.leased) await followed.tracking.standByIngest();
+          } else if (!now && was) {
+            this.options.logger?.info({ node: followed.node.name }, "node's systemname fixed");
+            // What arrived while held carries colliding ids: dropped, never replayed.
+            followed.tracking.discardKept();
+            if (followed.leased) followed.tracking.takeOverIngest();
+          }
+        }
+        this.problems = problems;
+      } catch (error) {
+        this.options.logger?.error({ err: error }, "judging the nodes' systemnames failed");
+      }
+    });
+    return this.judging;
   }
 
   /** Stops following a node (removed, down or changed): its lease is given up first. */
@@ -141,6 +235,8 @@ export class NodeCallTracking {
     this.followed.delete(nodeId);
     await this.options.roles.remove(followed.role);
     await followed.tracking.stop();
+    // One node fewer: a node with no systemname may be alone now, a duplicate unique.
+    await this.judge();
   }
 
   /** Resolves once every node's received events are stored. */

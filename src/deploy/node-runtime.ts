@@ -87,7 +87,7 @@ export interface NodeRuntimesOptions {
   /** What every node's engine side shares with the implicit one (env, data dir, instruments...). */
   engineOptions: Omit<
     ServerEngineOptions,
-    "target" | "shared" | "reloadFence" | "nodeId" | "engineDir" | "realtimeTarget"
+    "target" | "shared" | "reloadFence" | "nodeId" | "node" | "engineDir" | "realtimeTarget"
   >;
   logger?: Logger;
   clock?: Clock;
@@ -223,8 +223,12 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     if (this.fingerprint !== null) {
       for (const [orgId, before] of this.placements) {
         const after = placements.get(orgId) ?? [];
-        for (const nodeId of before) if (!after.includes(nodeId)) this.scheduleOn(nodeId, orgId);
-        for (const nodeId of after) if (!before.includes(nodeId)) this.scheduleOn(nodeId, orgId);
+        for (const nodeId of before) {
+          if (!after.includes(nodeId)) this.placementChangedOn(nodeId, orgId);
+        }
+        for (const nodeId of after) {
+          if (!before.includes(nodeId)) this.placementChangedOn(nodeId, orgId);
+        }
       }
     }
     this.placements = placements;
@@ -235,6 +239,16 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
   private scheduleOn(nodeId: string, orgId: string): void {
     const runtime = this.runtimes.get(nodeId);
     if (runtime?.shared.deploying) runtime.engine.deploys.scheduleDeploy(orgId);
+  }
+
+  /**
+   * The org reached or left `nodeId`: deployed there, and with realtime PJSIP the node's engine
+   * told at once, since its views changed with the placement (src/deploy/realtime-pjsip.ts).
+   */
+  private placementChangedOn(nodeId: string, orgId: string): void {
+    this.scheduleOn(nodeId, orgId);
+    const runtime = this.runtimes.get(nodeId);
+    if (runtime?.shared.deploying) void runtime.engine.realtime?.placementChanged(orgId);
   }
 
   private startRuntime(node: EngineNodeRow): void {
@@ -254,6 +268,7 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
       ...(nodeLogger ? { logger: nodeLogger } : {}),
       target,
       nodeId: node.id,
+      node: { id: node.id, name: node.name },
       engineDir: nodeEngineDir(this.options.nodesDir, node.name),
       shared,
       ...(this.options.soundsDir !== undefined

@@ -16,6 +16,7 @@ import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } f
 import { REGISTRATIONS_RELOAD } from "../engine/realtime-pjsip-target.js";
 import type { EngineProbe, EngineTarget } from "../engine/target.js";
 import type { Db } from "../store/database.js";
+import { ensureNodeRealtimeViews } from "../store/node-realtime-views.js";
 import { createOrganizationRepository } from "../store/organization-repository.js";
 import {
   createPjsipRealtimeRepository,
@@ -42,6 +43,12 @@ export interface RealtimePjsipOptions {
   timers?: Timers;
   logger?: Logger;
   retryDelaysMs?: readonly number[];
+  /**
+   * The engine node this side tells (issue 25): its Asterisk reads the rows of its orgs only,
+   * through its own views (src/store/node-realtime-views.ts), and it takes only the changes
+   * queued for it. Absent: the one implicit engine, which reads the tables themselves.
+   */
+  node?: { id: string; name: string };
 }
 
 /** What one flush told the engine. */
@@ -135,6 +142,9 @@ export class RealtimePjsip {
    * then the engine told everything queued (the start-up deploy, or a new deployer taking over).
    */
   async syncEverything(): Promise<{ orgs: number; changes: number }> {
+    // A node's views are made current first (a node copied in from another store has none; a
+    // column added to a table since reaches them).
+    if (this.options.node) await ensureNodeRealtimeViews(this.options.db, this.options.node);
     const handles = await createOrganizationRepository(this.options.db).listHandles();
     let changes = 0;
     for (const handle of handles) {
@@ -169,9 +179,29 @@ export class RealtimePjsip {
     return run;
   }
 
-  /** The objects the engine has not taken yet (all orgs', or one org's). */
+  /** The objects this engine has not taken yet (all orgs', or one org's). */
   pending(orgId?: string): Promise<PendingPjsipObject[]> {
-    return this.rows.pending(orgId === undefined ? {} : { orgId });
+    return this.rows.pending({ nodeId: this.engineId, ...(orgId === undefined ? {} : { orgId }) });
+  }
+
+  /**
+   * The org reached or left this side's node (a pin, a standby, a move): the node's views show
+   * its rows or stop showing them in the transaction that changed the placement, so every
+   * object of the org is queued for this node and the engine told. Leaving, the expiries drop
+   * what the node's memory cache still holds of the org (its verification then expects the
+   * endpoints gone); reaching, its trunks' registrations are loaded. Never throws.
+   */
+  async placementChanged(orgId: string): Promise<void> {
+    if (!this.options.node) return;
+    try {
+      const queued = await this.rows.queueOrgForNode(orgId, this.options.node.id, this.now());
+      if (queued > 0) await this.flush();
+    } catch (error) {
+      this.options.logger?.error(
+        { org_id: orgId, err: (error as Error).message },
+        "realtime PJSIP objects of a moved org not queued",
+      );
+    }
   }
 
   /** Resolves once no sync or flush is running or queued (a scheduled retry is not waited for). */
@@ -191,6 +221,11 @@ export class RealtimePjsip {
     this.retry.cancel();
     await Promise.allSettled([...this.running.values(), ...this.telling]);
     await Promise.allSettled([this.flushing, this.flushAgain]);
+  }
+
+  /** The engine id the pending rows are queued under: the node's, `''` for the implicit one. */
+  private get engineId(): string {
+    return this.options.node?.id ?? "";
   }
 
   private now(): string {
@@ -222,7 +257,7 @@ export class RealtimePjsip {
   private async flushOnce(): Promise<RealtimeFlush> {
     let pending: PendingPjsipObject[];
     try {
-      pending = await this.rows.pending();
+      pending = await this.rows.pending({ nodeId: this.engineId });
     } catch (error) {
       // The store is unreachable (a database restart): what is owed stays there; ask again.
       return this.failed(error, null);
@@ -292,7 +327,7 @@ export class RealtimePjsip {
     const target = this.options.target;
     if (endpoints.length === 0 || !target.verify) return [];
     const ids = endpoints.map((object) => object.id);
-    const present = await this.rows.existing("ps_endpoints", ids);
+    const present = await this.rows.existing("ps_endpoints", ids, this.options.node?.name);
     return target.verify(
       ids.map((id) => ({
         kind: "endpoint",

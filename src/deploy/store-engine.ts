@@ -76,6 +76,8 @@ export interface ServerEngineOptions {
    * only the orgs placed on it and its deploy log is its own. Absent: the one implicit engine.
    */
   nodeId?: string;
+  /** The node's id and name (realtime PJSIP reads the node's own views); with `nodeId`. */
+  node?: { id: string; name: string };
   /** Overrides the engine directory of `env` (a node's own directory). */
   engineDir?: string;
   /** A node's copies of its orgs' media (src/deploy/node-media.ts); absent: none are made. */
@@ -150,6 +152,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
             ? fencedTarget(realtimeTarget, options.reloadFence)
             : realtimeTarget,
           reloads: deployer.reloads,
+          ...(options.node ? { node: options.node } : {}),
           ...(options.timers ? { timers: options.timers } : {}),
           ...(logger ? { logger } : {}),
         })

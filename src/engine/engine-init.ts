@@ -44,6 +44,16 @@ export interface EngineInitOptions {
   pjsip?: "file" | "realtime";
   /** `postgres://user:password@host:port/db`; required with `pjsip: "realtime"`. */
   databaseUrl?: string;
+  /**
+   * The engine node this Asterisk is (issue 25, `pbxctl nodes add`): with realtime PJSIP it reads
+   * that node's views, which show only the orgs placed on it. Absent: the one implicit engine.
+   */
+  node?: string;
+  /**
+   * Asterisk's `systemname` ([options] in asterisk.conf): the prefix of every unique id it hands
+   * out. Each node of an install needs its own (docs/nodes.md). Absent: asterisk.conf untouched.
+   */
+  systemName?: string;
 }
 
 export interface EngineInitResult {
@@ -62,6 +72,8 @@ export interface EngineInitResult {
   sipLoopbackOnly: boolean;
   /** Where each directory the env names came from (asterisk.conf, or Asterisk's defaults). */
   directoriesFrom: string;
+  /** The systemname written into asterisk.conf, when `--system-name` was given. */
+  systemName?: string;
   /** Environment for `pbxctl serve` / `pbxctl deploy` to reach this engine. */
   env: Record<string, string>;
 }
@@ -77,6 +89,10 @@ const SECRET = /^[A-Za-z0-9._~+=-]{8,128}$/;
 const USERNAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
 const CARRIER = /^[0-9A-Fa-f:.]{2,45}(\/\d{1,3})?$/;
+const NODE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+// A unique id is `<systemname>-<epoch>.<n>` and must fit Asterisk's AST_MAX_UNIQUEID (150);
+// 40 leaves room, and the characters need no escaping anywhere an id goes.
+const SYSTEM_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 
 /** The default SIP address: loopback, so a fresh engine is reachable from this host only. */
 export const DEFAULT_SIP_BIND = "127.0.0.1";
@@ -102,6 +118,8 @@ export function engineInitFiles(options: {
   carriers?: readonly string[];
   /** Realtime PJSIP from this database; absent: file mode. */
   realtime?: PgConnection;
+  /** The engine node whose views realtime PJSIP reads; absent: the tables (one engine). */
+  node?: string;
 }): Map<string, string> {
   const sipBind = `${options.sipBind.includes(":") ? `[${options.sipBind}]` : options.sipBind}:${options.sipPort}`;
   const header = "; Written by `pbxctl engine init`. pbxctl writes its generated files under";
@@ -258,7 +276,9 @@ export function engineInitFiles(options: {
   );
   for (const [name, content] of CORE_CONFIG_FILES) files.set(name, content);
   if (options.realtime) {
-    for (const [name, content] of realtimeEngineFiles(options.realtime)) files.set(name, content);
+    for (const [name, content] of realtimeEngineFiles(options.realtime, options.node)) {
+      files.set(name, content);
+    }
   }
   return files;
 }
@@ -364,6 +384,20 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
   } else if (options.databaseUrl) {
     throw new EngineInitError("--database-url is only used with --pjsip realtime");
   }
+  if (options.node !== undefined && !NODE_NAME.test(options.node)) {
+    throw new EngineInitError(
+      "--node must be an engine node's name (lowercase letters, digits and -, at most 63)",
+    );
+  }
+  if (options.node !== undefined && !realtime) {
+    // File mode needs nothing per node here: the node's generated tree holds its orgs only.
+    throw new EngineInitError("--node is only used with --pjsip realtime");
+  }
+  if (options.systemName !== undefined && !SYSTEM_NAME.test(options.systemName)) {
+    throw new EngineInitError(
+      "--system-name may hold letters, digits, _ and - (1-40): it prefixes every unique id",
+    );
+  }
   const files = engineInitFiles({
     includeDir,
     amiUsername,
@@ -373,6 +407,7 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
     sipPort,
     carriers,
     ...(realtime ? { realtime } : {}),
+    ...(options.node !== undefined ? { node: options.node } : {}),
   });
   const directories = await asteriskDirectories(etcDir);
 
@@ -404,6 +439,7 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
   for (const [name, content] of files) {
     await writeFile(join(etcDir, name), content, { mode: SECRET_FILES.has(name) ? 0o640 : 0o644 });
   }
+  if (options.systemName !== undefined) await writeSystemName(etcDir, options.systemName);
   const placeholders = await writeGeneratedPlaceholders(generatedDir);
   return {
     etcDir,
@@ -417,6 +453,7 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
     sipListen: `${sipBind.includes(":") ? `[${sipBind}]` : sipBind}:${sipPort}`,
     sipLoopbackOnly: isLoopbackAddress(sipBind),
     directoriesFrom: directories.from,
+    ...(options.systemName !== undefined ? { systemName: options.systemName } : {}),
     env: {
       PBX_ENGINE: "ami",
       PBX_ASTERISK_DIR: generatedDir,
@@ -430,6 +467,50 @@ export async function initEngine(options: EngineInitOptions): Promise<EngineInit
       PBX_RECORDINGS_DIR: join(directories.astspooldir, "monitor"),
     },
   };
+}
+
+/**
+ * Sets `systemname` in `<etc>/asterisk.conf`'s `[options]`, keeping everything else of the file
+ * (its directories above all): the line is replaced where it is, or added at the top of
+ * `[options]`, or an `[options]` section is added. With no asterisk.conf, one holding only that
+ * section is written: Asterisk keeps its compiled-in directories for what a file does not name.
+ * engine init never writes asterisk.conf otherwise, so the default single engine is unchanged.
+ */
+export async function writeSystemName(etcDir: string, systemName: string): Promise<void> {
+  const file = join(etcDir, "asterisk.conf");
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return null;
+    throw error;
+  });
+  await writeFile(file, withSystemName(text, systemName));
+}
+
+/** asterisk.conf `text` (null: none) with `systemname = <name>` in `[options]`. Pure. */
+export function withSystemName(text: string | null, systemName: string): string {
+  const setting = `systemname = ${systemName}`;
+  if (text === null) {
+    return `; Written by \`pbxctl engine init --system-name\`.\n[options]\n${setting}\n`;
+  }
+  const lines = text.split("\n");
+  let section = "";
+  let optionsAt = -1;
+  for (const [index, line] of lines.entries()) {
+    const header = /^\s*\[([^\]]*)\]/.exec(line);
+    if (header) {
+      section = header[1]!.trim().toLowerCase();
+      if (section === "options" && optionsAt < 0) optionsAt = index;
+      continue;
+    }
+    if (section === "options" && /^\s*systemname\s*=/i.test(line)) {
+      lines[index] = setting;
+      return lines.join("\n");
+    }
+  }
+  if (optionsAt >= 0) {
+    lines.splice(optionsAt + 1, 0, setting);
+    return lines.join("\n");
+  }
+  return `${text}${text.endsWith("\n") || text === "" ? "" : "\n"}[options]\n${setting}\n`;
 }
 
 /**

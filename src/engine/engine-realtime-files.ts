@@ -6,6 +6,7 @@
 // (ASTERISK.md "Realtime PJSIP") and would need an ODBC DSN besides, and `res_odbc_transaction`
 // listed by hand under `autoload = no`.
 import { REALTIME_PLACEMENT, REALTIME_TABLES } from "../compiler/pjsip-realtime.js";
+import { nodeRealtimeSchema } from "../model/node-realtime.js";
 
 /** Where res_config_pgsql connects: the pieces of a `postgres://` URL. */
 export interface PgConnection {
@@ -105,8 +106,13 @@ export function realtimePjsipGlobalOptions(): string[] {
   return ["disable_multi_domain = yes"];
 }
 
-/** sorcery.conf, extconfig.conf and res_pgsql.conf for realtime mode. Pure. */
-export function realtimeEngineFiles(db: PgConnection): Map<string, string> {
+/**
+ * sorcery.conf, extconfig.conf and res_pgsql.conf for realtime mode. Pure. With `nodeName` (an
+ * engine node, issue 25) extconfig.conf maps each family to the node's own views
+ * (`pbx_node_<name>.ps_endpoints`, src/store/node-realtime-views.ts), which show the rows of the
+ * orgs placed on that node only: without it, every node would answer every org's phones.
+ */
+export function realtimeEngineFiles(db: PgConnection, nodeName?: string): Map<string, string> {
   const header = "; Written by `pbxctl engine init --pjsip realtime`.";
   const cache = [
     "memory_cache",
@@ -139,10 +145,18 @@ export function realtimeEngineFiles(db: PgConnection): Map<string, string> {
     "; pjsip.conf, contacts in astdb (the defaults).",
   ];
   for (const [section, lines] of sections) sorcery.push(`[${section}]`, ...lines, "");
-  const extconfig = [header, "[settings]"];
+  const extconfig = [header];
+  const schema = nodeName === undefined ? null : nodeRealtimeSchema(nodeName);
+  if (schema) {
+    extconfig.push(
+      `; Engine node ${nodeName}: the rows of the orgs placed on it only (schema ${schema}).`,
+    );
+  }
+  extconfig.push("[settings]");
   for (const type of ["endpoint", "auth", "aor", "registration"] as const) {
-    if (REALTIME_PLACEMENT[type] === "row")
-      extconfig.push(`${REALTIME_TABLES[type]} => pgsql,general`);
+    if (REALTIME_PLACEMENT[type] !== "row") continue;
+    const family = REALTIME_TABLES[type];
+    extconfig.push(`${family} => pgsql,general${schema ? `,${schema}.${family}` : ""}`);
   }
   extconfig.push("");
   const pgsql = [

@@ -9,6 +9,11 @@ import type { NodeState } from "../model/engine-node.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
 import { NODES_SCOPE, requestEdgePush } from "./edge-sync-repository.js";
+import {
+  dropNodeRealtimeViews,
+  ensureNodeRealtimeViews,
+  renameNodeRealtimeViews,
+} from "./node-realtime-views.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
 export interface EngineNodesTable {
@@ -74,20 +79,29 @@ export async function findEngineNodeByName(
   return db.selectFrom("engine_nodes").selectAll().where("name", "=", name).executeTakeFirst();
 }
 
+/** Inserts a node; on PostgreSQL its realtime PJSIP views are created with it. */
 export async function insertEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
   await db.insertInto("engine_nodes").values(row).execute();
+  await ensureNodeRealtimeViews(db, row);
   await requestEdgePush(db, NODES_SCOPE);
 }
 
-/** Replaces every column but the id and the creation time. */
+/** Replaces every column but the id and the creation time; a rename renames its views' schema. */
 export async function updateEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
   const { id, created_at: _created, ...rest } = row;
+  const before = await findEngineNode(db, id);
   await db.updateTable("engine_nodes").set(rest).where("id", "=", id).execute();
+  if (before && before.name !== row.name) {
+    await renameNodeRealtimeViews(db, before.name, row.name);
+  }
   await requestEdgePush(db, NODES_SCOPE);
 }
 
+/** Deletes a node and its realtime PJSIP views. */
 export async function deleteEngineNode(db: Db, id: string): Promise<void> {
+  const before = await findEngineNode(db, id);
   await db.deleteFrom("engine_nodes").where("id", "=", id).execute();
+  if (before) await dropNodeRealtimeViews(db, before.name);
   await requestEdgePush(db, NODES_SCOPE);
 }
 
@@ -155,13 +169,16 @@ export async function listPlacements(db: Db): Promise<OrgPlacementRow[]> {
  * it finds the org's config there when the primary dies (issue 26). The one condition every
  * "which orgs does this node carry" question asks, so no caller forgets a case.
  */
-export function holdsOrg(nodeId: string) {
-  return sql<boolean>`(org_placements.node_id = ${nodeId}
-    or org_placements.standby_node_id = ${nodeId}
+export function holdsOrg(nodeId: string, options: { inline?: boolean } = {}) {
+  // Inline: written into the text as a literal, for a view's definition (which takes no
+  // parameters; src/store/node-realtime-views.ts checks the id's shape first).
+  const id = options.inline ? sql.lit(nodeId) : sql`${nodeId}`;
+  return sql<boolean>`(org_placements.node_id = ${id}
+    or org_placements.standby_node_id = ${id}
     or exists (select 1 from org_moves
       where org_moves.org_id = org_placements.org_id and org_moves.finished_at is null
-        and (org_moves.target_node_id = ${nodeId}
-          or (org_moves.source_node_id = ${nodeId} and org_moves.phase <> 'removing'))))`;
+        and (org_moves.target_node_id = ${id}
+          or (org_moves.source_node_id = ${id} and org_moves.phase <> 'removing'))))`;
 }
 
 /** Ids of the orgs `nodeId` holds (as primary or standby), by org id. */
@@ -328,4 +345,24 @@ export async function nodeTopologyFingerprint(db: Db): Promise<string> {
     .execute();
   hash.update(JSON.stringify(moves));
   return hash.digest("hex");
+}
+
+/** Records what node `nodeId`'s Asterisk answered as its systemname (`''`: none) at a connect. */
+export async function recordNodeSystemName(
+  db: Db,
+  nodeId: string,
+  systemName: string,
+  at: string,
+): Promise<void> {
+  await db
+    .insertInto("engine_node_systems")
+    .values({ node_id: nodeId, system_name: systemName, seen_at: at })
+    .onConflict((oc) => oc.column("node_id").doUpdateSet({ system_name: systemName, seen_at: at }))
+    .execute();
+}
+
+/** Each node's systemname as last seen, by node id (a node never reached is absent). */
+export async function listNodeSystemNames(db: Db): Promise<Map<string, string>> {
+  const rows = await db.selectFrom("engine_node_systems").selectAll().execute();
+  return new Map(rows.map((row) => [row.node_id, row.system_name]));
 }

@@ -3,8 +3,10 @@
 // (`pjsip_realtime_pending`). An org owns the rows whose ids start with its context prefix (the
 // compiler names every object `<prefix>...`), one range of the C-collated primary key.
 import { type Kysely, type RawBuilder, sql } from "kysely";
+import { nodeRealtimeSchema } from "../model/node-realtime.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
+import { countEngineNodes, listEngineNodes, orgHolders } from "./engine-node-repository.js";
 
 /** The tables Asterisk's realtime reads, in the order rows are written (endpoints last). */
 export const PJSIP_REALTIME_TABLES = [
@@ -42,8 +44,10 @@ export interface PjsipRowChange {
   change: "added" | "changed" | "removed";
 }
 
-/** A change the engine has not taken yet. */
+/** A change an engine has not taken yet. */
 export interface PendingPjsipObject {
+  /** The engine node owed it; `''` for the one implicit engine (no node defined). */
+  nodeId: string;
   kind: PendingKind;
   id: string;
   orgId: string;
@@ -166,16 +170,53 @@ export function createPjsipRealtimeRepository(db: Db) {
             changes.push({ table, id, change: "removed" });
           }
         }
-        await queue(trx, "", changes, at);
+        // The org is gone, and its placement with it: every engine may have cached its objects.
+        await queue(trx, "", changes, at, { everyEngine: true });
         return changes;
       });
     },
 
-    /** Every change the engine has not taken yet, oldest first. */
-    async pending(options: { orgId?: string } = {}): Promise<PendingPjsipObject[]> {
+    /**
+     * Queues every object of the org for node `nodeId`'s engine, whatever changed: the org
+     * reached or left the node (a pin, a standby set or cleared, a move), so the node's view of
+     * its rows changed though no row did. Leaving, the node's memory cache would keep serving
+     * the org's endpoints (until their lifetime ends) without the expiry; reaching, its trunks'
+     * registrations are to be loaded. Returns how many objects were queued.
+     */
+    async queueOrgForNode(orgId: string, nodeId: string, at: string): Promise<number> {
+      return db.transaction().execute(async (trx) => {
+        const org = await trx
+          .selectFrom("organizations")
+          .select("context_prefix")
+          .where("id", "=", orgId)
+          .executeTakeFirst();
+        if (!org) return 0;
+        const changes: PjsipRowChange[] = [];
+        for (const table of PJSIP_REALTIME_TABLES) {
+          if (PENDING_KIND[table] === null) continue;
+          const ids = await sql<{ id: string }>`
+            select id from ${sql.table(table)} where ${underPrefix(org.context_prefix)}`.execute(
+            trx,
+          );
+          for (const { id } of ids.rows) changes.push({ table, id, change: "changed" });
+        }
+        await queue(trx, orgId, changes, at, { nodeIds: [nodeId] });
+        return changes.filter((c) => PENDING_KIND[c.table] !== null).length;
+      });
+    },
+
+    /**
+     * Every change not taken yet, oldest first: one engine's (`nodeId`, `''` for the implicit
+     * one), or every engine's when `nodeId` is absent.
+     */
+    async pending(
+      options: { orgId?: string; nodeId?: string } = {},
+    ): Promise<PendingPjsipObject[]> {
       let query = db.selectFrom("pjsip_realtime_pending").selectAll().orderBy("seq");
       if (options.orgId !== undefined) query = query.where("org_id", "=", options.orgId);
+      if (options.nodeId !== undefined) query = query.where("node_id", "=", options.nodeId);
       return (await query.execute()).map((row) => ({
+        nodeId: row.node_id,
         kind: row.kind as PendingKind,
         id: row.id,
         orgId: row.org_id,
@@ -185,10 +226,13 @@ export function createPjsipRealtimeRepository(db: Db) {
     },
 
     /** The engine took these changes: forgets each unless it changed again since (`seq`). */
-    async acknowledge(objects: readonly Pick<PendingPjsipObject, "kind" | "id" | "seq">[]) {
+    async acknowledge(
+      objects: readonly Pick<PendingPjsipObject, "nodeId" | "kind" | "id" | "seq">[],
+    ) {
       for (const object of objects) {
         await db
           .deleteFrom("pjsip_realtime_pending")
+          .where("node_id", "=", object.nodeId)
           .where("kind", "=", object.kind)
           .where("id", "=", object.id)
           .where("seq", "=", object.seq)
@@ -196,11 +240,22 @@ export function createPjsipRealtimeRepository(db: Db) {
       }
     },
 
-    /** Which of `ids` have a row in `table` now. */
-    async existing(table: PjsipRealtimeTable, ids: readonly string[]): Promise<Set<string>> {
+    /**
+     * Which of `ids` have a row in `table` now: in the table itself, or as node `nodeName`'s
+     * Asterisk sees it (its view, src/store/node-realtime-views.ts).
+     */
+    async existing(
+      table: PjsipRealtimeTable,
+      ids: readonly string[],
+      nodeName?: string,
+    ): Promise<Set<string>> {
       if (ids.length === 0) return new Set();
+      const from =
+        nodeName === undefined
+          ? sql.table(table)
+          : sql`${sql.id(nodeRealtimeSchema(nodeName))}.${sql.id(table)}`;
       const found = await sql<{ id: string }>`
-        select id from ${sql.table(table)} where id in (${sql.join(ids)})`.execute(db);
+        select id from ${from} where id in (${sql.join(ids)})`.execute(db);
       return new Set(found.rows.map((row) => row.id));
     },
 
@@ -254,23 +309,42 @@ async function insertRows(
   }
 }
 
+/**
+ * The engines owed a change of the org's rows: every node holding it (primary, standby, a move's
+ * sides; `everyEngine`: every node, for an org that is gone), or the one implicit engine (`''`)
+ * while no node is defined.
+ */
+async function owedEngines(
+  trx: Db,
+  orgId: string,
+  options: { everyEngine?: boolean },
+): Promise<string[]> {
+  if ((await countEngineNodes(trx)) === 0) return [""];
+  if (options.everyEngine) return (await listEngineNodes(trx)).map((node) => node.id);
+  return orgHolders(trx, orgId);
+}
+
 async function queue(
-  trx: Kysely<unknown> | Db,
+  trx: Db,
   orgId: string,
   changes: readonly PjsipRowChange[],
   at: string,
+  options: { nodeIds?: readonly string[]; everyEngine?: boolean } = {},
 ): Promise<void> {
-  const owed = changes.flatMap((change) => {
-    const kind = PENDING_KIND[change.table];
-    return kind === null
-      ? []
-      : [sql`(${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at})`];
-  });
+  const owedChanges = changes.filter((change) => PENDING_KIND[change.table] !== null);
+  if (owedChanges.length === 0) return;
+  const engines = options.nodeIds ?? (await owedEngines(trx, orgId, options));
+  const owed = engines.flatMap((nodeId) =>
+    owedChanges.map(
+      (change) =>
+        sql`(${nodeId}, ${PENDING_KIND[change.table]}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at})`,
+    ),
+  );
   if (owed.length === 0) return;
   await sql`
-    insert into pjsip_realtime_pending (kind, id, org_id, seq, queued_at)
+    insert into pjsip_realtime_pending (node_id, kind, id, org_id, seq, queued_at)
     values ${sql.join(owed)}
-    on conflict (kind, id) do update
+    on conflict (node_id, kind, id) do update
       set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`.execute(
     trx,
   );

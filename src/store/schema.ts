@@ -342,11 +342,24 @@ export interface NodeDeployRequestsTable {
  * registrations to be reloaded). `seq` grows with every change of the object.
  */
 export interface PjsipRealtimePendingTable {
+  /**
+   * The engine node owed the change (3020): every node holding the org is told on its own, so one
+   * node's acknowledgement never hides the change from another. `''`: the one implicit engine.
+   */
+  node_id: string;
   kind: string;
   id: string;
   org_id: string;
   seq: number;
   queued_at: string;
+}
+
+/** What each engine node's Asterisk answered as its systemname at its last AMI connect (3021). */
+export interface EngineNodeSystemsTable {
+  node_id: string;
+  /** `''`: the node has none. */
+  system_name: string;
+  seen_at: string;
 }
 
 export interface Database extends TicketTables {
@@ -387,6 +400,7 @@ export interface Database extends TicketTables {
   trunk_registrations: TrunkRegistrationsTable;
   pjsip_realtime_pending: PjsipRealtimePendingTable;
   engine_nodes: EngineNodesTable;
+  engine_node_systems: EngineNodeSystemsTable;
   org_placements: OrgPlacementsTable;
   org_moves: OrgMovesTable;
   edge_requests: EdgeSyncRequestsTable;

@@ -7,6 +7,7 @@ import Deploy, { type DeployCommandResult } from "../../src/cli/commands/deploy.
 import EngineInit from "../../src/cli/commands/engine/init.js";
 import Rollback from "../../src/cli/commands/rollback.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
+import { withSystemName } from "../../src/engine/engine-init.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { runCommand } from "../cli/run-command.js";
 import { tempDir } from "./helpers.js";
@@ -413,6 +414,78 @@ test("engine init --pjsip realtime adds sorcery, extconfig and res_pgsql; file m
       ],
       [["--pjsip", "realtime", "--database-url", "postgres://a:x%3By@h/c"], "may not hold ';'"],
       [["--pjsip", "realtime", "--database-url", "postgres://a:b@h/"], "needs a database name"],
+    ] as const) {
+      const bad = await runCommand(EngineInit, ["--etc", join(dir, "bad"), ...args]);
+      assert.is(bad.code, 1, args.join(" "));
+      assert.match(String(bad.error?.message), message);
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
+test("engine init --node maps realtime to the node's own views; --system-name sets asterisk.conf's systemname", async () => {
+  const { dir, cleanup } = await tempDir();
+  try {
+    const etc = join(dir, "asterisk");
+    const url = "postgres://pbx:secret@10.0.0.5/pbxdb";
+    const out = await runCommand(EngineInit, [
+      "--etc",
+      etc,
+      "--pjsip",
+      "realtime",
+      "--database-url",
+      url,
+      "--node",
+      "node-2",
+      "--system-name",
+      "node-2",
+    ]);
+    assert.is(out.code, 0, out.stderr + String(out.error));
+    // The node reads the rows of its orgs only (src/store/node-realtime-views.ts).
+    const extconfig = await readFile(join(etc, "extconfig.conf"), "utf8");
+    for (const table of ["ps_endpoints", "ps_auths", "ps_aors", "ps_registrations"]) {
+      assert.match(extconfig, `\n${table} => pgsql,general,pbx_node_node_2.${table}\n`);
+    }
+    assert.is(
+      await readFile(join(etc, "asterisk.conf"), "utf8"),
+      "; Written by `pbxctl engine init --system-name`.\n[options]\nsystemname = node-2\n",
+    );
+    assert.match(out.stdout, `set systemname = node-2 in ${etc}/asterisk.conf`);
+
+    // An existing asterisk.conf keeps everything else; the setting is replaced where it is.
+    const kept = join(dir, "kept");
+    await mkdir(kept, { recursive: true });
+    const own =
+      "[directories]\nastdatadir => /srv/ast\n\n[options]\nverbose = 3\nsystemname = old\n";
+    await writeFile(join(kept, "asterisk.conf"), own);
+    assert.is((await runCommand(EngineInit, ["--etc", kept, "--system-name", "node-1"])).code, 0);
+    assert.is(
+      await readFile(join(kept, "asterisk.conf"), "utf8"),
+      own.replace("systemname = old", "systemname = node-1"),
+    );
+    assert.is(
+      withSystemName("[directories]\nastdatadir => /a\n", "n1"),
+      "[directories]\nastdatadir => /a\n[options]\nsystemname = n1\n",
+    );
+    assert.is(
+      withSystemName("[options]\nverbose = 3\n", "n1"),
+      "[options]\nsystemname = n1\nverbose = 3\n",
+    );
+
+    // Without --system-name, asterisk.conf is never written (the quick start is unchanged).
+    const plain = join(dir, "plain");
+    assert.is((await runCommand(EngineInit, ["--etc", plain])).code, 0);
+    assert.not.ok(existsSync(join(plain, "asterisk.conf")));
+
+    for (const [args, message] of [
+      [["--node", "node-1"], "--node is only used with --pjsip realtime"],
+      [
+        ["--pjsip", "realtime", "--database-url", url, "--node", "Node_1"],
+        "--node must be an engine node's name",
+      ],
+      [["--system-name", "a b"], "--system-name may hold letters, digits, _ and -"],
+      [["--system-name", "x;y"], "--system-name may hold letters, digits, _ and -"],
     ] as const) {
       const bad = await runCommand(EngineInit, ["--etc", join(dir, "bad"), ...args]);
       assert.is(bad.code, 1, args.join(" "));

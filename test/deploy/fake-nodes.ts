@@ -10,6 +10,8 @@ import { type RunningServer, type StartServerOptions, startServer } from "../../
 import { loadConfig } from "../../src/config.js";
 import type { NodeRuntime } from "../../src/deploy/node-runtime.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
+import { openStoreHandle } from "../../src/store/database.js";
+import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
 import { freshStoreLocation } from "../store/test-database.js";
 import { FakeClock, tree } from "./helpers.js";
 
@@ -24,6 +26,8 @@ export interface ApiAnswer {
 
 export interface FakeNodes {
   dataDir: string;
+  /** PBX_DATABASE_URL of the store on a PostgreSQL run (what a CLI command needs), else null. */
+  storeUrl: string | null;
   server: RunningServer;
   /** The fake engine of `node-<n>` at index n-1. */
   engines: FakeAmiServer[];
@@ -61,16 +65,46 @@ export async function until(done: () => boolean | Promise<boolean>, what: string
 /** A server with `count` engine nodes `node-1`..`node-<count>` (capacity 10 each), all started. */
 export async function startFakeNodes(
   count: number,
-  options: Partial<StartServerOptions> = {},
+  options: Partial<StartServerOptions> & {
+    /**
+     * Realtime PJSIP (PostgreSQL only): each fake engine looks endpoints up in its node's own
+     * views (src/store/node-realtime-views.ts) over a connection of its own, as Asterisk does.
+     */
+    realtime?: boolean;
+  } = {},
 ): Promise<FakeNodes> {
+  const { realtime, ...serverOptions } = options;
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-fake-nodes-"));
   const store = await freshStoreLocation(join(dataDir, "pbx.db"));
+  if (realtime && store.location.kind !== "postgres") {
+    throw new Error("realtime fake nodes need the PostgreSQL test cluster (npm run test:pg)");
+  }
   const storeEnv: Record<string, string> =
     store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
+  const engineEnv: Record<string, string> = realtime ? { ...storeEnv, PBX_PJSIP: "realtime" } : {};
+  const engineDb = realtime ? openStoreHandle(store.location) : null;
   const dir = (n: number) => join(dataDir, "nodes", `node-${n}`);
   const engines = Array.from(
     { length: count },
-    (_, i) => new FakeAmiServer({ engineDir: dir(i + 1), implicitIncludes: true }),
+    (_, i) =>
+      new FakeAmiServer({
+        engineDir: dir(i + 1),
+        implicitIncludes: true,
+        // Each node its own, as docs/nodes.md asks (a node without one has its events held).
+        systemName: `node-${i + 1}`,
+        ...(engineDb
+          ? {
+              realtimeEndpoint: async (id: string) =>
+                (
+                  await createPjsipRealtimeRepository(engineDb).existing(
+                    "ps_endpoints",
+                    [id],
+                    `node-${i + 1}`,
+                  )
+                ).has(id),
+            }
+          : {}),
+      }),
   );
   const ports = await Promise.all(engines.map((e) => e.listen()));
   const leaseTimers = new FakeClock();
@@ -83,15 +117,16 @@ export async function startFakeNodes(
   const server = await startServer({
     config,
     logger: pino({ level: "silent" }),
-    env: {},
+    env: engineEnv,
     engineOptions: { timers: engineClock },
     roleOptions: { timers: leaseTimers, clock: () => new Date(T0 + leaseTimers.now()) },
     moveOptions: { timers: moveClock, clock: () => new Date(T0 + moveClock.now()) },
-    ...options,
+    ...serverOptions,
   });
   const close = async () => {
     await server.close();
     for (const engine of engines) await engine.close();
+    await engineDb?.destroy();
     await store.drop();
     rmSync(dataDir, { recursive: true, force: true });
   };
@@ -130,6 +165,7 @@ export async function startFakeNodes(
     await nodes.started();
     return {
       dataDir,
+      storeUrl: store.location.kind === "postgres" ? store.location.url : null,
       server,
       engines,
       engineClock,

@@ -80,7 +80,12 @@ test("media follows the org: copied to its node before its reloads, removed when
     store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
   const nodesDir = join(dataDir, "nodes");
   const engines = [1, 2].map(
-    (n) => new FakeAmiServer({ engineDir: join(nodesDir, `node-${n}`), implicitIncludes: true }),
+    (n) =>
+      new FakeAmiServer({
+        engineDir: join(nodesDir, `node-${n}`),
+        implicitIncludes: true,
+        systemName: `node-${n}`,
+      }),
   );
   const ports = await Promise.all(engines.map((e) => e.listen()));
   const leaseTimers = new FakeClock();

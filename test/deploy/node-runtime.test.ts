@@ -51,7 +51,11 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
     store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
   const engines = [1, 2].map(
     (n) =>
-      new FakeAmiServer({ engineDir: join(dataDir, "nodes", `node-${n}`), implicitIncludes: true }),
+      new FakeAmiServer({
+        engineDir: join(dataDir, "nodes", `node-${n}`),
+        implicitIncludes: true,
+        systemName: `node-${n}`,
+      }),
   );
   const ports = await Promise.all(engines.map((e) => e.listen()));
   const leaseTimers = new FakeClock();

@@ -1,6 +1,6 @@
 // The AMI session itself against a real Asterisk 22, recorded into fixtures/ami/session.json
 // (UPDATE_GOLDEN=1 or `npm run record:ami` rewrites it) for the fast suite's fake AMI: the banner,
-// Login accepted and refused, Logoff, Ping, an action before Login, an action the user's write
+// Login accepted and refused, Logoff, Ping, CoreSettings (the systemname), an action before Login, an action the user's write
 // classes do not allow, an action Asterisk does not have, the lists pbxctl asks for with nothing
 // to list (CoreShowChannels, PJSIPShowRegistrationsOutbound), and what a reload answers while
 // another one runs: `module reload` goes through the loader's reload lock (main/loader.c
@@ -188,6 +188,9 @@ test("the AMI session answers as fixtures/ami/session.json records", async () =>
       false,
     );
     record("Ping", "ok", await ami.send({ Action: "Ping" }), false);
+    // The systemname pbxctl reads at each node's connect (docs/nodes.md); this engine has none,
+    // and the fake answers with its own in `SystemName`.
+    record("CoreSettings", "ok", await ami.send({ Action: "CoreSettings" }), false);
     record(
       "NoSuchAction",
       "unknown action",

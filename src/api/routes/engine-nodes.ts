@@ -30,6 +30,14 @@ const EngineNode = Type.Object(
     state: EngineNodeFields.state,
     orgs: Type.Integer({ description: "orgs placed on the node as their primary" }),
     standby_orgs: Type.Integer({ description: "orgs with the node as their standby" }),
+    system_name: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "its Asterisk's systemname at its last AMI connect ('' none); null until first reached",
+    }),
+    problem: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "why the node's call events are not stored: no systemname among several nodes, or another node's",
+    }),
     created_at: Type.String({ format: "date-time" }),
     updated_at: Type.String({ format: "date-time" }),
   },

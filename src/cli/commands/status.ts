@@ -15,6 +15,7 @@ import { type EdgeStatus, edgeStatus } from "../../deploy/edge-sync.js";
 import { nodeEngineDir } from "../../deploy/node-runtime.js";
 import { type UnitStatus, unitStatuses } from "../../deploy/status.js";
 import { storeUnitStatuses } from "../../deploy/store-status.js";
+import { listEngineNodes as listEngineNodeViews } from "../../domain/nodes/engine-nodes.js";
 import { listEngineNodes } from "../../store/engine-node-repository.js";
 import {
   createPjsipRealtimeRepository,
@@ -44,6 +45,11 @@ export interface StatusCommandResult {
    * edge last took and read back (applied). Absent without an edge.
    */
   edge?: EdgeStatus;
+  /**
+   * With engine nodes: each node whose call events are not stored, and why (one systemname per
+   * node, docs/nodes.md). Absent without nodes.
+   */
+  nodeProblems?: { node: string; problem: string }[];
 }
 
 export default class Status extends PbxCommand {
@@ -63,7 +69,9 @@ export default class Status extends PbxCommand {
     "Org units also show the org's slug (from the store) or name (from its generated files).\n\n" +
     "With engine nodes defined (docs/nodes.md), the units are grouped by node: each node's " +
     "orgs, gateway and include files, from that node's deploy log and directory " +
-    "(<PBX_NODES_DIR>/<node name>); `node` names it in --json.\n\n" +
+    "(<PBX_NODES_DIR>/<node name>); `node` names it in --json. A node whose call events are " +
+    "not stored (no systemname among several nodes, or another node's) is named with the fix, " +
+    "and makes the exit code that of a failed unit.\n\n" +
     "With PBX_PJSIP=realtime, the PJSIP objects (endpoint, auth, aor, registration) whose rows " +
     "changed and that the engine has not taken yet are listed after the table, and count as " +
     "PENDING.\n\n" +
@@ -117,9 +125,14 @@ export default class Status extends PbxCommand {
         }
       }
       if (result.edge) for (const line of edgeStatusLines(result.edge)) this.log(line);
+      for (const { node, problem } of result.nodeProblems ?? []) {
+        this.log(`node ${node}: ${problem}`);
+      }
     }
     let code = statusExitCode(result.units);
     if (pending.length > 0 && code === StatusExitCode.ok) code = StatusExitCode.pending;
+    // A node whose calls are not recorded is a failure of the install, not a pending change.
+    if ((result.nodeProblems ?? []).length > 0) code = Math.max(code, StatusExitCode.failed);
     return this.finish(result, worseWithEdge(code, result.edge));
   }
 
@@ -166,11 +179,27 @@ export default class Status extends PbxCommand {
             ).flat();
       const edgeSettings = edgeSettingsFrom(process.env);
       const edge = edgeSettings ? { edge: await edgeStatus(store.db, edgeSettings) } : {};
+      const problems =
+        nodes.length === 0
+          ? {}
+          : {
+              nodeProblems: (await listEngineNodeViews({ db: store.db }))
+                .filter((node) => node.problem !== null)
+                .map((node) => ({ node: node.name, problem: node.problem! })),
+            };
       if (pjsip === "file") {
-        return { source: "store", from: store.dataDir, engineDir, units, ...edge };
+        return { source: "store", from: store.dataDir, engineDir, units, ...edge, ...problems };
       }
       const pjsipPending = await createPjsipRealtimeRepository(store.db).pending();
-      return { source: "store", from: store.dataDir, engineDir, units, pjsipPending, ...edge };
+      return {
+        source: "store",
+        from: store.dataDir,
+        engineDir,
+        units,
+        pjsipPending,
+        ...edge,
+        ...problems,
+      };
     } finally {
       await store.db.destroy();
     }

@@ -21,6 +21,7 @@ import {
   type EngineNodeRow,
   insertEngineNode,
   listEngineNodes as listNodeRows,
+  listNodeSystemNames,
   lockNodesForPlacement,
   type NodeLoad,
   nodeLoads,
@@ -32,6 +33,7 @@ import { BadRequest, Conflict } from "../errors.js";
 import { encrypt } from "../secrets.js";
 import { findNodeRow } from "./engine-node-lookup.js";
 import { occupied } from "./placement.js";
+import { systemNameProblems } from "./system-names.js";
 
 /** What the node use cases need: the store, the sealing key and the time. */
 export interface NodeDeps {
@@ -53,6 +55,10 @@ export interface EngineNodeView {
   orgs: number;
   /** Orgs with the node as their standby. */
   standby_orgs: number;
+  /** Its Asterisk's systemname at its last AMI connect (`''`: none); null: never reached. */
+  system_name: string | null;
+  /** Why the node's call events are not stored (src/domain/nodes/system-names.ts), or null. */
+  problem: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -78,7 +84,25 @@ export type NewEngineNode = EngineNodeInput & {
 
 export const DEFAULT_AMI_PORT = 5038;
 
-function view(row: EngineNodeRow, load: NodeLoad | undefined): EngineNodeView {
+/** Every node's last-seen systemname and the problems they make, for the views. */
+interface NodeSystems {
+  names: Map<string, string>;
+  problems: Map<string, string>;
+}
+
+async function nodeSystems(db: Db, rows: readonly EngineNodeRow[]): Promise<NodeSystems> {
+  const names = await listNodeSystemNames(db);
+  const problems = systemNameProblems(
+    rows.map((row) => ({ id: row.id, name: row.name, systemName: names.get(row.id) ?? null })),
+  );
+  return { names, problems };
+}
+
+function view(
+  row: EngineNodeRow,
+  load: NodeLoad | undefined,
+  systems: NodeSystems,
+): EngineNodeView {
   return {
     id: row.id,
     name: row.name,
@@ -90,6 +114,8 @@ function view(row: EngineNodeRow, load: NodeLoad | undefined): EngineNodeView {
     state: row.state,
     orgs: load?.primaries ?? 0,
     standby_orgs: load?.standbys ?? 0,
+    system_name: systems.names.get(row.id) ?? null,
+    problem: systems.problems.get(row.id) ?? null,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -145,7 +171,9 @@ function nameTaken(error: unknown, name: string): never {
 /** Every node with its load, by name. */
 export async function listEngineNodes(deps: Pick<NodeDeps, "db">): Promise<EngineNodeView[]> {
   const loads = await nodeLoads(deps.db);
-  return (await listNodeRows(deps.db)).map((row) => view(row, loads.get(row.id)));
+  const rows = await listNodeRows(deps.db);
+  const systems = await nodeSystems(deps.db, rows);
+  return rows.map((row) => view(row, loads.get(row.id), systems));
 }
 
 /** One node by id or name; 404 `Engine node not found`. */
@@ -154,7 +182,9 @@ export async function getEngineNode(
   ref: string,
 ): Promise<EngineNodeView> {
   const row = await findNodeRow(deps.db, ref);
-  return view(row, (await nodeLoads(deps.db)).get(row.id));
+  // The problems are judged over every node (a duplicate is another node's systemname).
+  const systems = await nodeSystems(deps.db, await listNodeRows(deps.db));
+  return view(row, (await nodeLoads(deps.db)).get(row.id), systems);
 }
 
 /**

@@ -37,6 +37,8 @@ export interface AsteriskInstanceOptions {
   }) => Promise<{ generatedDir: string }>;
   /** Realtime PJSIP from this database (`engine init --pjsip realtime --database-url`). */
   pjsipDatabaseUrl?: string;
+  /** With `pjsipDatabaseUrl`: the engine node whose views it reads (`engine init --node`). */
+  pjsipNode?: string;
   /**
    * The loopback address SIP binds to (default 127.0.0.1): several engines on one machine each
    * take their own (127.0.0.11, 127.0.0.12) as the nodes of a cluster do. AMI stays on 127.0.0.1.
@@ -218,7 +220,11 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
         sipBind: sipAddress,
         sipPort,
         ...(options.pjsipDatabaseUrl
-          ? { pjsip: "realtime" as const, databaseUrl: options.pjsipDatabaseUrl }
+          ? {
+              pjsip: "realtime" as const,
+              databaseUrl: options.pjsipDatabaseUrl,
+              ...(options.pjsipNode ? { node: options.pjsipNode } : {}),
+            }
           : {}),
       });
   for (const file of options.files ?? []) {

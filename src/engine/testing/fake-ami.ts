@@ -63,6 +63,8 @@ export interface FakeAmiOptions {
    * row is gone, until `SorceryMemoryCacheExpireObject` drops it.
    */
   realtimeEndpoint?: (id: string) => Promise<boolean>;
+  /** The `systemname` CoreSettings answers (asterisk.conf [options]); default none (empty). */
+  systemName?: string;
 }
 
 /** The memory caches `engine init --pjsip realtime` sets up (res_sorcery_memory_cache's names). */
@@ -101,6 +103,8 @@ export class FakeAmiServer {
   /** Realtime PJSIP: the objects each memory cache holds (`<cache>/<id>`). */
   readonly sorceryCached = new Set<string>();
   private readonly realtimeEndpoint: ((id: string) => Promise<boolean>) | null;
+  /** What CoreSettings answers as `SystemName`; a test may change it (an engine restarted). */
+  systemName: string;
   /** Modules "not loaded" (they declined at boot): their reloads answer "No such command". */
   readonly unloadedModules = new Set<string>();
   /**
@@ -140,6 +144,7 @@ export class FakeAmiServer {
       ? new FakeEngineConfig(options.engineDir, options.implicitIncludes)
       : null;
     this.realtimeEndpoint = options.realtimeEndpoint ?? null;
+    this.systemName = options.systemName ?? "";
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -253,6 +258,15 @@ export class FakeAmiServer {
       case "logoff":
         replay(session("ok"));
         return;
+    }
+    if (this.authenticated.has(socket) && action.toLowerCase() === "coresettings") {
+      // Asterisk's own answer (recorded from an engine with none), with this fake's systemname.
+      const answer = session("ok");
+      replay({
+        ...answer,
+        messages: answer.messages.map((m) => ({ ...m, SystemName: this.systemName })),
+      });
+      return;
     }
     if (!this.authenticated.has(socket)) {
       replay(sessionAnswer("Command", "not logged in")!);

@@ -42,6 +42,8 @@ import * as edgeSync from "./2991-edge-sync.js";
 import * as nodeDeployRequests from "./2995-node-deploy-requests.js";
 import * as orgMoves from "./3000-org-moves.js";
 import * as timeConditions from "./3010-time-conditions.js";
+import * as nodeRealtimeViews from "./3020-node-realtime-views.js";
+import * as nodeSystemNames from "./3021-node-system-names.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -82,4 +84,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["2995-node-deploy-requests", nodeDeployRequests],
   ["3000-org-moves", orgMoves],
   ["3010-time-conditions", timeConditions],
+  ["3020-node-realtime-views", nodeRealtimeViews],
+  ["3021-node-system-names", nodeSystemNames],
 ];

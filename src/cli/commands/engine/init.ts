@@ -65,6 +65,13 @@ export default class EngineInit extends PbxCommand {
     "database-url": Flags.string({
       summary: "postgres://user:password@host:port/db for --pjsip realtime (res_pgsql.conf).",
     }),
+    node: Flags.string({
+      summary:
+        "With --pjsip realtime: the engine node this Asterisk is; it reads that node's orgs only.",
+    }),
+    "system-name": Flags.string({
+      summary: "Asterisk's systemname (asterisk.conf [options]); each engine node needs its own.",
+    }),
   };
 
   async run(): Promise<EngineInitResult> {
@@ -83,6 +90,8 @@ export default class EngineInit extends PbxCommand {
         force: flags.force,
         pjsip: flags.pjsip as "file" | "realtime",
         ...(flags["database-url"] ? { databaseUrl: flags["database-url"] } : {}),
+        ...(flags.node !== undefined ? { node: flags.node } : {}),
+        ...(flags["system-name"] !== undefined ? { systemName: flags["system-name"] } : {}),
       });
     } catch (error) {
       if (error instanceof EngineInitError) throw new CommandFailure(error.message);
@@ -91,6 +100,9 @@ export default class EngineInit extends PbxCommand {
     if (!this.jsonEnabled()) {
       this.log(`wrote ${result.files.join(", ")} in ${result.etcDir}`);
       for (const link of result.symlinks) this.log(`linked ${result.etcDir}/${link}`);
+      if (result.systemName !== undefined) {
+        this.log(`set systemname = ${result.systemName} in ${result.etcDir}/asterisk.conf`);
+      }
       this.log(`generated tree: ${result.generatedDir}`);
       this.log("point pbxctl at this engine with:");
       for (const [name, value] of Object.entries(result.env)) this.log(`  export ${name}=${value}`);

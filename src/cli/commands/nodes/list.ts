@@ -34,7 +34,10 @@ export default class NodesList extends PbxCommand {
     const { flags } = await this.parse(NodesList);
     const nodes = await withNodeStore(flags["data-dir"], (deps) => listEngineNodes(deps));
     if (!this.jsonEnabled()) {
-      for (const node of nodes) this.log(nodeLine(node));
+      for (const node of nodes) {
+        this.log(nodeLine(node));
+        if (node.problem) this.log(`  problem: ${node.problem}`);
+      }
       if (nodes.length === 0) {
         this.log(
           "no engine node defined: every org runs on the one engine of the server's PBX_AMI_* settings",
