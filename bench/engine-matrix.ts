@@ -1,7 +1,18 @@
 // The bench:engine report: per size, one table with a column per PJSIP mode, so the two modes
 // are read side by side; then the optional dialplan-edit and burst figures.
 import type { SizeResult } from "./engine.js";
+import { REALTIME_STEPS } from "./new-user-live.js";
 import type { SippRegistrationRun } from "./sipp-registrations.js";
+
+/** Each step of realtime PJSIP's path after a save, as the table names it. */
+const STEP_LABELS: Record<(typeof REALTIME_STEPS)[number], string> = {
+  sync: "sync started (save committed)",
+  compiled: "org's PJSIP loaded, compiled",
+  read: "current rows read (locked)",
+  committed: "rows committed",
+  expired: "cache expiries sent",
+  verified: "endpoints verified",
+};
 
 const percentile = (xs: readonly number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -43,14 +54,10 @@ export function printSizeTable(columns: readonly SizeResult[]): void {
       "new user registrable after API answer, p50 / p95",
       ...columns.map((r) => p50p95(r.newUsers.map((u) => u.registrableMs))),
     ],
-    [
-      "  realtime: first cache expiry sent, p50 / p95",
-      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.expirySentMs)))),
-    ],
-    [
-      "  realtime: endpoint verified, p50 / p95",
-      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.verifiedMs)))),
-    ],
+    ...REALTIME_STEPS.map((step) => [
+      `  realtime: ${STEP_LABELS[step]}, p50 / p95`,
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.steps[step] ?? null)))),
+    ]),
     [
       "new user callable (INVITE reaches it), p50 / p95",
       ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.callableMs)))),

@@ -32,6 +32,7 @@ import { performance } from "node:perf_hooks";
 import { pino } from "pino";
 import { type RunningServer, startServer } from "../src/api/server.js";
 import { loadConfig } from "../src/config.js";
+import type { RealtimeTrace } from "../src/deploy/realtime-pjsip.js";
 import { applyOrgState } from "../src/domain/config/apply.js";
 import { commandOutput } from "../src/engine/ami-connection.js";
 import { createAmiTarget } from "../src/engine/ami-target.js";
@@ -44,7 +45,12 @@ import { startPostgresCluster } from "../src/store/testing/postgres-cluster.js";
 import { benchPhones, withPhonePasswords } from "./bench-phones.js";
 import { printEngineNotes, printSizeTable } from "./engine-matrix.js";
 import { runNodesCompare } from "./engine-nodes.js";
-import { measureNewUser, type NewUserSample, type RealtimeTimeline } from "./new-user-live.js";
+import {
+  measureNewUser,
+  type NewUserSample,
+  REALTIME_STEPS,
+  type RealtimeTimeline,
+} from "./new-user-live.js";
 import { startSipPhone } from "./sip-phone.js";
 import { registerPhones, type SippRegistrationRun } from "./sipp-registrations.js";
 import { syntheticOrg } from "./synthetic-org.js";
@@ -169,21 +175,12 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
   };
   // Realtime PJSIP's own session (as the server opens one from the environment), noting when
   // each cache expiry is sent and each verification answered: where a new user's time goes.
-  const timeline: RealtimeTimeline | null = databaseUrl ? { expiriesSent: [], verified: [] } : null;
-  const realtimeTarget = (): EngineTarget => {
-    const session = createAmiTarget(ami);
-    return {
-      ...session,
-      async expireCachedObject(cache, id) {
-        timeline?.expiriesSent.push(performance.now());
-        return session.expireCachedObject!(cache, id);
-      },
-      async verify(probes) {
-        const answer = await session.verify!(probes);
-        timeline?.verified.push(performance.now());
-        return answer;
-      },
-    };
+  const timeline: RealtimeTimeline | null = databaseUrl
+    ? (Object.fromEntries(REALTIME_STEPS.map((step) => [step, []])) as unknown as RealtimeTimeline)
+    : null;
+  const benchOrgId = syntheticOrg(0).org.id;
+  const realtimeTrace: RealtimeTrace = (step, orgIds) => {
+    if (orgIds.includes(benchOrgId)) timeline?.[step].push(performance.now());
   };
   // A second session for looking and calling, so polls never queue behind a reload.
   const eye = createAmiTarget(ami);
@@ -207,7 +204,10 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       db,
       env,
       logger: pino({ level: "silent" }),
-      engineOptions: { target, ...(databaseUrl ? { realtimeTarget: realtimeTarget() } : {}) },
+      engineOptions: {
+        target,
+        ...(databaseUrl ? { realtimeTarget: createAmiTarget(ami), realtimeTrace } : {}),
+      },
     });
     const running = server;
     const timedOut: string[] = [];
@@ -225,6 +225,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
     const prefix = org.org.context_prefix;
     const ivr = org.ivrs[0]!;
     const send = async (method: string, path: string, body: unknown) => {
+      const sentAt = performance.now();
       const res = await fetch(`${running.url}/api/v1${path}?org_id=${org.org.id}`, {
         method,
         headers: { "x-internal-key": INTERNAL_KEY, "content-type": "application/json" },
@@ -232,7 +233,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       });
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
       const answeredAt = performance.now();
-      return { answeredAt, body: (await res.json()) as Record<string, unknown> };
+      return { sentAt, answeredAt, body: (await res.json()) as Record<string, unknown> };
     };
     const visible = async (command: string, shown: (output: string) => boolean) => {
       const deadline = performance.now() + 60_000;
@@ -255,7 +256,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       const sample = await measureNewUser(
         {
           async createUser(extension) {
-            const { answeredAt, body } = await send("POST", "/users", {
+            const { sentAt, answeredAt, body } = await send("POST", "/users", {
               extension,
               name: `Bench ${extension}`,
             });
@@ -265,7 +266,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
               realm: SIP_REALM,
               registrar,
             });
-            return { answeredAt, phone };
+            return { sentAt, answeredAt, phone };
           },
           async call(extension) {
             await eye.connection.action({

@@ -101,6 +101,8 @@ export function createPjsipRealtimeRepository(db: Db) {
        * engine every object of every org.
        */
       queueAdded?: boolean;
+      /** Called once the org's current rows are read (bench:engine's trace of a save). */
+      onRead?: () => void;
     }): Promise<PjsipRowChange[]> {
       const { orgId, prefix, rows, at } = options;
       for (const row of rows) {
@@ -109,16 +111,18 @@ export function createPjsipRealtimeRepository(db: Db) {
           throw new RealtimeStoreError(`row ${row.id} is not under the org's prefix ${prefix}`);
         }
       }
+      // Round trips are what a save waits for (bench:engine --trace-registrable): the lock, one
+      // read of the org's rows in all five tables, and one statement for every write.
       return db.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(${PJSIP_ROWS_LOCK_CLASS}, hashtext(${orgId}))`.execute(
           trx,
         );
+        const current = await orgRows(trx, prefix);
+        options.onRead?.();
         const changes: PjsipRowChange[] = [];
+        const writes: RawBuilder<unknown>[] = [];
         for (const table of PJSIP_REALTIME_TABLES) {
-          const existing = new Map<string, Record<string, string | null>>();
-          const found = await sql<Record<string, string | null>>`
-            select * from ${sql.table(table)} where ${underPrefix(prefix)}`.execute(trx);
-          for (const row of found.rows) existing.set(row.id as string, row);
+          const existing = current.get(table) ?? new Map<string, Record<string, string | null>>();
           const added: Readonly<Record<string, string>>[] = [];
           for (const row of rows.filter((r) => r.table === table)) {
             const before = existing.get(row.id);
@@ -127,25 +131,24 @@ export function createPjsipRealtimeRepository(db: Db) {
               added.push(row.columns);
               changes.push({ table, id: row.id, change: "added" });
             } else if (!sameRow(row.columns, before)) {
-              await updateRow(trx, table, row.columns, before);
+              writes.push(updateRow(table, row.columns, before));
               changes.push({ table, id: row.id, change: "changed" });
             }
           }
-          await insertRows(trx, table, added);
+          writes.push(...insertRows(table, added));
           const removed = [...existing.keys()];
           if (removed.length > 0) {
-            await sql`delete from ${sql.table(table)} where id in (${sql.join(removed)})`.execute(
-              trx,
-            );
+            writes.push(sql`delete from ${sql.table(table)} where id in (${sql.join(removed)})`);
             for (const id of removed) changes.push({ table, id, change: "removed" });
           }
         }
-        await queue(
-          trx,
+        const owed = queueRows(
           orgId,
           options.queueAdded === false ? changes.filter((c) => c.change !== "added") : changes,
           at,
         );
+        if (owed) writes.push(owed);
+        await inOneStatement(trx, writes);
         return changes;
       });
     },
@@ -166,7 +169,8 @@ export function createPjsipRealtimeRepository(db: Db) {
             changes.push({ table, id, change: "removed" });
           }
         }
-        await queue(trx, "", changes, at);
+        const owed = queueRows("", changes, at);
+        if (owed) await owed.execute(trx);
         return changes;
       });
     },
@@ -186,14 +190,11 @@ export function createPjsipRealtimeRepository(db: Db) {
 
     /** The engine took these changes: forgets each unless it changed again since (`seq`). */
     async acknowledge(objects: readonly Pick<PendingPjsipObject, "kind" | "id" | "seq">[]) {
-      for (const object of objects) {
-        await db
-          .deleteFrom("pjsip_realtime_pending")
-          .where("kind", "=", object.kind)
-          .where("id", "=", object.id)
-          .where("seq", "=", object.seq)
-          .execute();
-      }
+      if (objects.length === 0) return;
+      const keys = objects.map((o) => sql`(${o.kind}, ${o.id}, ${o.seq}::bigint)`);
+      await sql`
+        delete from pjsip_realtime_pending
+        where (kind, id, seq) in (values ${sql.join(keys)})`.execute(db);
     },
 
     /** Which of `ids` have a row in `table` now. */
@@ -219,59 +220,90 @@ export function createPjsipRealtimeRepository(db: Db) {
 
 export type PjsipRealtimeRepository = ReturnType<typeof createPjsipRealtimeRepository>;
 
-async function updateRow(
+/** The org's current rows of every table, by table then id, in one query. */
+async function orgRows(
   trx: Kysely<unknown> | Db,
+  prefix: string,
+): Promise<Map<PjsipRealtimeTable, Map<string, Record<string, string | null>>>> {
+  const selects = PJSIP_REALTIME_TABLES.map(
+    (table) =>
+      sql`select ${table}::text as "table", to_jsonb(t) as "row"
+        from ${sql.table(table)} as t where ${underPrefix(prefix)}`,
+  );
+  const found = await sql<{ table: PjsipRealtimeTable; row: Record<string, string | null> }>`
+    ${sql.join(selects, sql` union all `)}`.execute(trx);
+  const byTable = new Map<PjsipRealtimeTable, Map<string, Record<string, string | null>>>();
+  for (const { table, row } of found.rows) {
+    const rows = byTable.get(table) ?? new Map<string, Record<string, string | null>>();
+    rows.set(row.id as string, row);
+    byTable.set(table, rows);
+  }
+  return byTable;
+}
+
+/**
+ * Runs the writes as one statement: each is a data-modifying WITH query, which PostgreSQL runs
+ * to completion whether or not the statement reads it. Each touches other rows (one row, one
+ * table's inserts or deletes, the pending queue), so their order within the statement is moot.
+ */
+async function inOneStatement(
+  trx: Kysely<unknown> | Db,
+  writes: readonly RawBuilder<unknown>[],
+): Promise<void> {
+  if (writes.length === 0) return;
+  const parts = writes.map((write, i) => sql`${sql.raw(`w${i}`)} as (${write})`);
+  await sql`with ${sql.join(parts)} select 1`.execute(trx);
+}
+
+function updateRow(
   table: PjsipRealtimeTable,
   columns: Readonly<Record<string, string>>,
   before: Readonly<Record<string, string | null>>,
-): Promise<void> {
+): RawBuilder<unknown> {
   // Every column the compiler leaves out goes back to NULL: a row is the compiler's whole
   // object, never a merge with what was there.
   const assignments = Object.keys(before)
     .filter((column) => column !== "id")
     .map((column) => sql`${sql.ref(column)} = ${columns[column] ?? null}`);
-  await sql`update ${sql.table(table)} set ${sql.join(assignments)} where id = ${before.id}`.execute(
-    trx,
-  );
+  return sql`update ${sql.table(table)} set ${sql.join(assignments)} where id = ${before.id}`;
 }
 
-/** Inserts rows, one statement per set of columns (a user's and a trunk's rows differ). */
-async function insertRows(
-  trx: Kysely<unknown> | Db,
+/** The inserts of rows, one per set of columns (a user's and a trunk's rows differ). */
+function insertRows(
   table: PjsipRealtimeTable,
   rows: readonly Readonly<Record<string, string>>[],
-): Promise<void> {
+): RawBuilder<unknown>[] {
   const byColumns = new Map<string, Readonly<Record<string, string>>[]>();
   for (const row of rows) {
     const key = Object.keys(row).join(",");
     byColumns.set(key, [...(byColumns.get(key) ?? []), row]);
   }
-  for (const group of byColumns.values()) {
+  return [...byColumns.values()].map((group) => {
     const names = Object.keys(group[0]!);
     const values = group.map((row) => sql`(${sql.join(names.map((n) => row[n]))})`);
-    await sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
-      values ${sql.join(values)}`.execute(trx);
-  }
+    return sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
+      values ${sql.join(values)}`;
+  });
 }
 
-async function queue(
-  trx: Kysely<unknown> | Db,
+/** The upsert queueing `changes` for the engine, or null when none concerns it. */
+function queueRows(
   orgId: string,
   changes: readonly PjsipRowChange[],
   at: string,
-): Promise<void> {
+): RawBuilder<unknown> | null {
   const owed = changes.flatMap((change) => {
     const kind = PENDING_KIND[change.table];
     return kind === null
       ? []
-      : [sql`(${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at})`];
+      : [
+          sql`(${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at}::timestamptz)`,
+        ];
   });
-  if (owed.length === 0) return;
-  await sql`
+  if (owed.length === 0) return null;
+  return sql`
     insert into pjsip_realtime_pending (kind, id, org_id, seq, queued_at)
     values ${sql.join(owed)}
     on conflict (kind, id) do update
-      set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`.execute(
-    trx,
-  );
+      set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`;
 }
