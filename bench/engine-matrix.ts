@@ -22,6 +22,15 @@ const ms = (x: number) =>
   x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x).toLocaleString("en")} ms`;
 const p50p95 = (xs: readonly number[]) =>
   xs.length === 0 ? "-" : `${ms(percentile(xs, 50))} / ${ms(percentile(xs, 95))} (n=${xs.length})`;
+/** A figure, or "did not finish" when its phase ran past its bound (the last row names it). */
+const unfinished = (x: number | null, format: (x: number) => string) =>
+  x === null ? "did not finish" : format(x);
+/** `2x dialplan reload, 1x module reload res_pjsip.so`, in the order first sent. */
+const reloadCounts = (commands: readonly string[]) => {
+  const counts = new Map<string, number>();
+  for (const command of commands) counts.set(command, (counts.get(command) ?? 0) + 1);
+  return [...counts].map(([command, n]) => `${n}x ${command}`).join(", ") || "none";
+};
 const present = (xs: readonly (number | null)[]) => xs.filter((x): x is number => x !== null);
 
 function registrations(run: SippRegistrationRun | null): string[] {
@@ -47,9 +56,13 @@ export function printSizeTable(columns: readonly SizeResult[]): void {
       "load average (1 min), start -> end",
       ...columns.map((r) => `${r.loadBefore.toFixed(1)} -> ${r.loadAfter.toFixed(1)}`),
     ],
-    ["start-up deploy (every org written, loaded)", ...columns.map((r) => ms(r.startupMs))],
-    ["engine restart: boot to fully booted", ...columns.map((r) => ms(r.bootMs))],
-    ["engine RSS after that boot", ...columns.map((r) => `${r.rssMb} MB`)],
+    [
+      "start-up deploy (every org written, loaded)",
+      ...columns.map((r) => unfinished(r.startupMs, ms)),
+    ],
+    ["  reloads it sent", ...columns.map((r) => reloadCounts(r.startupReloads))],
+    ["engine restart: boot to fully booted", ...columns.map((r) => unfinished(r.bootMs, ms))],
+    ["engine RSS after that boot", ...columns.map((r) => unfinished(r.rssMb, (x) => `${x} MB`))],
     [
       "new user registrable after API answer, p50 / p95",
       ...columns.map((r) => p50p95(r.newUsers.map((u) => u.registrableMs))),
@@ -114,9 +127,7 @@ export function printEngineNotes(
       `\nburst of ${options.burst} edits to one IVR, back to back [target: 1 dialplan reload]`,
     );
     for (const r of results) {
-      const counts = new Map<string, number>();
-      for (const command of r.burst.reloads) counts.set(command, (counts.get(command) ?? 0) + 1);
-      const list = [...counts].map(([command, n]) => `${n}x ${command}`).join(", ") || "none";
+      const list = reloadCounts(r.burst.reloads);
       console.log(
         `  ${String(r.orgs).padStart(4)} orgs, ${r.mode.padEnd(8)}: ${r.burst.reloads.length} reload(s) (${list}); ` +
           `visible ${ms(r.burst.lastToVisibleMs)} after the last edit's answer, ` +

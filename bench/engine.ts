@@ -90,12 +90,14 @@ const PHASE_TIMEOUT_MS = Number(arg("phase-timeout-min", "30")) * 60_000;
 
 class PhaseTimeout extends Error {}
 
+const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(1))} min`;
+
 /** `work`, or a PhaseTimeout naming `phase` after `ms`. */
 async function bounded<T>(phase: string, work: Promise<T>, ms = PHASE_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new PhaseTimeout(`${phase}: timed out after ${Math.round(ms / 60_000)} min`)),
+      () => reject(new PhaseTimeout(`${phase}: did not finish in ${minutes(ms)}`)),
       ms,
     );
   });
@@ -112,9 +114,12 @@ export interface SizeResult {
   orgs: number;
   loadBefore: number;
   loadAfter: number;
-  startupMs: number;
-  bootMs: number;
-  rssMb: number;
+  /** Null when its phase did not finish (said in `timedOut`). */
+  startupMs: number | null;
+  /** The reloads the start-up deploy sent (one of each module is the most it should take). */
+  startupReloads: string[];
+  bootMs: number | null;
+  rssMb: number | null;
   dialplan: number[];
   newUsers: NewUserSample[];
   steady: SippRegistrationRun | null;
@@ -189,7 +194,27 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
   let server: RunningServer | null = null;
   let db: Db | null = null;
+  // Filled as each phase is measured: a phase that runs past its bound still prints the column
+  // with what was measured before it and which phase did not finish.
+  const result: SizeResult = {
+    engine: "Asterisk",
+    mode,
+    orgs: orgCount,
+    loadBefore,
+    loadAfter: loadBefore,
+    startupMs: null,
+    startupReloads: [],
+    bootMs: null,
+    rssMb: null,
+    dialplan: [],
+    newUsers: [],
+    steady: null,
+    storm: null,
+    burst: { reloads: [], lastToVisibleMs: 0, firstToVisibleMs: 0 },
+    timedOut: [],
+  };
   try {
+    result.engine = (await cli("core show version")).split(" ").slice(0, 2).join(" ");
     const config = loadConfig(env, { dataDir, port: 0, host: "127.0.0.1" });
     db = await openStore(config.store);
     for (let i = 0; i < orgCount; i++) {
@@ -210,7 +235,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       },
     });
     const running = server;
-    const timedOut: string[] = [];
+    const timedOut = result.timedOut;
     const summary = await bounded("start-up deploy", running.ready);
     if (!summary) throw new Error("no start-up deploy");
     // A unit that failed at start-up (e.g. a probe timing out behind a long dialplan reload on a
@@ -220,7 +245,8 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
         `  ${orgCount} orgs, ${mode}: start-up deploy of ${failed.unit} failed: ${failed.error}`,
       );
     }
-    const startupMs = performance.now() - started;
+    result.startupMs = performance.now() - started;
+    result.startupReloads = [...reloads];
     const org = syntheticOrg(0);
     const prefix = org.org.context_prefix;
     const ivr = org.ivrs[0]!;
@@ -251,7 +277,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
     const samples =
       mode === "file" && orgCount >= FILE_SAMPLES_FROM_ORGS ? Math.min(FILE_SAMPLES, EDITS) : EDITS;
-    const newUsers: NewUserSample[] = [];
+    const newUsers: NewUserSample[] = result.newUsers;
     for (let i = 0; i < samples; i++) {
       const sample = await measureNewUser(
         {
@@ -296,7 +322,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
     const menu = `s@${prefix}ivrm_${ivr.extension}`;
     let timeout = 20;
-    const dialplan: number[] = [];
+    const dialplan: number[] = result.dialplan;
     for (let i = 0; i < DIALPLAN_EDITS; i++) {
       timeout++;
       const { answeredAt } = await send("PUT", `/ivrs/${ivr.id}`, { timeout });
@@ -323,49 +349,37 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
     const phones = benchPhones(orgCount, PHONES);
     const bound = Math.ceil(phones.length / RATE) + 60;
-    const steady =
+    result.burst = {
+      reloads: [...reloads],
+      lastToVisibleMs: seen - last,
+      firstToVisibleMs: seen - first,
+    };
+    result.steady =
       phones.length > 0
         ? await registerPhones({ phones, registrar, rate: RATE, timeoutS: bound })
         : null;
 
-    const version = (await cli("core show version")).split(" ").slice(0, 2).join(" ");
     const bootStarted = performance.now();
     await bounded("engine restart", engine.restart());
-    const bootMs = performance.now() - bootStarted;
-    const rss = rssMb(engine.pid);
-    const storm =
+    result.bootMs = performance.now() - bootStarted;
+    result.rssMb = rssMb(engine.pid);
+    result.storm =
       phones.length > 0
         ? await registerPhones({ phones, registrar, rate: STORM_RATE, timeoutS: 120 })
         : null;
-    const result: SizeResult = {
-      engine: version,
-      mode,
-      orgs: orgCount,
-      loadBefore,
-      loadAfter: loadavg()[0]!,
-      startupMs,
-      bootMs,
-      rssMb: rss,
-      dialplan,
-      newUsers,
-      steady,
-      storm,
-      burst: {
-        reloads: [...reloads],
-        lastToVisibleMs: seen - last,
-        firstToVisibleMs: seen - first,
-      },
-      timedOut,
-    };
+    result.loadAfter = loadavg()[0]!;
     // Printed before the teardown: a teardown that fails (a server whose close timed out, its
     // store connections cut when the cluster stops) cannot take the measured column with it.
     printSizeTable([result]);
     return result;
   } catch (error) {
     if (!(error instanceof PhaseTimeout)) throw error;
-    // A bounded phase ran out: this size and mode is reported as far as it got.
-    console.log(`  ${orgCount} orgs, ${mode}: ${error.message}`);
-    return null;
+    // A bounded phase ran out: the column is printed as far as it got, the phase named.
+    result.timedOut.push(error.message);
+    if (result.startupMs === null) result.startupReloads = [...reloads];
+    result.loadAfter = loadavg()[0]!;
+    printSizeTable([result]);
+    return result;
   } finally {
     // The server closes the deployer's target and the store; without one, close them here.
     // Bounded too: a server whose start-up deploy timed out may still wait on the engine.
