@@ -72,6 +72,13 @@ export function printSizeTable(columns: readonly SizeResult[]): void {
       ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.steps[step] ?? null)))),
     ]),
     [
+      "  event-loop delay meanwhile, p50 / p99 / max",
+      ...columns.map((r) => {
+        const d = r.eventLoopDelayMs;
+        return d ? `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)}` : "-";
+      }),
+    ],
+    [
       "new user callable (INVITE reaches it), p50 / p95",
       ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.callableMs)))),
     ],

@@ -28,7 +28,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { pino } from "pino";
 import { type RunningServer, startServer } from "../src/api/server.js";
 import { loadConfig } from "../src/config.js";
@@ -122,6 +122,8 @@ export interface SizeResult {
   rssMb: number | null;
   dialplan: number[];
   newUsers: NewUserSample[];
+  /** The process's event-loop delay while the new users were measured (the server runs here). */
+  eventLoopDelayMs: { p50: number; p99: number; max: number } | null;
   steady: SippRegistrationRun | null;
   storm: SippRegistrationRun | null;
   burst: { reloads: string[]; lastToVisibleMs: number; firstToVisibleMs: number };
@@ -208,6 +210,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
     rssMb: null,
     dialplan: [],
     newUsers: [],
+    eventLoopDelayMs: null,
     steady: null,
     storm: null,
     burst: { reloads: [], lastToVisibleMs: 0, firstToVisibleMs: 0 },
@@ -278,6 +281,10 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
     const samples =
       mode === "file" && orgCount >= FILE_SAMPLES_FROM_ORGS ? Math.min(FILE_SAMPLES, EDITS) : EDITS;
     const newUsers: NewUserSample[] = result.newUsers;
+    // The server runs in this process: a step of a save waiting for the event loop (another
+    // deploy compiling) is time no round trip explains.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     for (let i = 0; i < samples; i++) {
       const sample = await measureNewUser(
         {
@@ -318,6 +325,12 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       // user an idle deployer: each is one change, as users see it.
       if (i < CALLABLE_SAMPLES || mode === "file") await bounded("deployer idle", idle());
     }
+    loopDelay.disable();
+    result.eventLoopDelayMs = {
+      p50: loopDelay.percentile(50) / 1e6,
+      p99: loopDelay.percentile(99) / 1e6,
+      max: loopDelay.max / 1e6,
+    };
     await bounded("deployer idle", idle());
 
     const menu = `s@${prefix}ivrm_${ivr.extension}`;

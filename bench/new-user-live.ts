@@ -69,12 +69,16 @@ export async function measureNewUser(
       const waitUntil = performance.now() + CALL_POLL_MS;
       while (phone.invites.length === 0 && performance.now() < waitUntil) await delay(5);
     }
-    // The first time each step was reached after the request was sent: this save's (or the
-    // one it was coalesced into).
+    // Each step the first time it was reached after the step before it (the first after the
+    // request was sent): this save's path, or the one it was coalesced into, and never the end
+    // of a previous save's flush.
     const steps: Partial<Record<RealtimeStep, number>> = {};
+    let since = sentAt;
     for (const step of REALTIME_STEPS) {
-      const first = probe.timeline?.[step].find((t) => t >= sentAt);
-      if (first !== undefined) steps[step] = first - answeredAt;
+      const first = probe.timeline?.[step].find((t) => t >= since);
+      if (first === undefined) break;
+      steps[step] = first - answeredAt;
+      since = first;
     }
     return {
       registrableMs: registeredAt - answeredAt,
