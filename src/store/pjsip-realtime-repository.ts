@@ -137,17 +137,18 @@ export function createPjsipRealtimeRepository(db: Db) {
           }
           writes.push(...insertRows(table, added));
           const removed = [...existing.keys()];
-          if (removed.length > 0) {
-            writes.push(sql`delete from ${sql.table(table)} where id in (${sql.join(removed)})`);
-            for (const id of removed) changes.push({ table, id, change: "removed" });
+          for (const ids of chunks(removed, MAX_PARAMETERS)) {
+            writes.push(sql`delete from ${sql.table(table)} where id in (${sql.join(ids)})`);
           }
+          for (const id of removed) changes.push({ table, id, change: "removed" });
         }
-        const owed = queueRows(
-          orgId,
-          options.queueAdded === false ? changes.filter((c) => c.change !== "added") : changes,
-          at,
+        writes.push(
+          ...queueRows(
+            orgId,
+            options.queueAdded === false ? changes.filter((c) => c.change !== "added") : changes,
+            at,
+          ),
         );
-        if (owed) writes.push(owed);
         await inOneStatement(trx, writes);
         return changes;
       });
@@ -169,8 +170,7 @@ export function createPjsipRealtimeRepository(db: Db) {
             changes.push({ table, id, change: "removed" });
           }
         }
-        const owed = queueRows("", changes, at);
-        if (owed) await owed.execute(trx);
+        for (const owed of queueRows("", changes, at)) await owed.execute(trx);
         return changes;
       });
     },
@@ -250,10 +250,27 @@ async function inOneStatement(
   trx: Kysely<unknown> | Db,
   writes: readonly RawBuilder<unknown>[],
 ): Promise<void> {
-  if (writes.length === 0) return;
-  const parts = writes.map((write, i) => sql`${sql.raw(`w${i}`)} as (${write})`);
-  await sql`with ${sql.join(parts)} select 1`.execute(trx);
+  // PostgreSQL binds at most 65,535 parameters per statement: an org of thousands of users
+  // takes a few statements, an org of 50 one.
+  const statements: RawBuilder<unknown>[][] = [];
+  let bound = Number.POSITIVE_INFINITY;
+  for (const write of writes) {
+    const parameters = write.compile(trx).parameters.length;
+    if (bound + parameters > MAX_PARAMETERS) {
+      statements.push([]);
+      bound = 0;
+    }
+    statements.at(-1)!.push(write);
+    bound += parameters;
+  }
+  for (const statement of statements) {
+    const parts = statement.map((write, i) => sql`${sql.raw(`w${i}`)} as (${write})`);
+    await sql`with ${sql.join(parts)} select 1`.execute(trx);
+  }
 }
+
+/** Parameters per statement, well under PostgreSQL's 65,535. */
+const MAX_PARAMETERS = 30_000;
 
 function updateRow(
   table: PjsipRealtimeTable,
@@ -278,20 +295,30 @@ function insertRows(
     const key = Object.keys(row).join(",");
     byColumns.set(key, [...(byColumns.get(key) ?? []), row]);
   }
-  return [...byColumns.values()].map((group) => {
+  return [...byColumns.values()].flatMap((group) => {
     const names = Object.keys(group[0]!);
-    const values = group.map((row) => sql`(${sql.join(names.map((n) => row[n]))})`);
-    return sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
-      values ${sql.join(values)}`;
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / names.length));
+    return chunks(group, perStatement).map((slice) => {
+      const values = slice.map((row) => sql`(${sql.join(names.map((n) => row[n]))})`);
+      return sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
+        values ${sql.join(values)}`;
+    });
   });
 }
 
-/** The upsert queueing `changes` for the engine, or null when none concerns it. */
+/** `items` in slices of at most `size`. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const slices: T[][] = [];
+  for (let from = 0; from < items.length; from += size) slices.push(items.slice(from, from + size));
+  return slices;
+}
+
+/** The upserts queueing `changes` for the engine (none when no change concerns it). */
 function queueRows(
   orgId: string,
   changes: readonly PjsipRowChange[],
   at: string,
-): RawBuilder<unknown> | null {
+): RawBuilder<unknown>[] {
   const owed = changes.flatMap((change) => {
     const kind = PENDING_KIND[change.table];
     return kind === null
@@ -300,10 +327,12 @@ function queueRows(
           sql`(${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at}::timestamptz)`,
         ];
   });
-  if (owed.length === 0) return null;
-  return sql`
-    insert into pjsip_realtime_pending (kind, id, org_id, seq, queued_at)
-    values ${sql.join(owed)}
-    on conflict (kind, id) do update
-      set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`;
+  // Four parameters a row.
+  return chunks(owed, MAX_PARAMETERS / 4).map(
+    (rows) => sql`
+      insert into pjsip_realtime_pending (kind, id, org_id, seq, queued_at)
+      values ${sql.join(rows)}
+      on conflict (kind, id) do update
+        set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`,
+  );
 }
