@@ -14,11 +14,11 @@ import {
   requestOrganization,
   updateOwnOrganization,
 } from "../../domain/orgs/organizations.js";
+import { DeployViewSchema as DeployResult } from "../../model/deploy-views.js";
 import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings, Slug } from "../../model/org-state.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
-import { DeployResult } from "./config.js";
 import { Placement } from "./engine-nodes.js";
 
 const OrgName = Type.String({
