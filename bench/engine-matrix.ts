@@ -1,7 +1,18 @@
 // The bench:engine report: per size, one table with a column per PJSIP mode, so the two modes
 // are read side by side; then the optional dialplan-edit and burst figures.
 import type { SizeResult } from "./engine.js";
+import { REALTIME_STEPS } from "./new-user-live.js";
 import type { SippRegistrationRun } from "./sipp-registrations.js";
+
+/** Each step of realtime PJSIP's path after a save, as the table names it. */
+const STEP_LABELS: Record<(typeof REALTIME_STEPS)[number], string> = {
+  sync: "sync started (save committed)",
+  compiled: "org's PJSIP loaded, compiled",
+  read: "current rows read (locked)",
+  committed: "rows committed",
+  expired: "cache expiries sent",
+  verified: "endpoints verified",
+};
 
 const percentile = (xs: readonly number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -11,6 +22,15 @@ const ms = (x: number) =>
   x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x).toLocaleString("en")} ms`;
 const p50p95 = (xs: readonly number[]) =>
   xs.length === 0 ? "-" : `${ms(percentile(xs, 50))} / ${ms(percentile(xs, 95))} (n=${xs.length})`;
+/** A figure, or "did not finish" when its phase ran past its bound (the last row names it). */
+const unfinished = (x: number | null, format: (x: number) => string) =>
+  x === null ? "did not finish" : format(x);
+/** `2x dialplan reload, 1x module reload res_pjsip.so`, in the order first sent. */
+const reloadCounts = (commands: readonly string[]) => {
+  const counts = new Map<string, number>();
+  for (const command of commands) counts.set(command, (counts.get(command) ?? 0) + 1);
+  return [...counts].map(([command, n]) => `${n}x ${command}`).join(", ") || "none";
+};
 const present = (xs: readonly (number | null)[]) => xs.filter((x): x is number => x !== null);
 
 function registrations(run: SippRegistrationRun | null): string[] {
@@ -36,20 +56,27 @@ export function printSizeTable(columns: readonly SizeResult[]): void {
       "load average (1 min), start -> end",
       ...columns.map((r) => `${r.loadBefore.toFixed(1)} -> ${r.loadAfter.toFixed(1)}`),
     ],
-    ["start-up deploy (every org written, loaded)", ...columns.map((r) => ms(r.startupMs))],
-    ["engine restart: boot to fully booted", ...columns.map((r) => ms(r.bootMs))],
-    ["engine RSS after that boot", ...columns.map((r) => `${r.rssMb} MB`)],
+    [
+      "start-up deploy (every org written, loaded)",
+      ...columns.map((r) => unfinished(r.startupMs, ms)),
+    ],
+    ["  reloads it sent", ...columns.map((r) => reloadCounts(r.startupReloads))],
+    ["engine restart: boot to fully booted", ...columns.map((r) => unfinished(r.bootMs, ms))],
+    ["engine RSS after that boot", ...columns.map((r) => unfinished(r.rssMb, (x) => `${x} MB`))],
     [
       "new user registrable after API answer, p50 / p95",
       ...columns.map((r) => p50p95(r.newUsers.map((u) => u.registrableMs))),
     ],
+    ...REALTIME_STEPS.map((step) => [
+      `  realtime: ${STEP_LABELS[step]}, p50 / p95`,
+      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.steps[step] ?? null)))),
+    ]),
     [
-      "  realtime: first cache expiry sent, p50 / p95",
-      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.expirySentMs)))),
-    ],
-    [
-      "  realtime: endpoint verified, p50 / p95",
-      ...columns.map((r) => p50p95(present(r.newUsers.map((u) => u.verifiedMs)))),
+      "  event-loop delay meanwhile, p50 / p99 / max",
+      ...columns.map((r) => {
+        const d = r.eventLoopDelayMs;
+        return d ? `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)}` : "-";
+      }),
     ],
     [
       "new user callable (INVITE reaches it), p50 / p95",
@@ -107,9 +134,7 @@ export function printEngineNotes(
       `\nburst of ${options.burst} edits to one IVR, back to back [target: 1 dialplan reload]`,
     );
     for (const r of results) {
-      const counts = new Map<string, number>();
-      for (const command of r.burst.reloads) counts.set(command, (counts.get(command) ?? 0) + 1);
-      const list = [...counts].map(([command, n]) => `${n}x ${command}`).join(", ") || "none";
+      const list = reloadCounts(r.burst.reloads);
       console.log(
         `  ${String(r.orgs).padStart(4)} orgs, ${r.mode.padEnd(8)}: ${r.burst.reloads.length} reload(s) (${list}); ` +
           `visible ${ms(r.burst.lastToVisibleMs)} after the last edit's answer, ` +

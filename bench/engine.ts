@@ -28,10 +28,11 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { pino } from "pino";
 import { type RunningServer, startServer } from "../src/api/server.js";
 import { loadConfig } from "../src/config.js";
+import type { RealtimeTrace } from "../src/deploy/realtime-pjsip.js";
 import { applyOrgState } from "../src/domain/config/apply.js";
 import { commandOutput } from "../src/engine/ami-connection.js";
 import { createAmiTarget } from "../src/engine/ami-target.js";
@@ -44,7 +45,12 @@ import { startPostgresCluster } from "../src/store/testing/postgres-cluster.js";
 import { benchPhones, withPhonePasswords } from "./bench-phones.js";
 import { printEngineNotes, printSizeTable } from "./engine-matrix.js";
 import { runNodesCompare } from "./engine-nodes.js";
-import { measureNewUser, type NewUserSample, type RealtimeTimeline } from "./new-user-live.js";
+import {
+  measureNewUser,
+  type NewUserSample,
+  REALTIME_STEPS,
+  type RealtimeTimeline,
+} from "./new-user-live.js";
 import { startSipPhone } from "./sip-phone.js";
 import { registerPhones, type SippRegistrationRun } from "./sipp-registrations.js";
 import { syntheticOrg } from "./synthetic-org.js";
@@ -84,12 +90,14 @@ const PHASE_TIMEOUT_MS = Number(arg("phase-timeout-min", "30")) * 60_000;
 
 class PhaseTimeout extends Error {}
 
+const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(1))} min`;
+
 /** `work`, or a PhaseTimeout naming `phase` after `ms`. */
 async function bounded<T>(phase: string, work: Promise<T>, ms = PHASE_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new PhaseTimeout(`${phase}: timed out after ${Math.round(ms / 60_000)} min`)),
+      () => reject(new PhaseTimeout(`${phase}: did not finish in ${minutes(ms)}`)),
       ms,
     );
   });
@@ -106,11 +114,16 @@ export interface SizeResult {
   orgs: number;
   loadBefore: number;
   loadAfter: number;
-  startupMs: number;
-  bootMs: number;
-  rssMb: number;
+  /** Null when its phase did not finish (said in `timedOut`). */
+  startupMs: number | null;
+  /** The reloads the start-up deploy sent (one of each module is the most it should take). */
+  startupReloads: string[];
+  bootMs: number | null;
+  rssMb: number | null;
   dialplan: number[];
   newUsers: NewUserSample[];
+  /** The process's event-loop delay while the new users were measured (the server runs here). */
+  eventLoopDelayMs: { p50: number; p99: number; max: number } | null;
   steady: SippRegistrationRun | null;
   storm: SippRegistrationRun | null;
   burst: { reloads: string[]; lastToVisibleMs: number; firstToVisibleMs: number };
@@ -169,21 +182,12 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
   };
   // Realtime PJSIP's own session (as the server opens one from the environment), noting when
   // each cache expiry is sent and each verification answered: where a new user's time goes.
-  const timeline: RealtimeTimeline | null = databaseUrl ? { expiriesSent: [], verified: [] } : null;
-  const realtimeTarget = (): EngineTarget => {
-    const session = createAmiTarget(ami);
-    return {
-      ...session,
-      async expireCachedObject(cache, id) {
-        timeline?.expiriesSent.push(performance.now());
-        return session.expireCachedObject!(cache, id);
-      },
-      async verify(probes) {
-        const answer = await session.verify!(probes);
-        timeline?.verified.push(performance.now());
-        return answer;
-      },
-    };
+  const timeline: RealtimeTimeline | null = databaseUrl
+    ? (Object.fromEntries(REALTIME_STEPS.map((step) => [step, []])) as unknown as RealtimeTimeline)
+    : null;
+  const benchOrgId = syntheticOrg(0).org.id;
+  const realtimeTrace: RealtimeTrace = (step, orgIds) => {
+    if (orgIds.includes(benchOrgId)) timeline?.[step].push(performance.now());
   };
   // A second session for looking and calling, so polls never queue behind a reload.
   const eye = createAmiTarget(ami);
@@ -192,7 +196,28 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
   let server: RunningServer | null = null;
   let db: Db | null = null;
+  // Filled as each phase is measured: a phase that runs past its bound still prints the column
+  // with what was measured before it and which phase did not finish.
+  const result: SizeResult = {
+    engine: "Asterisk",
+    mode,
+    orgs: orgCount,
+    loadBefore,
+    loadAfter: loadBefore,
+    startupMs: null,
+    startupReloads: [],
+    bootMs: null,
+    rssMb: null,
+    dialplan: [],
+    newUsers: [],
+    eventLoopDelayMs: null,
+    steady: null,
+    storm: null,
+    burst: { reloads: [], lastToVisibleMs: 0, firstToVisibleMs: 0 },
+    timedOut: [],
+  };
   try {
+    result.engine = (await cli("core show version")).split(" ").slice(0, 2).join(" ");
     const config = loadConfig(env, { dataDir, port: 0, host: "127.0.0.1" });
     db = await openStore(config.store);
     for (let i = 0; i < orgCount; i++) {
@@ -207,10 +232,13 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       db,
       env,
       logger: pino({ level: "silent" }),
-      engineOptions: { target, ...(databaseUrl ? { realtimeTarget: realtimeTarget() } : {}) },
+      engineOptions: {
+        target,
+        ...(databaseUrl ? { realtimeTarget: createAmiTarget(ami), realtimeTrace } : {}),
+      },
     });
     const running = server;
-    const timedOut: string[] = [];
+    const timedOut = result.timedOut;
     const summary = await bounded("start-up deploy", running.ready);
     if (!summary) throw new Error("no start-up deploy");
     // A unit that failed at start-up (e.g. a probe timing out behind a long dialplan reload on a
@@ -220,11 +248,13 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
         `  ${orgCount} orgs, ${mode}: start-up deploy of ${failed.unit} failed: ${failed.error}`,
       );
     }
-    const startupMs = performance.now() - started;
+    result.startupMs = performance.now() - started;
+    result.startupReloads = [...reloads];
     const org = syntheticOrg(0);
     const prefix = org.org.context_prefix;
     const ivr = org.ivrs[0]!;
     const send = async (method: string, path: string, body: unknown) => {
+      const sentAt = performance.now();
       const res = await fetch(`${running.url}/api/v1${path}?org_id=${org.org.id}`, {
         method,
         headers: { "x-internal-key": INTERNAL_KEY, "content-type": "application/json" },
@@ -232,7 +262,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       });
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
       const answeredAt = performance.now();
-      return { answeredAt, body: (await res.json()) as Record<string, unknown> };
+      return { sentAt, answeredAt, body: (await res.json()) as Record<string, unknown> };
     };
     const visible = async (command: string, shown: (output: string) => boolean) => {
       const deadline = performance.now() + 60_000;
@@ -250,12 +280,16 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
     const samples =
       mode === "file" && orgCount >= FILE_SAMPLES_FROM_ORGS ? Math.min(FILE_SAMPLES, EDITS) : EDITS;
-    const newUsers: NewUserSample[] = [];
+    const newUsers: NewUserSample[] = result.newUsers;
+    // The server runs in this process: a step of a save waiting for the event loop (another
+    // deploy compiling) is time no round trip explains.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     for (let i = 0; i < samples; i++) {
       const sample = await measureNewUser(
         {
           async createUser(extension) {
-            const { answeredAt, body } = await send("POST", "/users", {
+            const { sentAt, answeredAt, body } = await send("POST", "/users", {
               extension,
               name: `Bench ${extension}`,
             });
@@ -265,7 +299,7 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
               realm: SIP_REALM,
               registrar,
             });
-            return { answeredAt, phone };
+            return { sentAt, answeredAt, phone };
           },
           async call(extension) {
             await eye.connection.action({
@@ -291,11 +325,17 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
       // user an idle deployer: each is one change, as users see it.
       if (i < CALLABLE_SAMPLES || mode === "file") await bounded("deployer idle", idle());
     }
+    loopDelay.disable();
+    result.eventLoopDelayMs = {
+      p50: loopDelay.percentile(50) / 1e6,
+      p99: loopDelay.percentile(99) / 1e6,
+      max: loopDelay.max / 1e6,
+    };
     await bounded("deployer idle", idle());
 
     const menu = `s@${prefix}ivrm_${ivr.extension}`;
     let timeout = 20;
-    const dialplan: number[] = [];
+    const dialplan: number[] = result.dialplan;
     for (let i = 0; i < DIALPLAN_EDITS; i++) {
       timeout++;
       const { answeredAt } = await send("PUT", `/ivrs/${ivr.id}`, { timeout });
@@ -322,49 +362,37 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
 
     const phones = benchPhones(orgCount, PHONES);
     const bound = Math.ceil(phones.length / RATE) + 60;
-    const steady =
+    result.burst = {
+      reloads: [...reloads],
+      lastToVisibleMs: seen - last,
+      firstToVisibleMs: seen - first,
+    };
+    result.steady =
       phones.length > 0
         ? await registerPhones({ phones, registrar, rate: RATE, timeoutS: bound })
         : null;
 
-    const version = (await cli("core show version")).split(" ").slice(0, 2).join(" ");
     const bootStarted = performance.now();
     await bounded("engine restart", engine.restart());
-    const bootMs = performance.now() - bootStarted;
-    const rss = rssMb(engine.pid);
-    const storm =
+    result.bootMs = performance.now() - bootStarted;
+    result.rssMb = rssMb(engine.pid);
+    result.storm =
       phones.length > 0
         ? await registerPhones({ phones, registrar, rate: STORM_RATE, timeoutS: 120 })
         : null;
-    const result: SizeResult = {
-      engine: version,
-      mode,
-      orgs: orgCount,
-      loadBefore,
-      loadAfter: loadavg()[0]!,
-      startupMs,
-      bootMs,
-      rssMb: rss,
-      dialplan,
-      newUsers,
-      steady,
-      storm,
-      burst: {
-        reloads: [...reloads],
-        lastToVisibleMs: seen - last,
-        firstToVisibleMs: seen - first,
-      },
-      timedOut,
-    };
+    result.loadAfter = loadavg()[0]!;
     // Printed before the teardown: a teardown that fails (a server whose close timed out, its
     // store connections cut when the cluster stops) cannot take the measured column with it.
     printSizeTable([result]);
     return result;
   } catch (error) {
     if (!(error instanceof PhaseTimeout)) throw error;
-    // A bounded phase ran out: this size and mode is reported as far as it got.
-    console.log(`  ${orgCount} orgs, ${mode}: ${error.message}`);
-    return null;
+    // A bounded phase ran out: the column is printed as far as it got, the phase named.
+    result.timedOut.push(error.message);
+    if (result.startupMs === null) result.startupReloads = [...reloads];
+    result.loadAfter = loadavg()[0]!;
+    printSizeTable([result]);
+    return result;
   } finally {
     // The server closes the deployer's target and the store; without one, close them here.
     // Bounded too: a server whose start-up deploy timed out may still wait on the engine.

@@ -49,7 +49,19 @@ export interface RealtimePjsipOptions {
    * queued for it. Absent: the one implicit engine, which reads the tables themselves.
    */
   node?: { id: string; name: string };
+  /** Told each step of a save's path as it happens (bench:engine --trace-registrable). */
+  trace?: RealtimeTrace;
 }
+
+/**
+ * The steps of a save's realtime path, in order: the sync started (after the save committed),
+ * the org's PJSIP state loaded and compiled, its current rows read, the changed rows committed;
+ * then, in the flush that tells the engine, the cache expiries sent and the endpoints verified.
+ */
+export type RealtimeStep = "sync" | "compiled" | "read" | "committed" | "expired" | "verified";
+
+/** Called at each step, with the org (a flush's steps name every org it told). */
+export type RealtimeTrace = (step: RealtimeStep, orgIds: readonly string[]) => void;
 
 /** What one flush told the engine. */
 export interface RealtimeFlush {
@@ -103,7 +115,9 @@ export class RealtimePjsip {
       this.running.set(orgId, written);
       try {
         if (this.stopped) return 0;
+        this.options.trace?.("sync", [orgId]);
         const changes = (await this.replace(orgId)).length;
+        this.options.trace?.("committed", [orgId]);
         this.unsynced.delete(orgId);
         return changes;
       } catch (error) {
@@ -237,6 +251,7 @@ export class RealtimePjsip {
     options: { queueAdded?: boolean } = {},
   ): Promise<PjsipRowChange[]> {
     const built = await this.options.builds.orgPjsipRows(orgId);
+    this.options.trace?.("compiled", [orgId]);
     if (built === null) {
       // The org is gone, and its prefix with it: remove every row no org owns.
       const handles = await createOrganizationRepository(this.options.db).listHandles();
@@ -250,6 +265,7 @@ export class RealtimePjsip {
       prefix: built.prefix,
       rows: built.rows,
       at: this.now(),
+      ...(this.options.trace ? { onRead: () => this.options.trace?.("read", [orgId]) } : {}),
       ...options,
     });
   }
@@ -287,7 +303,10 @@ export class RealtimePjsip {
         }
         told.push(...registrations);
       }
+      const orgs = [...new Set(pending.map((object) => object.orgId))];
+      this.options.trace?.("expired", orgs);
       const wrong = await this.verifyEndpoints(pending.filter((o) => o.kind === "endpoint"));
+      this.options.trace?.("verified", orgs);
       if (wrong.length > 0) {
         const names = wrong.map((p) => `${p.name} ${p.present ? "missing" : "still there"}`);
         const contradicted = new Set(wrong.map((p) => p.name));

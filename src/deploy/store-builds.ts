@@ -25,7 +25,7 @@ import {
   servedPrefixesOnNode,
 } from "../store/engine-node-repository.js";
 import { loadGatewayState } from "../store/load-gateway-state.js";
-import { loadOrgState } from "../store/load-org-state.js";
+import { loadOrgPjsipState, loadOrgState } from "../store/load-org-state.js";
 import {
   createOrganizationRepository,
   isServed,
@@ -154,20 +154,22 @@ export class StoreBuilds {
    * when it is not served; null when the org does not exist. Throws CompileRefusedError.
    */
   async orgPjsipRows(orgId: string): Promise<{ prefix: string; rows: RealtimeRow[] } | null> {
-    const handle = await this.org(orgId);
-    if (!handle) return null;
-    if (!isServed(handle.status)) return { prefix: handle.contextPrefix, rows: [] };
-    const state = await loadOrgState(this.options.db, orgId);
-    // Only the PJSIP objects are compiled (this runs on every save, outside the debounce); PJSIP
-    // the compiler refuses leaves the rows as they are. The rest of the org (dialplan, queues)
-    // is the debounced file deploy's, refused there as in file mode.
+    // Only what the PJSIP objects are compiled from (the org, its users and trunks, one round
+    // of queries): this runs on every save, outside the debounce, and its round trips are most
+    // of a new user's time to registrable on a busy store.
+    const state = await loadOrgPjsipState(this.options.db, orgId);
+    if (!state) return null;
+    const prefix = state.org.context_prefix;
+    if (!isServed(state.org.status)) return { prefix, rows: [] };
+    // PJSIP the compiler refuses leaves the rows as they are. The rest of the org (dialplan,
+    // queues) is the debounced file deploy's, refused there as in file mode.
     const compiled = compileOrgPjsipRealtime(state, this.compileOptions());
     const errors = compiled.diagnostics.filter((d) => d.severity === "error");
     if (errors.length > 0) {
       const lines = errors.map((d) => `${d.path}: ${d.message}`).join("; ");
       throw new CompileRefusedError(`the compiler refused org ${orgId}'s PJSIP: ${lines}`);
     }
-    return { prefix: handle.contextPrefix, rows: compiled.rows };
+    return { prefix, rows: compiled.rows };
   }
 
   /**

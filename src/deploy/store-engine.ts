@@ -28,7 +28,7 @@ import { Deployer } from "./deployer.js";
 import { fencedTarget, type ReloadFence } from "./fenced-target.js";
 import type { OrgMediaSync } from "./node-media.js";
 import { claimEngineDir, foreignOwnerReason } from "./ownership.js";
-import { RealtimePjsip } from "./realtime-pjsip.js";
+import { RealtimePjsip, type RealtimeTrace } from "./realtime-pjsip.js";
 import type { ReloadQueueOptions } from "./reload-queue.js";
 import type { SharedDeploys } from "./shared-deploys.js";
 import { StoreBuilds } from "./store-builds.js";
@@ -51,6 +51,8 @@ export interface ServerEngineOptions {
    * a new user's expiry must not wait behind.
    */
   realtimeTarget?: EngineTarget;
+  /** Told each step of realtime PJSIP's path after a save (bench:engine's trace). */
+  realtimeTrace?: RealtimeTrace;
   timers?: Timers;
   debounceMs?: number;
   maxDelayMs?: number;
@@ -153,6 +155,7 @@ export function createServerEngine(options: ServerEngineOptions): ServerEngine {
             : realtimeTarget,
           reloads: deployer.reloads,
           ...(options.node ? { node: options.node } : {}),
+          ...(options.realtimeTrace ? { trace: options.realtimeTrace } : {}),
           ...(options.timers ? { timers: options.timers } : {}),
           ...(logger ? { logger } : {}),
         })

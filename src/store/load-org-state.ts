@@ -1,6 +1,10 @@
 // Builds the compiler's input for one org from rows. Arrays come in a fixed order (by extension,
 // number or name) so that the same rows always give the same OrgState and the same files.
-import { type CollectionName, mapCollectionsAsync } from "../model/collections.js";
+import {
+  type CollectionName,
+  emptyCollections,
+  mapCollectionsAsync,
+} from "../model/collections.js";
 import type { OrgInfo, OrgState } from "../model/org-state.js";
 import type { Db } from "./database.js";
 import { createDidRepository } from "./did-repository.js";
@@ -46,4 +50,21 @@ export async function loadOrgState(db: Db, orgId: string): Promise<OrgState> {
   if (!org) throw new Error(`organization ${orgId} not found`);
   const collections = await mapCollectionsAsync((name) => LOADERS[name](db, orgId));
   return { org: orgInfoFromRow(org), ...collections };
+}
+
+/**
+ * What the compiler's PJSIP objects read of an org (src/compiler/pjsip.ts: the org, its users
+ * and its trunks), the other collections empty; null when the org does not exist. Realtime
+ * PJSIP compiles it on every save, outside the files' debounce, so it costs one round of three
+ * queries at once instead of the whole org (test/store/load-org-pjsip-state.test.ts holds the
+ * rows it compiles to equal to the whole org's).
+ */
+export async function loadOrgPjsipState(db: Db, orgId: string): Promise<OrgState | null> {
+  const [org, users, trunks] = await Promise.all([
+    createOrganizationRepository(db).findById(orgId),
+    LOADERS.users(db, orgId),
+    LOADERS.trunks(db, orgId),
+  ]);
+  if (!org) return null;
+  return { org: orgInfoFromRow(org), ...emptyCollections(), users, trunks };
 }

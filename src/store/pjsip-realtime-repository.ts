@@ -105,6 +105,8 @@ export function createPjsipRealtimeRepository(db: Db) {
        * engine every object of every org.
        */
       queueAdded?: boolean;
+      /** Called once the org's current rows are read (bench:engine's trace of a save). */
+      onRead?: () => void;
     }): Promise<PjsipRowChange[]> {
       const { orgId, prefix, rows, at } = options;
       for (const row of rows) {
@@ -113,16 +115,21 @@ export function createPjsipRealtimeRepository(db: Db) {
           throw new RealtimeStoreError(`row ${row.id} is not under the org's prefix ${prefix}`);
         }
       }
+      // Round trips are what a save waits for (bench:engine --trace-registrable): the lock, one
+      // read of the org's rows in all five tables, and one statement for every write.
       return db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(${PJSIP_ROWS_LOCK_CLASS}, hashtext(${orgId}))`.execute(
-          trx,
-        );
+        // The lock's round trip also counts the engine nodes: with none (one implicit engine) the
+        // engines owed the changes are known without another query.
+        const locked = await sql<{ nodes: string }>`
+          select pg_advisory_xact_lock(${PJSIP_ROWS_LOCK_CLASS}, hashtext(${orgId})),
+            (select count(*) from engine_nodes) as nodes`.execute(trx);
+        const nodes = Number(locked.rows[0]!.nodes);
+        const current = await orgRows(trx, prefix);
+        options.onRead?.();
         const changes: PjsipRowChange[] = [];
+        const writes: RawBuilder<unknown>[] = [];
         for (const table of PJSIP_REALTIME_TABLES) {
-          const existing = new Map<string, Record<string, string | null>>();
-          const found = await sql<Record<string, string | null>>`
-            select * from ${sql.table(table)} where ${underPrefix(prefix)}`.execute(trx);
-          for (const row of found.rows) existing.set(row.id as string, row);
+          const existing = current.get(table) ?? new Map<string, Record<string, string | null>>();
           const added: Readonly<Record<string, string>>[] = [];
           for (const row of rows.filter((r) => r.table === table)) {
             const before = existing.get(row.id);
@@ -131,25 +138,23 @@ export function createPjsipRealtimeRepository(db: Db) {
               added.push(row.columns);
               changes.push({ table, id: row.id, change: "added" });
             } else if (!sameRow(row.columns, before)) {
-              await updateRow(trx, table, row.columns, before);
+              writes.push(updateRow(table, row.columns, before));
               changes.push({ table, id: row.id, change: "changed" });
             }
           }
-          await insertRows(trx, table, added);
+          writes.push(...insertRows(table, added));
           const removed = [...existing.keys()];
-          if (removed.length > 0) {
-            await sql`delete from ${sql.table(table)} where id in (${sql.join(removed)})`.execute(
-              trx,
-            );
-            for (const id of removed) changes.push({ table, id, change: "removed" });
+          for (const ids of chunks(removed, MAX_PARAMETERS)) {
+            writes.push(sql`delete from ${sql.table(table)} where id in (${sql.join(ids)})`);
           }
+          for (const id of removed) changes.push({ table, id, change: "removed" });
         }
-        await queue(
-          trx,
-          orgId,
-          options.queueAdded === false ? changes.filter((c) => c.change !== "added") : changes,
-          at,
-        );
+        const owed =
+          options.queueAdded === false ? changes.filter((c) => c.change !== "added") : changes;
+        if (owed.some((change) => PENDING_KIND[change.table] !== null)) {
+          writes.push(...queueRows(await owedEngines(trx, orgId, { nodes }), orgId, owed, at));
+        }
+        await inOneStatement(trx, writes);
         return changes;
       });
     },
@@ -229,14 +234,11 @@ export function createPjsipRealtimeRepository(db: Db) {
     async acknowledge(
       objects: readonly Pick<PendingPjsipObject, "nodeId" | "kind" | "id" | "seq">[],
     ) {
-      for (const object of objects) {
-        await db
-          .deleteFrom("pjsip_realtime_pending")
-          .where("node_id", "=", object.nodeId)
-          .where("kind", "=", object.kind)
-          .where("id", "=", object.id)
-          .where("seq", "=", object.seq)
-          .execute();
+      for (const slice of chunks(objects, MAX_PARAMETERS / 4)) {
+        const keys = slice.map((o) => sql`(${o.nodeId}, ${o.kind}, ${o.id}, ${o.seq}::bigint)`);
+        await sql`
+          delete from pjsip_realtime_pending
+          where (node_id, kind, id, seq) in (values ${sql.join(keys)})`.execute(db);
       }
     },
 
@@ -274,56 +276,108 @@ export function createPjsipRealtimeRepository(db: Db) {
 
 export type PjsipRealtimeRepository = ReturnType<typeof createPjsipRealtimeRepository>;
 
-async function updateRow(
+/** The org's current rows of every table, by table then id, in one query. */
+async function orgRows(
   trx: Kysely<unknown> | Db,
+  prefix: string,
+): Promise<Map<PjsipRealtimeTable, Map<string, Record<string, string | null>>>> {
+  const selects = PJSIP_REALTIME_TABLES.map(
+    (table) =>
+      sql`select ${table}::text as "table", to_jsonb(t) as "row"
+        from ${sql.table(table)} as t where ${underPrefix(prefix)}`,
+  );
+  const found = await sql<{ table: PjsipRealtimeTable; row: Record<string, string | null> }>`
+    ${sql.join(selects, sql` union all `)}`.execute(trx);
+  const byTable = new Map<PjsipRealtimeTable, Map<string, Record<string, string | null>>>();
+  for (const { table, row } of found.rows) {
+    const rows = byTable.get(table) ?? new Map<string, Record<string, string | null>>();
+    rows.set(row.id as string, row);
+    byTable.set(table, rows);
+  }
+  return byTable;
+}
+
+/**
+ * Runs the writes as one statement: each is a data-modifying WITH query, which PostgreSQL runs
+ * to completion whether or not the statement reads it. Each touches other rows (one row, one
+ * table's inserts or deletes, the pending queue), so their order within the statement is moot.
+ */
+async function inOneStatement(
+  trx: Kysely<unknown> | Db,
+  writes: readonly RawBuilder<unknown>[],
+): Promise<void> {
+  // PostgreSQL binds at most 65,535 parameters per statement: an org of thousands of users
+  // takes a few statements, an org of 50 one.
+  const statements: RawBuilder<unknown>[][] = [];
+  let bound = Number.POSITIVE_INFINITY;
+  for (const write of writes) {
+    const parameters = write.compile(trx).parameters.length;
+    if (bound + parameters > MAX_PARAMETERS) {
+      statements.push([]);
+      bound = 0;
+    }
+    statements.at(-1)!.push(write);
+    bound += parameters;
+  }
+  for (const statement of statements) {
+    const parts = statement.map((write, i) => sql`${sql.raw(`w${i}`)} as (${write})`);
+    await sql`with ${sql.join(parts)} select 1`.execute(trx);
+  }
+}
+
+/** Parameters per statement, well under PostgreSQL's 65,535. */
+const MAX_PARAMETERS = 30_000;
+
+function updateRow(
   table: PjsipRealtimeTable,
   columns: Readonly<Record<string, string>>,
   before: Readonly<Record<string, string | null>>,
-): Promise<void> {
+): RawBuilder<unknown> {
   // Every column the compiler leaves out goes back to NULL: a row is the compiler's whole
   // object, never a merge with what was there.
   const assignments = Object.keys(before)
     .filter((column) => column !== "id")
     .map((column) => sql`${sql.ref(column)} = ${columns[column] ?? null}`);
-  await sql`update ${sql.table(table)} set ${sql.join(assignments)} where id = ${before.id}`.execute(
-    trx,
-  );
+  return sql`update ${sql.table(table)} set ${sql.join(assignments)} where id = ${before.id}`;
 }
 
-/** Inserts rows, one statement per set of columns (a user's and a trunk's rows differ). */
-async function insertRows(
-  trx: Kysely<unknown> | Db,
+/** The inserts of rows, one per set of columns (a user's and a trunk's rows differ). */
+function insertRows(
   table: PjsipRealtimeTable,
   rows: readonly Readonly<Record<string, string>>[],
-): Promise<void> {
+): RawBuilder<unknown>[] {
   const byColumns = new Map<string, Readonly<Record<string, string>>[]>();
   for (const row of rows) {
     const key = Object.keys(row).join(",");
     byColumns.set(key, [...(byColumns.get(key) ?? []), row]);
   }
-  for (const group of byColumns.values()) {
+  return [...byColumns.values()].flatMap((group) => {
     const names = Object.keys(group[0]!);
-    const values = group.map((row) => sql`(${sql.join(names.map((n) => row[n]))})`);
-    await sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
-      values ${sql.join(values)}`.execute(trx);
-  }
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / names.length));
+    return chunks(group, perStatement).map((slice) => {
+      const values = slice.map((row) => sql`(${sql.join(names.map((n) => row[n]))})`);
+      return sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
+        values ${sql.join(values)}`;
+    });
+  });
 }
 
 /**
  * The engines owed a change of the org's rows: every node holding it (primary, standby, a move's
  * sides; `everyEngine`: every node, for an org that is gone), or the one implicit engine (`''`)
- * while no node is defined.
+ * while no node is defined (`nodes`: how many there are, when the caller has counted them).
  */
 async function owedEngines(
   trx: Db,
   orgId: string,
-  options: { everyEngine?: boolean },
+  options: { everyEngine?: boolean; nodes?: number },
 ): Promise<string[]> {
-  if ((await countEngineNodes(trx)) === 0) return [""];
+  if ((options.nodes ?? (await countEngineNodes(trx))) === 0) return [""];
   if (options.everyEngine) return (await listEngineNodes(trx)).map((node) => node.id);
   return orgHolders(trx, orgId);
 }
 
+/** Queues `changes` for the engines owed them (`owedEngines`, or `nodeIds`), in one statement. */
 async function queue(
   trx: Db,
   orgId: string,
@@ -331,21 +385,41 @@ async function queue(
   at: string,
   options: { nodeIds?: readonly string[]; everyEngine?: boolean } = {},
 ): Promise<void> {
-  const owedChanges = changes.filter((change) => PENDING_KIND[change.table] !== null);
-  if (owedChanges.length === 0) return;
+  if (!changes.some((change) => PENDING_KIND[change.table] !== null)) return;
   const engines = options.nodeIds ?? (await owedEngines(trx, orgId, options));
+  await inOneStatement(trx, queueRows(engines, orgId, changes, at));
+}
+
+/** `items` in slices of at most `size`. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const slices: T[][] = [];
+  for (let from = 0; from < items.length; from += size) slices.push(items.slice(from, from + size));
+  return slices;
+}
+
+/** The upserts queueing `changes` for each of `engines` (none when no change concerns one). */
+function queueRows(
+  engines: readonly string[],
+  orgId: string,
+  changes: readonly PjsipRowChange[],
+  at: string,
+): RawBuilder<unknown>[] {
   const owed = engines.flatMap((nodeId) =>
-    owedChanges.map(
-      (change) =>
-        sql`(${nodeId}, ${PENDING_KIND[change.table]}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at})`,
-    ),
+    changes.flatMap((change) => {
+      const kind = PENDING_KIND[change.table];
+      return kind === null
+        ? []
+        : [
+            sql`(${nodeId}, ${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at}::timestamptz)`,
+          ];
+    }),
   );
-  if (owed.length === 0) return;
-  await sql`
-    insert into pjsip_realtime_pending (node_id, kind, id, org_id, seq, queued_at)
-    values ${sql.join(owed)}
-    on conflict (node_id, kind, id) do update
-      set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`.execute(
-    trx,
+  // Five parameters a row.
+  return chunks(owed, MAX_PARAMETERS / 5).map(
+    (rows) => sql`
+      insert into pjsip_realtime_pending (node_id, kind, id, org_id, seq, queued_at)
+      values ${sql.join(rows)}
+      on conflict (node_id, kind, id) do update
+        set seq = excluded.seq, org_id = excluded.org_id, queued_at = excluded.queued_at`,
   );
 }
