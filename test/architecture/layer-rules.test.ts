@@ -150,8 +150,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "domain/orgs/org-creation.ts": ROW_TYPE_LEGACY,
   "domain/orgs/org-provisioning.ts": ROW_TYPE_LEGACY,
   "domain/orgs/organizations.ts": ROW_TYPE_LEGACY,
-  "domain/routing/did-pool.ts": ROW_TYPE_LEGACY,
-  "domain/routing/dids.ts": ROW_TYPE_LEGACY,
   "domain/tickets/ticket-alerts.ts": ROW_TYPE_LEGACY,
   "domain/tickets/ticket-messaging.ts": ROW_TYPE_LEGACY,
   "domain/tickets/tickets.ts": ROW_TYPE_LEGACY,
