@@ -18,19 +18,13 @@ import {
   replaceIvrMenu,
   updateIvr,
 } from "../../domain/routing/ivrs.js";
-import {
-  ACTION_TYPES,
-  boundsOf,
-  IVR_DIGITS,
-  Ivr as IvrModel,
-  ONE_LINE,
-} from "../../model/org-state.js";
+import { ACTION_TYPES, IVR_DIGITS, Ivr as IvrModel, ONE_LINE } from "../../model/org-state.js";
 import { IvrMenuOptionViewSchema, IvrViewSchema } from "../../model/routing-views.js";
 import { abortWhenClientLeaves } from "../client-gone.js";
 import { rangedFileReply } from "../file-reply.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { ErrorBody, modelField, Nullable, Success, UuidString, updateBodyOf } from "../schemas.js";
+import { ErrorBody, modelField, Nullable, Success, updateBodyOf } from "../schemas.js";
 
 const TAG = "IVR" as const;
 

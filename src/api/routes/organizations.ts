@@ -14,7 +14,8 @@ import {
   requestOrganization,
   updateOwnOrganization,
 } from "../../domain/orgs/organizations.js";
-import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings, Slug } from "../../model/org-state.js";
+import { ONE_LINE, OrgSettings, Slug } from "../../model/org-state.js";
+import { OrganizationRequestViewSchema, OrganizationViewSchema } from "../../model/org-views.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
@@ -27,7 +28,6 @@ const OrgName = Type.String({
   pattern: ONE_LINE,
 });
 const OrgType = Type.Union(ORG_TYPES.map((t) => Type.Literal(t)));
-const OrgStatus = Type.Union(ORG_STATUSES.map((s) => Type.Literal(s)));
 
 const SettingsPatch = Type.Object(
   {
@@ -49,35 +49,10 @@ const OrgSlug = Type.String({
   description: "lowercase letters, digits and -, at most 63; unique (409 when another org has it)",
 });
 
-export const Organization = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    slug: Nullable(
-      Type.String({
-        description:
-          "unique short name (file names of `pbxctl export`); made from the name unless set",
-      }),
-    ),
-    type: Type.String(),
-    status: OrgStatus,
-    context_prefix: Type.String({
-      description: "`org_<id>_`: prefix of the org's engine contexts and channels",
-    }),
-    settings: Type.Object({
-      recording_enabled: Type.Boolean(),
-      max_concurrent_calls: Type.Integer(boundsOf(OrgSettings.properties.max_concurrent_calls)),
-    }),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { title: "Organization" },
-);
-
 /** An org as admins see it: with its engine node (docs/nodes.md); never shown to the org. */
 const AdminOrganization = Type.Composite(
   [
-    Organization,
+    OrganizationViewSchema,
     Type.Object({
       placement: Nullable(
         Type.Composite([Placement], {
@@ -87,25 +62,6 @@ const AdminOrganization = Type.Composite(
     }),
   ],
   { title: "AdminOrganization" },
-);
-
-const OrganizationRequest = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    type: Type.String(),
-    status: OrgStatus,
-    request_status: Type.Union([
-      Type.Literal("pending"),
-      Type.Literal("approved"),
-      Type.Literal("rejected"),
-    ]),
-    message: Type.String({ description: "`awaiting approval` until the org is active" }),
-    created_at: Type.String({ format: "date-time" }),
-    decided_at: Nullable(Type.String({ format: "date-time" })),
-    requested_by: Type.Optional(Nullable(Type.String())),
-  },
-  { title: "OrganizationRequest" },
 );
 
 export const organizationRoutes = [
@@ -158,7 +114,7 @@ export const organizationRoutes = [
     summary: "The caller's own organization",
     auth: "org",
     params: IdParams,
-    responses: { 200: { description: "The org", schema: Organization } },
+    responses: { 200: { description: "The org", schema: OrganizationViewSchema } },
     handler: ({ deps, params, principal }) =>
       getOwnOrganization(deps, orgCaller(principal), params.id),
   }),
@@ -181,7 +137,7 @@ export const organizationRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The updated org", schema: Organization },
+      200: { description: "The updated org", schema: OrganizationViewSchema },
       409: { description: "The slug is taken by another organization" },
     },
     handler: ({ deps, params, body, principal }) =>
@@ -224,7 +180,7 @@ export const organizationRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      201: { description: "The pending request", schema: OrganizationRequest },
+      201: { description: "The pending request", schema: OrganizationRequestViewSchema },
       409: { description: "The signed-in person already has an organization or a pending request" },
     },
     handler: ({ deps, body, principal }) =>
@@ -238,7 +194,9 @@ export const organizationRoutes = [
     summary: "The caller's organization requests and their state",
     auth: "pending-user",
     list: "envelope",
-    responses: { 200: { description: "Own requests", schema: Type.Array(OrganizationRequest) } },
+    responses: {
+      200: { description: "Own requests", schema: Type.Array(OrganizationRequestViewSchema) },
+    },
     handler: ({ deps, principal }) => listOwnRequests(deps, pendingCaller(principal)),
   }),
 
@@ -252,7 +210,7 @@ export const organizationRoutes = [
     responses: {
       200: {
         description: "Pending requests, oldest first",
-        schema: Type.Array(OrganizationRequest),
+        schema: Type.Array(OrganizationRequestViewSchema),
       },
     },
     handler: ({ deps }) => listPendingRequests(deps),
@@ -271,7 +229,7 @@ export const organizationRoutes = [
       200: {
         description: "The active org and what was provisioned",
         schema: Type.Object({
-          organization: Organization,
+          organization: OrganizationViewSchema,
           provisioned: Type.Object({
             trunk: Type.Object({ id: UuidString, name: Type.String(), host: Type.String() }),
             outbound_route: Type.Object({
@@ -303,7 +261,7 @@ export const organizationRoutes = [
     auth: "admin",
     params: IdParams,
     responses: {
-      200: { description: "The rejected request", schema: OrganizationRequest },
+      200: { description: "The rejected request", schema: OrganizationRequestViewSchema },
       409: { description: "The org is not a pending request" },
     },
     handler: ({ deps, params }) => rejectRequest(deps, params.id),
@@ -329,7 +287,7 @@ export const organizationRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The updated org", schema: Organization },
+      200: { description: "The updated org", schema: OrganizationViewSchema },
       409: { description: "The change collides with the org state" },
     },
     handler: ({ deps, params, body }) => adminUpdateOrganization(deps, params.id, body),

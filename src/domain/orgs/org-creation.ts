@@ -7,10 +7,10 @@ import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { defaultContextPrefix } from "../../model/fill.js";
 import { type OrgInfo, OrgSettings } from "../../model/org-state.js";
+import type { OrganizationRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import type { OrgPlacementRow } from "../../store/engine-node-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
-import type { OrganizationRow } from "../../store/schema.js";
 import { placeNewOrg } from "../nodes/placement.js";
 import { digest, encrypt, hashSecret, newToken } from "../secrets.js";
 
@@ -34,7 +34,7 @@ export interface NewOrganization {
 
 /** The new org's row and its credentials, which exist in plain only in this answer. */
 export interface CreatedOrganization {
-  row: OrganizationRow;
+  row: OrganizationRecord;
   apiKey: string;
   apiSecret: string;
   /** Its engine node; null when no node is defined (the implicit engine). */
