@@ -2,6 +2,7 @@
 
 import type { OrgUserRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
+import { deleteOwned, updateOwned } from "./owned-rows.js";
 
 /** Repository of platform users over a database or a transaction. */
 export function createOrgUserRepository(db: Db) {
@@ -48,22 +49,12 @@ export function createOrgUserRepository(db: Db) {
     },
 
     async update(orgId: string, id: string, patch: Partial<OrgUserRecord>): Promise<void> {
-      await db
-        .updateTable("org_users")
-        .set(patch)
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .execute();
+      await updateOwned(db, "org_users", orgId, id, patch);
     },
 
     /** True when a row was deleted. */
     async delete(orgId: string, id: string): Promise<boolean> {
-      const result = await db
-        .deleteFrom("org_users")
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return deleteOwned(db, "org_users", orgId, id);
     },
   };
 }
