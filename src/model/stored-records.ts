@@ -1,6 +1,7 @@
-// What the store keeps of an org and of its platform users, as the domain works with it: one
-// declaration each. The store's tables are these records (src/store/schema.ts derives them), and
+// What the store keeps of an org, its platform users, the engine nodes and where each org is
+// placed, as the domain works with it: one declaration each. The store's tables are these records (src/store/schema.ts derives them), and
 // its repositories answer them, so no layer above the store names a table row.
+import type { NodeState } from "./engine-node.js";
 
 /** An organization as stored, credentials already hashed or sealed. */
 export interface OrganizationRecord {
@@ -25,6 +26,31 @@ export interface OrganizationRecord {
   decided_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** An Asterisk node the install deploys to (issue 25), its AMI secret sealed. */
+export interface EngineNodeRecord {
+  id: string;
+  name: string;
+  ami_host: string;
+  ami_port: number;
+  ami_username: string;
+  ami_secret_sealed: string;
+  sip_address: string;
+  capacity: number;
+  state: NodeState;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Where an org lives: its primary node and its standby. */
+export interface OrgPlacementRecord {
+  org_id: string;
+  node_id: string;
+  standby_node_id: string | null;
+  /** 0/1: an admin chose the node. */
+  pinned: number;
+  placed_at: string;
 }
 
 /** A person of an org (a platform user) as stored. */

@@ -127,7 +127,6 @@ const ROW_TYPE_LEGACY =
   "takes the store's row shape as its own; to move behind a domain or model type";
 const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "api/node-call-tracking.ts": "EngineNodeRow: issue-25c is reworking the node runtime",
-  "api/server.ts": "EngineNodeRow (a node's target): issue-25c is reworking the node runtime",
   "deploy/deploy-jobs.ts": `DeployJobRow: the deploy layer beside the store; ${ROW_TYPE_LEGACY}`,
   "deploy/node-runtime.ts": "EngineNodeRow: issue-25c is reworking the node runtime",
   "deploy/store-builds.ts": `OrgHandleRow: the deploy layer beside the store; ${ROW_TYPE_LEGACY}`,
@@ -146,7 +145,6 @@ const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
   "domain/nodes/org-move-driver.ts": `OrgMoveRow (issue-25c's org moves, new): ${ROW_TYPE_LEGACY}`,
   "domain/nodes/org-moves.ts": `OrgMoveRow (issue-25c's org moves, new): ${ROW_TYPE_LEGACY}`,
   "domain/nodes/placement.ts": ROW_TYPE_LEGACY,
-  "domain/orgs/org-creation.ts": ROW_TYPE_LEGACY,
   "domain/tickets/ticket-alerts.ts": ROW_TYPE_LEGACY,
   "domain/tickets/ticket-messaging.ts": ROW_TYPE_LEGACY,
   "domain/tickets/tickets.ts": ROW_TYPE_LEGACY,
