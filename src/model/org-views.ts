@@ -2,6 +2,7 @@
 // schemas of `/organizations` and `/customer-tunnels`, and (as `Static<>`) the view types their
 // use cases return.
 import { type Static, Type } from "@sinclair/typebox";
+import { PlacementViewSchema } from "./node-views.js";
 import { boundsOf, ORG_STATUSES, OrgSettings } from "./org-state.js";
 import { DateTime, Nullable, UuidString } from "./view-shapes.js";
 
@@ -32,6 +33,22 @@ export const OrganizationViewSchema = Type.Object(
   { title: "Organization" },
 );
 export type OrganizationView = Static<typeof OrganizationViewSchema>;
+
+/** An org as admins see it: with its engine node (docs/nodes.md); never shown to the org. */
+export const AdminOrganizationViewSchema = Type.Composite(
+  [
+    OrganizationViewSchema,
+    Type.Object({
+      placement: Nullable(
+        Type.Composite([PlacementViewSchema], {
+          description: "its engine node; null when no node is defined (the one implicit engine)",
+        }),
+      ),
+    }),
+  ],
+  { title: "AdminOrganization" },
+);
+export type AdminOrganizationView = Static<typeof AdminOrganizationViewSchema>;
 
 /** An org born from a request, as its requester (or the admin deciding it) sees it. */
 export const OrganizationRequestViewSchema = Type.Object(

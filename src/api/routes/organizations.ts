@@ -15,12 +15,15 @@ import {
   updateOwnOrganization,
 } from "../../domain/orgs/organizations.js";
 import { ONE_LINE, OrgSettings, Slug } from "../../model/org-state.js";
-import { OrganizationRequestViewSchema, OrganizationViewSchema } from "../../model/org-views.js";
+import {
+  AdminOrganizationViewSchema,
+  OrganizationRequestViewSchema,
+  OrganizationViewSchema,
+} from "../../model/org-views.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
+import { IdParams, modelField, UuidString } from "../schemas.js";
 import { DeployResult } from "./config.js";
-import { Placement } from "./engine-nodes.js";
 
 const OrgName = Type.String({
   minLength: 1,
@@ -49,21 +52,6 @@ const OrgSlug = Type.String({
   description: "lowercase letters, digits and -, at most 63; unique (409 when another org has it)",
 });
 
-/** An org as admins see it: with its engine node (docs/nodes.md); never shown to the org. */
-const AdminOrganization = Type.Composite(
-  [
-    OrganizationViewSchema,
-    Type.Object({
-      placement: Nullable(
-        Type.Composite([Placement], {
-          description: "its engine node; null when no node is defined (the one implicit engine)",
-        }),
-      ),
-    }),
-  ],
-  { title: "AdminOrganization" },
-);
-
 export const organizationRoutes = [
   defineRoute({
     method: "get",
@@ -72,7 +60,9 @@ export const organizationRoutes = [
     summary: "List organizations (admin)",
     auth: "admin",
     list: "envelope",
-    responses: { 200: { description: "Every org", schema: Type.Array(AdminOrganization) } },
+    responses: {
+      200: { description: "Every org", schema: Type.Array(AdminOrganizationViewSchema) },
+    },
     handler: ({ deps }) => listOrganizations(deps),
   }),
 
@@ -95,7 +85,7 @@ export const organizationRoutes = [
       201: {
         description: "The org with its credentials",
         schema: Type.Composite([
-          AdminOrganization,
+          AdminOrganizationViewSchema,
           Type.Object({ api_key: Type.String(), api_secret: Type.String() }),
         ]),
       },

@@ -2,7 +2,11 @@
 // own-org settings, suspension, and the org credential operations of §4.1.
 
 import { randomUUID } from "node:crypto";
-import type { OrganizationRequestView, OrganizationView } from "../../model/org-views.js";
+import type {
+  AdminOrganizationView,
+  OrganizationRequestView,
+  OrganizationView,
+} from "../../model/org-views.js";
 import type { OrganizationRecord } from "../../model/stored-records.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
@@ -10,7 +14,7 @@ import type { OrgPrincipal, PendingUserPrincipal } from "../access/principal.js"
 import { notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "../errors.js";
-import { type PlacementView, placementsByOrg, placementView } from "../nodes/placement.js";
+import { placementsByOrg, placementView } from "../nodes/placement.js";
 import { decrypt, hashSecret, newToken } from "../secrets.js";
 import { type CreatedOrganization, createOrganizationRecord } from "./org-creation.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
@@ -40,12 +44,6 @@ export interface OrganizationInput {
 }
 
 /** The public shape of an org row (never any credential). */
-/** What admins see of an org: the org and where it lives (engine nodes, issue 25). */
-export interface AdminOrganizationView extends OrganizationView {
-  /** Null when no engine node is defined: every org runs on the one implicit engine. */
-  placement: PlacementView | null;
-}
-
 export function organizationView(row: OrganizationRecord): OrganizationView {
   return {
     id: row.id,
