@@ -11,6 +11,7 @@ import { createOidcVerifier, type IdentityVerifier } from "../domain/access/user
 import type { CallControlPort } from "../domain/calls/call-control.js";
 import { type LiveCallsView, noLiveCalls } from "../domain/calls/live-calls.js";
 import type { ConfigDeploys } from "../domain/config/config-deploy.js";
+import { roleKinds } from "../domain/operations/role-holders.js";
 import type { DeployScheduler, EngineHealthProbe } from "../domain/ports.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
 import { changeFeedState, type Db, storeIsHealthy } from "../store/database.js";
@@ -54,7 +55,11 @@ export interface CreateAppOptions {
   routes?: readonly RouteDefinition[];
   /** The auto-ticket intake, answered under /events (SPEC.md §4.7); absent: not mounted. */
   ticketIntake?: TicketIntake;
-  /** This replica's id and the roles it holds now, for `/health` (absent: not said). */
+  /**
+   * This replica's id and the lease names of the roles it holds now (absent: not said). `/health`
+   * says only their kinds: it needs no authentication, and the names carry AMI addresses and node
+   * ids (admins read those at `/admin/replica-roles`).
+   */
   replica?: { id: string; roles: () => string[] };
   /** The media directories' state for `/health` (`{ sounds: "ok", ... }`); absent: not said. */
   mediaDirs?: () => Promise<Record<string, string>>;
@@ -157,7 +162,9 @@ export function createApp(options: CreateAppOptions): PbxApp {
       engine,
       database: storeDialect(deps.db),
       ...(changeFeed ? { change_feed: changeFeed } : {}),
-      ...(options.replica ? { replica: options.replica.id, roles: options.replica.roles() } : {}),
+      ...(options.replica
+        ? { replica: options.replica.id, roles: roleKinds(options.replica.roles()) }
+        : {}),
       ...(options.mediaDirs ? { media: await options.mediaDirs() } : {}),
     };
   };

@@ -11,20 +11,33 @@ import type { EngineTarget, ReloadRequest } from "../engine/target.js";
 /** Throws when this process may no longer reload (it lost the deployer lease). */
 export type ReloadFence = () => Promise<void>;
 
+/**
+ * Runs `act` only if `fence` lets it, and checks `fence` again once it returned: an act the lease
+ * was lost under is reported failed (`<what> ran after the deployer lease was lost ...`), so what
+ * it was part of is not recorded as done. Reloads, cache expiries and a node's media copies
+ * (node-media.ts) all go through it.
+ */
+export async function runFenced<T>(
+  fence: ReloadFence,
+  what: string,
+  act: () => Promise<T>,
+): Promise<T> {
+  await fence();
+  const outcome = await act();
+  try {
+    await fence();
+  } catch (error) {
+    throw new Error(
+      `${what} ran after the deployer lease was lost (${(error as Error).message}); left for the new deployer`,
+    );
+  }
+  return outcome;
+}
+
 /** `target` with each reload and each cache expiry checked by `fence` before and after. */
 export function fencedTarget(target: EngineTarget, fence: ReloadFence): EngineTarget {
-  const fenced = async <T>(what: string, send: () => Promise<T>): Promise<T> => {
-    await fence();
-    const outcome = await send();
-    try {
-      await fence();
-    } catch (error) {
-      throw new Error(
-        `${what} ran after the deployer lease was lost (${(error as Error).message}); left for the new deployer`,
-      );
-    }
-    return outcome;
-  };
+  const fenced = <T>(what: string, send: () => Promise<T>): Promise<T> =>
+    runFenced(fence, what, send);
   const reload = (request: ReloadRequest) =>
     fenced(request.command.command, () => target.reload(request));
   const expireCachedObject = target.expireCachedObject

@@ -13,6 +13,13 @@
 // again, and an org that is gone (whose IVRs can no longer be read) still has its greetings
 // removed. The manifest is read as untrusted input: only paths of the three shapes above are
 // ever touched.
+//
+// Only the node's deployer-lease holder may change the node's copies, as only it may reload the
+// node: a deployer that lost its lease without knowing yet (paused past the expiry) could
+// otherwise remove the copies of an org the new holder has just placed there, from a stale view
+// of the placements. So every copy, removal and manifest write is fenced like a reload
+// (fenced-target.ts): refused before it is made, and reported failed when the lease was lost
+// while it ran, which fails the org's deploy so it is left for the new holder.
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { removeFileDurable, writeFileAtomic } from "../atomic-files.js";
@@ -20,6 +27,7 @@ import type { Db } from "../store/database.js";
 import { isOnNode } from "../store/engine-node-repository.js";
 import { createIvrRepository } from "../store/ivr-repository.js";
 import { createOrganizationRepository, isServed } from "../store/organization-repository.js";
+import { type ReloadFence, runFenced } from "./fenced-target.js";
 import { wavNamesIn } from "./moh-files.js";
 
 /** Where the manifests are, under the node's sounds directory. */
@@ -62,11 +70,22 @@ export interface NodeMediaOptions {
   sourceDir: string;
   /** The node's sounds directory (`<nodes dir>/<name>.sounds`). */
   nodeDir: string;
+  /**
+   * Throws when this process may no longer change the node (it lost the node's deployer lease);
+   * checked before and after each file it writes or removes. Absent: unfenced (one process).
+   */
+  fence?: ReloadFence;
 }
 
 /** One node's copies of its orgs' media. */
 export class NodeMediaCopies implements OrgMediaSync {
   constructor(private readonly options: NodeMediaOptions) {}
+
+  /** `act` (a change of the node's files, described by `what`) under the fence, if any. */
+  private fenced<T>(what: string, act: () => Promise<T>): Promise<T> {
+    const fence = this.options.fence;
+    return fence ? runFenced(fence, what, act) : act();
+  }
 
   async syncOrg(orgId: string): Promise<MediaSync> {
     if (!ORG_ID.test(orgId)) throw new Error(`not an org id: ${orgId}`);
@@ -80,7 +99,9 @@ export class NodeMediaCopies implements OrgMediaSync {
       const known = before[path];
       const target = join(this.options.nodeDir, path);
       if (!known || !sameStamp(known, source) || (await stampOf(target)) === null) {
-        await copyDurably(join(this.options.sourceDir, path), target);
+        await this.fenced(`the copy of ${path}`, () =>
+          copyDurably(join(this.options.sourceDir, path), target),
+        );
         copied.push(path);
       }
       after[path] = source;
@@ -123,7 +144,9 @@ export class NodeMediaCopies implements OrgMediaSync {
     const removed: string[] = [];
     for (const path of paths) {
       if (!MEDIA_PATH.test(path)) continue;
-      await removeFileDurable(join(this.options.nodeDir, path), this.options.nodeDir);
+      await this.fenced(`the removal of ${path}`, () =>
+        removeFileDurable(join(this.options.nodeDir, path), this.options.nodeDir),
+      );
       removed.push(path);
     }
     return removed;
@@ -153,11 +176,13 @@ export class NodeMediaCopies implements OrgMediaSync {
   /** Writes the manifest; an empty one is removed (the org has nothing on the node). */
   private async writeManifest(orgId: string, manifest: Manifest): Promise<void> {
     const path = this.manifestPath(orgId);
-    if (Object.keys(manifest).length === 0) {
-      await removeFileDurable(path, join(this.options.nodeDir, MEDIA_MANIFEST_DIR));
-      return;
-    }
-    await writeFileAtomic(path, `${JSON.stringify(manifest, null, 2)}\n`);
+    await this.fenced(`the media manifest of org ${orgId}`, async () => {
+      if (Object.keys(manifest).length === 0) {
+        await removeFileDurable(path, join(this.options.nodeDir, MEDIA_MANIFEST_DIR));
+        return;
+      }
+      await writeFileAtomic(path, `${JSON.stringify(manifest, null, 2)}\n`);
+    });
   }
 
   private async orgsWithCopies(): Promise<string[]> {

@@ -263,6 +263,8 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
               nodeId: node.id,
               sourceDir: this.options.soundsDir,
               nodeDir: nodeSoundsDir(this.options.nodesDir, node.name),
+              // Like the node's reloads: only the holder of its deployer lease changes its copies.
+              fence: () => this.options.roles.assertHolds(role),
             }),
           }
         : {}),

@@ -20,10 +20,17 @@ export type OrgPlacementsTable = OrgPlacementRecord;
 export type EngineNodeRow = EngineNodesTable;
 export type OrgPlacementRow = OrgPlacementsTable;
 
-/** What a node carries: orgs placed on it as primary, and as standby. */
+/** What a node carries: orgs placed on it as primary, as standby, and on their way through it. */
 export interface NodeLoad {
   primaries: number;
   standbys: number;
+  /**
+   * Orgs of unfinished moves the node holds without being their primary: the target until the
+   * move switches the placement, the source from then until the move is done (it keeps the
+   * org's config while its calls drain). Each takes a place of the node's capacity as a
+   * primary does, so nothing placed meanwhile can over-fill the node.
+   */
+  moving: number;
 }
 
 /** Every node, by name. */
@@ -80,7 +87,7 @@ export async function lockNodesForPlacement(trx: Db): Promise<void> {
 export async function nodeLoads(db: Db): Promise<Map<string, NodeLoad>> {
   const loads = new Map<string, NodeLoad>();
   const load = (id: string) => {
-    const found = loads.get(id) ?? { primaries: 0, standbys: 0 };
+    const found = loads.get(id) ?? { primaries: 0, standbys: 0, moving: 0 };
     loads.set(id, found);
     return found;
   };
@@ -97,6 +104,20 @@ export async function nodeLoads(db: Db): Promise<Map<string, NodeLoad>> {
     .groupBy("standby_node_id")
     .execute();
   for (const row of standbys) load(row.standby_node_id!).standbys = Number(row.n);
+  const moves = await db
+    .selectFrom("org_moves")
+    .leftJoin("org_placements", "org_placements.org_id", "org_moves.org_id")
+    .select(["org_moves.source_node_id", "org_moves.target_node_id", "org_placements.node_id"])
+    .where("org_moves.finished_at", "is", null)
+    .execute();
+  for (const move of moves) {
+    for (const side of [move.target_node_id, move.source_node_id]) {
+      if (side !== move.node_id) {
+        load(side).moving += 1;
+        break;
+      }
+    }
+  }
   return loads;
 }
 

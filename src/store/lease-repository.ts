@@ -79,7 +79,12 @@ export function createLeaseRepository(db: Db) {
         .execute();
     },
 
-    /** Every lease row, expired or not (for `/health` and tests). */
+    /** One lease's row, expired or not; undefined when nobody ever took it. */
+    find(name: string): Promise<LeaseRow | undefined> {
+      return db.selectFrom("leases").selectAll().where("name", "=", name).executeTakeFirst();
+    },
+
+    /** Every lease row, expired or not (`GET /admin/replica-roles`, tests). */
     list(): Promise<LeaseRow[]> {
       return db.selectFrom("leases").selectAll().orderBy("name").execute();
     },

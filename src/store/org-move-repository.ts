@@ -64,14 +64,3 @@ export async function listUnfinishedMoves(db: Db): Promise<OrgMoveRow[]> {
     .orderBy("org_id")
     .execute();
 }
-
-/** Unfinished moves into each node, by node id (their target's load while they run). */
-export async function movesInto(db: Db): Promise<Map<string, number>> {
-  const rows = await db
-    .selectFrom("org_moves")
-    .select(["target_node_id", (eb) => eb.fn.countAll<number>().as("n")])
-    .where("finished_at", "is", null)
-    .groupBy("target_node_id")
-    .execute();
-  return new Map(rows.map((row) => [row.target_node_id, Number(row.n)]));
-}

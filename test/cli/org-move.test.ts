@@ -1,6 +1,7 @@
 // `pbxctl org move ORG --to NODE`: records the move in the store of --data-dir (carried out by
 // `serve`, here a driver over fake engines), prints it, waits and prints each phase (or returns
-// at once with --no-wait); refusals and a bad --call-drain-timeout are one precise line.
+// at once with --no-wait); refusals and a bad --call-drain-timeout are one precise line; with no
+// serve holding the org-moves lease, the wait says so and exits 3.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,9 +9,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import NodesAdd from "../../src/cli/commands/nodes/add.js";
 import OrgMove from "../../src/cli/commands/org/move.js";
+import { systemTimers } from "../../src/clock.js";
 import { openDataStore } from "../../src/domain/config/gitops.js";
-import { OrgMoveDriver } from "../../src/domain/nodes/org-move-driver.js";
+import { ORG_MOVES_ROLE, OrgMoveDriver } from "../../src/domain/nodes/org-move-driver.js";
 import type { OrgMoveView } from "../../src/domain/nodes/org-moves.js";
+import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { insertOrg } from "../store/helpers.js";
 import { runCommand } from "./run-command.js";
 import { storePerTest } from "./test-store.js";
@@ -73,6 +76,8 @@ test("org move: --no-wait prints the move; waiting prints every phase to done", 
     },
   });
   try {
+    // As serve runs it: under the org-moves lease, which the waiting command looks for.
+    await createLeaseRepository(store.db).acquire(ORG_MOVES_ROLE, "serve-1", new Date(), 600_000);
     driver.start();
     for (let i = 0; i < 200; i++) {
       const row = await store.db
@@ -100,6 +105,53 @@ test("org move: --no-wait prints the move; waiting prints every phase to done", 
   } finally {
     await driver.stop();
     await store.db.destroy();
+  }
+});
+
+test("org move: waiting with no serve carrying out moves says so and exits 3; the move stays", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "pbx-org-move-"));
+  const seed = await openDataStore(process.env, dataDir, { create: true });
+  await insertOrg(seed.db, A, "A");
+  await seed.db.destroy();
+  for (const name of ["node-1", "node-2"]) {
+    const added = await runCommand(NodesAdd, [
+      name,
+      ...["--ami-user", "pbxctl", "--ami-secret", "Secret-1", "--sip-address", "10.0.0.1"],
+      ...["--capacity", "5", "--data-dir", dataDir],
+    ]);
+    assert.is(added.code, 0, added.stderr + String(added.error));
+  }
+  // Timers whose waits end at once, their time jumping ahead: the wait's 5 s without sleeping
+  // (the lease's expiry is wall time: there is no lease here at all).
+  let now = 0;
+  OrgMove.timers = {
+    now: () => now,
+    setTimer(ms, callback) {
+      now += ms;
+      setImmediate(callback);
+      return { cancel() {} };
+    },
+  };
+  try {
+    const waited = await runCommand(OrgMove, [A, "--to", "node-2", "--data-dir", dataDir]);
+    assert.is(waited.code, 3, waited.stderr);
+    assert.is(
+      waited.error?.message,
+      "No pbxctl serve is carrying out org moves: nobody has held the org-moves lease for 5 s (no replica ever held it); the move to node-2 stays recorded (deploying) and goes on once a pbxctl serve with engine nodes runs",
+    );
+    assert.match(waited.stdout, /^deploying\s+on node-2, verified$/m);
+    assert.ok(now >= 5000 && now <= 6000, `gave up after ${now} ms of waiting`);
+    const again = await runCommand(OrgMove, [
+      A,
+      "--to",
+      "node-2",
+      "--no-wait",
+      "--data-dir",
+      dataDir,
+    ]);
+    assert.is(again.error?.message, "Organization is already being moved to engine node 'node-2'");
+  } finally {
+    OrgMove.timers = systemTimers;
   }
 });
 

@@ -15,7 +15,7 @@ import {
 } from "../../src/deploy/edge-sync.js";
 import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
 import { pinOrg } from "../../src/domain/nodes/placement.js";
-import { orgKey } from "../api/dids-fixtures.js";
+import { adminHeaders, orgKey } from "../api/dids-fixtures.js";
 import { startTestApp, type TestApp } from "../api/helpers.js";
 import { startFakeEdge } from "../deploy/fake-edge.js";
 import { FakeClock } from "../deploy/helpers.js";
@@ -87,11 +87,24 @@ syncSuite.before(async (context) => {
     sip_address: `${context.node2.address}:${context.node2.port}`,
   });
   context.org = await context.app.createOrg("A"); // node-1: the least loaded, first by name
-  const did = await context.app.request("POST", "/api/v1/dids", {
-    headers: orgKey(context.org as never),
+  // A pool number assigned to the org (the edge routes pool numbers only, as the gateway does):
+  // added by the admin, requested by the org, approved.
+  const admin = await adminHeaders(context.app);
+  const pooled = await context.app.request("POST", "/api/v1/did-pool/admin", {
+    headers: admin,
     body: { number: DID },
   });
-  assert.is(did.status, 201, did.text);
+  assert.is(pooled.status, 201, pooled.text);
+  const asked = await context.app.request("POST", `/api/v1/did-pool/${pooled.body.id}/request`, {
+    headers: orgKey(context.org as never),
+  });
+  assert.is(asked.status, 201, asked.text);
+  const approved = await context.app.request(
+    "POST",
+    `/api/v1/did-pool/admin/requests/${asked.body.id}/approve`,
+    { headers: admin },
+  );
+  assert.is(approved.status, 200, approved.text);
   context.timers = new FakeClock();
   context.sync = new EdgeSync({
     db: context.app.db,

@@ -160,9 +160,28 @@ test("every change that moves routing reaches the edge, debounced, read back, re
     assert.is(status.appliedRevision, status.wantedRevision);
     assert.is(status.pendingChanges, 0);
 
-    // A DID saved through the API: in the DID table after one debounce, nothing before it.
-    const did = await rig.request("POST", "/api/v1/dids", orgKey, { number: "+918065978001" });
-    assert.is(did.status, 201, JSON.stringify(did.body));
+    // The org's own number (`source: org`) never reaches the DID table: the node's gateway does
+    // not dispatch it (it comes over the org's own trunk), so the edge does not route it.
+    const own = await rig.request("POST", "/api/v1/dids", orgKey, { number: "+14155550100" });
+    assert.is(own.status, 201, JSON.stringify(own.body));
+    await rig.advance(800);
+    assert.is(rig.edge.htables.dids.size, 0, "an own number is not routed by the edge");
+    // A pool number assigned to the org through the API: in the DID table after one debounce,
+    // nothing before it.
+    const pooled = await rig.request("POST", "/api/v1/did-pool/admin", rig.admin, {
+      number: "+918065978001",
+    });
+    assert.is(pooled.status, 201, JSON.stringify(pooled.body));
+    const asked = await rig.request("POST", `/api/v1/did-pool/${pooled.body.id}/request`, orgKey);
+    assert.is(asked.status, 201, JSON.stringify(asked.body));
+    await rig.advance(800);
+    assert.is(rig.edge.htables.dids.size, 0, "requested, not yet assigned: not routed");
+    const approved = await rig.request(
+      "POST",
+      `/api/v1/did-pool/admin/requests/${asked.body.id}/approve`,
+      rig.admin,
+    );
+    assert.is(approved.status, 200, JSON.stringify(approved.body));
     const calls = rig.edge.calls.length;
     await rig.advance(500);
     assert.is(rig.edge.calls.length, calls, "still within the debounce");

@@ -4,7 +4,10 @@
 // uploaded greetings and music on hold of the orgs it holds into `<nodes dir>/<name>.sounds`, in
 // the org's deploy, and removes an org's copies when it leaves the node; a recording is read
 // from the recordings directory of the node that carried the call. Two fake AMI engines
-// (recorded answers only) stand for the nodes.
+// (recorded answers only) stand for the nodes. A node's copies change only under its deployer
+// lease, fenced like its reloads.
+
+import { randomBytes } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -25,6 +28,8 @@ import { loadConfig } from "../../src/config.js";
 import { nodeRecordingsDir, nodeSoundsDir } from "../../src/deploy/node-dirs.js";
 import { NodeMediaCopies } from "../../src/deploy/node-media.js";
 import { purgeRecordings } from "../../src/domain/compliance/retention.js";
+import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
+import { createOrganizationRecord } from "../../src/domain/orgs/org-creation.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { encodeWav } from "../../src/tts/wav.js";
 import { fakeSpeechEngine } from "../api/ivrs-helpers.js";
@@ -322,6 +327,80 @@ test("a node's copies: a manifest never names a path outside the media folders",
       refused = error;
     });
     assert.match(String(refused), /not an org id/);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a node's copies are fenced by its deployer lease: refused before, failed when lost during", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pbx-node-media-fence-"));
+  const store = await freshStore();
+  try {
+    const serverKey = randomBytes(32);
+    const now = "2026-03-01T10:00:00.000Z";
+    const deps = { db: store.db, config: { serverKey }, clock: () => new Date(now) };
+    const node = await createEngineNode(deps, {
+      name: "node-1",
+      ami_username: "pbxctl",
+      ami_secret: "secret",
+      sip_address: "10.0.0.11",
+      capacity: 5,
+    });
+    const org = await createOrganizationRecord(
+      store.db,
+      { name: "A", slug: null, status: "active" },
+      { serverKey, now },
+    );
+    const orgId = org.row.id;
+    const source = join(dir, "sounds");
+    const nodeDir = join(dir, "node-1.sounds");
+    mkdirSync(join(source, "moh", orgId), { recursive: true });
+    writeFileSync(join(source, "moh", orgId, "jazz.wav"), tone(440));
+    const copied = join(nodeDir, "moh", orgId, "jazz.wav");
+    // The fence as the node runtime's: the lease, as this test says it is held or lost.
+    let lease: "held" | "lost" | "lost during" = "lost";
+    const checks: string[] = [];
+    const copies = new NodeMediaCopies({
+      db: store.db,
+      nodeId: node.id,
+      sourceDir: source,
+      nodeDir,
+      fence: async () => {
+        checks.push(lease);
+        if (lease === "lost") throw new Error("deployer:node lease lost");
+        if (lease === "lost during") lease = "lost";
+      },
+    });
+    const failure = (run: Promise<unknown>) =>
+      run.then(
+        () => "no error",
+        (error: Error) => error.message,
+      );
+
+    // Lost before: nothing is copied, and the deploy fails.
+    assert.is(await failure(copies.syncOrg(orgId)), "deployer:node lease lost");
+    assert.equal(filesUnder(nodeDir), []);
+
+    // Held: copied, with its manifest.
+    lease = "held";
+    assert.equal(await copies.syncOrg(orgId), { copied: [`moh/${orgId}/jazz.wav`], removed: [] });
+    assert.ok(existsSync(copied));
+
+    // The org's music is deleted; a stale holder (lease lost) removes nothing of the node's.
+    rmSync(join(source, "moh", orgId, "jazz.wav"));
+    lease = "lost";
+    assert.is(await failure(copies.syncOrg(orgId)), "deployer:node lease lost");
+    assert.is(await failure(copies.pruneExcept(new Set())), "deployer:node lease lost");
+    assert.ok(existsSync(copied), "never removed by a deployer without the lease");
+
+    // Lost while the removal ran: reported failed, so the deploy is not recorded as applied.
+    lease = "lost during";
+    assert.is(
+      await failure(copies.syncOrg(orgId)),
+      `the removal of moh/${orgId}/jazz.wav ran after the deployer lease was lost (deployer:node lease lost); left for the new deployer`,
+    );
+    assert.ok(checks.length >= 6, "checked before and after each change");
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

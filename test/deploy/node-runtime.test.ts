@@ -136,6 +136,51 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
     for (const r of [n1, n2]) {
       assert.ok(await leases.holds(r.role, "a", 1, new Date(T0 + leaseTimers.now())), r.role);
     }
+    // `/health` answers anyone: the kinds of the roles this replica holds, never a node's id or
+    // an AMI address; admins read the leases behind them, with the node's name.
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { roles: string[] };
+    assert.equal([...health.roles].sort(), [
+      "call-ingest",
+      "deployer",
+      "org-moves",
+      "retention",
+      "ticket-poller",
+    ]);
+    for (const id of [n1.node.id, n2.node.id]) {
+      assert.not.ok(JSON.stringify(health).includes(id), "/health names no node");
+    }
+    assert.is((await call("GET", "/admin/replica-roles", keyA)).status, 403);
+    const holders = await call("GET", "/admin/replica-roles", admin);
+    assert.is(holders.status, 200, JSON.stringify(holders.body));
+    const holderOf = (lease: string) =>
+      (holders.body.data as { lease: string; engine: string | null }[]).find(
+        (row) => row.lease === lease,
+      );
+    // (`held` is left out: the leases run on this test's clock, the API on the real one;
+    // test/domain/role-holders.test.ts drives it.)
+    const seen = (lease: string) => {
+      const { acquired_at, expires_at, held, ...rest } = holderOf(lease) as Record<string, unknown>;
+      return rest;
+    };
+    assert.equal(seen(n1.role), {
+      lease: n1.role,
+      role: "deployer",
+      engine: "node-1",
+      holder: "a",
+    });
+    assert.equal(seen(nodeIngestRole(n2.node.id)), {
+      lease: nodeIngestRole(n2.node.id),
+      role: "call-ingest",
+      engine: "node-2",
+      holder: "a",
+    });
+    assert.equal(seen("retention"), {
+      lease: "retention",
+      role: "retention",
+      engine: null,
+      holder: "a",
+    });
+    assert.is(holderOf("deployer:files")?.engine, "files", "the implicit engine's, given up");
     await nodes.started();
     const dir1 = join(dataDir, "nodes", "node-1");
     const dir2 = join(dataDir, "nodes", "node-2");

@@ -1,13 +1,25 @@
 // Placement under concurrency (issue 25): orgs created at the same moment on several connections
 // (several replicas, on PostgreSQL) never overfill a node, because every placement decision locks
-// the node rows first; on SQLite the write transactions are serial anyway. Also the pure choice
-// of the least-loaded node.
+// the node rows first; on SQLite the write transactions are serial anyway. A move under way takes
+// a place on the node it is going to (then on the one it leaves, until done), so a move racing a
+// placement, a pin or a lower capacity never over-fills a node either. Also the pure choice of
+// the least-loaded node.
 import { randomBytes } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { Conflict } from "../../src/domain/errors.js";
-import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
-import { leastLoadedNode, NO_NODE_WITH_ROOM } from "../../src/domain/nodes/placement.js";
+import {
+  createEngineNode,
+  deleteEngineNode,
+  updateEngineNode,
+} from "../../src/domain/nodes/engine-nodes.js";
+import { moveOrg } from "../../src/domain/nodes/org-moves.js";
+import {
+  leastLoadedNode,
+  NO_NODE_WITH_ROOM,
+  occupied,
+  pinOrg,
+} from "../../src/domain/nodes/placement.js";
 import { createOrganizationRecord } from "../../src/domain/orgs/org-creation.js";
 import type { EngineNodeRow } from "../../src/store/engine-node-repository.js";
 import { nodeLoads } from "../../src/store/engine-node-repository.js";
@@ -77,14 +89,151 @@ function row(name: string, capacity: number, state: EngineNodeRow["state"] = "ac
 test("least loaded: smallest share of capacity among active nodes with room", () => {
   const nodes = [row("a", 10), row("b", 2), row("c", 100, "draining"), row("d", 1, "down")];
   const loads = new Map([
-    ["a", { primaries: 4, standbys: 0 }],
-    ["b", { primaries: 1, standbys: 0 }],
+    ["a", { primaries: 4, standbys: 0, moving: 0 }],
+    ["b", { primaries: 1, standbys: 0, moving: 0 }],
   ]);
   assert.is(leastLoadedNode(nodes, loads)?.name, "a", "4/10 before 1/2; draining and down never");
-  loads.set("a", { primaries: 10, standbys: 0 });
+  loads.set("a", { primaries: 10, standbys: 0, moving: 0 });
   assert.is(leastLoadedNode(nodes, loads)?.name, "b");
-  loads.set("b", { primaries: 2, standbys: 0 });
-  assert.is(leastLoadedNode(nodes, loads), undefined);
+  loads.set("b", { primaries: 1, standbys: 0, moving: 1 });
+  assert.is(leastLoadedNode(nodes, loads), undefined, "an org on its way to b takes its room");
+});
+
+/**
+ * Two orgs on node-1 (capacity 5), one on node-2 (capacity 2), node-1 draining (the usual reason
+ * to move orgs away): node-2 has room for exactly one more org.
+ */
+async function oneRoomLeft() {
+  const store = await freshStore();
+  const deps = { db: store.db, config: { serverKey }, clock };
+  const create = (name: string) =>
+    createOrganizationRecord(
+      store.db,
+      { name, slug: null, status: "active" },
+      { serverKey, now: clock().toISOString() },
+    );
+  const one = await createEngineNode(deps, nodeInput("node-1", 5));
+  const x = await create("X");
+  const y = await create("Y");
+  const two = await createEngineNode(deps, nodeInput("node-2", 2));
+  await create("Z");
+  await updateEngineNode(deps, "node-1", { state: "draining" });
+  assert.is(occupied((await nodeLoads(store.db)).get(two.id)), 1);
+  return { store, deps, one, two, x: x.row.id, y: y.row.id, create };
+}
+
+/** Runs both at once: exactly one succeeds, the other is a 409; node-2 ends at its capacity. */
+async function race(
+  setup: Awaited<ReturnType<typeof oneRoomLeft>>,
+  operations: [() => Promise<unknown>, () => Promise<unknown>],
+  refusals: string[],
+) {
+  const outcomes = await Promise.allSettled(operations.map((operation) => operation()));
+  const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+  assert.is(refused.length, 1, `one of the two is refused: ${JSON.stringify(outcomes)}`);
+  assert.instance(refused[0]!.reason, Conflict);
+  assert.ok(refusals.includes((refused[0]!.reason as Error).message), refused[0]!.reason.message);
+  const load = (await nodeLoads(setup.store.db)).get(setup.two.id);
+  assert.ok(occupied(load) <= 2, `node-2 holds ${JSON.stringify(load)} for a capacity of 2`);
+}
+
+const FULL = "Engine node 'node-2' is full (2 organizations)";
+
+test("a move racing a new org's placement: one of them takes node-2's last room", async () => {
+  const setup = await oneRoomLeft();
+  try {
+    await race(
+      setup,
+      [() => moveOrg(setup.deps, setup.x, { to: "node-2" }), () => setup.create("W")],
+      [FULL, NO_NODE_WITH_ROOM],
+    );
+  } finally {
+    await setup.store.close();
+  }
+});
+
+test("a move racing a pin to the same node: one of them takes node-2's last room", async () => {
+  const setup = await oneRoomLeft();
+  try {
+    await race(
+      setup,
+      [
+        () => moveOrg(setup.deps, setup.x, { to: "node-2" }),
+        () => pinOrg(setup.store.db, setup.y, { node: "node-2" }, clock().toISOString()),
+      ],
+      [FULL],
+    );
+  } finally {
+    await setup.store.close();
+  }
+});
+
+test("a move racing a lower capacity: node-2 never ends with more orgs than its capacity", async () => {
+  const setup = await oneRoomLeft();
+  try {
+    await race(
+      setup,
+      [
+        () => moveOrg(setup.deps, setup.x, { to: "node-2" }),
+        () => updateEngineNode(setup.deps, "node-2", { capacity: 1 }),
+      ],
+      [
+        "Engine node 'node-2' is full (1 organizations)",
+        "Engine node 'node-2' holds 2 organizations: its capacity cannot be below that",
+      ],
+    );
+  } finally {
+    await setup.store.close();
+  }
+});
+
+test("a move takes one place on the node that holds the org besides its primary, never two", async () => {
+  const setup = await oneRoomLeft();
+  try {
+    await moveOrg(setup.deps, setup.x, { to: "node-2" });
+    const before = await nodeLoads(setup.store.db);
+    assert.equal(before.get(setup.two.id), { primaries: 1, standbys: 0, moving: 1 });
+    assert.equal(before.get(setup.one.id), { primaries: 2, standbys: 0, moving: 0 });
+    // The move's switch: the target is the primary now; the source keeps the org while it drains.
+    await setup.store.db
+      .updateTable("org_placements")
+      .set({ node_id: setup.two.id })
+      .where("org_id", "=", setup.x)
+      .execute();
+    const switched = await nodeLoads(setup.store.db);
+    assert.equal(switched.get(setup.two.id), { primaries: 2, standbys: 0, moving: 0 });
+    assert.equal(switched.get(setup.one.id), { primaries: 1, standbys: 0, moving: 1 });
+    // Done: nothing moving any more.
+    await setup.store.db
+      .updateTable("org_moves")
+      .set({ phase: "done", finished_at: clock().toISOString() })
+      .execute();
+    const done = await nodeLoads(setup.store.db);
+    assert.is(done.get(setup.one.id)?.moving, 0);
+    assert.is(done.get(setup.two.id)?.moving, 0);
+  } finally {
+    await setup.store.close();
+  }
+});
+
+test("a node that is a side of an unfinished move cannot be removed", async () => {
+  const setup = await oneRoomLeft();
+  try {
+    const empty = await createEngineNode(setup.deps, nodeInput("node-3", 2));
+    await moveOrg(setup.deps, setup.x, { to: "node-3" });
+    const refused = await deleteEngineNode(setup.deps, "node-3").then(
+      () => null,
+      (error: Error) => error,
+    );
+    assert.instance(refused, Conflict);
+    assert.is(
+      refused?.message,
+      "Engine node 'node-3' still holds 1 organizations being moved: wait until their moves are done",
+    );
+    assert.ok(empty.id);
+  } finally {
+    await setup.store.close();
+  }
 });
 
 test.run();

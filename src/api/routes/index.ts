@@ -19,6 +19,7 @@ import { orgUserRoutes } from "./org-users.js";
 import { organizationRoutes } from "./organizations.js";
 import { outboundRouteRoutes } from "./outbound-routes.js";
 import { queueRoutes } from "./queues.js";
+import { replicaRoleRoutes } from "./replica-roles.js";
 import { settingsRoutes } from "./settings.js";
 import { ticketAlertRoutes } from "./ticket-alerts.js";
 import { ticketRoutes } from "./tickets.js";
@@ -53,6 +54,7 @@ export const allRoutes: readonly RouteDefinition[] = [
     customerTunnelRoutes,
     engineNodeRoutes,
     orgMoveRoutes,
+    replicaRoleRoutes,
     complianceRoutes,
     ticketRoutes,
     ticketAlertRoutes,

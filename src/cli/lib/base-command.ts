@@ -8,9 +8,18 @@ import { ExitCode } from "./exit-codes.js";
 import { nearestName } from "./nearest.js";
 import { diskSources, sourceSnippet } from "./source-snippet.js";
 
-/** A problem the user can fix (bad input, unreadable path, refused compile): exit 1, one line. */
+/**
+ * A problem the user can fix (bad input, unreadable path, refused compile): one line, exit 1
+ * unless a command documents another code for it.
+ */
 export class CommandFailure extends Error {
   override readonly name = "CommandFailure";
+  constructor(
+    message: string,
+    readonly exitCode: number = ExitCode.error,
+  ) {
+    super(message);
+  }
 }
 
 export abstract class PbxCommand extends Command {
@@ -80,12 +89,13 @@ export abstract class PbxCommand extends Command {
     if (err instanceof Errors.ExitError) throw err;
     this.suggestFlags(err);
     const expected = err instanceof OrgFileError || err instanceof CommandFailure;
-    const shown = expected ? new Errors.CLIError(err.message, { exit: ExitCode.error }) : err;
+    const exit = err instanceof CommandFailure ? err.exitCode : ExitCode.error;
+    const shown = expected ? new Errors.CLIError(err.message, { exit }) : err;
     if (this.jsonEnabled()) {
       this.logJson(this.toErrorJson(shown));
       // The JSON is the whole answer: exit with the error's code, no second copy on stderr.
-      const exit = (shown as Partial<Errors.CLIError>).oclif?.exit;
-      return this.exit(typeof exit === "number" ? exit : ExitCode.error);
+      const code = (shown as Partial<Errors.CLIError>).oclif?.exit;
+      return this.exit(typeof code === "number" ? code : ExitCode.error);
     }
     throw shown;
   }

@@ -23,3 +23,8 @@ export const StatusExitCode = {
   /** Some unit's last deploy FAILED. */
   failed: 5,
 } as const;
+
+/** `pbxctl org move` (waiting): no `pbxctl serve` carries out moves; the move stays recorded. */
+export const OrgMoveExitCode = {
+  noDriver: 3,
+} as const;

@@ -4,7 +4,7 @@
 import { compareAscii } from "../../model/caller-id.js";
 import type { OrgState } from "../../model/org-state.js";
 import { didAliases } from "../../model/phone.js";
-import { isUsableDid } from "../../model/refs.js";
+import { isGatewayDid } from "../../model/refs.js";
 
 export type EdgeNodeState = "active" | "draining" | "down";
 
@@ -22,7 +22,7 @@ export interface EdgeOrg {
   context_prefix: string;
   primary: string;
   standby: string | null;
-  /** Every alias a carrier may send each usable DID as (`0…`, `91…`, `+91…`). */
+  /** Every alias a carrier may send each of its pool numbers as (`0…`, `91…`, `+91…`). */
   dids: string[];
 }
 
@@ -55,9 +55,13 @@ export interface EdgePlacement {
 
 /**
  * EdgeState from org files and placements: active orgs with a placement, each with the aliases of
- * its usable DIDs (pool and own numbers alike: the node decides what a number does, the edge only
- * which node hears it); carriers from `gatewayCarriers` plus every trunk's identify matches. Orgs
- * and carriers are sorted, so the same input in any order compiles to the same files.
+ * the DID pool's numbers assigned to it and active (`isGatewayDid`), the numbers the node's
+ * gateway dispatches. An org's own numbers (`source: own`) are left out: the gateway never routes
+ * them (they reach the org over its own trunk, registered at its node), so a carrier's call to
+ * one through the edge would only reach a node that refuses it, and the edge would be routing a
+ * number the platform never vetted. Carriers come from `gatewayCarriers` plus every trunk's
+ * identify matches. Orgs and carriers are sorted, so the same input in any order compiles to the
+ * same files.
  */
 export function edgeStateFromOrgs(
   orgs: readonly OrgState[],
@@ -74,7 +78,7 @@ export function edgeStateFromOrgs(
     const placement = placements.get(state.org.id);
     if (!placement) continue;
     const dids = state.dids
-      .filter(isUsableDid)
+      .filter(isGatewayDid)
       .flatMap((did) => didAliases(did.number))
       .sort(compareAscii);
     edgeOrgs.push({

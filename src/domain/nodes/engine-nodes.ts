@@ -31,6 +31,7 @@ import {
 import { BadRequest, Conflict } from "../errors.js";
 import { encrypt } from "../secrets.js";
 import { findNodeRow } from "./engine-node-lookup.js";
+import { occupied } from "./placement.js";
 
 /** What the node use cases need: the store, the sealing key and the time. */
 export interface NodeDeps {
@@ -226,7 +227,9 @@ export async function updateEngineNode(
         : {}),
       updated_at: deps.clock().toISOString(),
     };
-    const held = (await nodeLoads(trx)).get(current.id)?.primaries ?? 0;
+    // The orgs of unfinished moves through it count: lowering it under a move racing in would
+    // over-fill it once the move lands.
+    const held = occupied((await nodeLoads(trx)).get(current.id));
     if (next.capacity < held) {
       throw new Conflict(
         `Engine node '${current.name}' holds ${held} organizations: its capacity cannot be below that`,
@@ -257,6 +260,12 @@ export async function deleteEngineNode(deps: Pick<NodeDeps, "db">, ref: string):
     if (held > 0) {
       throw new Conflict(
         `Engine node '${node.name}' still holds ${held} organizations (primary or standby): place them elsewhere first`,
+      );
+    }
+    // A side of an unfinished move holds the org's config until the move is done.
+    if (load?.moving) {
+      throw new Conflict(
+        `Engine node '${node.name}' still holds ${load.moving} organizations being moved: wait until their moves are done`,
       );
     }
     await deleteNodeRow(trx, node.id);

@@ -16,7 +16,6 @@ import {
 import {
   findOrgMove,
   type MovePhase,
-  movesInto,
   type OrgMoveRow,
   saveOrgMove,
 } from "../../store/org-move-repository.js";
@@ -107,7 +106,7 @@ export async function orgMoveView(db: Db, row: OrgMoveRow): Promise<OrgMoveView>
 /**
  * Asks for the org to move to node `input.to` (admin): 404 for an unknown org or node; 409 when
  * the org already is on that node, is being moved, has no placement (no node defined), or the
- * node is draining, down or full (its unfinished incoming moves counted). The move is recorded
+ * node is draining, down or full (the unfinished moves through it counted). The move is recorded
  * and carried out in the background; the answer is its first state.
  */
 export async function moveOrg(
@@ -132,8 +131,7 @@ export async function moveOrg(
     if (placement.node_id === target.id) {
       throw new Conflict(`Organization is already on engine node '${target.name}'`);
     }
-    const arriving = (await movesInto(trx)).get(target.id) ?? 0;
-    const why = refusal(target, (await nodeLoads(trx)).get(target.id), arriving);
+    const why = refusal(target, (await nodeLoads(trx)).get(target.id));
     if (why) throw new Conflict(why);
     const now = deps.clock().toISOString();
     const row: OrgMoveRow = {

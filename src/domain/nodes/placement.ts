@@ -36,9 +36,18 @@ export interface PlacementView {
   placed_at: string;
 }
 
-/** Fill of a node: the share of its capacity its primaries take. */
+/**
+ * The places of a node's capacity taken: its primaries and the orgs of unfinished moves it holds
+ * besides (node-side of a move: engine-node-repository.ts `NodeLoad.moving`). Every capacity
+ * decision counts this, so a move and a placement racing each other never over-fill a node.
+ */
+export function occupied(load: NodeLoad | undefined): number {
+  return (load?.primaries ?? 0) + (load?.moving ?? 0);
+}
+
+/** Fill of a node: the share of its capacity taken. */
 function fill(node: EngineNodeRow, load: NodeLoad | undefined): number {
-  return (load?.primaries ?? 0) / node.capacity;
+  return occupied(load) / node.capacity;
 }
 
 /**
@@ -50,13 +59,11 @@ export function leastLoadedNode(
   nodes: readonly EngineNodeRow[],
   loads: ReadonlyMap<string, NodeLoad>,
 ): EngineNodeRow | undefined {
-  const open = nodes.filter(
-    (n) => n.state === "active" && (loads.get(n.id)?.primaries ?? 0) < n.capacity,
-  );
+  const open = nodes.filter((n) => n.state === "active" && occupied(loads.get(n.id)) < n.capacity);
   open.sort(
     (a, b) =>
       fill(a, loads.get(a.id)) - fill(b, loads.get(b.id)) ||
-      (loads.get(a.id)?.primaries ?? 0) - (loads.get(b.id)?.primaries ?? 0) ||
+      occupied(loads.get(a.id)) - occupied(loads.get(b.id)) ||
       a.name.localeCompare(b.name),
   );
   return open[0];
@@ -127,18 +134,14 @@ export interface PinInput {
 }
 
 /**
- * Why a node cannot take an org it does not hold yet, or null when it can (`arriving`: orgs on
- * their way to it, unfinished moves, counted as its own).
+ * Why a node cannot take an org it does not hold yet, or null when it can (the orgs of unfinished
+ * moves through it counted as its own: `occupied`).
  */
-export function refusal(
-  node: EngineNodeRow,
-  load: NodeLoad | undefined,
-  arriving = 0,
-): string | null {
+export function refusal(node: EngineNodeRow, load: NodeLoad | undefined): string | null {
   if (node.state !== "active") {
     return `Engine node '${node.name}' is ${node.state}: it takes no new organization`;
   }
-  if ((load?.primaries ?? 0) + arriving >= node.capacity) {
+  if (occupied(load) >= node.capacity) {
     return `Engine node '${node.name}' is full (${node.capacity} organizations)`;
   }
   return null;

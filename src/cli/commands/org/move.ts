@@ -1,19 +1,21 @@
 import { Args, Flags } from "@oclif/core";
+import { systemTimers, type Timers } from "../../../clock.js";
 import { findOrgId } from "../../../domain/config/export.js";
+import { followOrgMove, NoMoveDriver } from "../../../domain/nodes/org-move-follow.js";
 import {
-  getOrgMove,
   MAX_CALL_DRAIN_TIMEOUT_S,
   moveOrg,
   type OrgMoveView,
 } from "../../../domain/nodes/org-moves.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
 import { parseDurationSeconds } from "../../lib/duration.js";
+import { OrgMoveExitCode } from "../../lib/exit-codes.js";
 import { dataDirFlag, withNodeStore } from "../../lib/node-store.js";
 
-/** How often the command looks at the move while it waits. */
-const WAIT_POLL_MS = 500;
-
 export default class OrgMove extends PbxCommand {
+  /** The waits between looks at the move; tests put timers of their own here. */
+  static timers: Timers = systemTimers;
+
   static override summary = "Move an org to another engine node without cutting its calls.";
   static override description =
     "What POST /admin/organizations/{id}/move does: the move is recorded in the store and " +
@@ -67,12 +69,20 @@ export default class OrgMove extends PbxCommand {
       this.say(phaseLine(move));
       if (!flags.wait) return move;
       let shown = phaseLine(move);
-      while (move.finished_at === null) {
-        await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-        move = await getOrgMove(deps, orgId);
-        const line = phaseLine(move);
-        if (line !== shown) this.say(line);
-        shown = line;
+      try {
+        move = await followOrgMove(deps, orgId, {
+          timers: OrgMove.timers,
+          onLook: (seen) => {
+            const line = phaseLine(seen);
+            if (line !== shown) this.say(line);
+            shown = line;
+          },
+        });
+      } catch (error) {
+        if (error instanceof NoMoveDriver) {
+          throw new CommandFailure(error.message, OrgMoveExitCode.noDriver);
+        }
+        throw error;
       }
       return move;
     });
