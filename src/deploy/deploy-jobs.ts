@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
 import type { Db } from "../store/database.js";
-import { createDeployJobRepository, type DeployJobRow } from "../store/deploy-job-repository.js";
+import { createDeployJobRepository, type DeployJob } from "../store/deploy-job-repository.js";
 import { CompileRefusedError } from "./store-builds.js";
 import {
   type GatewayOutcome,
@@ -120,9 +120,9 @@ export class DeployJobs {
     return this.polling;
   }
 
-  private async carryOut(job: DeployJobRow): Promise<{ ok: unknown } | { error: JobError }> {
+  private async carryOut(job: DeployJob): Promise<{ ok: unknown } | { error: JobError }> {
     try {
-      return { ok: await this.runHere(job.kind as JobKind, job.org_id, job.trigger) };
+      return { ok: await this.runHere(job.kind as JobKind, job.orgId, job.trigger) };
     } catch (error) {
       const { name, message } = error instanceof Error ? error : new Error(String(error));
       return { error: { name, message } };

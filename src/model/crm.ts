@@ -85,4 +85,31 @@ export const CrmField = Type.Object(
 export type CrmLeadView = Static<typeof CrmLead>;
 export type CrmClientView = Static<typeof CrmClient>;
 export type CrmFieldView = Static<typeof CrmField>;
+export type CrmKind = "lead" | "client";
+
+/**
+ * A lead or a client as the store keeps it: one shape for both kinds (`status` is a lead's,
+ * `linked_id` the client it became or the lead it came from).
+ */
+export interface CrmRecord {
+  id: string;
+  org_id: string;
+  kind: CrmKind;
+  name: string;
+  phone: string | null;
+  email: string | null;
+  company: string | null;
+  status: string | null;
+  owner: string | null;
+  tags: string[];
+  notes: string;
+  /** Custom values by field name. */
+  custom: Record<string, CustomValueType>;
+  linked_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A custom field as the store keeps it: the view and the org it belongs to. */
+export type CrmFieldRecord = CrmFieldView & { org_id: string };
 export type CustomValueType = Static<typeof CustomValue>;

@@ -1,5 +1,6 @@
 // Row types of the compliance tables (migration 2601).
 import type { Generated, Selectable } from "kysely";
+import type { RecordingConsent } from "../model/consent.js";
 
 export interface AuditLogTable {
   id: Generated<number>;
@@ -33,7 +34,7 @@ export interface ConsentRecordsTable {
   id: string;
   org_id: string;
   phone: string;
-  recording_consent: string;
+  recording_consent: RecordingConsent;
   source: string;
   recorded_at: string;
   created_at: string;

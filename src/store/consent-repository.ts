@@ -1,20 +1,20 @@
 // Recording consent per org and phone number (migration 2601).
-import type { ConsentRecordRow, ConsentRecordsTable } from "./compliance-tables.js";
+// Its rows are the model's ConsentRecord as they are (the consent column typed by the model).
+import type { ConsentRecord } from "../model/compliance-views.js";
+import type { RecordingConsent } from "../model/consent.js";
 import type { Db } from "./database.js";
 
-export type { ConsentRecordRow };
-
 /** Inserts a record; a second record for the same org and phone fails on the unique index. */
-export async function insertConsent(db: Db, row: ConsentRecordsTable): Promise<void> {
-  await db.insertInto("consent_records").values(row).execute();
+export async function insertConsent(db: Db, record: ConsentRecord): Promise<void> {
+  await db.insertInto("consent_records").values(record).execute();
 }
 
 /** The org's records by phone (optionally one phone or one consent value). */
 export async function listConsent(
   db: Db,
   orgId: string,
-  filter: { phone?: string; recordingConsent?: string } = {},
-): Promise<ConsentRecordRow[]> {
+  filter: { phone?: string; recordingConsent?: RecordingConsent } = {},
+): Promise<ConsentRecord[]> {
   let query = db.selectFrom("consent_records").selectAll().where("org_id", "=", orgId);
   if (filter.phone !== undefined) query = query.where("phone", "=", filter.phone);
   if (filter.recordingConsent !== undefined) {
@@ -28,7 +28,7 @@ export async function findConsent(
   db: Db,
   orgId: string,
   id: string,
-): Promise<ConsentRecordRow | undefined> {
+): Promise<ConsentRecord | undefined> {
   return db
     .selectFrom("consent_records")
     .selectAll()

@@ -1,30 +1,25 @@
 // CRM rows (migration 2501): leads and clients in `crm_records` (by `kind`), custom field
 // definitions in `crm_fields`. Every read takes the org id first and filters on it.
 import { sql } from "kysely";
+import type {
+  CrmFieldRecord,
+  CrmFieldView,
+  CrmKind,
+  CrmRecord,
+  CustomFieldType,
+} from "../model/crm.js";
 import type { Db } from "./database.js";
 import { caseInsensitiveLike, storeDialect } from "./dialect.js";
 
-export type CrmKind = "lead" | "client";
+export type { CrmKind };
 
-export interface CrmRecordsTable {
-  id: string;
-  org_id: string;
-  kind: CrmKind;
-  name: string;
-  phone: string | null;
-  email: string | null;
-  company: string | null;
-  status: string | null;
-  owner: string | null;
+/** The model's CrmRecord with its tags and custom values as JSON text. */
+export type CrmRecordsTable = Omit<CrmRecord, "tags" | "custom"> & {
   /** JSON array of strings. */
   tags: string;
-  notes: string;
   /** JSON object of custom values by field name. */
   custom: string;
-  linked_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+};
 
 export interface CrmFieldsTable {
   id: string;
@@ -95,6 +90,20 @@ function recordsOf(db: Db, orgId: string, kind: CrmKind, filters: CrmFilters) {
   return query;
 }
 
+// Leads and clients answer and take the model's CrmRecord: the JSON of tags and custom values
+// stays here.
+function recordOf(row: CrmRecordRow): CrmRecord {
+  return { ...row, tags: JSON.parse(row.tags), custom: JSON.parse(row.custom) };
+}
+
+function columnsOf(record: CrmRecord): CrmRecordRow {
+  return {
+    ...record,
+    tags: JSON.stringify(record.tags),
+    custom: JSON.stringify(record.custom),
+  };
+}
+
 /** One page of an org's leads or clients, oldest first, and how many match in all. */
 export async function listCrmRecords(
   db: Db,
@@ -102,7 +111,7 @@ export async function listCrmRecords(
   kind: CrmKind,
   filters: CrmFilters,
   page: { limit: number; offset: number },
-): Promise<{ rows: CrmRecordRow[]; total: number }> {
+): Promise<{ rows: CrmRecord[]; total: number }> {
   const rows = await recordsOf(db, orgId, kind, filters)
     .selectAll()
     .orderBy("created_at")
@@ -113,12 +122,17 @@ export async function listCrmRecords(
   const counted = await recordsOf(db, orgId, kind, filters)
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
-  return { rows, total: Number(counted.n) };
+  return { rows: rows.map(recordOf), total: Number(counted.n) };
 }
 
 /** The row with this id, of any org (the caller checks the org). */
-export async function findCrmRecord(db: Db, id: string): Promise<CrmRecordRow | undefined> {
-  return db.selectFrom("crm_records").selectAll().where("id", "=", id).executeTakeFirst();
+export async function findCrmRecord(db: Db, id: string): Promise<CrmRecord | undefined> {
+  const row = await db
+    .selectFrom("crm_records")
+    .selectAll()
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row && recordOf(row);
 }
 
 /** The org's leads and clients with this E.164 phone, oldest first (index org_id, phone). */
@@ -126,8 +140,8 @@ export async function crmRecordsByPhone(
   db: Db,
   orgId: string,
   phone: string,
-): Promise<CrmRecordRow[]> {
-  return db
+): Promise<CrmRecord[]> {
+  const rows = await db
     .selectFrom("crm_records")
     .selectAll()
     .where("org_id", "=", orgId)
@@ -135,15 +149,16 @@ export async function crmRecordsByPhone(
     .orderBy("created_at")
     .orderBy("id")
     .execute();
+  return rows.map(recordOf);
 }
 
-export async function insertCrmRecord(db: Db, row: CrmRecordRow): Promise<void> {
-  await db.insertInto("crm_records").values(row).execute();
+export async function insertCrmRecord(db: Db, record: CrmRecord): Promise<void> {
+  await db.insertInto("crm_records").values(columnsOf(record)).execute();
 }
 
-/** Replaces every editable column of the row `id` of `orgId`. */
-export async function replaceCrmRecord(db: Db, row: CrmRecordRow): Promise<void> {
-  const { id, org_id, kind: _kind, created_at: _created, ...columns } = row;
+/** Replaces every editable column of the record `id` of `orgId`. */
+export async function replaceCrmRecord(db: Db, record: CrmRecord): Promise<void> {
+  const { id, org_id, kind: _kind, created_at: _created, ...columns } = columnsOf(record);
   await db
     .updateTable("crm_records")
     .set(columns)
@@ -156,31 +171,59 @@ export async function deleteCrmRecord(db: Db, orgId: string, id: string): Promis
   await db.deleteFrom("crm_records").where("id", "=", id).where("org_id", "=", orgId).execute();
 }
 
+// Custom fields answer and take the model's CrmFieldRecord: the options' JSON and the 0/1 flag
+// stay here.
+function fieldOf(row: CrmFieldRow): CrmFieldRecord {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    name: row.name,
+    label: row.label,
+    type: row.type as CustomFieldType,
+    options: JSON.parse(row.options) as string[],
+    required: row.required === 1,
+    created_at: row.created_at,
+  };
+}
+
 /** The org's custom field definitions in creation order. */
-export async function listCrmFields(db: Db, orgId: string): Promise<CrmFieldRow[]> {
-  return db
+export async function listCrmFields(db: Db, orgId: string): Promise<CrmFieldRecord[]> {
+  const rows = await db
     .selectFrom("crm_fields")
     .selectAll()
     .where("org_id", "=", orgId)
     .orderBy("created_at")
     .orderBy("name")
     .execute();
+  return rows.map(fieldOf);
 }
 
-export async function findCrmField(db: Db, id: string): Promise<CrmFieldRow | undefined> {
-  return db.selectFrom("crm_fields").selectAll().where("id", "=", id).executeTakeFirst();
+export async function findCrmField(db: Db, id: string): Promise<CrmFieldRecord | undefined> {
+  const row = await db.selectFrom("crm_fields").selectAll().where("id", "=", id).executeTakeFirst();
+  return row && fieldOf(row);
 }
 
-export async function insertCrmField(db: Db, row: CrmFieldRow): Promise<void> {
-  await db.insertInto("crm_fields").values(row).execute();
+export async function insertCrmField(db: Db, field: CrmFieldRecord): Promise<void> {
+  await db
+    .insertInto("crm_fields")
+    .values({
+      ...field,
+      options: JSON.stringify(field.options),
+      required: field.required ? 1 : 0,
+    })
+    .execute();
 }
 
 export async function updateCrmField(
   db: Db,
   orgId: string,
   id: string,
-  columns: Partial<Pick<CrmFieldRow, "label" | "options" | "required">>,
+  change: Partial<Pick<CrmFieldView, "label" | "options" | "required">>,
 ): Promise<void> {
+  const columns: Partial<Pick<CrmFieldRow, "label" | "options" | "required">> = {};
+  if (change.label !== undefined) columns.label = change.label;
+  if (change.options !== undefined) columns.options = JSON.stringify(change.options);
+  if (change.required !== undefined) columns.required = change.required ? 1 : 0;
   await db
     .updateTable("crm_fields")
     .set(columns)
@@ -190,7 +233,11 @@ export async function updateCrmField(
 }
 
 /** Deletes a field definition and its value from every record of the org. */
-export async function deleteCrmField(db: Db, orgId: string, field: CrmFieldRow): Promise<void> {
+export async function deleteCrmField(
+  db: Db,
+  orgId: string,
+  field: Pick<CrmFieldView, "id" | "name">,
+): Promise<void> {
   await db
     .deleteFrom("crm_fields")
     .where("id", "=", field.id)

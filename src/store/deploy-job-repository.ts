@@ -5,6 +5,27 @@ import type { DeployJobsTable } from "./schema.js";
 
 export type DeployJobRow = DeployJobsTable;
 
+/** A job as its requester queues it and the deployer reads it back (the columns stay here). */
+export interface DeployJob {
+  id: string;
+  kind: string;
+  orgId: string | null;
+  trigger: string | null;
+  requestedBy: string;
+  at: string;
+}
+
+function jobOf(row: DeployJobRow): DeployJob {
+  return {
+    id: row.id,
+    kind: row.kind,
+    orgId: row.org_id,
+    trigger: row.trigger,
+    requestedBy: row.requested_by,
+    at: row.requested_at,
+  };
+}
+
 /**
  * The jobs of engine node `nodeId` (issue 25: each node's deployer carries out its own), or of
  * the one implicit engine when absent.
@@ -12,14 +33,7 @@ export type DeployJobRow = DeployJobsTable;
 export function createDeployJobRepository(db: Db, nodeId?: string) {
   const node = nodeId ?? null;
   return {
-    async add(job: {
-      id: string;
-      kind: string;
-      orgId: string | null;
-      trigger: string | null;
-      requestedBy: string;
-      at: string;
-    }): Promise<void> {
+    async add(job: DeployJob): Promise<void> {
       await db
         .insertInto("deploy_jobs")
         .values({
@@ -42,14 +56,15 @@ export function createDeployJobRepository(db: Db, nodeId?: string) {
      * (it lost the lease or died; the deployer carries jobs out one after the other, so none of
      * its own is running when it looks).
      */
-    unfinished(): Promise<DeployJobRow[]> {
-      return db
+    async unfinished(): Promise<DeployJob[]> {
+      const rows = await db
         .selectFrom("deploy_jobs")
         .selectAll()
         .where("finished_at", "is", null)
         .where("node_id", node === null ? "is" : "=", node)
         .orderBy("requested_at")
         .execute();
+      return rows.map(jobOf);
     },
 
     /** Claims job `id` for `deployer`; false when it is finished or gone (its requester gave up). */

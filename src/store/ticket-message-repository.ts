@@ -1,26 +1,18 @@
 // The ticket-opened message outbox, the messaging provider's settings and each org's ticket
 // messaging config (migration 2401).
+import type { TicketMessage } from "../model/tickets.js";
 import type { Db } from "./database.js";
-import type {
-  MessagingProviderTable,
-  TicketMessageKind,
-  TicketMessageRow,
-  TicketMessagingConfigTable,
-} from "./ticket-tables.js";
+import type { MessagingProviderTable, TicketMessagingConfigTable } from "./ticket-tables.js";
 
 const PROVIDER = "whatsapp";
 
 export function createTicketMessageRepository(db: Db) {
   return {
-    async enqueue(row: {
-      id: string;
-      org_id: string;
-      ticket_id: string;
-      kind: TicketMessageKind;
-      target_url: string | null;
-      body: string;
-      at: string;
-    }): Promise<void> {
+    async enqueue(
+      row: Pick<TicketMessage, "id" | "org_id" | "ticket_id" | "kind" | "target_url" | "body"> & {
+        at: string;
+      },
+    ): Promise<void> {
       await db
         .insertInto("ticket_messages")
         .values({
@@ -41,7 +33,7 @@ export function createTicketMessageRepository(db: Db) {
         .execute();
     },
 
-    due(now: string, limit: number): Promise<TicketMessageRow[]> {
+    due(now: string, limit: number): Promise<TicketMessage[]> {
       return db
         .selectFrom("ticket_messages")
         .selectAll()
@@ -53,7 +45,7 @@ export function createTicketMessageRepository(db: Db) {
         .execute();
     },
 
-    ofTicket(ticketId: string): Promise<TicketMessageRow[]> {
+    ofTicket(ticketId: string): Promise<TicketMessage[]> {
       return db
         .selectFrom("ticket_messages")
         .selectAll()

@@ -1,13 +1,14 @@
 // Tickets and their history of changes (migration 2401). Every read takes the org id first.
-import type { Db } from "./database.js";
-import { caseInsensitiveLike } from "./dialect.js";
+// It answers and takes the model's Ticket and TicketHistoryView; a change's JSON stays here.
 import type {
-  TicketHistoryRow,
+  Ticket,
+  TicketHistoryView,
   TicketPriority,
-  TicketRow,
   TicketSource,
   TicketStatus,
-} from "./ticket-tables.js";
+} from "../model/tickets.js";
+import type { Db } from "./database.js";
+import { caseInsensitiveLike } from "./dialect.js";
 
 export interface TicketFilters {
   status?: TicketStatus;
@@ -20,7 +21,7 @@ export interface TicketFilters {
   to?: string;
 }
 
-export type TicketChange = Partial<Pick<TicketRow, "status" | "priority" | "assignee" | "note">>;
+export type TicketChange = Partial<Pick<Ticket, "status" | "priority" | "assignee" | "note">>;
 
 /** The ticket store over a database or a transaction. */
 export function createTicketRepository(db: Db) {
@@ -41,7 +42,7 @@ export function createTicketRepository(db: Db) {
       orgId: string,
       filters: TicketFilters,
       page: { limit: number; offset: number },
-    ): Promise<{ rows: TicketRow[]; total: number }> {
+    ): Promise<{ rows: Ticket[]; total: number }> {
       const rows = await matching(orgId, filters)
         .selectAll()
         .orderBy("created_at", "desc")
@@ -56,12 +57,12 @@ export function createTicketRepository(db: Db) {
     },
 
     /** The ticket with this id, whatever its org (the caller checks ownership). */
-    findById(id: string): Promise<TicketRow | undefined> {
+    findById(id: string): Promise<Ticket | undefined> {
       return db.selectFrom("tickets").selectAll().where("id", "=", id).executeTakeFirst();
     },
 
     /** The org's oldest ticket of `phone` that is not closed (the repeat caller's). */
-    findOpenByPhone(orgId: string, phone: string): Promise<TicketRow | undefined> {
+    findOpenByPhone(orgId: string, phone: string): Promise<Ticket | undefined> {
       return db
         .selectFrom("tickets")
         .selectAll()
@@ -85,7 +86,7 @@ export function createTicketRepository(db: Db) {
       return row !== undefined;
     },
 
-    async insert(row: TicketRow): Promise<void> {
+    async insert(row: Ticket): Promise<void> {
       await db.insertInto("tickets").values(row).execute();
     },
 
@@ -97,18 +98,22 @@ export function createTicketRepository(db: Db) {
         .execute();
     },
 
-    async addHistory(entry: Omit<TicketHistoryRow, "id">): Promise<void> {
-      await db.insertInto("ticket_history").values(entry).execute();
+    async addHistory(ticketId: string, entry: TicketHistoryView): Promise<void> {
+      await db
+        .insertInto("ticket_history")
+        .values({ ticket_id: ticketId, ...entry, changes: JSON.stringify(entry.changes) })
+        .execute();
     },
 
     /** A ticket's changes, oldest first. */
-    historyOf(ticketId: string): Promise<TicketHistoryRow[]> {
-      return db
+    async historyOf(ticketId: string): Promise<TicketHistoryView[]> {
+      const rows = await db
         .selectFrom("ticket_history")
-        .selectAll()
+        .select(["at", "actor", "action", "changes"])
         .where("ticket_id", "=", ticketId)
         .orderBy("id")
         .execute();
+      return rows.map((row) => ({ ...row, changes: JSON.parse(row.changes) }));
     },
 
     /**

@@ -1,26 +1,19 @@
 // Row types of the ticket tables (migration 2401).
 import type { Generated, Selectable } from "kysely";
 
-import type { TicketPriority, TicketSource, TicketStatus } from "../model/tickets.js";
+import type {
+  TEMPLATE_CATEGORIES,
+  Ticket,
+  TicketMessage,
+  TicketPriority,
+  TicketSource,
+  TicketStatus,
+} from "../model/tickets.js";
 
 export type { TicketPriority, TicketSource, TicketStatus };
 
-export interface TicketsTable {
-  id: string;
-  org_id: string;
-  source: TicketSource;
-  priority: TicketPriority;
-  status: TicketStatus;
-  /** The caller's number. */
-  phone: string;
-  /** The engine channel of the call the ticket is about. */
-  channel_id: string;
-  linkedid: string;
-  assignee: string | null;
-  note: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** Its columns are the model's Ticket. */
+export type TicketsTable = Ticket;
 
 export interface TicketHistoryTable {
   id: Generated<number>;
@@ -61,24 +54,8 @@ export interface TicketPollerPostsTable {
   created_at: string;
 }
 
-export type TicketMessageKind = "provider" | "workflow";
-
-export interface TicketMessagesTable {
-  id: string;
-  org_id: string;
-  ticket_id: string;
-  kind: TicketMessageKind;
-  /** The workflow's URL; null for provider messages (the provider's settings name the URL). */
-  target_url: string | null;
-  body: string;
-  status: "pending" | "sent" | "failed";
-  attempts: number;
-  next_attempt_at: string;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The ticket outbox: its columns are the model's TicketMessage. */
+export type TicketMessagesTable = TicketMessage;
 
 export interface MessagingProviderTable {
   id: string;
@@ -114,7 +91,7 @@ export interface WhatsappTemplatesTable {
   id: string;
   name: string;
   language: string;
-  category: string;
+  category: (typeof TEMPLATE_CATEGORIES)[number];
   body_text: string;
   created_at: string;
   updated_at: string;
@@ -133,8 +110,5 @@ export interface TicketTables {
   whatsapp_templates: WhatsappTemplatesTable;
 }
 
-export type TicketRow = Selectable<TicketsTable>;
-export type TicketHistoryRow = Selectable<TicketHistoryTable>;
-export type TicketMessageRow = Selectable<TicketMessagesTable>;
 export type TicketAlertRow = Selectable<TicketAlertsTable>;
 export type WhatsappTemplateRow = Selectable<WhatsappTemplatesTable>;

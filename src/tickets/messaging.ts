@@ -16,9 +16,9 @@ import {
   noInstruments,
   type OutboxInstruments,
 } from "../metrics/instruments.js";
+import type { TicketMessage } from "../model/tickets.js";
 import type { Db } from "../store/database.js";
 import { createTicketMessageRepository } from "../store/ticket-message-repository.js";
-import type { TicketMessageRow } from "../store/ticket-tables.js";
 import { silentLogger, type TicketLogger } from "./logger.js";
 
 const RETRY_SECONDS = [1, 5, 15, 60, 300];
@@ -61,7 +61,7 @@ export function createMessageDispatcher(options: {
   let current: Promise<unknown> | null = null;
 
   async function target(
-    row: TicketMessageRow,
+    row: TicketMessage,
   ): Promise<{ url: string; headers: Record<string, string> } | string> {
     const json = { "content-type": "application/json" };
     if (row.kind === "workflow") {
@@ -78,7 +78,7 @@ export function createMessageDispatcher(options: {
     };
   }
 
-  async function send(row: TicketMessageRow): Promise<void> {
+  async function send(row: TicketMessage): Promise<void> {
     const attempts = row.attempts + 1;
     // Claimed for a minute: a process that dies mid-send leaves the row due again after it.
     const lease = new Date(clock().getTime() + 60_000).toISOString();

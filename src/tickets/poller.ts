@@ -16,8 +16,8 @@ import {
   noInstruments,
   type OutboxInstruments,
 } from "../metrics/instruments.js";
+import type { CallRecord } from "../model/call-records.js";
 import { listOrgMarkers } from "../store/call-record-repository.js";
-import type { CallRecordRow } from "../store/call-tables.js";
 import type { Db } from "../store/database.js";
 import { createTicketPollerRepository } from "../store/ticket-intake-repository.js";
 import type { IntakeCall } from "./classify.js";
@@ -64,7 +64,7 @@ export function orgOfChannel(directory: OrgDirectory, channel: string): string |
 }
 
 /** The body sent for a call: its longest record. */
-export function intakeCallOf(record: CallRecordRow): IntakeCall {
+export function intakeCallOf(record: CallRecord): IntakeCall {
   return {
     linkedid: record.linkedid,
     uniqueid: record.uniqueid,
@@ -83,8 +83,8 @@ export function intakeCallOf(record: CallRecordRow): IntakeCall {
 }
 
 /** One record per linkedid: the longest duration (the earliest stored on a tie). */
-export function longestPerCall(records: readonly CallRecordRow[]): CallRecordRow[] {
-  const best = new Map<string, CallRecordRow>();
+export function longestPerCall(records: readonly CallRecord[]): CallRecord[] {
+  const best = new Map<string, CallRecord>();
   for (const record of records) {
     if (record.channel.startsWith("Local/")) continue;
     const held = best.get(record.linkedid);

@@ -6,26 +6,11 @@ import {
   listApiKeys,
   revokeApiKey,
 } from "../../domain/access/api-keys.js";
-import { API_KEY_PERMISSIONS } from "../../domain/access/permissions.js";
+import { ApiKeyPermissionSchema, ApiKeyViewSchema } from "../../model/access-views.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
-
-const KeyPermission = Type.Union(API_KEY_PERMISSIONS.map((p) => Type.Literal(p)));
-
-const ApiKey = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    key_prefix: Type.String({ description: "first characters of the key, to recognise it" }),
-    permissions: Type.Array(KeyPermission),
-    revoked: Type.Boolean(),
-    revoked_at: Nullable(Type.String({ format: "date-time" })),
-    created_at: Type.String({ format: "date-time" }),
-  },
-  { title: "ApiKey" },
-);
+import { IdParams } from "../schemas.js";
 
 export const apiKeyRoutes = [
   defineRoute({
@@ -36,7 +21,7 @@ export const apiKeyRoutes = [
     auth: "org",
     permission: "api_keys.manage",
     list: "envelope",
-    responses: { 200: { description: "Keys, oldest first", schema: Type.Array(ApiKey) } },
+    responses: { 200: { description: "Keys, oldest first", schema: Type.Array(ApiKeyViewSchema) } },
     handler: ({ deps, principal }) => listApiKeys(deps, orgCaller(principal).orgId),
   }),
 
@@ -57,7 +42,7 @@ export const apiKeyRoutes = [
           pattern: ONE_LINE,
         }),
         permissions: Type.Optional(
-          Type.Array(KeyPermission, {
+          Type.Array(ApiKeyPermissionSchema, {
             uniqueItems: true,
             default: [],
             description: "`calls.*`/`crm.*` operations this key may call; none when omitted",
@@ -70,7 +55,7 @@ export const apiKeyRoutes = [
       201: {
         description: "The key with its credentials",
         schema: Type.Composite([
-          ApiKey,
+          ApiKeyViewSchema,
           Type.Object({ api_key: Type.String(), api_secret: Type.String() }),
         ]),
       },
@@ -90,7 +75,7 @@ export const apiKeyRoutes = [
     auth: "org",
     permission: "api_keys.manage",
     params: IdParams,
-    responses: { 200: { description: "The key", schema: ApiKey } },
+    responses: { 200: { description: "The key", schema: ApiKeyViewSchema } },
     handler: ({ deps, params, principal }) =>
       getApiKey(deps, orgCaller(principal).orgId, params.id),
   }),
@@ -118,7 +103,7 @@ export const apiKeyRoutes = [
     auth: "org",
     permission: "api_keys.manage",
     params: IdParams,
-    responses: { 200: { description: "The revoked key", schema: ApiKey } },
+    responses: { 200: { description: "The revoked key", schema: ApiKeyViewSchema } },
     handler: ({ deps, params, principal }) =>
       revokeApiKey(deps, orgCaller(principal).orgId, params.id),
   }),

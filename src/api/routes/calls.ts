@@ -19,6 +19,13 @@ import {
   listOrgCalls,
 } from "../../domain/calls/calls.js";
 import { CALL_DIRECTIONS, CALL_DISPOSITIONS } from "../../model/call-outcomes.js";
+import {
+  CallViewSchema as Call,
+  JourneyLegSchema as Leg,
+  LiveCallViewSchema as LiveCall,
+  LiveChannelViewSchema as LiveChannel,
+  JourneyStepSchema as Step,
+} from "../../model/call-views.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import type { AppDeps } from "../deps.js";
@@ -26,9 +33,7 @@ import { rangedFileReply } from "../file-reply.js";
 import { PageQuery, Pagination } from "../pagination.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
-import { Nullable } from "../schemas.js";
 
-const DateTime = Type.String({ format: "date-time" });
 const WavBody = Type.String({ format: "binary" });
 
 const filterFields = {
@@ -70,99 +75,6 @@ export function callPage(item: TSchema) {
     pagination: Pagination,
   });
 }
-
-export const Call = Type.Object(
-  {
-    linkedid: Type.String({ description: "the call: every leg of it shares this id" }),
-    uniqueid: Type.String({ description: "the first leg's channel id" }),
-    calldate: DateTime,
-    enddate: Nullable(DateTime),
-    src: Type.String(),
-    dst: Type.String(),
-    channel: Type.String(),
-    dstchannel: Type.String(),
-    duration: Type.Integer({ description: "seconds, the longest leg" }),
-    billsec: Type.Integer({ description: "answered seconds, the longest leg" }),
-    disposition: Type.String({ description: CALL_DISPOSITIONS.join(", ") }),
-    direction: Type.String({ description: CALL_DIRECTIONS.join(", ") }),
-    recording_file: Nullable(
-      Type.String({ description: "path under the engine's monitor directory" }),
-    ),
-    legs: Type.Integer({ description: "call records (legs) stored for the call" }),
-    live: Type.Boolean({ description: "some channel of the call is still up" }),
-  },
-  { title: "Call" },
-);
-
-const LiveChannel = Type.Object({
-  channel: Type.String(),
-  uniqueid: Type.String(),
-  state: Type.String({ description: "Asterisk's channel state: Down, Ring, Ringing, Up, Busy..." }),
-  context: Type.String(),
-  exten: Type.String(),
-});
-
-const LiveCall = Type.Object(
-  {
-    linkedid: Type.String(),
-    uniqueid: Type.String(),
-    calldate: DateTime,
-    live: Type.Literal(true),
-    status: Type.String({ description: "`Up` once a leg is answered, else the first leg's state" }),
-    src: Type.String(),
-    dst: Type.String(),
-    channels: Type.Array(LiveChannel),
-  },
-  { title: "LiveCall" },
-);
-
-const Leg = Type.Object(
-  {
-    uniqueid: Type.String(),
-    sequence: Type.Integer(),
-    calldate: DateTime,
-    answerdate: Nullable(DateTime),
-    enddate: Nullable(DateTime),
-    src: Type.String(),
-    dst: Type.String(),
-    dcontext: Type.String(),
-    channel: Type.String(),
-    dstchannel: Type.String(),
-    lastapp: Type.String(),
-    lastdata: Type.String(),
-    duration: Type.Integer(),
-    billsec: Type.Integer(),
-    disposition: Type.String(),
-    direction: Type.String(),
-    recording_file: Nullable(Type.String()),
-  },
-  { title: "CallLeg" },
-);
-
-const Step = Type.Object(
-  {
-    at: DateTime,
-    timestamp: Type.String({ description: "the engine's `<epoch>.<microseconds>`: exact order" }),
-    event: Type.String({
-      description:
-        "Newchannel, Newstate, DialBegin, DialEnd, BridgeEnter, BridgeLeave, QueueCallerJoin, QueueCallerLeave, QueueCallerAbandon, AgentCalled, AgentConnect, AgentRingNoAnswer, AgentComplete, MusicOnHoldStart/Stop, MixMonitorStart/Stop, Hangup",
-    }),
-    uniqueid: Type.String(),
-    channel: Type.String(),
-    state: Type.String(),
-    context: Type.String(),
-    exten: Type.String(),
-    // additionalProperties, not Type.Record: OpenAPI 3.0 has no patternProperties.
-    detail: Type.Object(
-      {},
-      {
-        additionalProperties: Type.String(),
-        description: "the event's own fields: destchannel, dialstatus, queue, cause...",
-      },
-    ),
-  },
-  { title: "CallStep" },
-);
 
 const callsDeps = (deps: AppDeps) => ({ db: deps.db, live: deps.liveCalls });
 

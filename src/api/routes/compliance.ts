@@ -5,12 +5,7 @@
 // is handed to integrations and the audit log shows every change of the org.
 import { Readable } from "node:stream";
 import { Type } from "@sinclair/typebox";
-import {
-  ACTOR_KINDS,
-  type AuditFilter,
-  auditExport,
-  listAudit,
-} from "../../domain/compliance/audit-log.js";
+import { type AuditFilter, auditExport, listAudit } from "../../domain/compliance/audit-log.js";
 import {
   createConsentRecord,
   deleteConsentRecord,
@@ -23,7 +18,13 @@ import {
   RETENTION_DAYS,
   setRetention,
 } from "../../domain/compliance/retention.js";
-import { E164_PATTERN, RECORDING_CONSENT } from "../../model/consent.js";
+import {
+  ACTOR_KINDS,
+  AuditRecordViewSchema as AuditRecord,
+  RecordingConsentSchema as Consent,
+  ConsentViewSchema as ConsentRecord,
+  E164PhoneSchema as Phone,
+} from "../../model/compliance-views.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { PageOf } from "../pagination.js";
 import { orgCaller } from "../principals.js";
@@ -68,36 +69,6 @@ function filterOf(query: AuditQueryValue): AuditFilter {
   return filter;
 }
 
-const Json = Type.Unknown({ description: "JSON, secrets redacted" });
-
-const AuditRecord = Type.Object(
-  {
-    id: Type.Integer(),
-    org_id: Nullable(UuidString),
-    created_at: Type.String({ format: "date-time" }),
-    actor: Type.Object({
-      kind: Type.String({ description: ACTOR_KINDS.join(" | ") }),
-      id: Nullable(Type.String({ description: "platform user id, ak_ key id, admin user name" })),
-    }),
-    request_id: Type.String({ description: "the X-Request-Id of the change (a run id for cli)" }),
-    resource_type: Type.String(),
-    resource_id: Nullable(Type.String()),
-    action: Type.String(),
-    operation: Type.String({ description: "`PUT /users/{id}`, `pbxctl apply`" }),
-    before: Json,
-    after: Json,
-    diff: Type.Array(Type.Object({ path: Type.String(), before: Json, after: Json })),
-    schedules_deploy: Type.Boolean(),
-    deploy_revision: Nullable(
-      Type.String({
-        description:
-          "revision of the org's first successful deploy at or after the change (null: none asked, or not deployed yet)",
-      }),
-    ),
-  },
-  { title: "AuditRecord" },
-);
-
 const Days = Nullable(
   Type.Integer({ ...RETENTION_DAYS, description: "days kept; null keeps forever" }),
 );
@@ -133,20 +104,6 @@ const PurgeReport = Type.Object(
     }),
   },
   { title: "PurgeReport" },
-);
-
-const Phone = Type.String({ pattern: E164_PATTERN, description: "E.164, e.g. +15551234567" });
-const Consent = Type.Union(RECORDING_CONSENT.map((c) => Type.Literal(c)));
-const ConsentRecord = Type.Object(
-  {
-    id: UuidString,
-    phone: Phone,
-    recording_consent: Consent,
-    source: Type.String(),
-    recorded_at: Type.String({ format: "date-time" }),
-    created_at: Type.String({ format: "date-time" }),
-  },
-  { title: "ConsentRecord" },
 );
 
 export const complianceRoutes = [

@@ -7,92 +7,13 @@ import {
   regenerateGateway,
   reloadOwnConfig,
 } from "../../domain/config/config-deploy.js";
+import {
+  ConfigReloadViewSchema,
+  StatusViewSchema as ConfigStatus,
+  DeployViewSchema as DeployResult,
+} from "../../model/deploy-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
-import { Nullable } from "../schemas.js";
-
-const Revision = Type.String({ description: "SHA-256 over the unit's files sorted by path" });
-
-export const ReloadOutcome = Type.Object(
-  {
-    command: Type.String({ description: "the Asterisk CLI command sent over AMI" }),
-    status: Type.Union([Type.Literal("ok"), Type.Literal("skipped"), Type.Literal("failed")], {
-      description: "`skipped`: files-only engine, nothing to reload",
-    }),
-    attempts: Type.Integer(),
-    duration_ms: Type.Integer(),
-    output: Type.Optional(Type.String()),
-    error: Type.Optional(Type.String()),
-  },
-  { title: "ReloadOutcome" },
-);
-
-const FileList = Type.Array(Type.String({ description: "path relative to the engine directory" }));
-
-export const DeployResult = Type.Object(
-  {
-    success: Type.Boolean(),
-    org_id: Type.String(),
-    unit: Type.String({ description: "`org:<context_prefix>`" }),
-    result: Type.Union([Type.Literal("ok"), Type.Literal("unchanged")], {
-      description: "`unchanged`: nothing written, nothing reloaded",
-    }),
-    revision: Revision,
-    previous_revision: Nullable(Revision),
-    files_written: FileList,
-    files_removed: FileList,
-    reloads: Type.Array(ReloadOutcome),
-    health: Nullable(Type.String({ description: "engine health after the reloads" })),
-    duration_ms: Type.Integer(),
-    related: Type.Array(
-      Type.Object({
-        unit: Type.String(),
-        result: Type.String(),
-        files_written: FileList,
-        files_removed: FileList,
-      }),
-      { description: "units deployed with the org (the top-level include files)" },
-    ),
-  },
-  { title: "DeployResult" },
-);
-
-const DeployEntry = Type.Object(
-  {
-    id: Type.String(),
-    at: Type.String({ format: "date-time" }),
-    trigger: Type.String({
-      description: "`schedule`, `deploy`, `startup`, `reload`, `apply`, `rollback`",
-    }),
-    result: Type.Union([Type.Literal("ok"), Type.Literal("unchanged"), Type.Literal("failed")]),
-    revision: Type.String(),
-    files_written: FileList,
-    files_removed: FileList,
-    reloads: Type.Array(ReloadOutcome),
-    health: Nullable(Type.String()),
-    duration_ms: Type.Integer(),
-    error: Nullable(Type.String()),
-  },
-  { title: "DeployEntry" },
-);
-
-const ConfigStatus = Type.Object(
-  {
-    org_id: Type.String(),
-    unit: Type.String(),
-    served: Type.Boolean({ description: "only active orgs have files in the engine" }),
-    desired_revision: Nullable(Revision),
-    applied_revision: Nullable(Revision),
-    applied_at: Nullable(Type.String({ format: "date-time" })),
-    live: Type.Boolean({
-      description: "false = saved but not live: the engine does not run what the store holds",
-    }),
-    deploy_scheduled: Type.Boolean({ description: "a background deploy is waiting" }),
-    compile_error: Nullable(Type.String()),
-    deploys: Type.Array(DeployEntry, { description: "newest first" }),
-  },
-  { title: "ConfigStatus" },
-);
 
 export const configRoutes = [
   defineRoute({
@@ -128,12 +49,7 @@ export const configRoutes = [
     responses: {
       200: {
         description: "The reloads run",
-        schema: Type.Object({
-          success: Type.Literal(true),
-          unit: Type.String(),
-          reloads: Type.Array(ReloadOutcome),
-          health: Nullable(Type.String()),
-        }),
+        schema: ConfigReloadViewSchema,
       },
       502: { description: "A reload failed" },
       503: { description: "Engine deploys are not configured on this server" },

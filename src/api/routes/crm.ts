@@ -26,6 +26,7 @@ import {
   updateField,
 } from "../../domain/crm/crm-fields.js";
 import { Forbidden } from "../../domain/errors.js";
+import { CallViewSchema as Call } from "../../model/call-views.js";
 import {
   CRM_TAG,
   CrmClient,
@@ -41,7 +42,7 @@ import { PageOf } from "../pagination.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable } from "../schemas.js";
-import { Call, callPage, pageFields } from "./calls.js";
+import { callPage, pageFields } from "./calls.js";
 
 /** What the route's own `permission` cannot say: a second permission one field of it needs. */
 function requirePermission(principal: OrgPrincipal, permission: Permission): void {

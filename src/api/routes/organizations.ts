@@ -14,6 +14,7 @@ import {
   requestOrganization,
   updateOwnOrganization,
 } from "../../domain/orgs/organizations.js";
+import { DeployViewSchema as DeployResult } from "../../model/deploy-views.js";
 import { ONE_LINE, OrgSettings, Slug } from "../../model/org-state.js";
 import {
   AdminOrganizationViewSchema,
@@ -23,7 +24,6 @@ import {
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, modelField, UuidString } from "../schemas.js";
-import { DeployResult } from "./config.js";
 
 const OrgName = Type.String({
   minLength: 1,

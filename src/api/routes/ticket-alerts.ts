@@ -24,6 +24,10 @@ import {
 } from "../../domain/tickets/ticket-messaging.js";
 import { TICKET_PRIORITIES, TICKET_SOURCES } from "../../domain/tickets/tickets.js";
 import { createHttpPost } from "../../http-post.js";
+import {
+  WhatsappTemplateSchema as Template,
+  TicketAlertViewSchema as TicketAlert,
+} from "../../model/tickets.js";
 import type { AppDeps } from "../deps.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
@@ -46,35 +50,6 @@ const alertFields = {
   priorities: Type.Array(literals(TICKET_PRIORITIES), { minItems: 1, maxItems: 2 }),
   active: Type.Boolean({ default: true }),
 };
-
-const TicketAlert = Type.Object(
-  {
-    id: UuidString,
-    org_id: UuidString,
-    name: Type.String(),
-    channel: literals(ALERT_CHANNELS),
-    recipient: Type.String(),
-    sources: Type.Array(literals(TICKET_SOURCES)),
-    priorities: Type.Array(literals(TICKET_PRIORITIES)),
-    active: Type.Boolean(),
-    created_at: DateTime,
-    updated_at: DateTime,
-  },
-  { title: "TicketAlert" },
-);
-
-const Template = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    language: Type.String(),
-    category: literals(TEMPLATE_CATEGORIES),
-    body_text: Type.String(),
-    created_at: DateTime,
-    updated_at: DateTime,
-  },
-  { title: "WhatsappTemplate" },
-);
 
 const templateFields = {
   name: Type.String({ minLength: 1, maxLength: 512 }),

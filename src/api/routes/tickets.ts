@@ -18,7 +18,12 @@ import {
   updateTicket,
 } from "../../domain/tickets/tickets.js";
 import { ONE_LINE } from "../../model/org-state.js";
-import { TicketViewSchema } from "../../model/tickets.js";
+import {
+  TicketHistoryViewSchema as HistoryEntry,
+  MessagingConfigViewSchema as MessagingConfig,
+  ProviderSettingsViewSchema as ProviderSettings,
+  TicketViewSchema,
+} from "../../model/tickets.js";
 import type { AppDeps } from "../deps.js";
 import { DEFAULT_PAGE_SIZE, PageOf } from "../pagination.js";
 import { orgCaller } from "../principals.js";
@@ -31,39 +36,11 @@ const literals = <T extends string>(values: readonly T[], description?: string) 
     description ? { description } : {},
   );
 
-const DateTime = Type.String({ format: "date-time" });
-
-const HistoryEntry = Type.Object(
-  {
-    at: DateTime,
-    actor: Type.String({ description: "`intake`, `api_key:<id>`, `user:<id>`, `org_key`..." }),
-    action: Type.String({ description: "`created`, `escalated` (repeat caller) or `updated`" }),
-    changes: Type.Object(
-      {},
-      {
-        additionalProperties: Type.Object({ from: Type.Unknown(), to: Type.Unknown() }),
-        description: "field -> {from, to}",
-      },
-    ),
-  },
-  { title: "TicketHistoryEntry" },
-);
-
 const TicketWithHistory = Type.Composite(
   [TicketViewSchema, Type.Object({ history: Type.Array(HistoryEntry) })],
   {
     title: "TicketWithHistory",
   },
-);
-
-const ProviderSettings = Type.Object(
-  {
-    base_url: Type.String(),
-    phone_number_id: Nullable(Type.String()),
-    access_token_set: Type.Boolean({ description: "the token itself is never answered" }),
-    updated_at: Nullable(DateTime),
-  },
-  { title: "MessagingProviderSettings" },
 );
 
 export const ProviderSettingsChange = Type.Object(
@@ -82,18 +59,6 @@ export const ProviderSettingsChange = Type.Object(
     ),
   },
   { additionalProperties: false, minProperties: 1 },
-);
-
-const MessagingConfig = Type.Object(
-  {
-    org_id: UuidString,
-    enabled: Type.Boolean({ description: "send the ticket-opened message to the caller" }),
-    template_name: Type.String(),
-    language: Type.String(),
-    workflow_url: Nullable(Type.String({ description: "the open-status workflow, if any" })),
-    updated_at: Nullable(DateTime),
-  },
-  { title: "TicketMessagingConfig" },
 );
 
 const ticketDeps = (deps: AppDeps) => ({ db: deps.db, clock: deps.clock });

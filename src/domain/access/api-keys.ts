@@ -1,33 +1,22 @@
 // Per-org `ak_` API keys: created with a subset of the 14 permissions, listed without secrets,
 // revoked with immediate effect (every request looks the key up again).
 import { randomUUID } from "node:crypto";
+import type { ApiKey, ApiKeyView } from "../../model/access-views.js";
 import { createApiKeyRepository } from "../../store/api-key-repository.js";
-import type { ApiKeyRow } from "../../store/schema.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, NotFound } from "../errors.js";
 import { digest, hashSecret, newToken } from "../secrets.js";
-import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "./permissions.js";
+import { API_KEY_PERMISSIONS } from "./permissions.js";
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  /** The first characters of the key, to recognise it; the key itself is never shown again. */
-  key_prefix: string;
-  permissions: ApiKeyPermission[];
-  revoked: boolean;
-  revoked_at: string | null;
-  created_at: string;
-}
-
-function apiKeyView(row: ApiKeyRow): ApiKeyView {
+function apiKeyView(key: ApiKey): ApiKeyView {
   return {
-    id: row.id,
-    name: row.name,
-    key_prefix: row.key_prefix,
-    permissions: JSON.parse(row.permissions) as ApiKeyPermission[],
-    revoked: row.revoked_at !== null,
-    revoked_at: row.revoked_at,
-    created_at: row.created_at,
+    id: key.id,
+    name: key.name,
+    key_prefix: key.key_prefix,
+    permissions: key.permissions,
+    revoked: key.revoked_at !== null,
+    revoked_at: key.revoked_at,
+    created_at: key.created_at,
   };
 }
 
@@ -52,7 +41,7 @@ export async function createApiKey(
     key_digest: digest(apiKey),
     key_prefix: apiKey.slice(0, 11),
     secret_hash: hashSecret(apiSecret),
-    permissions: JSON.stringify(permissions),
+    permissions,
     revoked_at: null,
     created_at: deps.clock().toISOString(),
   });

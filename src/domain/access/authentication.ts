@@ -5,11 +5,10 @@ import { createApiKeyRepository } from "../../store/api-key-repository.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { cachedRead } from "../../store/read-cache.js";
-import type { OrganizationRow } from "../../store/schema.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, NotFound, Unauthorized } from "../errors.js";
 import { digest, safeEqual, verifySecret } from "../secrets.js";
-import { type ApiKeyPermission, isRole, permissionsOfRole } from "./permissions.js";
+import { isRole, permissionsOfRole } from "./permissions.js";
 import type { OrgPrincipal, Principal } from "./principal.js";
 
 export const NOT_ACTIVE = "Invalid authentication or organization not active";
@@ -28,12 +27,12 @@ export type InternalScope = "org" | "service";
 // Every request looks its credential up; the lookups are reused while the store is unchanged
 // (src/store/read-cache.ts), so a revoked key or a suspended org fails on the very next request.
 
-async function activeOrg(deps: DomainDeps, orgId: string): Promise<OrganizationRow> {
+/** Refuses an org that is unknown or not active; nothing of it is needed beyond that. */
+async function activeOrg(deps: DomainDeps, orgId: string): Promise<void> {
   const org = await cachedRead(deps.db, `org:${orgId}`, () =>
     createOrganizationRepository(deps.db).findById(orgId),
   );
   if (org?.status !== "active") throw new Unauthorized(NOT_ACTIVE);
-  return org;
 }
 
 /** The principal the credentials prove; throws Unauthorized/BadRequest with §7 messages. */
@@ -55,7 +54,7 @@ export async function authenticate(
       orgId: key.org_id,
       via: "api_key",
       apiKeyId: key.id,
-      permissions: new Set(JSON.parse(key.permissions) as ApiKeyPermission[]),
+      permissions: new Set(key.permissions),
     };
   }
   if (apiKey !== undefined) {

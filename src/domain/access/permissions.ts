@@ -2,26 +2,11 @@
 // of §4.7 (docs/tickets.md), and the role-only ones that guard org
 // administration. Routes name the permission they need; the API's auth layer enforces it for
 // `ak_` keys and for user JWT roles. Org keys, org JWTs and the internal key have full org scope.
+// The key permissions are listed in src/model/access-views.ts, beside the API key view.
+import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "../../model/access-views.js";
 import { MEMBER_ROLES } from "../../model/org-extras.js";
 
-export const API_KEY_PERMISSIONS = [
-  "calls.read",
-  "calls.write",
-  "calls.click_to_call",
-  "calls.originate_ai",
-  "calls.recording",
-  "calls.live",
-  "calls.transfer",
-  "calls.hangup",
-  "calls.hold",
-  "crm.read",
-  "crm.write",
-  "crm.delete",
-  "crm.assign",
-  "crm.customize",
-  "tickets.read",
-  "tickets.write",
-] as const;
+export { API_KEY_PERMISSIONS, type ApiKeyPermission };
 
 /** Permissions no `ak_` key can hold: only org-wide credentials and roles carry them. */
 export const ROLE_ONLY_PERMISSIONS = [
@@ -36,7 +21,6 @@ export const ROLE_ONLY_PERMISSIONS = [
   "compliance.write",
 ] as const;
 
-export type ApiKeyPermission = (typeof API_KEY_PERMISSIONS)[number];
 export type Permission = ApiKeyPermission | (typeof ROLE_ONLY_PERMISSIONS)[number];
 
 export const ROLES = MEMBER_ROLES;

@@ -10,6 +10,8 @@
 
 import type { Clock } from "../../clock.js";
 import type { CdrRecord, JourneyEvent } from "../../engine/call-events.js";
+import type { CallDirection } from "../../model/call-outcomes.js";
+import type { CallEvent, CallRecord } from "../../model/call-records.js";
 import {
   callStepsOf,
   foldIntoCalls,
@@ -17,7 +19,6 @@ import {
   insertCallRecords,
   type RecordOfOrg,
 } from "../../store/call-record-repository.js";
-import type { CallDirection, NewCallEventRow, NewCallRecordRow } from "../../store/call-tables.js";
 import type { Db } from "../../store/database.js";
 import { emitEvent } from "../webhooks/webhook-events.js";
 import type { RefreshingOrgDirectory } from "./call-org.js";
@@ -46,7 +47,7 @@ export function callRecordRow(
   orgId: string | null,
   ingestedAt: Date,
   nodeId: string | null = null,
-): NewCallRecordRow {
+): CallRecord {
   return {
     org_id: orgId,
     uniqueid: record.uniqueid,
@@ -86,7 +87,7 @@ export function sortableTimestamp(timestamp: string): string {
   return `${seconds.padStart(12, "0")}.${micros.padStart(6, "0")}`;
 }
 
-function callEventRow(event: JourneyEvent, orgId: string): NewCallEventRow {
+function callEventRow(event: JourneyEvent, orgId: string): CallEvent {
   return {
     org_id: orgId,
     linkedid: event.linkedid,
@@ -124,7 +125,7 @@ export class CallIngest {
       ),
     );
     const now = this.options.clock();
-    const records: { index: number; orgId: string | null; row: NewCallRecordRow }[] = [];
+    const records: { index: number; orgId: string | null; row: CallRecord }[] = [];
     for (const [index, input] of inputs.entries()) {
       if (input.kind === "record") {
         records.push({

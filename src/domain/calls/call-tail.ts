@@ -2,8 +2,9 @@
 // `kubectl logs -f`. It reads the store (the same database the server writes, SQLite in WAL
 // mode lets a reader follow a writer), so it needs no credential and no engine connection, and
 // shows exactly what rule 3 gave to each org.
+
+import type { StoredCallEvent } from "../../model/call-records.js";
 import { anyCallRecorded, callEventsAfter, tailStartId } from "../../store/call-event-feed.js";
-import type { CallEventRow } from "../../store/call-tables.js";
 import type { Db } from "../../store/database.js";
 import { engineTime } from "./call-webhooks.js";
 
@@ -37,7 +38,7 @@ export interface TailOptions {
 
 const BATCH = 500;
 
-function view(row: CallEventRow): TailedCallEvent {
+function view(row: StoredCallEvent): TailedCallEvent {
   return {
     id: row.id,
     org_id: row.org_id,

@@ -2,6 +2,9 @@
 // call per linkedid), counts, and a call's journey. Every read is scoped to the caller's org: the
 // store's rows carry the org derived at ingest by rule 3 (call-org.ts), live channels the same
 // rule, and nothing here widens it.
+
+import type { StoredCall, StoredCallEvent, StoredCallRecord } from "../../model/call-records.js";
+import type { CallView, JourneyLeg, JourneyStep, LiveCallView } from "../../model/call-views.js";
 import type { CallFilters } from "../../store/call-record-repository.js";
 import {
   callEventsOf,
@@ -10,8 +13,10 @@ import {
   countCallsMatching,
   listCalls,
 } from "../../store/call-record-repository.js";
-import type { CallEventRow, CallRecordRow, CallRow } from "../../store/call-tables.js";
 import type { Db } from "../../store/database.js";
+
+export type { CallView };
+
 import { NotFound } from "../errors.js";
 import { type Pagination, pageWindow } from "../page-window.js";
 import type { LiveCall, LiveCallsView } from "./live-calls.js";
@@ -27,25 +32,7 @@ export interface CallQuery extends Omit<CallFilters, "excludeLinkedIds"> {
   offset?: number;
 }
 
-/** A call as listings show it: one per linkedid (its first record's uniqueid as `uniqueid`). */
-export type CallView = Omit<CallRow, "org_id" | "first_uniqueid" | "first_sequence" | "node_id"> & {
-  uniqueid: string;
-  live: boolean;
-};
-
-/** A call in progress, as the call list shows it. */
-export interface LiveCallView {
-  linkedid: string;
-  uniqueid: string;
-  calldate: string;
-  live: true;
-  status: string;
-  src: string;
-  dst: string;
-  channels: { channel: string; uniqueid: string; state: string; context: string; exten: string }[];
-}
-
-function callView(row: CallRow, live: boolean): CallView {
+function callView(row: StoredCall, live: boolean): CallView {
   // The node that carried it is platform detail (issue 25): never shown to the org.
   const { org_id: _org, first_uniqueid, first_sequence: _sequence, node_id: _node, ...call } = row;
   return { ...call, uniqueid: first_uniqueid, live };
@@ -134,13 +121,7 @@ export async function callCounts(deps: CallsDeps, orgId: string, query: CallQuer
   return { ...totals, active: deps.live.callsOf(orgId).length, live_tracking: deps.live.tracking };
 }
 
-/** One record of a call, without what only the store and rule 3 need. */
-export type JourneyLeg = Omit<
-  CallRecordRow,
-  "id" | "org_id" | "linkedid" | "clid" | "accountcode" | "peeraccount" | "ingested_at" | "node_id"
->;
-
-function legView(row: CallRecordRow): JourneyLeg {
+function legView(row: StoredCallRecord): JourneyLeg {
   const {
     id: _id,
     org_id: _org,
@@ -155,21 +136,7 @@ function legView(row: CallRecordRow): JourneyLeg {
   return leg;
 }
 
-export interface JourneyStep {
-  /** The engine's time of the event, ISO 8601 with microseconds dropped. */
-  at: string;
-  /** Asterisk's `<epoch>.<microseconds>`: the exact order. */
-  timestamp: string;
-  event: string;
-  uniqueid: string;
-  channel: string;
-  state: string;
-  context: string;
-  exten: string;
-  detail: Record<string, string>;
-}
-
-function stepView(row: CallEventRow): JourneyStep {
+function stepView(row: StoredCallEvent): JourneyStep {
   const [seconds = "0", micros = "0"] = row.timestamp.split(".");
   const epochMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   return {

@@ -2,6 +2,7 @@
 // admin, internal service, `pbxctl apply`), with the before/after of the resource (secrets
 // redacted) and the deploy its change led to. Records are only ever appended (the store's
 // triggers refuse edits); retention is the one way they leave (src/domain/compliance/retention.ts).
+import type { ActorKind, AuditRecordView, DiffEntry } from "../../model/compliance-views.js";
 import {
   type AuditFilter,
   type AuditRowWithDeploy,
@@ -12,31 +13,6 @@ import {
 } from "../../store/audit-log-repository.js";
 import type { Db } from "../../store/database.js";
 import type { Principal } from "../access/principal.js";
-
-/**
- * Who made a change. `cli` is `pbxctl apply` / `compliance purge` (an operator with the store);
- * `system` is the server's own scheduled work (the daily retention purge).
- */
-export type ActorKind =
-  | "user"
-  | "org_key"
-  | "org_jwt"
-  | "api_key"
-  | "admin"
-  | "internal"
-  | "cli"
-  | "system";
-
-export const ACTOR_KINDS: readonly ActorKind[] = [
-  "user",
-  "org_key",
-  "org_jwt",
-  "api_key",
-  "admin",
-  "internal",
-  "cli",
-  "system",
-];
 
 export interface Actor {
   kind: ActorKind;
@@ -85,13 +61,6 @@ export function redact(value: unknown): unknown {
   return out;
 }
 
-export interface DiffEntry {
-  /** JSON path of the changed value, `settings.recording_enabled`; `` for the whole resource. */
-  path: string;
-  before: unknown;
-  after: unknown;
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -138,24 +107,6 @@ export async function recordAudit(db: Db, now: Date, entry: AuditEntry): Promise
     diff: JSON.stringify(diffValues(before, after)),
     schedules_deploy: entry.schedulesDeploy ? 1 : 0,
   });
-}
-
-/** An audit record as the API shows it. */
-export interface AuditRecordView {
-  id: number;
-  org_id: string | null;
-  created_at: string;
-  actor: { kind: string; id: string | null };
-  request_id: string;
-  resource_type: string;
-  resource_id: string | null;
-  action: string;
-  operation: string;
-  before: unknown;
-  after: unknown;
-  diff: DiffEntry[];
-  schedules_deploy: boolean;
-  deploy_revision: string | null;
 }
 
 function view(row: AuditRowWithDeploy): AuditRecordView {

@@ -2,9 +2,9 @@
 // org records calls. Refused numbers reach the compiled dialplan (OrgState, store-builds.ts), so
 // every change schedules the org's deploy like any configuration change.
 import { randomUUID } from "node:crypto";
+import type { ConsentRecord, ConsentView } from "../../model/compliance-views.js";
 import type { RecordingConsent } from "../../model/consent.js";
 import {
-  type ConsentRecordRow,
   deleteConsent,
   findConsent,
   insertConsent,
@@ -18,20 +18,11 @@ import type { DeployScheduler } from "../ports.js";
 
 export const CONSENT_NOT_FOUND = "Consent record not found";
 
-export interface ConsentView {
-  id: string;
-  phone: string;
-  recording_consent: RecordingConsent;
-  source: string;
-  recorded_at: string;
-  created_at: string;
-}
-
-function view(row: ConsentRecordRow): ConsentView {
+function view(row: ConsentRecord): ConsentView {
   return {
     id: row.id,
     phone: row.phone,
-    recording_consent: row.recording_consent as RecordingConsent,
+    recording_consent: row.recording_consent,
     source: row.source,
     recorded_at: row.recorded_at,
     created_at: row.created_at,
@@ -77,7 +68,7 @@ export async function createConsentRecord(
   },
   now: Date,
 ): Promise<ConsentView> {
-  const row: ConsentRecordRow = {
+  const row: ConsentRecord = {
     id: randomUUID(),
     org_id: orgId,
     phone: input.phone,

@@ -12,6 +12,12 @@ import type {
   ReloadResult,
 } from "../../deploy/store-deploys.js";
 import { UnknownOrgError } from "../../deploy/store-deploys.js";
+import type {
+  ConfigReloadView,
+  DeployView,
+  ReloadView,
+  StatusView,
+} from "../../model/deploy-views.js";
 import type { OrgPrincipal } from "../access/principal.js";
 import type { DomainDeps } from "../deps.js";
 import { Conflict, DomainError, NotFound, Unavailable } from "../errors.js";
@@ -28,58 +34,6 @@ export interface ConfigDeploys {
 /** 502: the engine (or the deploy into it) failed; the configuration is saved but not live. */
 export class EngineFailed extends DomainError {
   readonly status = 502;
-}
-
-export interface ReloadView {
-  command: string;
-  status: string;
-  attempts: number;
-  duration_ms: number;
-  output?: string;
-  error?: string;
-}
-
-export interface DeployView {
-  success: boolean;
-  org_id: string;
-  unit: string;
-  /** `ok` (files written or modules reloaded) or `unchanged` (nothing to do). */
-  result: string;
-  revision: string;
-  previous_revision: string | null;
-  files_written: string[];
-  files_removed: string[];
-  reloads: ReloadView[];
-  health: string | null;
-  duration_ms: number;
-  /** The include files deployed with the org (changed only when the set of orgs changed). */
-  related: { unit: string; result: string; files_written: string[]; files_removed: string[] }[];
-}
-
-export interface StatusView {
-  org_id: string;
-  unit: string;
-  served: boolean;
-  desired_revision: string | null;
-  applied_revision: string | null;
-  applied_at: string | null;
-  /** False means "saved but not live": what the store compiles to is not what the engine runs. */
-  live: boolean;
-  deploy_scheduled: boolean;
-  compile_error: string | null;
-  deploys: {
-    id: string;
-    at: string;
-    trigger: string;
-    result: string;
-    revision: string;
-    files_written: string[];
-    files_removed: string[];
-    reloads: ReloadView[];
-    health: string | null;
-    duration_ms: number;
-    error: string | null;
-  }[];
 }
 
 function deploysOf(deps: DomainDeps): ConfigDeploys {
@@ -165,7 +119,7 @@ export async function regenerateOrganization(
 export async function reloadOwnConfig(
   deps: DomainDeps,
   principal: OrgPrincipal,
-): Promise<{ success: true; unit: string; reloads: ReloadView[]; health: string | null }> {
+): Promise<ConfigReloadView> {
   const deploys = deploysOf(deps);
   const result = await guarded(() => deploys.reloadOrg(principal.orgId));
   const failed = result.reloads.filter((o) => o.status === "failed");

@@ -1,11 +1,15 @@
 // Custom fields of an org's CRM (`/crm/fields`, permission `crm.customize`): the definitions,
 // and the check every write of a lead or client passes (types, enum options, required fields).
 import { randomUUID } from "node:crypto";
-import type { CrmFieldView, CustomFieldType, CustomValueType } from "../../model/crm.js";
+import type {
+  CrmFieldRecord,
+  CrmFieldView,
+  CustomFieldType,
+  CustomValueType,
+} from "../../model/crm.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { isUniqueViolation } from "../../store/constraint-errors.js";
 import {
-  type CrmFieldRow,
   deleteCrmField,
   findCrmField,
   insertCrmField,
@@ -25,16 +29,10 @@ export interface CrmFieldInput {
   required?: boolean;
 }
 
-export function fieldView(row: CrmFieldRow): CrmFieldView {
-  return {
-    id: row.id,
-    name: row.name,
-    label: row.label,
-    type: row.type as CustomFieldType,
-    options: JSON.parse(row.options) as string[],
-    required: row.required === 1,
-    created_at: row.created_at,
-  };
+/** A field as the API shows it: the stored field without its org. */
+export function fieldView(field: CrmFieldRecord): CrmFieldView {
+  const { org_id: _org, ...view } = field;
+  return view;
 }
 
 function checkOptions(type: CustomFieldType, options: readonly string[] | undefined): string[] {
@@ -62,26 +60,26 @@ export async function createField(
   orgId: string,
   input: CrmFieldInput,
 ): Promise<CrmFieldView> {
-  const row: CrmFieldRow = {
+  const field: CrmFieldRecord = {
     id: randomUUID(),
     org_id: orgId,
     name: input.name,
     label: input.label ?? input.name,
     type: input.type,
-    options: JSON.stringify(checkOptions(input.type, input.options)),
-    required: input.required ? 1 : 0,
+    options: checkOptions(input.type, input.options),
+    required: input.required === true,
     created_at: deps.clock().toISOString(),
   };
   try {
-    await insertCrmField(deps.db, row);
+    await insertCrmField(deps.db, field);
   } catch (error) {
     if (isUniqueViolation(error)) throw new Conflict(`Custom field ${input.name} already exists`);
     throw error;
   }
-  return fieldView(row);
+  return fieldView(field);
 }
 
-async function ownField(db: Db, orgId: string, id: string): Promise<CrmFieldRow> {
+async function ownField(db: Db, orgId: string, id: string): Promise<CrmFieldRecord> {
   return ownRow(await findCrmField(db, id), orgId, "Custom field not found");
 }
 
@@ -101,13 +99,11 @@ export async function updateField(
   input: { label?: string; options?: string[]; required?: boolean },
 ): Promise<CrmFieldView> {
   const current = fieldView(await ownField(deps.db, orgId, id));
-  const columns: Parameters<typeof updateCrmField>[3] = {};
-  if (input.label !== undefined) columns.label = input.label;
-  if (input.options !== undefined) {
-    columns.options = JSON.stringify(checkOptions(current.type, input.options));
-  }
-  if (input.required !== undefined) columns.required = input.required ? 1 : 0;
-  await updateCrmField(deps.db, orgId, id, columns);
+  await updateCrmField(deps.db, orgId, id, {
+    ...(input.label !== undefined ? { label: input.label } : {}),
+    ...(input.options !== undefined ? { options: checkOptions(current.type, input.options) } : {}),
+    ...(input.required !== undefined ? { required: input.required } : {}),
+  });
   return getField(deps, orgId, id);
 }
 

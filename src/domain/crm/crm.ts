@@ -7,6 +7,7 @@ import type {
   CrmClientView,
   CrmFieldView,
   CrmLeadView,
+  CrmRecord,
   CustomValueType,
   LeadStatus,
 } from "../../model/crm.js";
@@ -15,7 +16,6 @@ import { badPhoneNumberMessage, looksLikePhoneNumber } from "../../model/validat
 import {
   type CrmFilters,
   type CrmKind,
-  type CrmRecordRow,
   crmRecordsByPhone,
   deleteCrmRecord,
   findCrmRecord,
@@ -55,7 +55,7 @@ const NOT_FOUND: Record<CrmKind, string> = {
 };
 
 /** The record as the API and the webhook events show it. */
-export function crmView(row: CrmRecordRow): CrmView {
+export function crmView(row: CrmRecord): CrmView {
   const common = {
     id: row.id,
     name: row.name,
@@ -63,9 +63,9 @@ export function crmView(row: CrmRecordRow): CrmView {
     email: row.email,
     company: row.company,
     owner: row.owner,
-    tags: JSON.parse(row.tags) as string[],
+    tags: row.tags,
     notes: row.notes,
-    custom_fields: JSON.parse(row.custom) as Record<string, CustomValueType>,
+    custom_fields: row.custom,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -85,7 +85,7 @@ export function normalisePhone(value: string): string {
   return toE164(compact);
 }
 
-async function ownRecord(db: Db, orgId: string, kind: CrmKind, id: string): Promise<CrmRecordRow> {
+async function ownRecord(db: Db, orgId: string, kind: CrmKind, id: string): Promise<CrmRecord> {
   const row = ownRow(await findCrmRecord(db, id), orgId, NOT_FOUND[kind]);
   // A lead's id on the clients path (or the other way round) names no record there.
   if (row.kind !== kind) throw new NotFound(NOT_FOUND[kind]);
@@ -98,10 +98,10 @@ async function fieldsOf(db: Db, orgId: string): Promise<CrmFieldView[]> {
 
 // The row after applying `input` to `base`; every value checked.
 function applyInput(
-  base: CrmRecordRow,
+  base: CrmRecord,
   input: CrmRecordInput,
   fields: readonly CrmFieldView[],
-): CrmRecordRow {
+): CrmRecord {
   const row = { ...base };
   if (input.name !== undefined) row.name = input.name;
   if (input.phone !== undefined)
@@ -111,20 +111,18 @@ function applyInput(
   if (input.company !== undefined) row.company = input.company;
   if (input.owner !== undefined) row.owner = input.owner;
   if (input.notes !== undefined) row.notes = input.notes;
-  if (input.tags !== undefined) row.tags = JSON.stringify([...new Set(input.tags)]);
+  if (input.tags !== undefined) row.tags = [...new Set(input.tags)];
   if (input.status !== undefined) {
     if (base.kind !== "lead") throw new BadRequest("status is only for leads");
     row.status = input.status;
   }
-  row.custom = JSON.stringify(
-    mergeCustomValues(fields, JSON.parse(base.custom), input.custom_fields),
-  );
+  row.custom = mergeCustomValues(fields, base.custom, input.custom_fields);
   return row;
 }
 
 /** The columns whose value differs, by their API names. */
-function changedFields(before: CrmRecordRow, after: CrmRecordRow): string[] {
-  const names: Array<[keyof CrmRecordRow, string]> = [
+function changedFields(before: CrmRecord, after: CrmRecord): string[] {
+  const names: Array<[keyof CrmRecord, string]> = [
     ["name", "name"],
     ["phone", "phone"],
     ["email", "email"],
@@ -136,7 +134,10 @@ function changedFields(before: CrmRecordRow, after: CrmRecordRow): string[] {
     ["custom", "custom_fields"],
     ["linked_id", before.kind === "lead" ? "client_id" : "lead_id"],
   ];
-  return names.filter(([column]) => before[column] !== after[column]).map(([, name]) => name);
+  // Compared as JSON: tags and custom values are a list and an object.
+  return names
+    .filter(([column]) => JSON.stringify(before[column]) !== JSON.stringify(after[column]))
+    .map(([, name]) => name);
 }
 
 export interface CrmListQuery extends CrmFilters {
@@ -175,7 +176,7 @@ export async function createRecord(
   input: CrmRecordInput & { name: string },
 ): Promise<CrmView> {
   const now = deps.clock().toISOString();
-  const empty: CrmRecordRow = {
+  const empty: CrmRecord = {
     id: randomUUID(),
     org_id: orgId,
     kind,
@@ -185,9 +186,9 @@ export async function createRecord(
     company: null,
     status: kind === "lead" ? "new" : null,
     owner: null,
-    tags: "[]",
+    tags: [],
     notes: "",
-    custom: "{}",
+    custom: {},
     linked_id: null,
     created_at: now,
     updated_at: now,
@@ -205,9 +206,9 @@ export async function createRecord(
 async function writeChange(
   trx: Db,
   deps: DomainDeps,
-  before: CrmRecordRow,
-  after: CrmRecordRow,
-): Promise<CrmRecordRow> {
+  before: CrmRecord,
+  after: CrmRecord,
+): Promise<CrmRecord> {
   const changes = changedFields(before, after);
   if (changes.length === 0) return before;
   const row = { ...after, updated_at: deps.clock().toISOString() };
@@ -284,12 +285,12 @@ export async function convertLead(
     }
     const now = deps.clock().toISOString();
     const fields = await fieldsOf(trx, orgId);
-    const client: CrmRecordRow = {
+    const client: CrmRecord = {
       ...lead,
       id: randomUUID(),
       kind: "client",
       status: null,
-      custom: JSON.stringify(mergeCustomValues(fields, JSON.parse(lead.custom), {})),
+      custom: mergeCustomValues(fields, lead.custom, {}),
       linked_id: lead.id,
       created_at: now,
       updated_at: now,

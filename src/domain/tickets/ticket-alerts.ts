@@ -4,32 +4,13 @@
 // webhook's target). The messages are queued with the ticket (domain/tickets/tickets.ts).
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import { ALERT_CHANNELS, type TicketAlertView } from "../../model/tickets.js";
 import type { Db } from "../../store/database.js";
 import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
-import type { TicketAlertRow } from "../../store/ticket-tables.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { BadRequest, Forbidden } from "../errors.js";
 import { ownRow } from "../tenant-rows.js";
 import { checkWebhookUrl } from "../webhooks/webhook-rules.js";
-import type { TICKET_PRIORITIES, TICKET_SOURCES } from "./tickets.js";
-
-export const ALERT_CHANNELS = ["whatsapp", "webhook"] as const;
-
-export interface TicketAlertFields {
-  name: string;
-  channel: (typeof ALERT_CHANNELS)[number];
-  recipient: string;
-  sources: (typeof TICKET_SOURCES)[number][];
-  priorities: (typeof TICKET_PRIORITIES)[number][];
-  active: boolean;
-}
-
-export interface TicketAlertView extends TicketAlertFields {
-  id: string;
-  org_id: string;
-  created_at: string;
-  updated_at: string;
-}
 
 interface Deps {
   db: Db;
@@ -37,22 +18,15 @@ interface Deps {
   urlPolicy: UrlPolicy;
 }
 
-const NOT_FOUND = "Ticket alert not found";
+export { ALERT_CHANNELS };
 
-function view(row: TicketAlertRow): TicketAlertView {
-  return {
-    id: row.id,
-    org_id: row.org_id,
-    name: row.name,
-    channel: row.channel as TicketAlertView["channel"],
-    recipient: row.recipient,
-    sources: JSON.parse(row.sources),
-    priorities: JSON.parse(row.priorities),
-    active: row.active === 1,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
+/** What a caller sets on an alert: the view without its ids and stamps. */
+export type TicketAlertFields = Omit<
+  TicketAlertView,
+  "id" | "org_id" | "created_at" | "updated_at"
+>;
+
+const NOT_FOUND = "Ticket alert not found";
 
 /** The path's org must be the caller's (SPEC.md §5 rule 8). */
 function assertOwnOrg(callerOrgId: string, pathOrgId: string): void {
@@ -84,7 +58,7 @@ export async function listTicketAlerts(
   orgId: string,
 ): Promise<TicketAlertView[]> {
   assertOwnOrg(callerOrgId, orgId);
-  return (await createTicketAlertRepository(deps.db).listOf(callerOrgId)).map(view);
+  return await createTicketAlertRepository(deps.db).listOf(callerOrgId);
 }
 
 export async function getTicketAlert(
@@ -94,8 +68,8 @@ export async function getTicketAlert(
   id: string,
 ): Promise<TicketAlertView> {
   assertOwnOrg(callerOrgId, orgId);
-  const row = await createTicketAlertRepository(deps.db).findById(id);
-  return view(ownRow(row, callerOrgId, NOT_FOUND));
+  const alert = await createTicketAlertRepository(deps.db).findById(id);
+  return ownRow(alert, callerOrgId, NOT_FOUND);
 }
 
 export async function createTicketAlert(
@@ -106,20 +80,20 @@ export async function createTicketAlert(
 ): Promise<TicketAlertView> {
   assertOwnOrg(callerOrgId, orgId);
   const at = deps.clock().toISOString();
-  const row: TicketAlertRow = {
+  const alert: TicketAlertView = {
     id: randomUUID(),
     org_id: callerOrgId,
     name: fields.name,
     channel: fields.channel,
     recipient: await checkedRecipient(deps, fields.channel, fields.recipient),
-    sources: JSON.stringify(unique(fields.sources)),
-    priorities: JSON.stringify(unique(fields.priorities)),
-    active: fields.active === false ? 0 : 1,
+    sources: unique(fields.sources),
+    priorities: unique(fields.priorities),
+    active: fields.active !== false,
     created_at: at,
     updated_at: at,
   };
-  await createTicketAlertRepository(deps.db).insert(row);
-  return view(row);
+  await createTicketAlertRepository(deps.db).insert(alert);
+  return alert;
 }
 
 export async function updateTicketAlert(
@@ -131,19 +105,18 @@ export async function updateTicketAlert(
 ): Promise<TicketAlertView> {
   const current = await getTicketAlert(deps, callerOrgId, orgId, id);
   const next = { ...current, ...change };
-  const row: Partial<TicketAlertRow> = {
+  await createTicketAlertRepository(deps.db).update(id, {
     name: next.name,
     channel: next.channel,
     recipient:
       change.recipient !== undefined || change.channel !== undefined
         ? await checkedRecipient(deps, next.channel, next.recipient)
         : current.recipient,
-    sources: JSON.stringify(unique(next.sources)),
-    priorities: JSON.stringify(unique(next.priorities)),
-    active: next.active ? 1 : 0,
+    sources: unique(next.sources),
+    priorities: unique(next.priorities),
+    active: next.active,
     updated_at: deps.clock().toISOString(),
-  };
-  await createTicketAlertRepository(deps.db).update(id, row);
+  });
   return getTicketAlert(deps, callerOrgId, orgId, id);
 }
 

@@ -5,11 +5,16 @@
 // The WhatsApp admin's templates and test send live here too.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import {
+  type MessagingConfigView,
+  type ProviderSettingsView,
+  TEMPLATE_CATEGORIES,
+  type WhatsappTemplate,
+} from "../../model/tickets.js";
 import type { Db } from "../../store/database.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { createWhatsappTemplateRepository } from "../../store/ticket-alert-repository.js";
 import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
-import type { WhatsappTemplateRow } from "../../store/ticket-tables.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
 import { decrypt, encrypt } from "../secrets.js";
 import { providerMessageBody } from "./tickets.js";
@@ -26,13 +31,6 @@ interface Deps {
   db: Db;
   clock: Clock;
   serverKey: Buffer;
-}
-
-export interface ProviderSettingsView {
-  base_url: string;
-  phone_number_id: string | null;
-  access_token_set: boolean;
-  updated_at: string | null;
 }
 
 export interface ProviderSettingsChange {
@@ -86,15 +84,6 @@ export async function saveProviderSettings(
   return providerSettings(deps);
 }
 
-export interface MessagingConfigView {
-  org_id: string;
-  enabled: boolean;
-  template_name: string;
-  language: string;
-  workflow_url: string | null;
-  updated_at: string | null;
-}
-
 export const DEFAULT_TEMPLATE = { name: "ticket_opened", language: "en_US" } as const;
 
 /** The org's ticket messaging config (disabled with the default template when never set). */
@@ -143,25 +132,18 @@ export async function saveMessagingConfig(
 
 // --- WhatsApp admin: message templates ------------------------------------------------------
 
-export const TEMPLATE_CATEGORIES = ["utility", "marketing", "authentication"] as const;
+export { TEMPLATE_CATEGORIES };
 
-export interface TemplateFields {
-  name: string;
-  language: string;
-  category: (typeof TEMPLATE_CATEGORIES)[number];
-  body_text: string;
-}
+/** What a caller sets on a template: all but its id and stamps. */
+export type TemplateFields = Omit<WhatsappTemplate, "id" | "created_at" | "updated_at">;
 
 const TEMPLATE_NOT_FOUND = "Template not found";
 
-export function listTemplates(deps: Pick<Deps, "db">): Promise<WhatsappTemplateRow[]> {
+export function listTemplates(deps: Pick<Deps, "db">): Promise<WhatsappTemplate[]> {
   return createWhatsappTemplateRepository(deps.db).list();
 }
 
-export async function getTemplate(
-  deps: Pick<Deps, "db">,
-  id: string,
-): Promise<WhatsappTemplateRow> {
+export async function getTemplate(deps: Pick<Deps, "db">, id: string): Promise<WhatsappTemplate> {
   const row = await createWhatsappTemplateRepository(deps.db).findById(id);
   if (!row) throw new NotFound(TEMPLATE_NOT_FOUND);
   return row;
@@ -182,10 +164,10 @@ async function assertFreeName(
 export async function createTemplate(
   deps: Pick<Deps, "db" | "clock">,
   fields: TemplateFields,
-): Promise<WhatsappTemplateRow> {
+): Promise<WhatsappTemplate> {
   await assertFreeName(deps, fields.name, fields.language);
   const at = deps.clock().toISOString();
-  const row: WhatsappTemplateRow = { id: randomUUID(), ...fields, created_at: at, updated_at: at };
+  const row: WhatsappTemplate = { id: randomUUID(), ...fields, created_at: at, updated_at: at };
   await createWhatsappTemplateRepository(deps.db).insert(row);
   return row;
 }
@@ -194,7 +176,7 @@ export async function updateTemplate(
   deps: Pick<Deps, "db" | "clock">,
   id: string,
   change: Partial<TemplateFields>,
-): Promise<WhatsappTemplateRow> {
+): Promise<WhatsappTemplate> {
   const row = await getTemplate(deps, id);
   const next = { ...row, ...change, updated_at: deps.clock().toISOString() };
   await assertFreeName(deps, next.name, next.language, id);

@@ -5,7 +5,13 @@
 // transaction, so a crash never loses one and a rolled-back ticket never sends one.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { TicketSource, TicketView } from "../../model/tickets.js";
+import type {
+  Ticket,
+  TicketHistoryView,
+  TicketMessage,
+  TicketSource,
+  TicketView,
+} from "../../model/tickets.js";
 import type { Db } from "../../store/database.js";
 import { createTicketAlertRepository } from "../../store/ticket-alert-repository.js";
 import { createTicketMessageRepository } from "../../store/ticket-message-repository.js";
@@ -14,7 +20,6 @@ import {
   type TicketChange,
   type TicketFilters,
 } from "../../store/ticket-repository.js";
-import type { TicketHistoryRow, TicketRow } from "../../store/ticket-tables.js";
 import type { OrgPrincipal } from "../access/principal.js";
 import { ownRow } from "../tenant-rows.js";
 
@@ -25,14 +30,7 @@ const NOT_FOUND = "Ticket not found";
 /** The provider template a WhatsApp alert is sent with: ticket id, source, priority, caller. */
 export const ALERT_TEMPLATE = "ticket_alert";
 
-export interface TicketHistoryView {
-  at: string;
-  actor: string;
-  action: string;
-  changes: Record<string, { from: unknown; to: unknown }>;
-}
-
-function view(row: TicketRow): TicketView {
+function view(row: Ticket): TicketView {
   return {
     id: row.id,
     ticket_id: row.id,
@@ -48,15 +46,6 @@ function view(row: TicketRow): TicketView {
     timestamp: row.created_at,
     created_at: row.created_at,
     updated_at: row.updated_at,
-  };
-}
-
-function historyView(row: TicketHistoryRow): TicketHistoryView {
-  return {
-    at: row.at,
-    actor: row.actor,
-    action: row.action,
-    changes: JSON.parse(row.changes) as TicketHistoryView["changes"],
   };
 }
 
@@ -84,7 +73,7 @@ export async function getTicket(
 ): Promise<TicketView & { history: TicketHistoryView[] }> {
   const tickets = createTicketRepository(deps.db);
   const row = ownRow(await tickets.findById(id), orgId, NOT_FOUND);
-  return { ...view(row), history: (await tickets.historyOf(id)).map(historyView) };
+  return { ...view(row), history: await tickets.historyOf(id) };
 }
 
 /** Who a history entry names for a change made through the API. */
@@ -116,12 +105,11 @@ export async function updateTicket(
     if (Object.keys(changes).length === 0) return;
     const at = deps.clock().toISOString();
     await tickets.update(id, applied, at);
-    await tickets.addHistory({
-      ticket_id: id,
+    await tickets.addHistory(id, {
       at,
       actor,
       action: "updated",
-      changes: JSON.stringify(changes),
+      changes,
     });
   });
   return getTicket(deps, orgId, id);
@@ -157,21 +145,20 @@ export async function openTicketForCall(
       if (open.priority !== "urgent") {
         await tickets.update(open.id, { priority: "urgent" }, at);
       }
-      await tickets.addHistory({
-        ticket_id: open.id,
+      await tickets.addHistory(open.id, {
         at,
         actor: "intake",
         action: "escalated",
-        changes: JSON.stringify({
+        changes: {
           priority: { from: open.priority, to: "urgent" },
           repeat_call: { from: null, to: call.linkedid },
-        }),
+        },
       });
       const ticket = view({ ...open, priority: "urgent", updated_at: at });
       if (open.priority !== "urgent") await queueAlerts(trx, ticket, at);
       return { outcome: "repeat_caller" as const, ticket };
     }
-    const row: TicketRow = {
+    const row: Ticket = {
       id: randomUUID(),
       org_id: call.orgId,
       source: call.source,
@@ -186,15 +173,14 @@ export async function openTicketForCall(
       updated_at: at,
     };
     await tickets.insert(row);
-    await tickets.addHistory({
-      ticket_id: row.id,
+    await tickets.addHistory(row.id, {
       at,
       actor: "intake",
       action: "created",
-      changes: JSON.stringify({
+      changes: {
         status: { from: null, to: "open" },
         priority: { from: null, to: "high" },
-      }),
+      },
     });
     const ticket = view(row);
     await queueTicketOpened(trx, ticket, at);
@@ -240,15 +226,28 @@ export function workflowBody(ticket: TicketView): string {
   });
 }
 
+/** Queues one message about `ticket` in the outbox, in the caller's transaction. */
+function queueMessage(
+  messages: ReturnType<typeof createTicketMessageRepository>,
+  ticket: TicketView,
+  at: string,
+  message: Pick<TicketMessage, "kind" | "target_url" | "body">,
+): Promise<void> {
+  return messages.enqueue({
+    id: randomUUID(),
+    org_id: ticket.org_id,
+    ticket_id: ticket.id,
+    ...message,
+    at,
+  });
+}
+
 // The ticket-opened message to the caller, and the workflow when the org's config names one.
 async function queueTicketOpened(trx: Db, ticket: TicketView, at: string): Promise<void> {
   const messages = createTicketMessageRepository(trx);
   const config = await messages.config(ticket.org_id);
   if (config?.enabled !== 1) return;
-  await messages.enqueue({
-    id: randomUUID(),
-    org_id: ticket.org_id,
-    ticket_id: ticket.id,
+  await queueMessage(messages, ticket, at, {
     kind: "provider",
     target_url: null,
     body: providerMessageBody(
@@ -256,17 +255,12 @@ async function queueTicketOpened(trx: Db, ticket: TicketView, at: string): Promi
       { name: config.template_name, language: config.language },
       [ticket.id],
     ),
-    at,
   });
   if (config.workflow_url) {
-    await messages.enqueue({
-      id: randomUUID(),
-      org_id: ticket.org_id,
-      ticket_id: ticket.id,
+    await queueMessage(messages, ticket, at, {
       kind: "workflow",
       target_url: config.workflow_url,
       body: workflowBody(ticket),
-      at,
     });
   }
 }
@@ -277,25 +271,18 @@ async function queueAlerts(trx: Db, ticket: TicketView, at: string): Promise<voi
   const messages = createTicketMessageRepository(trx);
   const config = await messages.config(ticket.org_id);
   for (const alert of alerts) {
-    if (alert.active !== 1) continue;
-    const sources = JSON.parse(alert.sources) as string[];
-    const priorities = JSON.parse(alert.priorities) as string[];
-    if (!sources.includes(ticket.source) || !priorities.includes(ticket.priority)) continue;
+    if (!alert.active) continue;
+    if (!alert.sources.includes(ticket.source) || !alert.priorities.includes(ticket.priority)) {
+      continue;
+    }
     if (alert.channel === "webhook") {
-      await messages.enqueue({
-        id: randomUUID(),
-        org_id: ticket.org_id,
-        ticket_id: ticket.id,
+      await queueMessage(messages, ticket, at, {
         kind: "workflow",
         target_url: alert.recipient,
         body: JSON.stringify({ alert_id: alert.id, event: "ticket.alert", ticket }),
-        at,
       });
     } else {
-      await messages.enqueue({
-        id: randomUUID(),
-        org_id: ticket.org_id,
-        ticket_id: ticket.id,
+      await queueMessage(messages, ticket, at, {
         kind: "provider",
         target_url: null,
         body: providerMessageBody(
@@ -303,7 +290,6 @@ async function queueAlerts(trx: Db, ticket: TicketView, at: string): Promise<voi
           { name: ALERT_TEMPLATE, language: config?.language ?? "en_US" },
           [ticket.id, ticket.source, ticket.priority, ticket.phone],
         ),
-        at,
       });
     }
   }
