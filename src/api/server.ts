@@ -33,9 +33,9 @@ import type { EngineTarget } from "../engine/index.js";
 import { mediaDirsProbe } from "../media-check.js";
 import { type Instruments, noInstruments } from "../metrics/instruments.js";
 import { createMetrics, type Metrics } from "../metrics/registry.js";
+import type { EngineNodeRecord } from "../model/stored-records.js";
 import { ReplicaRoles, type ReplicaRolesOptions } from "../replica/roles.js";
 import { type Db, followStoreChanges, openMigratedStore, openStore } from "../store/database.js";
-import type { EngineNodeRow } from "../store/engine-node-repository.js";
 import { createTicketService, type TicketService } from "../tickets/service.js";
 import { createApp, type PbxApp } from "./app.js";
 import { type CallTracking, startCallTracking } from "./call-tracking.js";
@@ -105,7 +105,7 @@ export interface StartServerOptions {
   /** Lease timing and clocks of the replica's roles, for tests. */
   roleOptions?: Partial<Omit<ReplicaRolesOptions, "db" | "replicaId">>;
   /** The engine target of an engine node (default: AMI with its unsealed secret), for tests. */
-  nodeTarget?: (node: EngineNodeRow) => EngineTarget;
+  nodeTarget?: (node: EngineNodeRecord) => EngineTarget;
   /** How often the nodes and placements are looked at again (default 1 s), for tests. */
   nodePollMs?: number;
   /** Builds each engine node's call tracking (default: over the node's AMI), for tests. */

@@ -6,6 +6,19 @@ import { modelField, UuidString } from "./view-shapes.js";
 
 const F = User.properties;
 
+/** A user's own fields: what a caller may set, each stored in a column (not its id or SIP credential). */
+export const USER_FIELDS = [
+  "extension",
+  "name",
+  "routing_type",
+  "status",
+  "ring_target",
+  "phone_number",
+  "ring_time",
+  "outbound_did",
+  "call_recording",
+] as const;
+
 /** A user as the API shows it: never its SIP credential. */
 export const UserViewSchema = Type.Object(
   {

@@ -1,5 +1,7 @@
 // Customer tunnel rows (migration 2502). Sealed columns hold `encrypt()` output; the domain opens
-// them only to render the config of the side that owns the key.
+// them only to render the config of the side that owns the key. Rows map to the model's
+// CustomerTunnelRecord here, once: networks as a list, staging as a boolean.
+import type { CustomerTunnelRecord } from "../model/org-views.js";
 import type { Db } from "./database.js";
 
 export interface CustomerTunnelsTable {
@@ -27,28 +29,50 @@ export interface CustomerTunnelsTable {
   updated_at: string;
 }
 
-export type CustomerTunnelRow = CustomerTunnelsTable;
+function recordFromRow(row: CustomerTunnelsTable): CustomerTunnelRecord {
+  const { customer_networks, staging, ...rest } = row;
+  return {
+    ...rest,
+    customer_networks: JSON.parse(customer_networks) as string[],
+    staging: staging === 1,
+  };
+}
+
+function rowFromRecord(record: CustomerTunnelRecord): CustomerTunnelsTable {
+  const { customer_networks, staging, ...rest } = record;
+  return {
+    ...rest,
+    customer_networks: JSON.stringify(customer_networks),
+    staging: staging ? 1 : 0,
+  };
+}
 
 /** Every tunnel (of one org when `orgId` is given), oldest first. */
-export async function listCustomerTunnels(db: Db, orgId?: string): Promise<CustomerTunnelRow[]> {
+export async function listCustomerTunnels(db: Db, orgId?: string): Promise<CustomerTunnelRecord[]> {
   let query = db.selectFrom("customer_tunnels").selectAll();
   if (orgId !== undefined) query = query.where("org_id", "=", orgId);
-  return query.orderBy("created_at").orderBy("id").execute();
+  return (await query.orderBy("created_at").orderBy("id").execute()).map(recordFromRow);
 }
 
 export async function findCustomerTunnel(
   db: Db,
   id: string,
-): Promise<CustomerTunnelRow | undefined> {
-  return db.selectFrom("customer_tunnels").selectAll().where("id", "=", id).executeTakeFirst();
+): Promise<CustomerTunnelRecord | undefined> {
+  const row = await db
+    .selectFrom("customer_tunnels")
+    .selectAll()
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row && recordFromRow(row);
 }
 
-export async function insertCustomerTunnel(db: Db, row: CustomerTunnelRow): Promise<void> {
-  await db.insertInto("customer_tunnels").values(row).execute();
+export async function insertCustomerTunnel(db: Db, record: CustomerTunnelRecord): Promise<void> {
+  await db.insertInto("customer_tunnels").values(rowFromRecord(record)).execute();
 }
 
 /** Replaces the editable columns of a tunnel (never its keys, org or interface). */
-export async function updateCustomerTunnel(db: Db, row: CustomerTunnelRow): Promise<void> {
+export async function updateCustomerTunnel(db: Db, record: CustomerTunnelRecord): Promise<void> {
+  const row = rowFromRecord(record);
   await db
     .updateTable("customer_tunnels")
     .set({

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../clock.js";
 import type { Did } from "../model/org-state.js";
+import type { DidRecord } from "../model/routing-views.js";
 import type { Db } from "./database.js";
 import type { DidRow } from "./schema.js";
 
@@ -14,24 +15,44 @@ export const RELEASED_TO_POOL = {
   routing_destination: null,
 } as const;
 
-/** The OrgState DID a row describes. */
-export function didFromRow(row: DidRow): Did {
+/** The stored DID a row describes: its columns as the model's values. */
+function didRecordFromRow(row: DidRow): DidRecord {
   return {
     id: row.id,
     number: row.number,
-    status: row.status as Did["status"],
-    pool_status: row.pool_status as Did["pool_status"],
+    org_id: row.org_id,
+    pool_status: row.pool_status as DidRecord["pool_status"],
+    status: row.status as DidRecord["status"],
     is_default: row.is_default === 1,
-    routing_type: row.routing_type as Did["routing_type"],
+    routing_type: row.routing_type as DidRecord["routing_type"],
     routing_destination: row.routing_destination,
-    routing_environment: row.routing_environment as Did["routing_environment"],
-    // `pool` is the default: left out, as org files leave it out.
-    ...(row.source === "org" ? { source: "org" as const } : {}),
+    routing_environment: row.routing_environment as DidRecord["routing_environment"],
+    source: row.source as DidRecord["source"],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
+/** The OrgState DID a row describes (its keys in the order org files write them). */
+export function didFromRow(row: DidRow): Did {
+  const { id, number, status, pool_status, is_default, ...rest } = didRecordFromRow(row);
+  const { routing_type, routing_destination, routing_environment, source } = rest;
+  return {
+    ...{ id, number, status, pool_status, is_default },
+    ...{ routing_type, routing_destination, routing_environment },
+    // `pool` is the default: left out, as org files leave it out.
+    ...(source === "org" ? { source } : {}),
+  };
+}
+
+/** The columns of a DID a use case may change (and the repository writes as given). */
+export type DidColumns = Partial<Omit<DidRow, "id" | "created_at" | "updated_at">>;
+
 /** Repository of DIDs over a database or a transaction. */
 export function createDidRepository(db: Db, clock: Clock = systemClock) {
+  const ownedByOrg = (orgId: string) =>
+    db.selectFrom("dids").selectAll().where("org_id", "=", orgId).orderBy("number").execute();
+
   return {
     /** Inserts a DID owned by `orgId` (null: the pool); returns it with its id. */
     async insert(orgId: string | null, did: Did): Promise<Did & { id: string }> {
@@ -62,52 +83,45 @@ export function createDidRepository(db: Db, clock: Clock = systemClock) {
       await db.deleteFrom("dids").where("id", "=", id).execute();
     },
 
-    /** The row of DID `id`, whoever owns it (callers check the owner). */
-    async findById(id: string): Promise<DidRow | undefined> {
-      return db.selectFrom("dids").selectAll().where("id", "=", id).executeTakeFirst();
+    /** DID `id`, whoever owns it (callers check the owner). */
+    async findById(id: string): Promise<DidRecord | undefined> {
+      const row = await db.selectFrom("dids").selectAll().where("id", "=", id).executeTakeFirst();
+      return row && didRecordFromRow(row);
     },
 
     /** The first stored DID written in any of `forms` (the ways of writing one number). */
-    async findByNumberForms(forms: readonly string[]): Promise<DidRow | undefined> {
+    async findByNumberForms(forms: readonly string[]): Promise<DidRecord | undefined> {
       if (forms.length === 0) return undefined;
-      return db
+      const row = await db
         .selectFrom("dids")
         .selectAll()
         .where("number", "in", [...forms])
         .orderBy("number")
         .executeTakeFirst();
+      return row && didRecordFromRow(row);
     },
 
-    /** Rows of the org's DIDs ordered by number. */
-    async listRowsByOrg(orgId: string): Promise<DidRow[]> {
-      return db
-        .selectFrom("dids")
-        .selectAll()
-        .where("org_id", "=", orgId)
-        .orderBy("number")
-        .execute();
+    /** The org's stored DIDs ordered by number. */
+    async listRecordsByOrg(orgId: string): Promise<DidRecord[]> {
+      return (await ownedByOrg(orgId)).map(didRecordFromRow);
     },
 
     /** Unassigned DIDs (no org), optionally with one pool status, ordered by number. */
-    async listUnassigned(poolStatus?: string): Promise<DidRow[]> {
+    async listUnassigned(poolStatus?: string): Promise<DidRecord[]> {
       let query = db.selectFrom("dids").selectAll().where("org_id", "is", null);
       if (poolStatus !== undefined) query = query.where("pool_status", "=", poolStatus);
-      return query.orderBy("number").execute();
+      return (await query.orderBy("number").execute()).map(didRecordFromRow);
     },
 
     /** Every DID, optionally with one pool status, ordered by number. */
-    async listAll(poolStatus?: string): Promise<DidRow[]> {
+    async listAll(poolStatus?: string): Promise<DidRecord[]> {
       let query = db.selectFrom("dids").selectAll();
       if (poolStatus !== undefined) query = query.where("pool_status", "=", poolStatus);
-      return query.orderBy("number").execute();
+      return (await query.orderBy("number").execute()).map(didRecordFromRow);
     },
 
     /** Writes the given columns of DID `id` (and its updated_at). */
-    async update(
-      id: string,
-      patch: Partial<Omit<DidRow, "id" | "created_at" | "updated_at">>,
-      now: string,
-    ): Promise<void> {
+    async update(id: string, patch: DidColumns, now: string): Promise<void> {
       await db
         .updateTable("dids")
         .set({ ...patch, updated_at: now })
@@ -128,13 +142,7 @@ export function createDidRepository(db: Db, clock: Clock = systemClock) {
 
     /** DIDs owned by the org ordered by number. */
     async listByOrg(orgId: string): Promise<Did[]> {
-      const rows = await db
-        .selectFrom("dids")
-        .selectAll()
-        .where("org_id", "=", orgId)
-        .orderBy("number")
-        .execute();
-      return rows.map(didFromRow);
+      return (await ownedByOrg(orgId)).map(didFromRow);
     },
   };
 }

@@ -5,7 +5,7 @@
 // IMMEDIATE write transactions already run one at a time.
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
-import type { NodeState } from "../model/engine-node.js";
+import type { EngineNodeRecord, OrgPlacementRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
 import { NODES_SCOPE, requestEdgePush } from "./edge-sync-repository.js";
@@ -16,28 +16,11 @@ import {
 } from "./node-realtime-views.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
-export interface EngineNodesTable {
-  id: string;
-  name: string;
-  ami_host: string;
-  ami_port: number;
-  ami_username: string;
-  ami_secret_sealed: string;
-  sip_address: string;
-  capacity: number;
-  state: NodeState;
-  created_at: string;
-  updated_at: string;
-}
+/** The node row is the model's record (src/model/stored-records.ts). */
+export type EngineNodesTable = EngineNodeRecord;
 
-export interface OrgPlacementsTable {
-  org_id: string;
-  node_id: string;
-  standby_node_id: string | null;
-  /** 0/1. */
-  pinned: number;
-  placed_at: string;
-}
+/** The placement row is the model's record (src/model/stored-records.ts). */
+export type OrgPlacementsTable = OrgPlacementRecord;
 
 export type EngineNodeRow = EngineNodesTable;
 export type OrgPlacementRow = OrgPlacementsTable;

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../clock.js";
 import type { Ivr, IvrOption } from "../model/org-state.js";
 import type { Db } from "./database.js";
-import { deleteOwnedWithChildren } from "./owned-rows.js";
+import { deleteOwnedWithChildren, updateOwned } from "./owned-rows.js";
 import type { IvrOptionRow, IvrRow } from "./schema.js";
 
 /** An IVR as stored: its row (with timestamps) and its option rows in order. */
@@ -141,16 +141,7 @@ export function createIvrRepository(db: Db, clock: Clock = systemClock) {
 
     /** Rewrites the IVR's own fields (not its options) from `ivr`; true when a row changed. */
     async update(orgId: string, id: string, ivr: Ivr, now: string): Promise<boolean> {
-      const result = await db
-        .updateTable("ivrs")
-        .set({
-          ...ivrColumns(ivr),
-          updated_at: now,
-        })
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      return updateOwned(db, "ivrs", orgId, id, { ...ivrColumns(ivr), updated_at: now });
     },
 
     /**
@@ -176,13 +167,7 @@ export function createIvrRepository(db: Db, clock: Clock = systemClock) {
         updated_at: string;
       },
     ): Promise<boolean> {
-      const result = await db
-        .updateTable("ivrs")
-        .set(greeting)
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      return updateOwned(db, "ivrs", orgId, id, greeting);
     },
 
     /** Deletes IVR `id` of the org and its options; true when the IVR existed. */

@@ -1,16 +1,18 @@
 // Platform users of orgs (people with a role), found by identity-provider subject or email.
+
+import type { OrgUserRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
-import type { OrgUserRow } from "./schema.js";
+import { deleteOwned, updateOwned } from "./owned-rows.js";
 
 /** Repository of platform users over a database or a transaction. */
 export function createOrgUserRepository(db: Db) {
   return {
-    async insert(row: OrgUserRow): Promise<OrgUserRow> {
+    async insert(row: OrgUserRecord): Promise<OrgUserRecord> {
       await db.insertInto("org_users").values(row).execute();
       return row;
     },
 
-    async findById(orgId: string, id: string): Promise<OrgUserRow | undefined> {
+    async findById(orgId: string, id: string): Promise<OrgUserRecord | undefined> {
       return db
         .selectFrom("org_users")
         .selectAll()
@@ -19,7 +21,7 @@ export function createOrgUserRepository(db: Db) {
         .executeTakeFirst();
     },
 
-    async listByOrg(orgId: string): Promise<OrgUserRow[]> {
+    async listByOrg(orgId: string): Promise<OrgUserRecord[]> {
       return db
         .selectFrom("org_users")
         .selectAll()
@@ -29,7 +31,7 @@ export function createOrgUserRepository(db: Db) {
     },
 
     /** Every membership of a person: by subject when bound, else by email; oldest first. */
-    async findMemberships(subject: string, email: string | null): Promise<OrgUserRow[]> {
+    async findMemberships(subject: string, email: string | null): Promise<OrgUserRecord[]> {
       return db
         .selectFrom("org_users")
         .selectAll()
@@ -46,23 +48,13 @@ export function createOrgUserRepository(db: Db) {
         .execute();
     },
 
-    async update(orgId: string, id: string, patch: Partial<OrgUserRow>): Promise<void> {
-      await db
-        .updateTable("org_users")
-        .set(patch)
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .execute();
+    async update(orgId: string, id: string, patch: Partial<OrgUserRecord>): Promise<void> {
+      await updateOwned(db, "org_users", orgId, id, patch);
     },
 
     /** True when a row was deleted. */
     async delete(orgId: string, id: string): Promise<boolean> {
-      const result = await db
-        .deleteFrom("org_users")
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return deleteOwned(db, "org_users", orgId, id);
     },
   };
 }

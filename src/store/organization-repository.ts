@@ -1,7 +1,9 @@
 // Organizations: rows in, rows out. Credentials arrive already hashed/encrypted. The "served
 // org" rule (only an active org has config in the engine) lives here, once.
+
+import type { OrganizationRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
-import type { NewOrganizationRow, OrganizationRow, OrganizationUpdate } from "./schema.js";
+import type { OrganizationUpdate } from "./schema.js";
 
 /** The status of an org that is served: its files exist and the include files list it. */
 export const SERVED_ORG_STATUS = "active";
@@ -21,16 +23,16 @@ export interface OrgHandleRow {
 /** Repository of organizations over a database or a transaction. */
 export function createOrganizationRepository(db: Db) {
   return {
-    async insert(row: NewOrganizationRow): Promise<OrganizationRow> {
+    async insert(row: OrganizationRecord): Promise<OrganizationRecord> {
       await db.insertInto("organizations").values(row).execute();
-      return row as OrganizationRow;
+      return row;
     },
 
-    async findById(id: string): Promise<OrganizationRow | undefined> {
+    async findById(id: string): Promise<OrganizationRecord | undefined> {
       return db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
     },
 
-    async findByKeyDigest(digest: string): Promise<OrganizationRow | undefined> {
+    async findByKeyDigest(digest: string): Promise<OrganizationRecord | undefined> {
       return db
         .selectFrom("organizations")
         .selectAll()
@@ -39,14 +41,14 @@ export function createOrganizationRepository(db: Db) {
     },
 
     /** Orgs by creation time, optionally only those with one request status. */
-    async list(filter: { requestStatus?: string } = {}): Promise<OrganizationRow[]> {
+    async list(filter: { requestStatus?: string } = {}): Promise<OrganizationRecord[]> {
       let query = db.selectFrom("organizations").selectAll();
       if (filter.requestStatus) query = query.where("request_status", "=", filter.requestStatus);
       return query.orderBy("created_at").orderBy("id").execute();
     },
 
     /** Orgs whose request was filed by this person (lower-cased email). */
-    async listRequestedBy(email: string): Promise<OrganizationRow[]> {
+    async listRequestedBy(email: string): Promise<OrganizationRecord[]> {
       return db
         .selectFrom("organizations")
         .selectAll()
@@ -57,7 +59,7 @@ export function createOrganizationRepository(db: Db) {
     },
 
     /** The org whose id or slug is `idOrSlug`. */
-    async findByIdOrSlug(idOrSlug: string): Promise<OrganizationRow | undefined> {
+    async findByIdOrSlug(idOrSlug: string): Promise<OrganizationRecord | undefined> {
       return db
         .selectFrom("organizations")
         .selectAll()

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../clock.js";
 import type { Queue, QueueMember } from "../model/org-state.js";
 import type { Db } from "./database.js";
-import { deleteOwnedWithChildren } from "./owned-rows.js";
+import { deleteOwnedWithChildren, updateOwned } from "./owned-rows.js";
 import type { QueueMemberRow, QueueRow } from "./schema.js";
 
 /** The OrgState queue described by a row and its member rows (already in order). */
@@ -80,16 +80,8 @@ export function createQueueRepository(db: Db, clock: Clock = systemClock) {
 
     /** Rewrites the queue's own fields (not its members) from `queue`; true when a row changed. */
     async update(orgId: string, id: string, queue: Queue): Promise<boolean> {
-      const result = await db
-        .updateTable("queues")
-        .set({
-          ...queueColumns(queue),
-          updated_at: clock().toISOString(),
-        })
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      const columns = { ...queueColumns(queue), updated_at: clock().toISOString() };
+      return updateOwned(db, "queues", orgId, id, columns);
     },
 
     /** Deletes queue `id` of the org and its members; true when the queue existed. */

@@ -1,6 +1,7 @@
 // Row types of every table, as Kysely sees them. Booleans are integers (0/1) and lists are JSON
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { OrganizationRecord, OrgUserRecord } from "../model/stored-records.js";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type {
   AuditLogTable,
@@ -19,28 +20,8 @@ import type { SipContactsTable } from "./sip-contact-repository.js";
 import type { TicketTables } from "./ticket-tables.js";
 import type { TrunkRegistrationsTable } from "./trunk-registration-repository.js";
 
-export interface OrganizationsTable {
-  id: string;
-  name: string;
-  slug: string | null;
-  type: string;
-  status: string;
-  context_prefix: string;
-  recording_enabled: number;
-  max_concurrent_calls: number;
-  /** SHA-256 hex of the `org_` key: lookups are one indexed equality. */
-  api_key_digest: string;
-  /** AES-256-GCM of the `org_` key under the server key, so the admin can read it back. */
-  api_key_encrypted: string;
-  /** scrypt hash of the org secret. */
-  api_secret_hash: string;
-  /** `pending`, `approved`, `rejected` for orgs born from a request; null when an admin created it. */
-  request_status: string | null;
-  requested_by_email: string | null;
-  decided_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The org row is the model's record (src/model/stored-records.ts). */
+export type OrganizationsTable = OrganizationRecord;
 
 export interface ApiKeysTable {
   id: string;
@@ -56,19 +37,8 @@ export interface ApiKeysTable {
   created_at: string;
 }
 
-export interface OrgUsersTable {
-  id: string;
-  org_id: string;
-  /** Lower-cased. */
-  email: string;
-  /** The identity provider's `sub`, bound at first sign-in. */
-  subject: string | null;
-  name: string | null;
-  role: string;
-  status: string;
-  created_at: string;
-  updated_at: string;
-}
+/** The platform user row is the model's record (src/model/stored-records.ts). */
+export type OrgUsersTable = OrgUserRecord;
 
 export interface ExtensionClaimsTable {
   org_id: string;

@@ -2,13 +2,18 @@
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../clock.js";
 import type { User } from "../model/org-state.js";
+import { USER_FIELDS } from "../model/user-views.js";
 import type { Db } from "./database.js";
+import { deleteOwned, updateOwned } from "./owned-rows.js";
 import { cachedRead } from "./read-cache.js";
 import type { UserRow } from "./schema.js";
 
-/** The OrgState user a row describes. */
-export function userFromRow(row: UserRow): User {
-  const user: User = {
+/** The columns of a user's own fields: all of them but its SIP credential. */
+const LISTED_COLUMNS = ["id", ...USER_FIELDS] as const;
+
+/** The OrgState user, without its SIP credential, that the listed columns describe. */
+function listedUser(row: Pick<UserRow, (typeof LISTED_COLUMNS)[number]>): User & { id: string } {
+  return {
     id: row.id,
     extension: row.extension,
     name: row.name,
@@ -20,6 +25,11 @@ export function userFromRow(row: UserRow): User {
     outbound_did: row.outbound_did,
     call_recording: row.call_recording === 1,
   };
+}
+
+/** The OrgState user a row describes. */
+export function userFromRow(row: UserRow): User {
+  const user: User = listedUser(row);
   if (row.sip_md5_cred || row.sip_password_env) {
     user.sip = {};
     if (row.sip_md5_cred) user.sip.md5_cred = row.sip_md5_cred;
@@ -55,36 +65,13 @@ export function createUserRepository(db: Db, clock: Clock = systemClock) {
       .selectFrom("users")
       .innerJoin("organizations", "organizations.id", "users.org_id")
       .select([
-        "users.id",
-        "users.extension",
-        "users.name",
-        "users.routing_type",
-        "users.status",
-        "users.ring_target",
-        "users.phone_number",
-        "users.ring_time",
-        "users.outbound_did",
-        "users.call_recording",
+        ...LISTED_COLUMNS.map((column) => `users.${column}` as const),
         "organizations.context_prefix",
       ])
       .where("users.org_id", "=", orgId)
       .orderBy("users.extension")
       .execute();
-    return rows.map((row) => ({
-      user: {
-        id: row.id,
-        extension: row.extension,
-        name: row.name,
-        routing_type: row.routing_type as User["routing_type"],
-        status: row.status as User["status"],
-        ring_target: row.ring_target as User["ring_target"],
-        phone_number: row.phone_number,
-        ring_time: row.ring_time,
-        outbound_did: row.outbound_did,
-        call_recording: row.call_recording === 1,
-      },
-      contextPrefix: row.context_prefix,
-    }));
+    return rows.map((row) => ({ user: listedUser(row), contextPrefix: row.context_prefix }));
   }
 
   return {
@@ -134,26 +121,13 @@ export function createUserRepository(db: Db, clock: Clock = systemClock) {
 
     /** Rewrites every field of user `id` of the org from `user`; true when a row changed. */
     async update(orgId: string, id: string, user: User): Promise<boolean> {
-      const result = await db
-        .updateTable("users")
-        .set({
-          ...userColumns(user),
-          updated_at: clock().toISOString(),
-        })
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      const columns = { ...userColumns(user), updated_at: clock().toISOString() };
+      return updateOwned(db, "users", orgId, id, columns);
     },
 
     /** Deletes user `id` of the org; true when a row was deleted. */
     async delete(orgId: string, id: string): Promise<boolean> {
-      const result = await db
-        .deleteFrom("users")
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return deleteOwned(db, "users", orgId, id);
     },
 
     /** Extensions of the org's users with this routing type and status, ascending. */

@@ -27,8 +27,8 @@ test.after(async () => {
 });
 
 async function defaultsOf(orgId: string): Promise<string[]> {
-  const rows = await createDidRepository(app.db).listRowsByOrg(orgId);
-  return rows.filter((r) => r.is_default === 1).map((r) => r.number);
+  const rows = await createDidRepository(app.db).listRecordsByOrg(orgId);
+  return rows.filter((r) => r.is_default).map((r) => r.number);
 }
 
 test("pool flow: add, see available, request, approve; the first DID becomes the default", async () => {
@@ -135,8 +135,8 @@ test("concurrent set-defaults leave exactly one default", async () => {
 
 test("the database itself refuses a second default in an org", async () => {
   const repo = createDidRepository(app.db);
-  const rows = await repo.listRowsByOrg(acme.id);
-  const notDefault = rows.find((r) => r.is_default === 0)!;
+  const rows = await repo.listRecordsByOrg(acme.id);
+  const notDefault = rows.find((r) => !r.is_default)!;
   let refused = false;
   try {
     await repo.update(notDefault.id, { is_default: 1 }, new Date().toISOString());
@@ -323,8 +323,8 @@ async function userToken(role: string): Promise<string> {
 }
 
 test("set-default needs the owner or manager role", async () => {
-  const rows = await createDidRepository(app.db).listRowsByOrg(acme.id);
-  const target = rows.find((r) => r.is_default === 0)!;
+  const rows = await createDidRepository(app.db).listRecordsByOrg(acme.id);
+  const target = rows.find((r) => !r.is_default)!;
   for (const role of ["admin", "agent", "viewer"]) {
     expectError(
       await app.request("POST", `/api/v1/did-pool/${target.id}/set-default`, {

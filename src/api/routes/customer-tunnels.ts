@@ -12,61 +12,15 @@ import {
   updateTunnel,
 } from "../../domain/orgs/customer-tunnels.js";
 import { ONE_LINE } from "../../model/org-state.js";
+import { TunnelStatusViewSchema, TunnelViewSchema } from "../../model/org-views.js";
 import { WG_CIDR, WG_ENDPOINT, WG_INTERFACE } from "../../model/wireguard.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
 
-const WgKey = Type.String({ description: "WireGuard public key (base64 of 32 bytes)" });
-
-const Tunnel = Type.Object(
-  {
-    id: UuidString,
-    org_id: UuidString,
-    name: Type.String(),
-    interface: Type.String({ description: "the gateway's interface (and config file) name" }),
-    listen_port: Type.Integer({ description: "UDP port the gateway listens on" }),
-    gateway_address: Type.String({ description: "the gateway's tunnel address (CIDR)" }),
-    customer_address: Type.String({ description: "the customer end's tunnel address (CIDR)" }),
-    gateway_endpoint: Type.String({ description: "host:port the customer end connects to" }),
-    customer_endpoint: Nullable(
-      Type.String({ description: "host:port of the customer end, when it is reachable" }),
-    ),
-    customer_networks: Type.Array(Type.String(), {
-      description: "ranges behind the customer end, routed through the tunnel",
-    }),
-    keepalive: Type.Integer({ description: "PersistentKeepalive of the customer end, seconds" }),
-    staging: Type.Boolean({
-      description: "the org's staging tunnel: its staging DIDs are dialled over it (SPEC §4.5)",
-    }),
-    staging_sip_port: Type.Integer({ description: "SIP port of the staging deployment" }),
-    gateway_public_key: WgKey,
-    customer_public_key: WgKey,
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { title: "CustomerTunnel" },
-);
-
-const TunnelWithStatus = Type.Composite(
-  [
-    Tunnel,
-    Type.Object({
-      status: Type.Union(
-        ["connected", "no_handshake", "stale", "down", "unknown"].map((s) => Type.Literal(s)),
-        {
-          description:
-            "from `wg show <interface> dump` on the server: unknown without `wg` (or rights to ask), down without the interface or peer, else by the customer's last handshake (connected within 180 s)",
-        },
-      ),
-      latest_handshake_at: Nullable(Type.String({ format: "date-time" })),
-      rx_bytes: Nullable(Type.Integer()),
-      tx_bytes: Nullable(Type.Integer()),
-      peer_endpoint: Nullable(Type.String()),
-    }),
-  ],
-  { title: "CustomerTunnelWithStatus" },
-);
+const TunnelWithStatus = Type.Composite([TunnelViewSchema, TunnelStatusViewSchema], {
+  title: "CustomerTunnelWithStatus",
+});
 
 const Cidr = Type.String({ pattern: WG_CIDR, description: "address/prefix, e.g. 10.99.0.1/30" });
 const Endpoint = Type.String({
@@ -130,7 +84,7 @@ export const customerTunnelRoutes = [
     auth: "admin",
     query: Type.Object({ org_id: Type.Optional(UuidString) }, { additionalProperties: false }),
     list: "envelope",
-    responses: { 200: { description: "Tunnels", schema: Type.Array(Tunnel) } },
+    responses: { 200: { description: "Tunnels", schema: Type.Array(TunnelViewSchema) } },
     handler: ({ deps, query }) => listTunnels(deps, { kind: "admin" }, query.org_id),
   }),
   defineRoute({
@@ -165,7 +119,7 @@ export const customerTunnelRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      201: { description: "The tunnel", schema: Tunnel },
+      201: { description: "The tunnel", schema: TunnelViewSchema },
       404: { description: "No such organization" },
       409: { description: "Interface name or listen port taken" },
     },
@@ -204,7 +158,7 @@ export const customerTunnelRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The tunnel", schema: Tunnel },
+      200: { description: "The tunnel", schema: TunnelViewSchema },
       409: { description: "Listen port taken" },
     },
     handler: ({ deps, params, body }) => updateTunnel(deps, params.id, body),
@@ -241,7 +195,7 @@ export const customerTunnelRoutes = [
     summary: "The org's customer tunnels, oldest first",
     auth: "org",
     list: "envelope",
-    responses: { 200: { description: "Tunnels", schema: Type.Array(Tunnel) } },
+    responses: { 200: { description: "Tunnels", schema: Type.Array(TunnelViewSchema) } },
     handler: ({ deps, principal }) =>
       listTunnels(deps, { kind: "org", orgId: orgCaller(principal).orgId }),
   }),

@@ -17,30 +17,16 @@ import {
   setDefaultDid,
 } from "../../domain/routing/did-pool.js";
 import { POOL_STATUSES } from "../../model/org-state.js";
+import {
+  DidRequestViewSchema,
+  DidRoutingEnvironment,
+  DidStatus,
+  DidViewSchema,
+} from "../../model/routing-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
-import { DidNumberInput, DidSchema, DidStatus, RoutingEnvironment } from "./dids.js";
-
-const RequestStatus = Type.Union([
-  Type.Literal("pending"),
-  Type.Literal("approved"),
-  Type.Literal("rejected"),
-]);
-
-const DidRequest = Type.Object(
-  {
-    id: UuidString,
-    did_id: UuidString,
-    number: Type.String(),
-    org_id: UuidString,
-    status: RequestStatus,
-    requested_by: Nullable(Type.String()),
-    created_at: Type.String({ format: "date-time" }),
-    decided_at: Nullable(Type.String({ format: "date-time" })),
-  },
-  { title: "DidRequest" },
-);
+import { IdParams } from "../schemas.js";
+import { DidNumberInput } from "./dids.js";
 
 /**
  * Where the admin update of a pool DID is documented: SPEC.md §4.2's path. Linters call it
@@ -62,7 +48,7 @@ function adminUpdateRoute(path: string, aliasOf?: string) {
     params: IdParams,
     body: Type.Object(
       {
-        routing_environment: Type.Optional(RoutingEnvironment),
+        routing_environment: Type.Optional(DidRoutingEnvironment),
         status: Type.Optional(DidStatus),
         pool_status: Type.Optional(
           Type.Union([Type.Literal("available"), Type.Literal("reserved")]),
@@ -71,7 +57,7 @@ function adminUpdateRoute(path: string, aliasOf?: string) {
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The DID", schema: DidSchema },
+      200: { description: "The DID", schema: DidViewSchema },
       409: { description: "The number is assigned, pending or the reserved sentinel" },
     },
     handler: ({ deps, params, body }) => adminUpdateDid(deps, params.id, body),
@@ -90,12 +76,12 @@ export const didPoolRoutes = [
       {
         number: DidNumberInput,
         status: Type.Optional(DidStatus),
-        routing_environment: Type.Optional(RoutingEnvironment),
+        routing_environment: Type.Optional(DidRoutingEnvironment),
       },
       { additionalProperties: false },
     ),
     responses: {
-      201: { description: "The pool DID", schema: DidSchema },
+      201: { description: "The pool DID", schema: DidViewSchema },
       409: { description: "The number exists already" },
     },
     handler: ({ deps, body }) => addPoolDid(deps, body),
@@ -111,7 +97,7 @@ export const didPoolRoutes = [
       pool_status: Type.Optional(Type.Union(POOL_STATUSES.map((s) => Type.Literal(s)))),
     }),
     list: "envelope",
-    responses: { 200: { description: "DIDs by number", schema: Type.Array(DidSchema) } },
+    responses: { 200: { description: "DIDs by number", schema: Type.Array(DidViewSchema) } },
     handler: ({ deps, query }) => listAllDids(deps, query.pool_status),
   }),
 
@@ -124,9 +110,9 @@ export const didPoolRoutes = [
     tag: "DID Pool",
     summary: "Requests for pool numbers (admin), oldest first",
     auth: "admin",
-    query: Type.Object({ status: Type.Optional(RequestStatus) }),
+    query: Type.Object({ status: Type.Optional(DidRequestViewSchema.properties.status) }),
     list: "envelope",
-    responses: { 200: { description: "Requests", schema: Type.Array(DidRequest) } },
+    responses: { 200: { description: "Requests", schema: Type.Array(DidRequestViewSchema) } },
     handler: ({ deps, query }) => listDidRequests(deps, query.status),
   }),
 
@@ -140,7 +126,7 @@ export const didPoolRoutes = [
     auth: "admin",
     params: IdParams,
     responses: {
-      200: { description: "The approved request", schema: DidRequest },
+      200: { description: "The approved request", schema: DidRequestViewSchema },
       409: { description: "The request is not pending" },
     },
     handler: ({ deps, params }) => approveDidRequest(deps, params.id),
@@ -154,7 +140,7 @@ export const didPoolRoutes = [
     auth: "admin",
     params: IdParams,
     responses: {
-      200: { description: "The rejected request", schema: DidRequest },
+      200: { description: "The rejected request", schema: DidRequestViewSchema },
       409: { description: "The request is not pending" },
     },
     handler: ({ deps, params }) => rejectDidRequest(deps, params.id),
@@ -167,7 +153,9 @@ export const didPoolRoutes = [
     summary: "Numbers an org may request",
     auth: "org",
     list: "envelope",
-    responses: { 200: { description: "Available DIDs by number", schema: Type.Array(DidSchema) } },
+    responses: {
+      200: { description: "Available DIDs by number", schema: Type.Array(DidViewSchema) },
+    },
     handler: ({ deps }) => listAvailableDids(deps),
   }),
 
@@ -178,7 +166,9 @@ export const didPoolRoutes = [
     summary: "The org's own requests for pool numbers",
     auth: "org",
     list: "envelope",
-    responses: { 200: { description: "Requests, oldest first", schema: Type.Array(DidRequest) } },
+    responses: {
+      200: { description: "Requests, oldest first", schema: Type.Array(DidRequestViewSchema) },
+    },
     handler: ({ deps, principal }) => listOwnDidRequests(deps, orgCaller(principal).orgId),
   }),
 
@@ -191,7 +181,7 @@ export const didPoolRoutes = [
     permission: "org.manage",
     params: IdParams,
     responses: {
-      201: { description: "The pending request", schema: DidRequest },
+      201: { description: "The pending request", schema: DidRequestViewSchema },
       409: { description: "The number is not available" },
     },
     handler: ({ deps, params, principal }) => requestPoolDid(deps, orgCaller(principal), params.id),
@@ -208,7 +198,7 @@ export const didPoolRoutes = [
     permission: "dids.set_default",
     params: IdParams,
     responses: {
-      200: { description: "The new default DID", schema: DidSchema },
+      200: { description: "The new default DID", schema: DidViewSchema },
       409: { description: "The DID is not assigned to this organization" },
     },
     handler: ({ deps, params, principal }) =>

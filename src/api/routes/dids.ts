@@ -4,21 +4,17 @@
 import { Type } from "@sinclair/typebox";
 import { releaseDid } from "../../domain/routing/did-pool.js";
 import { createDid, getDid, listDids, routeDid } from "../../domain/routing/dids.js";
-import { DID_ROUTING_TYPES, Did, ONE_LINE, POOL_STATUSES } from "../../model/org-state.js";
+import { DID_ROUTING_TYPES, ONE_LINE } from "../../model/org-state.js";
+import { DidRoutingEnvironment, DidStatus, DidViewSchema } from "../../model/routing-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
+import { IdParams, Nullable } from "../schemas.js";
 
 export const RoutingType = Type.Union(DID_ROUTING_TYPES.map((t) => Type.Literal(t)));
 const RoutingTypeOrNull = Type.Union([
   ...DID_ROUTING_TYPES.map((t) => Type.Literal(t)),
   Type.Null(),
 ]);
-export const RoutingEnvironment = modelField(
-  Did.properties.routing_environment,
-  "which deployment receives inbound calls for the number; default prod",
-);
-export const DidStatus = modelField(Did.properties.status);
 export const DidNumberInput = Type.String({
   minLength: 1,
   maxLength: 32,
@@ -33,27 +29,6 @@ const RoutingDestination = Type.String({
     "extension: a user's extension; queue: queue number (or UUID); ivr: IVR UUID (an IVR extension is accepted and stored as the UUID); external: a phone number, stored verbatim",
 });
 
-export const DidSchema = Type.Object(
-  {
-    id: UuidString,
-    number: Type.String(),
-    org_id: Nullable(UuidString),
-    pool_status: Type.Union(POOL_STATUSES.map((s) => Type.Literal(s))),
-    status: DidStatus,
-    is_default: Type.Boolean({ description: "the org's default caller ID; at most one per org" }),
-    routing_type: RoutingTypeOrNull,
-    routing_destination: Nullable(Type.String()),
-    routing_environment: RoutingEnvironment,
-    source: Type.Union([Type.Literal("pool"), Type.Literal("org")], {
-      description:
-        "pool: the platform's number (added to the pool, assigned by an admin), dispatched to the org by the shared gateway from every carrier; org: added by the org itself with POST /dids, delivered by the org's own trunks only",
-    }),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { title: "Did" },
-);
-
 export const didRoutes = [
   defineRoute({
     method: "get",
@@ -62,7 +37,7 @@ export const didRoutes = [
     summary: "List the org's phone numbers",
     auth: "org",
     list: "envelope",
-    responses: { 200: { description: "DIDs by number", schema: Type.Array(DidSchema) } },
+    responses: { 200: { description: "DIDs by number", schema: Type.Array(DidViewSchema) } },
     handler: ({ deps, principal }) => listDids(deps, orgCaller(principal).orgId),
   }),
 
@@ -79,7 +54,7 @@ export const didRoutes = [
       {
         number: DidNumberInput,
         status: Type.Optional(DidStatus),
-        routing_environment: Type.Optional(RoutingEnvironment),
+        routing_environment: Type.Optional(DidRoutingEnvironment),
         routing_type: Type.Optional(RoutingTypeOrNull),
         routing_destination: Type.Optional(Nullable(RoutingDestination)),
         is_default: Type.Optional(Type.Boolean()),
@@ -87,7 +62,7 @@ export const didRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      201: { description: "The DID", schema: DidSchema },
+      201: { description: "The DID", schema: DidViewSchema },
       409: { description: "The number exists already" },
     },
     handler: ({ deps, body, principal }) => createDid(deps, orgCaller(principal).orgId, body),
@@ -100,7 +75,7 @@ export const didRoutes = [
     summary: "One of the org's phone numbers",
     auth: "org",
     params: IdParams,
-    responses: { 200: { description: "The DID", schema: DidSchema } },
+    responses: { 200: { description: "The DID", schema: DidViewSchema } },
     handler: ({ deps, params, principal }) => getDid(deps, orgCaller(principal).orgId, params.id),
   }),
 
@@ -121,7 +96,7 @@ export const didRoutes = [
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The DID", schema: DidSchema } },
+    responses: { 200: { description: "The DID", schema: DidViewSchema } },
     handler: ({ deps, params, body, principal }) =>
       routeDid(deps, orgCaller(principal).orgId, params.id, body),
   }),

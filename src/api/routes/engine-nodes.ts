@@ -13,6 +13,7 @@ import {
 } from "../../domain/nodes/engine-nodes.js";
 import { getPlacement, pinOrg } from "../../domain/nodes/placement.js";
 import { EngineNodeFields } from "../../model/engine-node.js";
+import { PlacementViewSchema } from "../../model/node-views.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
 
@@ -42,18 +43,6 @@ const EngineNode = Type.Object(
     updated_at: Type.String({ format: "date-time" }),
   },
   { title: "EngineNode" },
-);
-
-export const Placement = Type.Object(
-  {
-    node: Type.String({ description: "the primary node's name" }),
-    node_id: UuidString,
-    standby_node: Nullable(Type.String()),
-    standby_node_id: Nullable(UuidString),
-    pinned: Type.Boolean({ description: "an admin chose the node (else placement did)" }),
-    placed_at: Type.String({ format: "date-time" }),
-  },
-  { title: "Placement" },
 );
 
 const NodeRef = Type.String({
@@ -180,7 +169,7 @@ export const engineNodeRoutes = [
         schema: Type.Object({
           org_id: UuidString,
           placement: Nullable(
-            Type.Composite([Placement], {
+            Type.Composite([PlacementViewSchema], {
               description: "null when no engine node is defined (the one implicit engine)",
             }),
           ),
@@ -209,7 +198,7 @@ export const engineNodeRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The placement", schema: Placement },
+      200: { description: "The placement", schema: PlacementViewSchema },
       409: { description: "The node is draining, down or full" },
     },
     handler: ({ deps, params, body }) =>

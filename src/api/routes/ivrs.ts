@@ -18,18 +18,13 @@ import {
   replaceIvrMenu,
   updateIvr,
 } from "../../domain/routing/ivrs.js";
-import {
-  ACTION_TYPES,
-  boundsOf,
-  IVR_DIGITS,
-  Ivr as IvrModel,
-  ONE_LINE,
-} from "../../model/org-state.js";
+import { ACTION_TYPES, IVR_DIGITS, Ivr as IvrModel, ONE_LINE } from "../../model/org-state.js";
+import { IvrMenuOptionViewSchema, IvrViewSchema } from "../../model/routing-views.js";
 import { abortWhenClientLeaves } from "../client-gone.js";
 import { rangedFileReply } from "../file-reply.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { ErrorBody, modelField, Nullable, Success, UuidString, updateBodyOf } from "../schemas.js";
+import { ErrorBody, modelField, Nullable, Success, updateBodyOf } from "../schemas.js";
 
 const TAG = "IVR" as const;
 
@@ -134,38 +129,6 @@ const MenuOptionInput = Type.Object(
   { additionalProperties: false, title: "IvrMenuOptionInput" },
 );
 
-const MenuOption = Type.Object(
-  {
-    digit: Type.String(),
-    action_type: Type.Union(ACTION_TYPES.map((t) => Type.Literal(t))),
-    action_destination: Nullable(Type.String()),
-    description: Type.String(),
-  },
-  { title: "IvrMenuOption" },
-);
-
-const IvrResponse = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    extension: Type.String(),
-    description: Type.String(),
-    timeout: Type.Integer(boundsOf(IvrModel.properties.timeout)),
-    max_retries: Type.Integer(boundsOf(IvrModel.properties.max_retries)),
-    status: Type.Union([Type.Literal("active"), Type.Literal("inactive")]),
-    greeting_language: Type.String(),
-    greeting_voice: Type.String(),
-    greeting_prompt: Nullable(
-      Type.String({ description: "`greeting_ivr_<id>` once a greeting was generated" }),
-    ),
-    direct_extension_dial: Type.Boolean(),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-    menuOptions: Type.Array(MenuOption, { description: "in the order they were saved" }),
-  },
-  { title: "Ivr" },
-);
-
 const SpeechBody = Type.Object(
   {
     text: optionalNullable(Type.String({ description: "required; no length cap for greetings" })),
@@ -189,7 +152,7 @@ export const ivrRoutes = [
     summary: "List the org's IVRs, each with its menuOptions",
     auth: "org",
     list: "array",
-    responses: { 200: { description: "IVRs by extension", schema: Type.Array(IvrResponse) } },
+    responses: { 200: { description: "IVRs by extension", schema: Type.Array(IvrViewSchema) } },
     handler: ({ deps, principal }) => listIvrs(deps, orgCaller(principal).orgId),
   }),
 
@@ -204,7 +167,7 @@ export const ivrRoutes = [
     permission: "org.manage",
     body: IvrCreate,
     responses: {
-      201: { description: "The IVR", schema: IvrResponse },
+      201: { description: "The IVR", schema: IvrViewSchema },
       409: { description: "The extension is already used by an IVR, a user or a queue" },
     },
     handler: async ({ deps, body, principal }) =>
@@ -218,7 +181,7 @@ export const ivrRoutes = [
     summary: "One IVR with its menuOptions",
     auth: "org",
     params: IvrIdParams,
-    responses: { 200: { description: "The IVR", schema: IvrResponse } },
+    responses: { 200: { description: "The IVR", schema: IvrViewSchema } },
     handler: ({ deps, params, principal }) => getIvr(deps, orgCaller(principal).orgId, params.id),
   }),
 
@@ -232,7 +195,7 @@ export const ivrRoutes = [
     params: IvrIdParams,
     body: IvrUpdate,
     responses: {
-      200: { description: "The updated IVR", schema: IvrResponse },
+      200: { description: "The updated IVR", schema: IvrViewSchema },
       409: { description: "The extension is already used by an IVR, a user or a queue" },
     },
     handler: ({ deps, params, body, principal }) =>
@@ -273,7 +236,7 @@ export const ivrRoutes = [
     responses: {
       200: {
         description: "The new options",
-        schema: Type.Object({ options: Type.Array(MenuOption) }),
+        schema: Type.Object({ options: Type.Array(IvrMenuOptionViewSchema) }),
       },
     },
     handler: async ({ deps, params, body, principal }) => ({

@@ -14,6 +14,7 @@ import {
   readMedia,
   uploadMedia,
 } from "../../domain/media/media.js";
+import { MediaFileViewSchema } from "../../model/media-views.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, type RouteDefinition, reply } from "../registry.js";
 import { assertIdentityEncoding } from "../request-body.js";
@@ -31,20 +32,6 @@ const MediaName = Type.String({
   pattern: MEDIA_NAME_PATTERN,
   description: "lower-case letters, digits, '_' and '-', up to 64; no extension",
 });
-
-const MediaFile = Type.Object(
-  {
-    name: Type.String(),
-    sound: Type.String({
-      description: "what the dialplan plays, relative to the sounds directory",
-    }),
-    size: Type.Integer({ description: "bytes" }),
-    sample_rate: Type.Integer(),
-    duration_seconds: Type.Number(),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { title: "MediaFile" },
-);
 
 /** The request body as bytes, refusing non-WAV content types (415) and oversized bodies (413). */
 async function readWavBody(ctx: Context): Promise<Uint8Array> {
@@ -81,7 +68,7 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
       summary: `List the org's ${what} files`,
       auth: "org",
       list: "envelope",
-      responses: { 200: { description: "Files by name", schema: Type.Array(MediaFile) } },
+      responses: { 200: { description: "Files by name", schema: Type.Array(MediaFileViewSchema) } },
       handler: ({ deps, principal }) => listMedia(deps, kind, orgCaller(principal).orgId),
     }),
 
@@ -99,7 +86,7 @@ function mediaRoutes(kind: MediaKind, path: string, tag: TagName, what: string):
         description: "the WAV file itself (PCM, float, A-law or mu-law; any rate and channels)",
       },
       responses: {
-        201: { description: "The stored file", schema: MediaFile },
+        201: { description: "The stored file", schema: MediaFileViewSchema },
         413: { description: "Body too large" },
         415: { description: "Not a WAV content type" },
       },

@@ -15,11 +15,15 @@ import {
   updateOwnOrganization,
 } from "../../domain/orgs/organizations.js";
 import { DeployViewSchema as DeployResult } from "../../model/deploy-views.js";
-import { boundsOf, ONE_LINE, ORG_STATUSES, OrgSettings, Slug } from "../../model/org-state.js";
+import { ONE_LINE, OrgSettings, Slug } from "../../model/org-state.js";
+import {
+  AdminOrganizationViewSchema,
+  OrganizationRequestViewSchema,
+  OrganizationViewSchema,
+} from "../../model/org-views.js";
 import { orgCaller, pendingCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, modelField, Nullable, UuidString } from "../schemas.js";
-import { Placement } from "./engine-nodes.js";
+import { IdParams, modelField, UuidString } from "../schemas.js";
 
 const OrgName = Type.String({
   minLength: 1,
@@ -27,7 +31,6 @@ const OrgName = Type.String({
   pattern: ONE_LINE,
 });
 const OrgType = Type.Union(ORG_TYPES.map((t) => Type.Literal(t)));
-const OrgStatus = Type.Union(ORG_STATUSES.map((s) => Type.Literal(s)));
 
 const SettingsPatch = Type.Object(
   {
@@ -49,65 +52,6 @@ const OrgSlug = Type.String({
   description: "lowercase letters, digits and -, at most 63; unique (409 when another org has it)",
 });
 
-export const Organization = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    slug: Nullable(
-      Type.String({
-        description:
-          "unique short name (file names of `pbxctl export`); made from the name unless set",
-      }),
-    ),
-    type: Type.String(),
-    status: OrgStatus,
-    context_prefix: Type.String({
-      description: "`org_<id>_`: prefix of the org's engine contexts and channels",
-    }),
-    settings: Type.Object({
-      recording_enabled: Type.Boolean(),
-      max_concurrent_calls: Type.Integer(boundsOf(OrgSettings.properties.max_concurrent_calls)),
-    }),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { title: "Organization" },
-);
-
-/** An org as admins see it: with its engine node (docs/nodes.md); never shown to the org. */
-const AdminOrganization = Type.Composite(
-  [
-    Organization,
-    Type.Object({
-      placement: Nullable(
-        Type.Composite([Placement], {
-          description: "its engine node; null when no node is defined (the one implicit engine)",
-        }),
-      ),
-    }),
-  ],
-  { title: "AdminOrganization" },
-);
-
-const OrganizationRequest = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    type: Type.String(),
-    status: OrgStatus,
-    request_status: Type.Union([
-      Type.Literal("pending"),
-      Type.Literal("approved"),
-      Type.Literal("rejected"),
-    ]),
-    message: Type.String({ description: "`awaiting approval` until the org is active" }),
-    created_at: Type.String({ format: "date-time" }),
-    decided_at: Nullable(Type.String({ format: "date-time" })),
-    requested_by: Type.Optional(Nullable(Type.String())),
-  },
-  { title: "OrganizationRequest" },
-);
-
 export const organizationRoutes = [
   defineRoute({
     method: "get",
@@ -116,7 +60,9 @@ export const organizationRoutes = [
     summary: "List organizations (admin)",
     auth: "admin",
     list: "envelope",
-    responses: { 200: { description: "Every org", schema: Type.Array(AdminOrganization) } },
+    responses: {
+      200: { description: "Every org", schema: Type.Array(AdminOrganizationViewSchema) },
+    },
     handler: ({ deps }) => listOrganizations(deps),
   }),
 
@@ -139,7 +85,7 @@ export const organizationRoutes = [
       201: {
         description: "The org with its credentials",
         schema: Type.Composite([
-          AdminOrganization,
+          AdminOrganizationViewSchema,
           Type.Object({ api_key: Type.String(), api_secret: Type.String() }),
         ]),
       },
@@ -158,7 +104,7 @@ export const organizationRoutes = [
     summary: "The caller's own organization",
     auth: "org",
     params: IdParams,
-    responses: { 200: { description: "The org", schema: Organization } },
+    responses: { 200: { description: "The org", schema: OrganizationViewSchema } },
     handler: ({ deps, params, principal }) =>
       getOwnOrganization(deps, orgCaller(principal), params.id),
   }),
@@ -181,7 +127,7 @@ export const organizationRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The updated org", schema: Organization },
+      200: { description: "The updated org", schema: OrganizationViewSchema },
       409: { description: "The slug is taken by another organization" },
     },
     handler: ({ deps, params, body, principal }) =>
@@ -224,7 +170,7 @@ export const organizationRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      201: { description: "The pending request", schema: OrganizationRequest },
+      201: { description: "The pending request", schema: OrganizationRequestViewSchema },
       409: { description: "The signed-in person already has an organization or a pending request" },
     },
     handler: ({ deps, body, principal }) =>
@@ -238,7 +184,9 @@ export const organizationRoutes = [
     summary: "The caller's organization requests and their state",
     auth: "pending-user",
     list: "envelope",
-    responses: { 200: { description: "Own requests", schema: Type.Array(OrganizationRequest) } },
+    responses: {
+      200: { description: "Own requests", schema: Type.Array(OrganizationRequestViewSchema) },
+    },
     handler: ({ deps, principal }) => listOwnRequests(deps, pendingCaller(principal)),
   }),
 
@@ -252,7 +200,7 @@ export const organizationRoutes = [
     responses: {
       200: {
         description: "Pending requests, oldest first",
-        schema: Type.Array(OrganizationRequest),
+        schema: Type.Array(OrganizationRequestViewSchema),
       },
     },
     handler: ({ deps }) => listPendingRequests(deps),
@@ -271,7 +219,7 @@ export const organizationRoutes = [
       200: {
         description: "The active org and what was provisioned",
         schema: Type.Object({
-          organization: Organization,
+          organization: OrganizationViewSchema,
           provisioned: Type.Object({
             trunk: Type.Object({ id: UuidString, name: Type.String(), host: Type.String() }),
             outbound_route: Type.Object({
@@ -303,7 +251,7 @@ export const organizationRoutes = [
     auth: "admin",
     params: IdParams,
     responses: {
-      200: { description: "The rejected request", schema: OrganizationRequest },
+      200: { description: "The rejected request", schema: OrganizationRequestViewSchema },
       409: { description: "The org is not a pending request" },
     },
     handler: ({ deps, params }) => rejectRequest(deps, params.id),
@@ -329,7 +277,7 @@ export const organizationRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The updated org", schema: Organization },
+      200: { description: "The updated org", schema: OrganizationViewSchema },
       409: { description: "The change collides with the org state" },
     },
     handler: ({ deps, params, body }) => adminUpdateOrganization(deps, params.id, body),

@@ -9,6 +9,7 @@ import { readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../atomic-files.js";
 import { wavNamesIn } from "../../deploy/moh-files.js";
+import type { MediaFileView } from "../../model/media-views.js";
 import { MEDIA_FILE_NAME } from "../../model/org-state.js";
 import { TtsInputError } from "../../tts/errors.js";
 import { TELEPHONY_SAMPLE_RATE } from "../../tts/resample.js";
@@ -31,16 +32,6 @@ const KINDS: Record<MediaKind, { dir: string; label: string; prefix: string }> =
   greeting: { dir: "custom", label: "Greeting", prefix: "greeting" },
   moh: { dir: "moh", label: "Music on hold file", prefix: "moh" },
 };
-
-export interface MediaFileView {
-  name: string;
-  /** What the dialplan plays (`custom/<org_id>/<name>`), relative to the sounds directory. */
-  sound: string;
-  size: number;
-  sample_rate: number;
-  duration_seconds: number;
-  updated_at: string;
-}
 
 /** The org's directory of `kind` files; the org id is a UUID from the credential. */
 export function mediaDir(soundsDir: string, kind: MediaKind, orgId: string): string {

@@ -5,9 +5,10 @@
 // creates it, after the node rows are locked (engine-node-repository.ts), so replicas creating
 // orgs at once never overfill a node. An admin may pin an org to a node of their choice.
 
+import type { PlacementView } from "../../model/node-views.js";
+import type { EngineNodeRecord, OrgPlacementRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import {
-  type EngineNodeRow,
   findEngineNode,
   findPlacement,
   listEngineNodes,
@@ -15,7 +16,6 @@ import {
   lockNodesForPlacement,
   type NodeLoad,
   nodeLoads,
-  type OrgPlacementRow,
   savePlacement,
 } from "../../store/engine-node-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
@@ -26,15 +26,7 @@ import { findNodeRow } from "./engine-node-lookup.js";
 export const NO_NODE_WITH_ROOM = "No active engine node has room for another organization";
 
 /** Where an org lives, as admins see it (never shown to the org itself). */
-export interface PlacementView {
-  node: string;
-  node_id: string;
-  standby_node: string | null;
-  standby_node_id: string | null;
-  /** An admin chose the node (else placement did). */
-  pinned: boolean;
-  placed_at: string;
-}
+export type { PlacementView } from "../../model/node-views.js";
 
 /**
  * The places of a node's capacity taken: its primaries and the orgs of unfinished moves it holds
@@ -46,7 +38,7 @@ export function occupied(load: NodeLoad | undefined): number {
 }
 
 /** Fill of a node: the share of its capacity taken. */
-function fill(node: EngineNodeRow, load: NodeLoad | undefined): number {
+function fill(node: EngineNodeRecord, load: NodeLoad | undefined): number {
   return occupied(load) / node.capacity;
 }
 
@@ -56,9 +48,9 @@ function fill(node: EngineNodeRow, load: NodeLoad | undefined): number {
  * name; undefined when none has room.
  */
 export function leastLoadedNode(
-  nodes: readonly EngineNodeRow[],
+  nodes: readonly EngineNodeRecord[],
   loads: ReadonlyMap<string, NodeLoad>,
-): EngineNodeRow | undefined {
+): EngineNodeRecord | undefined {
   const open = nodes.filter((n) => n.state === "active" && occupied(loads.get(n.id)) < n.capacity);
   open.sort(
     (a, b) =>
@@ -78,7 +70,7 @@ export async function placeNewOrg(
   trx: Db,
   orgId: string,
   now: string,
-): Promise<OrgPlacementRow | null> {
+): Promise<OrgPlacementRecord | null> {
   await lockNodesForPlacement(trx);
   const nodes = await listEngineNodes(trx);
   if (nodes.length === 0) return null;
@@ -90,14 +82,14 @@ export async function placeNewOrg(
 }
 
 /** The admin view of a placement row. */
-export async function placementView(db: Db, row: OrgPlacementRow): Promise<PlacementView> {
+export async function placementView(db: Db, row: OrgPlacementRecord): Promise<PlacementView> {
   const names = new Map((await listEngineNodes(db)).map((n) => [n.id, n.name]));
   return placementViewFrom(row, names);
 }
 
 /** `placementView` with the node names already at hand (listings). */
 export function placementViewFrom(
-  row: OrgPlacementRow,
+  row: OrgPlacementRecord,
   nodeNames: ReadonlyMap<string, string>,
 ): PlacementView {
   return {
@@ -137,7 +129,7 @@ export interface PinInput {
  * Why a node cannot take an org it does not hold yet, or null when it can (the orgs of unfinished
  * moves through it counted as its own: `occupied`).
  */
-export function refusal(node: EngineNodeRow, load: NodeLoad | undefined): string | null {
+export function refusal(node: EngineNodeRecord, load: NodeLoad | undefined): string | null {
   if (node.state !== "active") {
     return `Engine node '${node.name}' is ${node.state}: it takes no new organization`;
   }

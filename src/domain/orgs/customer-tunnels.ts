@@ -8,6 +8,13 @@
 import { execFile } from "node:child_process";
 import { generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import {
+  type CustomerTunnelRecord,
+  type TunnelStatusView,
+  type TunnelView,
+  TunnelViewSchema,
+} from "../../model/org-views.js";
+import { viewOf } from "../../model/view-shapes.js";
+import {
   hostRange,
   parseCidr,
   parseEndpoint,
@@ -16,7 +23,6 @@ import {
 } from "../../model/wireguard.js";
 import { isUniqueViolationOf } from "../../store/constraint-errors.js";
 import {
-  type CustomerTunnelRow,
   clearStagingExcept,
   deleteCustomerTunnel,
   findCustomerTunnel,
@@ -38,36 +44,6 @@ export const HANDSHAKE_FRESH_SECONDS = 180;
 
 export type TunnelSide = "gateway" | "customer";
 
-export interface TunnelView {
-  id: string;
-  org_id: string;
-  name: string;
-  interface: string;
-  listen_port: number;
-  gateway_address: string;
-  customer_address: string;
-  gateway_endpoint: string;
-  customer_endpoint: string | null;
-  customer_networks: string[];
-  keepalive: number;
-  staging: boolean;
-  staging_sip_port: number;
-  gateway_public_key: string;
-  customer_public_key: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export type TunnelStatus = "connected" | "no_handshake" | "stale" | "down" | "unknown";
-
-export interface TunnelStatusView {
-  status: TunnelStatus;
-  latest_handshake_at: string | null;
-  rx_bytes: number | null;
-  tx_bytes: number | null;
-  peer_endpoint: string | null;
-}
-
 export interface TunnelInput {
   name?: string;
   interface?: string;
@@ -85,26 +61,8 @@ export interface TunnelInput {
 /** Who asks: an admin sees every tunnel, an org only its own. */
 export type TunnelViewer = { kind: "admin" } | { kind: "org"; orgId: string };
 
-function view(row: CustomerTunnelRow): TunnelView {
-  return {
-    id: row.id,
-    org_id: row.org_id,
-    name: row.name,
-    interface: row.interface,
-    listen_port: row.listen_port,
-    gateway_address: row.gateway_address,
-    customer_address: row.customer_address,
-    gateway_endpoint: row.gateway_endpoint,
-    customer_endpoint: row.customer_endpoint,
-    customer_networks: JSON.parse(row.customer_networks) as string[],
-    keepalive: row.keepalive,
-    staging: row.staging === 1,
-    staging_sip_port: row.staging_sip_port,
-    gateway_public_key: row.gateway_public_key,
-    customer_public_key: row.customer_public_key,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+function view(record: CustomerTunnelRecord): TunnelView {
+  return viewOf(TunnelViewSchema, record);
 }
 
 /** A WireGuard key pair: raw 32-byte X25519 keys in standard base64, as `wg genkey | wg pubkey`. */
@@ -119,7 +77,7 @@ export function wireguardKeyPair(): { privateKey: string; publicKey: string } {
 }
 
 // The rules a tunnel's addresses, ranges and endpoints obey (the schemas check the characters).
-function checkTunnel(row: CustomerTunnelRow): void {
+function checkTunnel(row: CustomerTunnelRecord): void {
   const gateway = parseCidr(row.gateway_address);
   const customer = parseCidr(row.customer_address);
   if (!gateway) {
@@ -138,8 +96,7 @@ function checkTunnel(row: CustomerTunnelRow): void {
   if (gateway.address.toLowerCase() === customer.address.toLowerCase()) {
     throw new BadRequest("gateway_address and customer_address must be different addresses");
   }
-  const networks = JSON.parse(row.customer_networks) as string[];
-  networks.forEach((range, index) => {
+  row.customer_networks.forEach((range, index) => {
     if (!parseCidr(range)) {
       throw new BadRequest(
         `customer_networks[${index}] ${range} is not an address range (192.168.10.0/24)`,
@@ -158,7 +115,7 @@ function checkTunnel(row: CustomerTunnelRow): void {
   }
 }
 
-function apply(row: CustomerTunnelRow, input: TunnelInput): CustomerTunnelRow {
+function apply(row: CustomerTunnelRecord, input: TunnelInput): CustomerTunnelRecord {
   const next = { ...row };
   if (input.name !== undefined) next.name = input.name;
   if (input.listen_port !== undefined) next.listen_port = input.listen_port;
@@ -167,15 +124,15 @@ function apply(row: CustomerTunnelRow, input: TunnelInput): CustomerTunnelRow {
   if (input.gateway_endpoint !== undefined) next.gateway_endpoint = input.gateway_endpoint;
   if (input.customer_endpoint !== undefined) next.customer_endpoint = input.customer_endpoint;
   if (input.customer_networks !== undefined) {
-    next.customer_networks = JSON.stringify([...new Set(input.customer_networks)]);
+    next.customer_networks = [...new Set(input.customer_networks)];
   }
   if (input.keepalive !== undefined) next.keepalive = input.keepalive;
-  if (input.staging !== undefined) next.staging = input.staging ? 1 : 0;
+  if (input.staging !== undefined) next.staging = input.staging;
   if (input.staging_sip_port !== undefined) next.staging_sip_port = input.staging_sip_port;
   return next;
 }
 
-function conflictOf(error: unknown, row: CustomerTunnelRow): never {
+function conflictOf(error: unknown, row: CustomerTunnelRecord): never {
   if (isUniqueViolationOf(error, "customer_tunnels", "interface")) {
     throw new Conflict(`Interface ${row.interface} is already used by another tunnel`);
   }
@@ -186,12 +143,16 @@ function conflictOf(error: unknown, row: CustomerTunnelRow): never {
 }
 
 // Only one staging tunnel per org: marking one clears the others (in the caller's transaction).
-async function clearOtherStaging(trx: Db, row: CustomerTunnelRow): Promise<void> {
-  if (row.staging !== 1) return;
+async function clearOtherStaging(trx: Db, row: CustomerTunnelRecord): Promise<void> {
+  if (!row.staging) return;
   await clearStagingExcept(trx, row.org_id, row.id);
 }
 
-async function visibleTunnel(db: Db, viewer: TunnelViewer, id: string): Promise<CustomerTunnelRow> {
+async function visibleTunnel(
+  db: Db,
+  viewer: TunnelViewer,
+  id: string,
+): Promise<CustomerTunnelRecord> {
   const row = await findCustomerTunnel(db, id);
   if (!row) throw new NotFound("Tunnel not found");
   if (viewer.kind === "org" && row.org_id !== viewer.orgId) throw new Forbidden("Access denied");
@@ -241,7 +202,7 @@ export async function createTunnel(
     const taken = new Set((await listCustomerTunnels(trx)).map((t) => t.listen_port));
     let port = FIRST_LISTEN_PORT;
     while (taken.has(port)) port++;
-    const base: CustomerTunnelRow = {
+    const base: CustomerTunnelRecord = {
       id,
       org_id: org.id,
       name: input.name,
@@ -251,9 +212,9 @@ export async function createTunnel(
       customer_address: input.customer_address,
       gateway_endpoint: input.gateway_endpoint,
       customer_endpoint: null,
-      customer_networks: "[]",
+      customer_networks: [],
       keepalive: 25,
-      staging: 0,
+      staging: false,
       staging_sip_port: 5060,
       gateway_public_key: gateway.publicKey,
       customer_public_key: customer.publicKey,
@@ -321,7 +282,7 @@ export async function tunnelConfig(
     throw new Forbidden("Only an admin may download the gateway side of a tunnel");
   }
   const key = deps.config.serverKey;
-  const networks = JSON.parse(row.customer_networks) as string[];
+  const networks = row.customer_networks;
   const presharedKey = decrypt(row.preshared_key, key);
   const comments = [
     `pbxctl customer tunnel ${row.id} (${row.name}), ${side} side. Keep this file private.`,
@@ -378,7 +339,7 @@ export const runWgShow: WgShow = (iface) =>
  * the gateway has no such interface, else by the customer peer's last handshake.
  */
 export async function tunnelStatus(
-  row: Pick<CustomerTunnelRow, "interface" | "customer_public_key">,
+  row: Pick<CustomerTunnelRecord, "interface" | "customer_public_key">,
   wg: WgShow,
   now: Date,
 ): Promise<TunnelStatusView> {

@@ -7,10 +7,9 @@ import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { defaultContextPrefix } from "../../model/fill.js";
 import { type OrgInfo, OrgSettings } from "../../model/org-state.js";
+import type { OrganizationRecord, OrgPlacementRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
-import type { OrgPlacementRow } from "../../store/engine-node-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
-import type { OrganizationRow } from "../../store/schema.js";
 import { placeNewOrg } from "../nodes/placement.js";
 import { digest, encrypt, hashSecret, newToken } from "../secrets.js";
 
@@ -34,11 +33,11 @@ export interface NewOrganization {
 
 /** The new org's row and its credentials, which exist in plain only in this answer. */
 export interface CreatedOrganization {
-  row: OrganizationRow;
+  row: OrganizationRecord;
   apiKey: string;
   apiSecret: string;
   /** Its engine node; null when no node is defined (the implicit engine). */
-  placement: OrgPlacementRow | null;
+  placement: OrgPlacementRecord | null;
 }
 
 /** Inserts the org (in the caller's transaction when `db` is one). */

@@ -2,9 +2,9 @@
 // first extension with a generated SIP password (returned once, stored only as an MD5 digest).
 import { withDefaults } from "../../model/defaults.js";
 import { OutboundRoute, Trunk, User } from "../../model/org-state.js";
+import type { OrganizationRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import { createOutboundRouteRepository } from "../../store/outbound-route-repository.js";
-import type { OrganizationRow } from "../../store/schema.js";
 import { createTrunkRepository } from "../../store/trunk-repository.js";
 import { createUserRepository } from "../../store/user-repository.js";
 import { claimExtension } from "../routing/extension-space.js";
@@ -28,7 +28,7 @@ export interface ProvisionedResources {
 /** Creates the starter trunk, route and extension inside the caller's transaction. */
 export async function provisionStarterResources(
   trx: Db,
-  org: OrganizationRow,
+  org: OrganizationRecord,
   options: { trunkHost: string; ownerName: string },
 ): Promise<ProvisionedResources> {
   const trunk = await createTrunkRepository(trx).insert(

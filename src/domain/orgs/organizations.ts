@@ -2,14 +2,19 @@
 // own-org settings, suspension, and the org credential operations of §4.1.
 
 import { randomUUID } from "node:crypto";
+import type {
+  AdminOrganizationView,
+  OrganizationRequestView,
+  OrganizationView,
+} from "../../model/org-views.js";
+import type { OrganizationRecord } from "../../model/stored-records.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
-import type { OrganizationRow } from "../../store/schema.js";
 import type { OrgPrincipal, PendingUserPrincipal } from "../access/principal.js";
 import { notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, Forbidden, NotFound } from "../errors.js";
-import { type PlacementView, placementsByOrg, placementView } from "../nodes/placement.js";
+import { placementsByOrg, placementView } from "../nodes/placement.js";
 import { decrypt, hashSecret, newToken } from "../secrets.js";
 import { type CreatedOrganization, createOrganizationRecord } from "./org-creation.js";
 import { type ProvisionedResources, provisionStarterResources } from "./org-provisioning.js";
@@ -17,30 +22,6 @@ import { assertSlugFree, freeSlug, slugFromName } from "./org-slugs.js";
 
 export const ORG_TYPES = ["test", "production"] as const;
 export const AWAITING_APPROVAL = "awaiting approval";
-
-export interface OrganizationView {
-  id: string;
-  name: string;
-  slug: string | null;
-  type: string;
-  status: string;
-  context_prefix: string;
-  settings: { recording_enabled: boolean; max_concurrent_calls: number };
-  created_at: string;
-  updated_at: string;
-}
-
-export interface OrganizationRequestView {
-  id: string;
-  name: string;
-  type: string;
-  status: string;
-  request_status: string;
-  /** `awaiting approval` while the org is not active (SPEC.md §3), else `approved`. */
-  message: string;
-  created_at: string;
-  decided_at: string | null;
-}
 
 export interface SettingsPatch {
   recording_enabled?: boolean;
@@ -63,19 +44,13 @@ export interface OrganizationInput {
 }
 
 /** The public shape of an org row (never any credential). */
-/** What admins see of an org: the org and where it lives (engine nodes, issue 25). */
-export interface AdminOrganizationView extends OrganizationView {
-  /** Null when no engine node is defined: every org runs on the one implicit engine. */
-  placement: PlacementView | null;
-}
-
-export function organizationView(row: OrganizationRow): OrganizationView {
+export function organizationView(row: OrganizationRecord): OrganizationView {
   return {
     id: row.id,
     name: row.name,
     slug: row.slug,
     type: row.type,
-    status: row.status,
+    status: row.status as OrganizationView["status"],
     context_prefix: row.context_prefix,
     settings: {
       recording_enabled: row.recording_enabled === 1,
@@ -86,13 +61,13 @@ export function organizationView(row: OrganizationRow): OrganizationView {
   };
 }
 
-function requestView(row: OrganizationRow): OrganizationRequestView {
+function requestView(row: OrganizationRecord): OrganizationRequestView {
   return {
     id: row.id,
     name: row.name,
     type: row.type,
-    status: row.status,
-    request_status: row.request_status ?? "approved",
+    status: row.status as OrganizationRequestView["status"],
+    request_status: (row.request_status ?? "approved") as OrganizationRequestView["request_status"],
     message: row.status === "active" ? "approved" : AWAITING_APPROVAL,
     created_at: row.created_at,
     decided_at: row.decided_at,
@@ -146,7 +121,7 @@ export async function listOrganizations(deps: DomainDeps): Promise<AdminOrganiza
   }));
 }
 
-async function findOrg(deps: DomainDeps, id: string): Promise<OrganizationRow> {
+async function findOrg(deps: DomainDeps, id: string): Promise<OrganizationRecord> {
   const org = await createOrganizationRepository(deps.db).findById(id);
   if (!org) throw new NotFound("Organization not found");
   return org;
@@ -169,10 +144,10 @@ export async function getOwnOrganization(
 
 async function applyUpdate(
   deps: DomainDeps,
-  org: OrganizationRow,
+  org: OrganizationRecord,
   patch: OrganizationPatch & { status?: string },
 ): Promise<OrganizationView> {
-  const update: Partial<OrganizationRow> = { updated_at: deps.clock().toISOString() };
+  const update: Partial<OrganizationRecord> = { updated_at: deps.clock().toISOString() };
   if (patch.name !== undefined) update.name = patch.name;
   if (patch.slug !== undefined && patch.slug !== org.slug) {
     await assertSlugFree(deps.db, patch.slug, org.id);
@@ -223,7 +198,7 @@ export async function adminUpdateOrganization(
 /** A new org secret (old one stops working); the org key is unchanged and returned with it. */
 async function regenerateSecret(
   deps: DomainDeps,
-  org: OrganizationRow,
+  org: OrganizationRecord,
 ): Promise<{ api_key: string; api_secret: string }> {
   const apiSecret = newToken("");
   await createOrganizationRepository(deps.db).update(org.id, {
@@ -335,7 +310,7 @@ export async function listPendingRequests(deps: DomainDeps): Promise<Organizatio
   return rows.map((row) => ({ ...requestView(row), requested_by: row.requested_by_email }));
 }
 
-async function findPendingRequest(deps: DomainDeps, id: string): Promise<OrganizationRow> {
+async function findPendingRequest(deps: DomainDeps, id: string): Promise<OrganizationRecord> {
   const org = await findOrg(deps, id);
   if (org.request_status !== "pending") {
     throw new Conflict(

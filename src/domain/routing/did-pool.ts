@@ -4,16 +4,21 @@
 // number is `available` again). The sentinel is `reserved` and can never be requested.
 import { randomUUID } from "node:crypto";
 import type { Did, RoutingEnvironment } from "../../model/org-state.js";
+import type {
+  DidRecord,
+  DidRequestStatus,
+  DidRequestView,
+  DidView,
+} from "../../model/routing-views.js";
 import { validateOrg } from "../../model/validate.js";
 import { isUniqueViolation } from "../../store/constraint-errors.js";
-import { createDidRepository, RELEASED_TO_POOL } from "../../store/did-repository.js";
 import {
-  createDidRequestRepository,
-  type DidRequestStatus,
-  type DidRequestWithNumber,
-} from "../../store/did-request-repository.js";
+  createDidRepository,
+  type DidColumns,
+  RELEASED_TO_POOL,
+} from "../../store/did-repository.js";
+import { createDidRequestRepository } from "../../store/did-request-repository.js";
 import { loadOrgState } from "../../store/load-org-state.js";
-import type { DidRow } from "../../store/schema.js";
 import type { OrgPrincipal } from "../access/principal.js";
 import { changeOrgConfig, notifyConfigChanged } from "../config/config-change.js";
 import type { DomainDeps } from "../deps.js";
@@ -21,39 +26,13 @@ import { BadRequest, Conflict, NotFound } from "../errors.js";
 import {
   assertDidValid,
   assertNumberFree,
-  type DidView,
-  didView,
   findOwnDid,
   isSentinel,
   normalizeDidNumber,
   SENTINEL_MESSAGE,
 } from "./dids.js";
 
-export interface DidRequestView {
-  id: string;
-  did_id: string;
-  number: string;
-  org_id: string;
-  status: DidRequestStatus;
-  requested_by: string | null;
-  created_at: string;
-  decided_at: string | null;
-}
-
-function requestView(row: DidRequestWithNumber): DidRequestView {
-  return {
-    id: row.id,
-    did_id: row.did_id,
-    number: row.number,
-    org_id: row.org_id,
-    status: row.status as DidRequestStatus,
-    requested_by: row.requested_by,
-    created_at: row.created_at,
-    decided_at: row.decided_at,
-  };
-}
-
-async function findDid(deps: DomainDeps, id: string): Promise<DidRow> {
+async function findDid(deps: DomainDeps, id: string): Promise<DidRecord> {
   const row = await createDidRepository(deps.db).findById(id);
   if (!row) throw new NotFound("DID not found");
   return row;
@@ -87,7 +66,7 @@ export async function addPoolDid(
     if (isUniqueViolation(error)) throw new Conflict(`DID ${number} already exists`);
     throw error;
   }
-  return didView(await findDid(deps, id));
+  return findDid(deps, id);
 }
 
 /** `GET /did-pool/admin`: every number (pool and assigned), optionally of one pool status. */
@@ -95,13 +74,13 @@ export async function listAllDids(
   deps: DomainDeps,
   poolStatus?: Did["pool_status"],
 ): Promise<DidView[]> {
-  return (await createDidRepository(deps.db).listAll(poolStatus)).map(didView);
+  return createDidRepository(deps.db).listAll(poolStatus);
 }
 
 /** `GET /did-pool/available`: unassigned, active numbers an org may request. */
 export async function listAvailableDids(deps: DomainDeps): Promise<DidView[]> {
   const rows = await createDidRepository(deps.db).listUnassigned("available");
-  return rows.filter((r) => r.status === "active").map(didView);
+  return rows.filter((r) => r.status === "active");
 }
 
 /**
@@ -131,7 +110,7 @@ export async function adminUpdateDid(
       if (isSentinel(current.number))
         throw new BadRequest(`${SENTINEL_MESSAGE}; it stays reserved`);
     }
-    const update: Partial<DidRow> = {};
+    const update: DidColumns = {};
     if (patch.routing_environment !== undefined) {
       update.routing_environment = patch.routing_environment;
     }
@@ -141,7 +120,7 @@ export async function adminUpdateDid(
     return current;
   });
   if (row.org_id !== null) await notifyConfigChanged(deps, row.org_id);
-  return didView(await findDid(deps, id));
+  return findDid(deps, id);
 }
 
 function requesterOf(principal: OrgPrincipal): string {
@@ -191,7 +170,7 @@ export async function requestPoolDid(
 async function getRequest(deps: DomainDeps, id: string): Promise<DidRequestView> {
   const row = await createDidRequestRepository(deps.db).findById(id);
   if (!row) throw new NotFound("DID request not found");
-  return requestView(row);
+  return row;
 }
 
 /** `GET /did-pool/requests`: the org's own requests, oldest first. */
@@ -199,7 +178,7 @@ export async function listOwnDidRequests(
   deps: DomainDeps,
   orgId: string,
 ): Promise<DidRequestView[]> {
-  return (await createDidRequestRepository(deps.db).list({ orgId })).map(requestView);
+  return await createDidRequestRepository(deps.db).list({ orgId });
 }
 
 /** `GET /did-pool/admin/requests`: every request (or those of one status), oldest first. */
@@ -208,10 +187,10 @@ export async function listDidRequests(
   status?: DidRequestStatus,
 ): Promise<DidRequestView[]> {
   const filter = status === undefined ? {} : { status };
-  return (await createDidRequestRepository(deps.db).list(filter)).map(requestView);
+  return await createDidRequestRepository(deps.db).list(filter);
 }
 
-async function pendingRequest(deps: DomainDeps, id: string): Promise<DidRequestWithNumber> {
+async function pendingRequest(deps: DomainDeps, id: string): Promise<DidRequestView> {
   const request = await createDidRequestRepository(deps.db).findById(id);
   if (!request) throw new NotFound("DID request not found");
   if (request.status !== "pending") {
@@ -291,7 +270,7 @@ export async function setDefaultDid(deps: DomainDeps, orgId: string, id: string)
     await repo.clearDefaults(orgId, now, id);
     await repo.update(id, { is_default: 1 }, now);
   });
-  return didView(await findDid(deps, id));
+  return findDid(deps, id);
 }
 
 /**
@@ -322,6 +301,6 @@ export async function releaseDid(deps: DomainDeps, orgId: string, id: string): P
     const next = remaining
       .filter((did) => did.pool_status === "assigned")
       .sort((a, b) => (a.number < b.number ? -1 : 1))[0];
-    if (row.is_default === 1 && next?.id) await repo.update(next.id, { is_default: 1 }, now);
+    if (row.is_default && next?.id) await repo.update(next.id, { is_default: 1 }, now);
   });
 }

@@ -5,18 +5,13 @@
 import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { DESTINATION_KINDS, DID_ROUTE_KINDS } from "../../model/destinations.js";
-import {
-  type DID_SOURCES,
-  Did,
-  type OrgState,
-  type RoutingEnvironment,
-} from "../../model/org-state.js";
+import { Did, type OrgState, type RoutingEnvironment } from "../../model/org-state.js";
 import { internationalDigits, isIndian, SENTINEL_DID, sameNumber } from "../../model/phone.js";
+import type { DidRecord, DidView } from "../../model/routing-views.js";
 import { isUniqueViolation } from "../../store/constraint-errors.js";
 import type { Db } from "../../store/database.js";
 import { createDidRepository } from "../../store/did-repository.js";
 import { loadOrgState } from "../../store/load-org-state.js";
-import type { DidRow } from "../../store/schema.js";
 import { changeOrgConfig } from "../config/config-change.js";
 import { assertValidAt } from "../config/config-validation.js";
 import type { DomainDeps } from "../deps.js";
@@ -24,43 +19,6 @@ import { BadRequest, Conflict, NotFound } from "../errors.js";
 import { ownRow } from "../tenant-rows.js";
 
 export type DidRoutingType = NonNullable<Did["routing_type"]>;
-
-export interface DidView {
-  id: string;
-  number: string;
-  /** Null while the number sits in the pool. */
-  org_id: string | null;
-  pool_status: Did["pool_status"];
-  status: Did["status"];
-  is_default: boolean;
-  routing_type: Did["routing_type"];
-  routing_destination: string | null;
-  routing_environment: RoutingEnvironment;
-  /** `pool`: the platform's, dispatched by the gateway; `org`: added by the org, its trunks only. */
-  source: DidSource;
-  created_at: string;
-  updated_at: string;
-}
-
-export type DidSource = (typeof DID_SOURCES)[number];
-
-/** The public shape of a DID row. */
-export function didView(row: DidRow): DidView {
-  return {
-    id: row.id,
-    number: row.number,
-    org_id: row.org_id,
-    pool_status: row.pool_status as Did["pool_status"],
-    status: row.status as Did["status"],
-    is_default: row.is_default === 1,
-    routing_type: row.routing_type as Did["routing_type"],
-    routing_destination: row.routing_destination,
-    routing_environment: row.routing_environment as RoutingEnvironment,
-    source: row.source as DidSource,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
 
 /** SPEC.md §4.5: the sentinel stands in for foreign caller IDs, so no org may own it. */
 export const SENTINEL_MESSAGE = `${SENTINEL_DID} is the reserved sentinel number and cannot belong to an org`;
@@ -108,7 +66,7 @@ export function isSentinel(number: string): boolean {
 }
 
 /** The DID row `id` of the caller's org: 404 when absent, 403 when another org's or unassigned. */
-export async function findOwnDid(db: Db, orgId: string, id: string): Promise<DidRow> {
+export async function findOwnDid(db: Db, orgId: string, id: string): Promise<DidRecord> {
   return ownRow(await createDidRepository(db).findById(id), orgId, "DID not found");
 }
 
@@ -134,12 +92,12 @@ export function assertDidValid(state: OrgState, did: Did): void {
 
 /** `GET /dids`: the org's numbers by number. */
 export async function listDids(deps: DomainDeps, orgId: string): Promise<DidView[]> {
-  return (await createDidRepository(deps.db).listRowsByOrg(orgId)).map(didView);
+  return createDidRepository(deps.db).listRecordsByOrg(orgId);
 }
 
 /** `GET /dids/{id}`. */
 export async function getDid(deps: DomainDeps, orgId: string, id: string): Promise<DidView> {
-  return didView(await findOwnDid(deps.db, orgId, id));
+  return findOwnDid(deps.db, orgId, id);
 }
 
 export interface DidInput {

@@ -1,8 +1,8 @@
 // Platform users of an org: people (identified by email, bound to the identity provider's
 // subject on first sign-in) with a role that decides their permissions.
 import { randomUUID } from "node:crypto";
+import type { OrgUserRecord } from "../../model/stored-records.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
-import type { OrgUserRow } from "../../store/schema.js";
 import { type Permission, permissionsOfRole, type Role } from "../access/permissions.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
@@ -19,7 +19,7 @@ export interface OrgUserView {
 }
 
 /** The public shape of a platform user. */
-export function orgUserView(row: OrgUserRow): OrgUserView {
+export function orgUserView(row: OrgUserRecord): OrgUserView {
   const role = row.role as Role;
   return {
     id: row.id,
@@ -64,7 +64,7 @@ export async function addOrgUser(
   return orgUserView(row);
 }
 
-async function findOrgUser(deps: DomainDeps, orgId: string, id: string): Promise<OrgUserRow> {
+async function findOrgUser(deps: DomainDeps, orgId: string, id: string): Promise<OrgUserRecord> {
   const row = await createOrgUserRepository(deps.db).findById(orgId, id);
   if (!row) throw new NotFound("Platform user not found");
   return row;
@@ -90,7 +90,7 @@ export async function updateOrgUser(
     row.role === "owner" &&
     ((patch.role !== undefined && patch.role !== "owner") || patch.status === "inactive");
   if (losesOwner) await assertAnotherOwner(deps, orgId, id);
-  const update: Partial<OrgUserRow> = { updated_at: deps.clock().toISOString() };
+  const update: Partial<OrgUserRecord> = { updated_at: deps.clock().toISOString() };
   if (patch.name !== undefined) update.name = patch.name;
   if (patch.role !== undefined) update.role = patch.role;
   if (patch.status !== undefined) update.status = patch.status;

@@ -7,8 +7,9 @@ import { randomUUID } from "node:crypto";
 import { withDefaults } from "../../model/defaults.js";
 import { QUEUE_TIMEOUT_KINDS } from "../../model/destinations.js";
 import { type OrgState, User } from "../../model/org-state.js";
-import type { UserView } from "../../model/user-views.js";
+import { USER_FIELDS, type UserView, UserViewSchema } from "../../model/user-views.js";
 import { validateOrg } from "../../model/validate.js";
+import { viewOf } from "../../model/view-shapes.js";
 import type { Db } from "../../store/database.js";
 import { loadOrgState } from "../../store/load-org-state.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
@@ -50,21 +51,10 @@ export type UserPatch = Partial<UserInput>;
 /** A view plus the plaintext SIP password, returned once. */
 export type UserWithPassword = UserView & { sip_password: string };
 
-/** The public shape of a stored user. */
+/** The public shape of a stored user: the view's fields of it (never its SIP credential). */
 export function userView(user: User, contextPrefix: string): UserView {
-  return {
-    id: user.id as string,
-    extension: user.extension,
-    name: user.name,
-    routing_type: user.routing_type,
-    status: user.status,
-    ring_target: user.ring_target,
-    phone_number: user.phone_number,
-    ring_time: user.ring_time,
-    outbound_did: user.outbound_did,
-    call_recording: user.call_recording,
-    sip_username: sipUsernameOf(contextPrefix, user.extension),
-  };
+  const sip_username = sipUsernameOf(contextPrefix, user.extension);
+  return viewOf(UserViewSchema, { ...user, id: user.id as string, sip_username });
 }
 
 async function storedContextPrefix(db: Db, orgId: string): Promise<string> {
@@ -268,17 +258,7 @@ export async function updateUser(
     const { state: before, index, user: current } = await loadOwnUser(trx, orgId, id);
     const prefix = before.org.context_prefix;
     const next: User = { ...current };
-    for (const key of [
-      "extension",
-      "name",
-      "routing_type",
-      "status",
-      "ring_target",
-      "phone_number",
-      "ring_time",
-      "outbound_did",
-      "call_recording",
-    ] as const) {
+    for (const key of USER_FIELDS) {
       if (patch[key] !== undefined) (next as Record<string, unknown>)[key] = patch[key];
     }
     const extensionChanged = next.extension !== current.extension;

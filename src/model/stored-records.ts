@@ -1,0 +1,69 @@
+// What the store keeps of an org, its platform users, the engine nodes and where each org is
+// placed, as the domain works with it: one declaration each. The store's tables are these records (src/store/schema.ts derives them), and
+// its repositories answer them, so no layer above the store names a table row.
+import type { NodeState } from "./engine-node.js";
+
+/** An organization as stored, credentials already hashed or sealed. */
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  slug: string | null;
+  type: string;
+  status: string;
+  context_prefix: string;
+  /** 0/1. */
+  recording_enabled: number;
+  max_concurrent_calls: number;
+  /** SHA-256 hex of the `org_` key: lookups are one indexed equality. */
+  api_key_digest: string;
+  /** AES-256-GCM of the `org_` key under the server key, so the admin can read it back. */
+  api_key_encrypted: string;
+  /** scrypt hash of the org secret. */
+  api_secret_hash: string;
+  /** `pending`, `approved`, `rejected` for orgs born from a request; null when an admin created it. */
+  request_status: string | null;
+  requested_by_email: string | null;
+  decided_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An Asterisk node the install deploys to (issue 25), its AMI secret sealed. */
+export interface EngineNodeRecord {
+  id: string;
+  name: string;
+  ami_host: string;
+  ami_port: number;
+  ami_username: string;
+  ami_secret_sealed: string;
+  sip_address: string;
+  capacity: number;
+  state: NodeState;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Where an org lives: its primary node and its standby. */
+export interface OrgPlacementRecord {
+  org_id: string;
+  node_id: string;
+  standby_node_id: string | null;
+  /** 0/1: an admin chose the node. */
+  pinned: number;
+  placed_at: string;
+}
+
+/** A person of an org (a platform user) as stored. */
+export interface OrgUserRecord {
+  id: string;
+  org_id: string;
+  /** Lower-cased. */
+  email: string;
+  /** The identity provider's `sub`, bound at first sign-in. */
+  subject: string | null;
+  name: string | null;
+  role: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
