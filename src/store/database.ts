@@ -172,7 +172,13 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 
 /** A handle on the store at `location` (a SQLite file path, or where config says), unmigrated. */
 export function openStoreHandle(location: StoreLocation | string): Db {
-  if (typeof location === "string") return openSqlite(location);
+  if (typeof location === "string") {
+    // A string is a SQLite file; a PostgreSQL URL here would become a file named after it.
+    if (/^postgres(ql)?:/i.test(location)) {
+      throw new Error("openStoreHandle: a PostgreSQL URL needs { kind: 'postgres', url }");
+    }
+    return openSqlite(location);
+  }
   if (location.kind === "sqlite") return openSqlite(location.file);
   return openPostgres(location.url, location.poolSize);
 }

@@ -1,6 +1,7 @@
 // Organizations: rows in, rows out. Credentials arrive already hashed/encrypted. The "served
 // org" rule (only an active org has config in the engine) lives here, once.
 
+import { sql } from "kysely";
 import type { OrganizationRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
 import type { OrganizationUpdate } from "./schema.js";
@@ -65,6 +66,26 @@ export function createOrganizationRepository(db: Db) {
         .selectAll()
         .where((eb) => eb.or([eb("id", "=", idOrSlug), eb("slug", "=", idOrSlug)]))
         .executeTakeFirst();
+    },
+
+    /**
+     * An org other than `exceptId` whose context prefix begins `prefix` or begins with it (the
+     * same prefix included): objects are owned by prefix (realtime PJSIP's rows, file names), so
+     * nested prefixes would give one org's objects to another.
+     */
+    async nestingPrefix(
+      prefix: string,
+      exceptId: string | null,
+    ): Promise<Pick<OrganizationRecord, "name" | "context_prefix"> | undefined> {
+      let query = db
+        .selectFrom("organizations")
+        .select(["name", "context_prefix"])
+        .where(
+          sql<boolean>`(substr(${prefix}, 1, length(context_prefix)) = context_prefix
+            or substr(context_prefix, 1, length(${prefix})) = ${prefix})`,
+        );
+      if (exceptId !== null) query = query.where("id", "!=", exceptId);
+      return query.orderBy("context_prefix").executeTakeFirst();
     },
 
     /** Which of `slugs` an org other than `exceptId` holds. */

@@ -35,7 +35,7 @@ import { createTrunkRepository } from "../../store/trunk-repository.js";
 import { createUserRepository } from "../../store/user-repository.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { BadRequest, Conflict } from "../errors.js";
-import { createOrganizationRecord } from "../orgs/org-creation.js";
+import { assertPrefixApart, createOrganizationRecord } from "../orgs/org-creation.js";
 import { assertSlugFree, freeSlug, slugFromName } from "../orgs/org-slugs.js";
 import { numberForms } from "../routing/dids.js";
 import { reclaimAllExtensions } from "../routing/extension-space.js";
@@ -145,6 +145,9 @@ export async function applyOrgState(
       desired = { ...desired, org: { ...desired.org, slug } };
     } else if (desired.org.slug !== existingRow?.slug) {
       await assertSlugFree(trx, desired.org.slug, orgId);
+    }
+    if (desired.org.context_prefix !== existingRow?.context_prefix) {
+      await assertPrefixApart(trx, desired.org.context_prefix, orgId);
     }
     const plan = await makePlan(trx, stored, desired, prune);
     const problems = validateOrg(plan.state).filter((d) => d.severity === "error");

@@ -10,6 +10,7 @@ import { type OrgInfo, OrgSettings } from "../../model/org-state.js";
 import type { OrganizationRecord, OrgPlacementRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
+import { Conflict } from "../errors.js";
 import { placeNewOrg } from "../nodes/placement.js";
 import { digest, encrypt, hashSecret, newToken } from "../secrets.js";
 
@@ -40,6 +41,25 @@ export interface CreatedOrganization {
   placement: OrgPlacementRecord | null;
 }
 
+/**
+ * Refuses (409) a context prefix that begins another org's or begins with it: an org's PJSIP
+ * objects, realtime rows and generated files are named `<prefix>...` and owned by prefix, so
+ * `org_` beside `org_<uuid>_` would hand the second org's rows to the first (whose next save
+ * would delete them).
+ */
+export async function assertPrefixApart(
+  db: Db,
+  prefix: string,
+  orgId: string | null,
+): Promise<void> {
+  const other = await createOrganizationRepository(db).nestingPrefix(prefix, orgId);
+  if (other) {
+    throw new Conflict(
+      `Context prefix ${prefix} overlaps ${other.context_prefix} of organization ${other.name}: one organization's prefix may not begin another's`,
+    );
+  }
+}
+
 /** Inserts the org (in the caller's transaction when `db` is one). */
 export async function createOrganizationRecord(
   db: Db,
@@ -50,14 +70,16 @@ export async function createOrganizationRecord(
   const apiKey = newToken("org_");
   const apiSecret = newToken("");
   const settings = withDefaults(OrgSettings, org.settings ?? {});
+  const contextPrefix = org.contextPrefix ?? contextPrefixOf(id);
   const insert = async (trx: Db) => {
+    await assertPrefixApart(trx, contextPrefix, null);
     const row = await createOrganizationRepository(trx).insert({
       id,
       name: org.name,
       slug: org.slug,
       type: org.type ?? "production",
       status: org.status,
-      context_prefix: org.contextPrefix ?? contextPrefixOf(id),
+      context_prefix: contextPrefix,
       recording_enabled: settings.recording_enabled ? 1 : 0,
       max_concurrent_calls: settings.max_concurrent_calls,
       api_key_digest: digest(apiKey),
