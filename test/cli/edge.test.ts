@@ -64,7 +64,7 @@ test("edge init writes kamailio.cfg and the tables of the store's nodes and plac
     { nodes: result.nodes, orgs: result.orgs, dids: result.dids, carriers: result.carriers },
     { nodes: 2, orgs: 2, dids: 3, carriers: 1 },
   );
-  assert.match(init.stdout, `start it with: kamailio -f ${dir}/kamailio.cfg -x tlsf`);
+  assert.match(init.stdout, `start it with: kamailio -f ${dir}/kamailio.cfg -x tlsf -m 256\n`);
   assert.match(
     readFileSync(join(dir, "db/edge_orgs"), "utf8"),
     `org_${A}_:0:0:1:0\n2:org_${B}_:0:0:2,1:0`,

@@ -34,8 +34,11 @@ export const KAMAILIO_CFG = "kamailio.cfg";
  * Debian's Kamailio allocates with its q_malloc by default, which walks free lists: profiled under
  * `npm run bench:cluster` it was a quarter of the edge's CPU per REGISTER; TLSF allocates in
  * constant time, for shared memory and (unless -X says otherwise) private memory alike.
+ * `-m 256`: shared memory in MB. INVITEs stay stateful and a transaction lives on for tm's wait
+ * timer after its final answer: at ~5,000 INVITEs/s the default 64 MB filled within a few
+ * seconds and the edge answered 500 to everything (bench:cluster, 9 rounds).
  */
-export const KAMAILIO_RUN_FLAGS = ["-x", "tlsf"] as const;
+export const KAMAILIO_RUN_FLAGS = ["-x", "tlsf", "-m", "256"] as const;
 
 export function printKamailioCfg(options: KamailioCfgOptions): string {
   const host = options.sipAddress.includes(":") ? `[${options.sipAddress}]` : options.sipAddress;
