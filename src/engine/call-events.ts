@@ -2,26 +2,34 @@
 // `pbxctl engine init` writes) become CdrRecords, channel events become ChannelSnapshots. Only
 // fields Asterisk sends are read; anything malformed is refused here rather than stored.
 import { type CallDisposition, isCallDisposition } from "../model/call-outcomes.js";
+import type { CallRecord } from "../model/call-records.js";
 import type { AmiMessage } from "./ami-connection.js";
 
 export type CdrDisposition = CallDisposition;
 
-/** One call record as Asterisk posted it (one leg of a call; a call is all records of a linkedid). */
-export interface CdrRecord {
-  uniqueid: string;
-  linkedid: string;
+/**
+ * One call record as Asterisk posted it (one leg of a call; a call is all records of a linkedid).
+ * Its text fields are the stored record's (`CallRecord`); times are Dates and names camelCase until
+ * ingest stores it.
+ */
+export interface CdrRecord
+  extends Pick<
+    CallRecord,
+    | "uniqueid"
+    | "linkedid"
+    | "src"
+    | "dst"
+    | "dcontext"
+    | "clid"
+    | "channel"
+    | "dstchannel"
+    | "lastapp"
+    | "lastdata"
+  > {
   /** Orders the records of one channel; with uniqueid it names the record. */
   sequence: number;
   accountcode: string;
   peeraccount: string;
-  src: string;
-  dst: string;
-  dcontext: string;
-  clid: string;
-  channel: string;
-  dstchannel: string;
-  lastapp: string;
-  lastdata: string;
   start: Date;
   answer: Date | null;
   end: Date | null;
