@@ -9,7 +9,10 @@ import {
   LineCounter,
   type Node,
   parseDocument,
+  Scalar,
   visit,
+  YAMLMap,
+  YAMLSeq,
 } from "yaml";
 import type { SourcePosition } from "./diagnostic.js";
 import { type PathSegment, parsePath } from "./diagnostic-path.js";
@@ -64,6 +67,21 @@ export function yamlData(
   source: YamlSource,
   schema: object,
 ): { data: unknown } | { problem: YamlSyntaxProblem } {
+  // Nearly every file is plain mappings, lists and scalars: read in one walk. Anything else
+  // (aliases, tags, merge keys, keys that are not plain values) takes the yaml package's own
+  // conversion, which the one walk gives the same answer as wherever it answers at all.
+  const plain = plainData(source.doc.contents, schema as SchemaLike);
+  return plain === NOT_PLAIN ? convertedData(source, schema) : { data: plain };
+}
+
+/**
+ * `yamlData` by the yaml package's own conversion (`toJS`), once `keepNumbersAsText` has
+ * written the numbers' text into the document: any file, aliases and tags included.
+ */
+export function convertedData(
+  source: YamlSource,
+  schema: object,
+): { data: unknown } | { problem: YamlSyntaxProblem } {
   keepNumbersAsText(source.doc.contents, schema as SchemaLike);
   try {
     return { data: source.doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
@@ -93,6 +111,80 @@ export function yamlData(
 
 /** How often one anchor may be expanded; far above what an org file needs. */
 const MAX_ALIAS_COUNT = 100;
+
+/** What `plainData` answers for a tree it leaves to the yaml package's conversion. */
+const NOT_PLAIN: unique symbol = Symbol("not plain");
+
+/**
+ * `doc.toJS()` after `keepNumbersAsText`, in one walk that neither builds the conversion's
+ * context nor writes into the document: a cold `validate` converts every file, and in each
+ * thread's first 500 files this walk costs about 60% of the two (docs/gitops.md, issue 30 part
+ * g). Answers NOT_PLAIN, at once, for what the yaml package's conversion does more with: an
+ * alias or an anchor (aliases resolve to what the anchor became), a tag, a merge key (`<<`,
+ * YAML 1.1), a key that is not a string, number, boolean or null, a pair inside a list
+ * (`[a: 1]`), or a node of another class.
+ */
+function plainData(node: unknown, schema: SchemaLike | undefined): unknown {
+  if (node === null || node === undefined) return node === null ? null : NOT_PLAIN;
+  if (node instanceof Scalar) {
+    if (node.tag !== undefined || node.anchor !== undefined) return NOT_PLAIN;
+    const value = node.value;
+    // What keepNumbersAsText writes into the node, read without writing it.
+    if (typeof value === "number" && node.source !== undefined && schema && expectsString(schema)) {
+      return node.source;
+    }
+    return value;
+  }
+  if (node instanceof YAMLMap) {
+    if (node.constructor !== YAMLMap || node.tag !== undefined || node.anchor !== undefined) {
+      return NOT_PLAIN;
+    }
+    const properties = schema && (schema.properties ?? objectBranch(schema)?.properties);
+    const map: Record<string, unknown> = {};
+    for (const pair of node.items) {
+      const key = pair.key;
+      if (!(key instanceof Scalar) || key.tag !== undefined || key.anchor !== undefined) {
+        return NOT_PLAIN;
+      }
+      const keyValue = key.value;
+      if (keyValue !== null && !PLAIN_KEY_TYPES.has(typeof keyValue)) return NOT_PLAIN;
+      if (keyValue === "<<") return NOT_PLAIN;
+      const keyText = String(keyValue);
+      const inner =
+        properties && Object.hasOwn(properties, keyText) ? properties[keyText] : undefined;
+      const value = plainData(pair.value, inner);
+      if (value === NOT_PLAIN) return NOT_PLAIN;
+      // As the yaml package keys a plain object: null is "", a key already there (a duplicate,
+      // or one Object.prototype has, such as __proto__) is defined rather than assigned.
+      const name = keyValue === null ? "" : keyText;
+      if (name in map) {
+        Object.defineProperty(map, name, {
+          value,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
+      } else map[name] = value;
+    }
+    return map;
+  }
+  if (node instanceof YAMLSeq) {
+    if (node.constructor !== YAMLSeq || node.tag !== undefined || node.anchor !== undefined) {
+      return NOT_PLAIN;
+    }
+    const items = schema && (schema.items ?? objectBranch(schema)?.items);
+    const list: unknown[] = [];
+    for (const item of node.items) {
+      const value = plainData(item, items);
+      if (value === NOT_PLAIN) return NOT_PLAIN;
+      list.push(value);
+    }
+    return list;
+  }
+  return NOT_PLAIN;
+}
+
+const PLAIN_KEY_TYPES = new Set(["string", "number", "boolean"]);
 
 function keepNumbersAsText(node: unknown, schema: SchemaLike | undefined): void {
   if (!schema) return;
