@@ -1,20 +1,21 @@
 // Webhooks of an org, with the delivery-health fields the dispatcher maintains.
 import { type Insertable, sql } from "kysely";
+import type { DeactivatedReason, WebhookRecord } from "../model/webhook-records.js";
 import type { Db } from "./database.js";
-import type { DeactivatedReason, WebhookRow, WebhooksTable } from "./schema.js";
+import type { WebhooksTable } from "./schema.js";
 
 export type WebhookPatch = Partial<
-  Pick<WebhookRow, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
+  Pick<WebhookRecord, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
 > & { deactivated_reason?: DeactivatedReason | null };
 
 /** What a new webhook is configured with; everything else starts as "never delivered". */
 export type NewWebhook = Pick<
-  WebhookRow,
+  WebhookRecord,
   "id" | "org_id" | "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms"
 >;
 
 /** The row of a webhook created at `now`: no delivery yet, healthy, not deactivated. */
-export function newWebhookRow(webhook: NewWebhook, now: string): WebhookRow {
+export function newWebhookRecord(webhook: NewWebhook, now: string): WebhookRecord {
   return {
     ...webhook,
     last_delivery: null,
@@ -63,7 +64,7 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** The org's webhook `id`; undefined for unknown ids and other orgs' webhooks alike. */
-    async findById(orgId: string, id: string): Promise<WebhookRow | undefined> {
+    async findById(orgId: string, id: string): Promise<WebhookRecord | undefined> {
       return db
         .selectFrom("webhooks")
         .selectAll()
@@ -73,11 +74,11 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** Any org's webhook (the dispatcher works across orgs). */
-    async findAnyById(id: string): Promise<WebhookRow | undefined> {
+    async findAnyById(id: string): Promise<WebhookRecord | undefined> {
       return db.selectFrom("webhooks").selectAll().where("id", "=", id).executeTakeFirst();
     },
 
-    async listByOrg(orgId: string): Promise<WebhookRow[]> {
+    async listByOrg(orgId: string): Promise<WebhookRecord[]> {
       return db
         .selectFrom("webhooks")
         .selectAll()
@@ -87,7 +88,7 @@ export function createWebhookRepository(db: Db) {
         .execute();
     },
 
-    async listActiveByOrg(orgId: string): Promise<WebhookRow[]> {
+    async listActiveByOrg(orgId: string): Promise<WebhookRecord[]> {
       return db
         .selectFrom("webhooks")
         .selectAll()
@@ -171,7 +172,7 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** The webhooks among `ids` that still exist (any org), by id. */
-    async findManyByIds(ids: readonly string[]): Promise<Map<string, WebhookRow>> {
+    async findManyByIds(ids: readonly string[]): Promise<Map<string, WebhookRecord>> {
       if (ids.length === 0) return new Map();
       const rows = await db
         .selectFrom("webhooks")

@@ -5,10 +5,10 @@
 // new one has none until `PUT /webhooks/{id}` sets it.
 import { randomUUID } from "node:crypto";
 import type { OrgExtras, OrgMember, OrgWebhook } from "../../model/org-extras.js";
+import type { WebhookRecord } from "../../model/webhook-records.js";
 import type { Db } from "../../store/database.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
-import type { WebhookRow } from "../../store/schema.js";
-import { createWebhookRepository, newWebhookRow } from "../../store/webhook-repository.js";
+import { createWebhookRepository, newWebhookRecord } from "../../store/webhook-repository.js";
 import { RETRY_COUNT, TIMEOUT_MS } from "../../webhooks/policy.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { BadRequest } from "../errors.js";
@@ -24,7 +24,7 @@ export interface ExtrasPlan {
 }
 
 /** A stored webhook as its file entry (the secret is not part of it). */
-export function webhookEntry(row: WebhookRow): OrgWebhook {
+export function webhookEntry(row: WebhookRecord): OrgWebhook {
   return {
     id: row.id,
     url: row.url,
@@ -124,7 +124,7 @@ export async function writeOrgExtras(
     if (prune) for (const hook of plan.webhooks.extra) await webhooks.delete(orgId, hook.id!);
     for (const hook of plan.webhooks.creates) {
       await webhooks.insert(
-        newWebhookRow(
+        newWebhookRecord(
           {
             id: hook.id ?? randomUUID(),
             org_id: orgId,

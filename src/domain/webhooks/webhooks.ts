@@ -2,13 +2,13 @@
 // `Webhook not found`), validating (webhook-rules.ts), and writing through the repositories.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import type { DeliveryRecord, WebhookRecord } from "../../model/webhook-records.js";
 import type { DeliveryView, WebhookView } from "../../model/webhook-views.js";
 import type { Db } from "../../store/database.js";
-import type { DeliveryRow, WebhookRow } from "../../store/schema.js";
 import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
 import {
   createWebhookRepository,
-  newWebhookRow,
+  newWebhookRecord,
   type WebhookPatch,
 } from "../../store/webhook-repository.js";
 import { decide, recordAttempts, sendAttempt } from "../../webhooks/attempt.js";
@@ -18,7 +18,7 @@ import { CLAIM_LEASE_MARGIN_MS, RETRY_COUNT, TIMEOUT_MS } from "../../webhooks/p
 import { maskSecret, type SecretSealer } from "../../webhooks/secrets.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
-import { eventTimestamps, newDeliveryRow, queueDeliveries } from "./webhook-events.js";
+import { eventTimestamps, newDeliveryRecord, queueDeliveries } from "./webhook-events.js";
 import { checkInteger, checkSecret, checkWebhookUrl, parseWebhookEvents } from "./webhook-rules.js";
 
 /** What the use cases need; the API builds it from its own dependencies (webhook-service.ts). */
@@ -53,7 +53,7 @@ export interface TestDeliveryResult {
   id: string;
 }
 
-function webhookView(ctx: WebhookContext, row: WebhookRow, showSecret = false): WebhookView {
+function webhookView(ctx: WebhookContext, row: WebhookRecord, showSecret = false): WebhookView {
   const secret = row.secret === null ? null : ctx.secrets.open(row.secret);
   return {
     id: row.id,
@@ -75,7 +75,7 @@ function webhookView(ctx: WebhookContext, row: WebhookRow, showSecret = false): 
 }
 
 /** The API view of a delivery row. */
-export function deliveryView(row: DeliveryRow): DeliveryView {
+export function deliveryView(row: DeliveryRecord): DeliveryView {
   return {
     id: row.id,
     webhook_id: row.webhook_id,
@@ -96,7 +96,11 @@ export function deliveryView(row: DeliveryRow): DeliveryView {
   };
 }
 
-async function requireWebhook(ctx: WebhookContext, orgId: string, id: string): Promise<WebhookRow> {
+async function requireWebhook(
+  ctx: WebhookContext,
+  orgId: string,
+  id: string,
+): Promise<WebhookRecord> {
   const row = await createWebhookRepository(ctx.db).findById(orgId, id);
   if (!row) throw new NotFound("Webhook not found");
   return row;
@@ -154,7 +158,7 @@ export async function createWebhook(
   );
   problems.throwIfAny();
   const now = ctx.clock().toISOString();
-  const row = newWebhookRow(
+  const row = newWebhookRecord(
     {
       id: randomUUID(),
       org_id: orgId,
@@ -255,8 +259,8 @@ export async function testWebhook(
   const now = ctx.clock();
   const data = JSON.stringify({ webhook_id: webhook.id, message: "Test delivery from pbxctl" });
   const micros = (await eventTimestamps(ctx.db, [webhook.id], now)).get(webhook.id)!;
-  const row: DeliveryRow = {
-    ...newDeliveryRow(webhook, { eventId: randomUUID(), type: TEST_EVENT, data, micros }, now),
+  const row: DeliveryRecord = {
+    ...newDeliveryRecord(webhook, { eventId: randomUUID(), type: TEST_EVENT, data, micros }, now),
     status: "in_flight",
     next_attempt_at: null,
     // Claimed by this request while it sends; if the process dies meanwhile, a dispatcher
@@ -327,7 +331,7 @@ export async function replayDelivery(
   if (webhook.active !== 1) throw new Conflict("Webhook is not active");
   const now = ctx.clock();
   const micros = (await eventTimestamps(ctx.db, [webhook.id], now)).get(webhook.id)!;
-  const row = newDeliveryRow(
+  const row = newDeliveryRecord(
     webhook,
     {
       eventId: original.event_id,
