@@ -2,6 +2,9 @@
 // works with it (the use cases, `emitEvent`, the dispatcher and the attempt recorder): one
 // declaration each. The store's tables are these records (src/store/schema.ts derives them) and
 // its webhook and delivery repositories answer them, so no layer above the store names a row.
+// How a webhook's settings are stored (events as JSON, `active` as 0/1, the timeout in ms) is
+// said once here too, for the API's use cases and `pbxctl apply`/`export` alike.
+import type { WebhookView } from "./webhook-views.js";
 
 /** Where a delivery is: waiting, being attempted, or finished one of three ways. */
 export type DeliveryStatus = "pending" | "in_flight" | "delivered" | "failed" | "cancelled";
@@ -62,4 +65,39 @@ export interface DeliveryRecord {
   lease_until: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** What a webhook is set up with, as the API and an org file say it. */
+export type WebhookSettings = Pick<
+  WebhookView,
+  "url" | "events" | "active" | "retry_count" | "timeout"
+>;
+
+/** The event types a stored webhook subscribes to. */
+export function webhookEvents(record: Pick<WebhookRecord, "events">): string[] {
+  return JSON.parse(record.events) as string[];
+}
+
+/** A stored webhook's settings as the API and an org file show them. */
+export function webhookSettingsOf(record: WebhookRecord): WebhookSettings {
+  return {
+    url: record.url,
+    events: webhookEvents(record),
+    active: record.active === 1,
+    retry_count: record.retry_count,
+    timeout: record.timeout_ms,
+  };
+}
+
+/** Settings as the store keeps them: events as JSON, `active` as 0/1, the timeout in ms. */
+export function webhookColumnsOf(
+  settings: WebhookSettings,
+): Pick<WebhookRecord, "url" | "events" | "active" | "retry_count" | "timeout_ms"> {
+  return {
+    url: settings.url,
+    events: JSON.stringify(settings.events),
+    active: settings.active ? 1 : 0,
+    retry_count: settings.retry_count,
+    timeout_ms: settings.timeout,
+  };
 }

@@ -4,7 +4,11 @@
 // the simulated call of `POST /test/call-event`, emitted through the same outbox.
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../../clock.js";
-import type { DeliveryRecord, WebhookRecord } from "../../model/webhook-records.js";
+import {
+  type DeliveryRecord,
+  type WebhookRecord,
+  webhookEvents,
+} from "../../model/webhook-records.js";
 import type { Db } from "../../store/database.js";
 import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
 import { createWebhookRepository } from "../../store/webhook-repository.js";
@@ -73,7 +77,7 @@ export interface EmittedEvent {
 
 /** Whether `webhook` subscribes to `type` (SPEC.md §6 rule 1: matched in application code). */
 export function subscribesTo(webhook: Pick<WebhookRecord, "events">, type: string): boolean {
-  return (JSON.parse(webhook.events) as string[]).includes(type);
+  return webhookEvents(webhook).includes(type);
 }
 
 /**

@@ -2,8 +2,19 @@
 // `Webhook not found`), validating (webhook-rules.ts), and writing through the repositories.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { DeliveryRecord, WebhookRecord } from "../../model/webhook-records.js";
-import type { DeliveryView, WebhookView } from "../../model/webhook-views.js";
+import { viewOf } from "../../model/view-shapes.js";
+import {
+  type DeliveryRecord,
+  type WebhookRecord,
+  webhookColumnsOf,
+  webhookSettingsOf,
+} from "../../model/webhook-records.js";
+import {
+  type DeliveryView,
+  DeliveryViewSchema,
+  type WebhookView,
+  WebhookViewSchema,
+} from "../../model/webhook-views.js";
 import type { Db } from "../../store/database.js";
 import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
 import {
@@ -53,47 +64,24 @@ export interface TestDeliveryResult {
   id: string;
 }
 
+/** The API view of a stored webhook: its settings, its health, and its secret masked unless asked. */
 function webhookView(ctx: WebhookContext, row: WebhookRecord, showSecret = false): WebhookView {
   const secret = row.secret === null ? null : ctx.secrets.open(row.secret);
-  return {
-    id: row.id,
-    url: row.url,
-    events: JSON.parse(row.events) as string[],
+  return viewOf(WebhookViewSchema, {
+    ...row,
+    ...webhookSettingsOf(row),
     secret: secret === null ? null : showSecret ? secret : maskSecret(secret),
-    active: row.active === 1,
-    retry_count: row.retry_count,
-    timeout: row.timeout_ms,
-    last_delivery: row.last_delivery,
-    last_status: row.last_status,
-    last_error: row.last_error,
-    failure_count: row.failure_count,
     consecutive_failed_deliveries: row.failed_deliveries_in_row,
-    deactivated_reason: row.deactivated_reason,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  });
 }
 
-/** The API view of a delivery row. */
+/** The API view of a delivery: its event by name and its data as the object it was. */
 export function deliveryView(row: DeliveryRecord): DeliveryView {
-  return {
-    id: row.id,
-    webhook_id: row.webhook_id,
-    event_id: row.event_id,
-    message_id: row.message_id,
+  return viewOf(DeliveryViewSchema, {
+    ...row,
     event: row.event_type,
     data: JSON.parse(row.data) as unknown,
-    status: row.status,
-    attempt: row.attempt,
-    next_attempt_at: row.next_attempt_at,
-    last_attempt_at: row.last_attempt_at,
-    last_status: row.last_status,
-    last_latency_ms: row.last_latency_ms,
-    last_error: row.last_error,
-    replay_of: row.replay_of,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  });
 }
 
 async function requireWebhook(
@@ -162,12 +150,14 @@ export async function createWebhook(
     {
       id: randomUUID(),
       org_id: orgId,
-      url,
-      events: JSON.stringify(events),
+      ...webhookColumnsOf({
+        url,
+        events,
+        active: input.active !== false,
+        retry_count: retryCount,
+        timeout: timeoutMs,
+      }),
       secret: secret === null ? null : ctx.secrets.seal(secret),
-      active: input.active === false ? 0 : 1,
-      retry_count: retryCount,
-      timeout_ms: timeoutMs,
     },
     now,
   );
