@@ -2,6 +2,7 @@
 import { type Insertable, sql } from "kysely";
 import type { DeactivatedReason, WebhookRecord } from "../model/webhook-records.js";
 import type { Db } from "./database.js";
+import { deleteOwned, updateOwned } from "./owned-rows.js";
 import type { WebhooksTable } from "./schema.js";
 
 export type WebhookPatch = Partial<
@@ -100,24 +101,13 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** Applies `patch`; true when the org's webhook exists. */
-    async update(orgId: string, id: string, patch: WebhookPatch, at: string): Promise<boolean> {
-      const result = await db
-        .updateTable("webhooks")
-        .set({ ...patch, updated_at: at })
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+    update(orgId: string, id: string, patch: WebhookPatch, at: string): Promise<boolean> {
+      return updateOwned(db, "webhooks", orgId, id, { ...patch, updated_at: at });
     },
 
     /** Deletes the org's webhook; true when it existed. */
-    async delete(orgId: string, id: string): Promise<boolean> {
-      const result = await db
-        .deleteFrom("webhooks")
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+    delete(orgId: string, id: string): Promise<boolean> {
+      return deleteOwned(db, "webhooks", orgId, id);
     },
 
     /**
