@@ -22,9 +22,6 @@ export type EngineNodesTable = EngineNodeRecord;
 /** The placement row is the model's record (src/model/stored-records.ts). */
 export type OrgPlacementsTable = OrgPlacementRecord;
 
-export type EngineNodeRow = EngineNodesTable;
-export type OrgPlacementRow = OrgPlacementsTable;
-
 /** What a node carries: orgs placed on it as primary, as standby, and on their way through it. */
 export interface NodeLoad {
   primaries: number;
@@ -39,7 +36,7 @@ export interface NodeLoad {
 }
 
 /** Every node, by name. */
-export async function listEngineNodes(db: Db): Promise<EngineNodeRow[]> {
+export async function listEngineNodes(db: Db): Promise<EngineNodeRecord[]> {
   return db.selectFrom("engine_nodes").selectAll().orderBy("name").execute();
 }
 
@@ -51,26 +48,26 @@ export async function countEngineNodes(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-export async function findEngineNode(db: Db, id: string): Promise<EngineNodeRow | undefined> {
+export async function findEngineNode(db: Db, id: string): Promise<EngineNodeRecord | undefined> {
   return db.selectFrom("engine_nodes").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
 export async function findEngineNodeByName(
   db: Db,
   name: string,
-): Promise<EngineNodeRow | undefined> {
+): Promise<EngineNodeRecord | undefined> {
   return db.selectFrom("engine_nodes").selectAll().where("name", "=", name).executeTakeFirst();
 }
 
 /** Inserts a node; on PostgreSQL its realtime PJSIP views are created with it. */
-export async function insertEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
+export async function insertEngineNode(db: Db, row: EngineNodeRecord): Promise<void> {
   await db.insertInto("engine_nodes").values(row).execute();
   await ensureNodeRealtimeViews(db, row);
   await requestEdgePush(db, NODES_SCOPE);
 }
 
 /** Replaces every column but the id and the creation time; a rename renames its views' schema. */
-export async function updateEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
+export async function updateEngineNode(db: Db, row: EngineNodeRecord): Promise<void> {
   const { id, created_at: _created, ...rest } = row;
   const before = await findEngineNode(db, id);
   await db.updateTable("engine_nodes").set(rest).where("id", "=", id).execute();
@@ -135,12 +132,15 @@ export async function nodeLoads(db: Db): Promise<Map<string, NodeLoad>> {
   return loads;
 }
 
-export async function findPlacement(db: Db, orgId: string): Promise<OrgPlacementRow | undefined> {
+export async function findPlacement(
+  db: Db,
+  orgId: string,
+): Promise<OrgPlacementRecord | undefined> {
   return db.selectFrom("org_placements").selectAll().where("org_id", "=", orgId).executeTakeFirst();
 }
 
 /** Every placement, by org id. */
-export async function listPlacements(db: Db): Promise<OrgPlacementRow[]> {
+export async function listPlacements(db: Db): Promise<OrgPlacementRecord[]> {
   return db.selectFrom("org_placements").selectAll().orderBy("org_id").execute();
 }
 
@@ -214,7 +214,7 @@ export async function isOnNode(db: Db, orgId: string, nodeId: string): Promise<b
 
 /** The nodes holding one placed org, from its placement and its unfinished move. */
 function holdersOf(
-  placement: Pick<OrgPlacementRow, "node_id" | "standby_node_id">,
+  placement: Pick<OrgPlacementRecord, "node_id" | "standby_node_id">,
   move: { source_node_id: string; target_node_id: string; phase: string } | undefined,
 ): string[] {
   const holders = [placement.node_id];
@@ -272,7 +272,7 @@ export async function unplacedOrgIds(db: Db): Promise<string[]> {
 }
 
 /** Inserts or replaces an org's placement (and tells the edge, in the same transaction). */
-export async function savePlacement(db: Db, row: OrgPlacementRow): Promise<void> {
+export async function savePlacement(db: Db, row: OrgPlacementRecord): Promise<void> {
   await requestEdgePush(db, NODES_SCOPE);
   await db
     .insertInto("org_placements")

@@ -18,6 +18,7 @@
 // port and the drain's deadline through the Clock port: tests drive both.
 import type { Logger } from "pino";
 import { type Clock, systemTimers, type TimerHandle, type Timers } from "../../clock.js";
+import type { OrgMoveRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import { edgeRequestOf, NODES_SCOPE } from "../../store/edge-sync-repository.js";
 import {
@@ -29,7 +30,6 @@ import {
 import {
   findOrgMove,
   listUnfinishedMoves,
-  type OrgMoveRow,
   updateOrgMove,
 } from "../../store/org-move-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
@@ -163,9 +163,9 @@ export class OrgMoveDriver {
   }
 
   /** Moves `move` on by one phase; false when it has to wait (looked at again after `pollMs`). */
-  private async advance(move: OrgMoveRow): Promise<boolean> {
+  private async advance(move: OrgMoveRecord): Promise<boolean> {
     const { db, engines } = this.options;
-    const next = async (change: Partial<OrgMoveRow>) => {
+    const next = async (change: Partial<OrgMoveRecord>) => {
       await updateOrgMove(db, move.id, { ...change, last_error: null, updated_at: this.now() });
       this.options.logger?.info(
         { org_id: move.org_id, move_id: move.id, phase: change.phase ?? move.phase },
