@@ -14,6 +14,7 @@ import {
   ensureNodeRealtimeViews,
   renameNodeRealtimeViews,
 } from "./node-realtime-views.js";
+import { findOrgMove, listUnfinishedMoveSides, type MoveSides } from "./org-move-repository.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
 /** The node row is the model's record (src/model/stored-records.ts). */
@@ -215,7 +216,7 @@ export async function isOnNode(db: Db, orgId: string, nodeId: string): Promise<b
 /** The nodes holding one placed org, from its placement and its unfinished move. */
 function holdersOf(
   placement: Pick<OrgPlacementRecord, "node_id" | "standby_node_id">,
-  move: { source_node_id: string; target_node_id: string; phase: string } | undefined,
+  move: Omit<MoveSides, "org_id"> | undefined,
 ): string[] {
   const holders = [placement.node_id];
   const add = (nodeId: string | null) => {
@@ -233,26 +234,13 @@ function holdersOf(
 export async function orgHolders(db: Db, orgId: string): Promise<string[]> {
   const placement = await findPlacement(db, orgId);
   if (!placement) return [];
-  const move = await db
-    .selectFrom("org_moves")
-    .select(["source_node_id", "target_node_id", "phase"])
-    .where("org_id", "=", orgId)
-    .where("finished_at", "is", null)
-    .executeTakeFirst();
-  return holdersOf(placement, move);
+  const move = await findOrgMove(db, orgId);
+  return holdersOf(placement, move?.finished_at === null ? move : undefined);
 }
 
 /** Every placed org's holders (`orgHolders`), by org id. */
 export async function listOrgHolders(db: Db): Promise<Map<string, string[]>> {
-  const moves = new Map(
-    (
-      await db
-        .selectFrom("org_moves")
-        .select(["org_id", "source_node_id", "target_node_id", "phase"])
-        .where("finished_at", "is", null)
-        .execute()
-    ).map((move) => [move.org_id, move]),
-  );
+  const moves = new Map((await listUnfinishedMoveSides(db)).map((move) => [move.org_id, move]));
   return new Map(
     (await listPlacements(db)).map((row) => [row.org_id, holdersOf(row, moves.get(row.org_id))]),
   );
@@ -320,13 +308,7 @@ export async function nodeTopologyFingerprint(db: Db): Promise<string> {
       hash.update(`${row.org_id}:${row.node_id}:${row.standby_node_id ?? ""},`);
     }
   }
-  const moves = await db
-    .selectFrom("org_moves")
-    .select(["org_id", "source_node_id", "target_node_id", "phase"])
-    .where("finished_at", "is", null)
-    .orderBy("org_id")
-    .execute();
-  hash.update(JSON.stringify(moves));
+  hash.update(JSON.stringify(await listUnfinishedMoveSides(db)));
   return hash.digest("hex");
 }
 

@@ -36,3 +36,19 @@ export async function listUnfinishedMoves(db: Db): Promise<OrgMoveRecord[]> {
     .orderBy("org_id")
     .execute();
 }
+
+/** Where an unfinished move stands: which nodes hold its org (`holdsOrg`) follows from these. */
+export type MoveSides = Pick<
+  OrgMoveRecord,
+  "org_id" | "source_node_id" | "target_node_id" | "phase"
+>;
+
+/** The sides and phase of every unfinished move, by org id. */
+export async function listUnfinishedMoveSides(db: Db): Promise<MoveSides[]> {
+  return db
+    .selectFrom("org_moves")
+    .select(["org_id", "source_node_id", "target_node_id", "phase"])
+    .where("finished_at", "is", null)
+    .orderBy("org_id")
+    .execute();
+}

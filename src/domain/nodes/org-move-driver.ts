@@ -22,7 +22,6 @@ import type { OrgMoveRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import { edgeRequestOf, NODES_SCOPE } from "../../store/edge-sync-repository.js";
 import {
-  findEngineNode,
   findPlacement,
   lockNodesForPlacement,
   savePlacement,
@@ -34,7 +33,7 @@ import {
 } from "../../store/org-move-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { registeredAors } from "../../store/sip-contact-repository.js";
-import { drainDeadline } from "./org-moves.js";
+import { drainDeadline, nodeName } from "./org-moves.js";
 
 /** The lease whose holder drives the moves. */
 export const ORG_MOVES_ROLE = "org-moves";
@@ -180,7 +179,7 @@ export class OrgMoveDriver {
     switch (move.phase) {
       case "deploying": {
         if (!(await engines.deployOn(move.target_node_id, move.org_id))) {
-          throw new Error(`engine node '${await this.nameOf(move.target_node_id)}' is down`);
+          throw new Error(`engine node '${await nodeName(db, move.target_node_id)}' is down`);
         }
         return next({ phase: "switching" });
       }
@@ -242,9 +241,5 @@ export class OrgMoveDriver {
       case "done":
         return next({ finished_at: move.finished_at ?? this.now() });
     }
-  }
-
-  private async nameOf(nodeId: string): Promise<string> {
-    return (await findEngineNode(this.options.db, nodeId))?.name ?? nodeId;
   }
 }

@@ -49,7 +49,8 @@ export function drainDeadline(row: Pick<OrgMoveRecord, "call_drain_timeout_s">, 
   return new Date(Date.parse(startedAt) + row.call_drain_timeout_s * 1000).toISOString();
 }
 
-async function nodeName(db: Db, nodeId: string): Promise<string> {
+/** A node's name, for what admins read; its id when the node is gone. */
+export async function nodeName(db: Db, nodeId: string): Promise<string> {
   return (await findEngineNode(db, nodeId))?.name ?? nodeId;
 }
 
