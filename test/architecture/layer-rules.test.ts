@@ -123,16 +123,8 @@ export function rowTypeImports(sources: ReadonlyMap<string, string>): string[] {
   return found;
 }
 
-const ROW_TYPE_LEGACY =
-  "takes the store's row shape as its own; to move behind a domain or model type";
 const ROW_TYPE_EXCEPTIONS: Record<string, string> = {
-  "deploy/store-builds.ts": `OrgHandleRow, from listHandles(), which realtime-pjsip, edge-sync and node-media read too: ${ROW_TYPE_LEGACY}`,
   "deploy/store-deploy-log.ts": "AppliedRevisionRow: the store-backed deploy log itself",
-  "domain/config/apply-extras.ts": `WebhookRow/DeliveryRow: the delivery pipeline (events, dispatcher, attempt, recorder) passes the rows through; ${ROW_TYPE_LEGACY}`,
-  "domain/webhooks/webhook-events.ts": `WebhookRow/DeliveryRow: the delivery pipeline (events, dispatcher, attempt, recorder) passes the rows through; ${ROW_TYPE_LEGACY}`,
-  "domain/webhooks/webhooks.ts": `WebhookRow/DeliveryRow: the delivery pipeline (events, dispatcher, attempt, recorder) passes the rows through; ${ROW_TYPE_LEGACY}`,
-  "webhooks/attempt.ts": `WebhookRow/DeliveryRow: the delivery pipeline (events, dispatcher, attempt, recorder) passes the rows through; ${ROW_TYPE_LEGACY}`,
-  "webhooks/dispatcher.ts": `WebhookRow/DeliveryRow: the delivery pipeline (events, dispatcher, attempt, recorder) passes the rows through; ${ROW_TYPE_LEGACY}`,
 };
 
 test("row types only in src/store", () => {
