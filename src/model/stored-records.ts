@@ -28,6 +28,9 @@ export interface OrganizationRecord {
   updated_at: string;
 }
 
+/** What the deploy side reads of an org (one cheap query over every org): no org is loaded. */
+export type OrgHandleRecord = Pick<OrganizationRecord, "id" | "context_prefix" | "status">;
+
 /** An Asterisk node the install deploys to (issue 25), its AMI secret sealed. */
 export interface EngineNodeRecord {
   id: string;

@@ -2,7 +2,7 @@
 // org" rule (only an active org has config in the engine) lives here, once.
 
 import { sql } from "kysely";
-import type { OrganizationRecord } from "../model/stored-records.js";
+import type { OrganizationRecord, OrgHandleRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
 import type { OrganizationUpdate } from "./schema.js";
 
@@ -12,13 +12,6 @@ export const SERVED_ORG_STATUS = "active";
 /** Only active orgs are served; suspended, inactive and pending orgs compile to no files. */
 export function isServed(status: string): boolean {
   return status === SERVED_ORG_STATUS;
-}
-
-/** An org as the deploy side knows it: id, context prefix and status. */
-export interface OrgHandleRow {
-  id: string;
-  context_prefix: string;
-  status: string;
 }
 
 /** Repository of organizations over a database or a transaction. */
@@ -96,7 +89,7 @@ export function createOrganizationRepository(db: Db) {
     },
 
     /** Every org's id, prefix and status by context prefix (no org is loaded). */
-    async listHandles(): Promise<OrgHandleRow[]> {
+    async listHandles(): Promise<OrgHandleRecord[]> {
       return db
         .selectFrom("organizations")
         .select(["id", "context_prefix", "status"])
@@ -105,7 +98,7 @@ export function createOrganizationRepository(db: Db) {
     },
 
     /** One org's id, prefix and status. */
-    async findHandle(id: string): Promise<OrgHandleRow | undefined> {
+    async findHandle(id: string): Promise<OrgHandleRecord | undefined> {
       return db
         .selectFrom("organizations")
         .select(["id", "context_prefix", "status"])

@@ -526,6 +526,17 @@ test("export writes webhooks (no secret) and platform users with roles; apply re
         JSON.parse(refused.stdout).failures[0].error,
         "webhooks[0]: Unknown event type: call.exploded",
       );
+
+      data.webhooks[0].events = ["call.ended"];
+      data.webhooks[0].retry_count = 11;
+      writeFileSync(file, stringify(data));
+      const outOfBounds = await apply(dataDir, [file, "--no-deploy"]);
+      assert.is(outOfBounds.code, 1);
+      assert.match(
+        JSON.parse(outOfBounds.stdout).failures[0].error,
+        "webhooks[0]: retry_count must be an integer from 0 to 10",
+        "the API's bound, in the API's words",
+      );
     });
     store = await openDataStore(process.env, dataDir, { create: false });
     const hooks = await createWebhookRepository(store.db).listByOrg(ORG);
