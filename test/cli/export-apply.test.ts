@@ -23,7 +23,7 @@ import { createTrunkRepository } from "../../src/store/trunk-repository.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { createWebhookRepository } from "../../src/store/webhook-repository.js";
 import { insertOrg } from "../store/helpers.js";
-import { runCommand } from "./run-command.js";
+import { runCommand, withEnv } from "./run-command.js";
 import { storePerTest } from "./test-store.js";
 
 const ORG = "4f1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d";
@@ -149,17 +149,6 @@ async function exportText(dataDir: string): Promise<string> {
 
 async function apply(dataDir: string, args: string[]) {
   return runCommand(Apply, [...args, "--data-dir", dataDir, "--json"]);
-}
-
-function withEnv<T>(vars: Record<string, string>, run: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  return run().finally(() => {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  });
 }
 
 storePerTest(test);
