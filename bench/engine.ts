@@ -1,7 +1,7 @@
 // npm run bench:engine [-- --orgs 100,500,1000 --pjsip file,realtime --edits 20 --file-samples 3
 //                         --callable-samples 20 --phones 1000 --rate 200 --storm-rate 5000 --dialplan-edits 0 --burst 0]
-// (the defaults shown: the whole matrix, well over an hour on 2 shared cores; `--orgs 20` for a
-// quick look)
+// (the defaults shown: the whole matrix; 21 minutes idle on 2 cores with --callable-samples 3
+// --file-samples 2, well over an hour on 2 shared cores; `--orgs 20` for a quick look)
 // npm run bench:engine -- --nodes-compare [--nodes-orgs 200 --nodes-edits 10]: instead of the
 // matrix, issue 25's rows (bench/engine-nodes.ts): one edit's change-to-live on 2 engine nodes
 // against 1, same orgs, same run.
