@@ -274,7 +274,8 @@ async function measure(orgCount: number, mode: "file" | "realtime"): Promise<Siz
     };
     const idle = async () => {
       await running.engine!.deploys.scheduler.idle();
-      await running.engine!.realtime?.idle();
+      // Settled, not just idle: a sample after a failed rows write would time the retry.
+      await running.engine!.realtime?.settled({ withinMs: 60_000 });
     };
     const registrar = { host: "127.0.0.1", port: engine.sipPort };
 

@@ -13,9 +13,9 @@ import type { LiveCall, LiveCallsView } from "../domain/calls/live-calls.js";
 import { Unavailable } from "../domain/errors.js";
 import { systemNameProblems } from "../domain/nodes/system-names.js";
 import type { AmiInstruments, CallIngestInstruments } from "../metrics/instruments.js";
+import type { EngineNodeRecord } from "../model/stored-records.js";
 import type { Db } from "../store/database.js";
 import {
-  type EngineNodeRow,
   findPlacement,
   listEngineNodes,
   listNodeSystemNames,
@@ -40,7 +40,7 @@ export interface NodeCallTrackingOptions {
     remove(name: string): Promise<void>;
   };
   /** The node's AMI secret, unsealed. */
-  secretOf: (node: EngineNodeRow) => string;
+  secretOf: (node: EngineNodeRecord) => string;
   /** The one implicit engine's tracking: what the API sees while no node is defined. */
   implicit: CallTracking;
   /** Whether engine nodes are defined now. */
@@ -51,7 +51,7 @@ export interface NodeCallTrackingOptions {
 }
 
 interface Followed {
-  node: EngineNodeRow;
+  node: EngineNodeRecord;
   tracking: CallTracking;
   role: string;
   /** Whether this replica holds the node's ingest lease (it stores, unless the node is held). */
@@ -120,7 +120,7 @@ export class NodeCallTracking {
   }
 
   /** Starts following a node's events; its ingest starts when this replica takes its lease. */
-  follow(node: EngineNodeRow): void {
+  follow(node: EngineNodeRecord): void {
     if (this.followed.has(node.id)) return;
     const track = this.options.track ?? startCallTracking;
     const tracking = track({

@@ -25,10 +25,10 @@ import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } f
 import type { ConfigDeploys } from "../domain/config/config-deploy.js";
 import type { DeployScheduler } from "../domain/ports.js";
 import type { EngineTarget } from "../engine/target.js";
+import type { EngineNodeRecord } from "../model/stored-records.js";
 import type { Db } from "../store/database.js";
 import { createDeployRequestRepository } from "../store/deploy-request-repository.js";
 import {
-  type EngineNodeRow,
   findPlacement,
   listEngineNodes,
   listOrgHolders,
@@ -83,7 +83,7 @@ export interface NodeRuntimesOptions {
    */
   soundsDir?: string;
   /** The engine target of a node (AMI with its unsealed secret; a fake in tests). */
-  targetFor: (node: EngineNodeRow) => EngineTarget;
+  targetFor: (node: EngineNodeRecord) => EngineTarget;
   /** What every node's engine side shares with the implicit one (env, data dir, instruments...). */
   engineOptions: Omit<
     ServerEngineOptions,
@@ -96,14 +96,14 @@ export interface NodeRuntimesOptions {
   /** Told when the install goes from no node to some nodes or back (the implicit engine's role). */
   onNodesDefined?: (defined: boolean) => void | Promise<void>;
   /** Told when a node's engine side starts (its events are to be followed too). */
-  onFollow?: (node: EngineNodeRow) => void;
+  onFollow?: (node: EngineNodeRecord) => void;
   /** Told when a node's engine side stopped (removed, down or changed). */
   onUnfollow?: (nodeId: string) => Promise<void>;
 }
 
 /** One node's engine side in this replica. */
 export interface NodeRuntime {
-  node: EngineNodeRow;
+  node: EngineNodeRecord;
   role: string;
   engine: ServerEngine;
   shared: SharedDeploys;
@@ -113,7 +113,7 @@ export interface NodeRuntime {
 }
 
 /** What makes a node's engine side another one: restarted when any of these changes. */
-function identityOf(node: EngineNodeRow): string {
+function identityOf(node: EngineNodeRecord): string {
   return JSON.stringify([
     node.name,
     node.ami_host,
@@ -124,7 +124,7 @@ function identityOf(node: EngineNodeRow): string {
 }
 
 /** Whether the node's engine side runs: a `down` node is known unreachable. */
-function runs(node: EngineNodeRow): boolean {
+function runs(node: EngineNodeRecord): boolean {
   return node.state !== "down";
 }
 
@@ -251,7 +251,7 @@ export class NodeRuntimes implements DeployScheduler, ConfigDeploys {
     if (runtime?.shared.deploying) void runtime.engine.realtime?.placementChanged(orgId);
   }
 
-  private startRuntime(node: EngineNodeRow): void {
+  private startRuntime(node: EngineNodeRecord): void {
     const role = nodeDeployerRole(node.id);
     const { logger, db, replicaId } = this.options;
     const nodeLogger = logger?.child({ node: node.name });

@@ -10,7 +10,9 @@
 // the store: the next flush (a retry with backoff, the next save, or the next deployer's start)
 // converges. None of this waits for the files' debounce: a new user is registrable as soon as
 // its rows are written and its (uncached) id is looked up; the dialplan and queues still deploy
-// through the debounced file path.
+// through the debounced file path. A caller that must know the rows are written and the engine
+// told (a test about to register a phone, a bench between samples) awaits `settled()`, which
+// waits through the retries; `idle()` only waits for what runs now.
 import type { Logger } from "pino";
 import { BackgroundTimer, type Clock, systemClock, systemTimers, type Timers } from "../clock.js";
 import { REGISTRATIONS_RELOAD } from "../engine/realtime-pjsip-target.js";
@@ -35,7 +37,7 @@ export const REALTIME_UNIT = "pjsip-realtime";
 
 export interface RealtimePjsipOptions {
   db: Db;
-  builds: StoreBuilds;
+  builds: Pick<StoreBuilds, "orgPjsipRows">;
   target: EngineTarget;
   /** The deployer's reload queue: a registrations reload never runs beside another reload. */
   reloads: ReloadQueue;
@@ -51,6 +53,27 @@ export interface RealtimePjsipOptions {
   node?: { id: string; name: string };
   /** Told each step of a save's path as it happens (bench:engine --trace-registrable). */
   trace?: RealtimeTrace;
+  /** The store's realtime rows and pending queue; default the repository over `db`. */
+  rows?: RealtimeRows;
+}
+
+/** The part of the realtime repository this side uses (a test gives a failing fake). */
+export type RealtimeRows = Pick<
+  PjsipRealtimeRepository,
+  | "replaceOrgRows"
+  | "removeRowsOutside"
+  | "pending"
+  | "acknowledge"
+  | "queueOrgForNode"
+  | "existing"
+>;
+
+/** What failures left to a scheduled retry (`RealtimePjsip.owed()`). */
+export interface RealtimeOwed {
+  /** Orgs whose rows a sync could not write: the store has rows older than the org's save. */
+  unwrittenOrgs: string[];
+  /** The last flush failed: the engine has not taken what is queued for it. */
+  engineOwed: boolean;
 }
 
 /**
@@ -73,7 +96,7 @@ export interface RealtimeFlush {
 
 /** Writes orgs' realtime PJSIP rows and tells the engine; implements the save hook of StoreDeploys. */
 export class RealtimePjsip {
-  private readonly rows: PjsipRealtimeRepository;
+  private readonly rows: RealtimeRows;
   private readonly clock: Clock;
   private readonly timers: Timers;
   private readonly retryDelaysMs: readonly number[];
@@ -87,11 +110,17 @@ export class RealtimePjsip {
   private readonly retry: BackgroundTimer;
   /** Orgs whose rows a sync failed to write (the store was unreachable): synced again on retry. */
   private readonly unsynced = new Set<string>();
+  /** The last flush failed: what it was to tell the engine is owed until a flush succeeds. */
+  private flushOwed = false;
+  /** The retry running now (its syncs, then its flush). */
+  private retrying: Promise<void> | null = null;
+  /** Waiters of `settled()`, woken when a retry's run ends (or on stop). */
+  private readonly retryEnded = new Set<() => void>();
   private failures = 0;
   private stopped = false;
 
   constructor(private readonly options: RealtimePjsipOptions) {
-    this.rows = createPjsipRealtimeRepository(options.db);
+    this.rows = options.rows ?? createPjsipRealtimeRepository(options.db);
     this.clock = options.clock ?? systemClock;
     this.timers = options.timers ?? systemTimers;
     this.retryDelaysMs = options.retryDelaysMs ?? REALTIME_RETRY_DELAYS_MS;
@@ -218,14 +247,49 @@ export class RealtimePjsip {
     }
   }
 
-  /** Resolves once no sync or flush is running or queued (a scheduled retry is not waited for). */
+  /**
+   * Resolves once no sync, flush or retry is running or queued: what was asked so far has been
+   * attempted. A retry scheduled after a failure is not waited for (the store may stay down for
+   * long, and a test may want to see the failure): `owed()` says whether one is owed, and
+   * `settled()` waits for it.
+   */
   async idle(): Promise<void> {
     for (;;) {
       const busy: Promise<unknown>[] = [...this.running.values(), ...this.telling];
       if (this.flushing) busy.push(this.flushing.then(() => {}));
       if (this.flushAgain) busy.push(this.flushAgain.then(() => {}));
+      if (this.retrying) busy.push(this.retrying);
       if (busy.length === 0) return;
       await Promise.allSettled(busy);
+    }
+  }
+
+  /** What failures left to a scheduled retry, or null when nothing is owed. */
+  owed(): RealtimeOwed | null {
+    if (this.unsynced.size === 0 && !this.flushOwed) return null;
+    return { unwrittenOrgs: [...this.unsynced], engineOwed: this.flushOwed };
+  }
+
+  /**
+   * Resolves once nothing is running, queued or owed: every save's rows written and the engine
+   * told. Unlike `idle()`, a retry scheduled after a failure (a database restart, AMI down) is
+   * waited for, and the next, as the injected timers run them. Rejects, naming what is owed,
+   * once `withinMs` of those timers have passed or this side is stopped: a store that stays
+   * down never hangs the caller.
+   */
+  async settled(options: { withinMs: number }): Promise<void> {
+    const deadline = this.timers.now() + options.withinMs;
+    for (;;) {
+      await this.idle();
+      const owed = this.owed();
+      if (owed === null) return;
+      const left = deadline - this.timers.now();
+      const retried =
+        !this.stopped && this.retry.armed && left > 0 && (await this.retryEndedWithin(left));
+      if (!retried) {
+        const why = this.stopped ? "stopped" : `not settled within ${options.withinMs / 1000} s`;
+        throw new Error(`realtime PJSIP ${why}: ${describeOwed(owed)}`);
+      }
     }
   }
 
@@ -233,7 +297,8 @@ export class RealtimePjsip {
   async stop(): Promise<void> {
     this.stopped = true;
     this.retry.cancel();
-    await Promise.allSettled([...this.running.values(), ...this.telling]);
+    this.wakeSettled();
+    await Promise.allSettled([...this.running.values(), ...this.telling, this.retrying]);
     await Promise.allSettled([this.flushing, this.flushAgain]);
   }
 
@@ -278,11 +343,15 @@ export class RealtimePjsip {
       // The store is unreachable (a database restart): what is owed stays there; ask again.
       return this.failed(error, null);
     }
-    if (pending.length === 0) return { told: 0 };
+    if (pending.length === 0) {
+      this.flushOwed = false;
+      return { told: 0 };
+    }
     const target = this.options.target;
     if (!target.expireCachedObject) {
       // No engine to tell (PBX_ENGINE=none): nothing holds a stale copy of these rows.
       await this.rows.acknowledge(pending);
+      this.flushOwed = false;
       return { told: pending.length };
     }
     const told: PendingPjsipObject[] = [];
@@ -319,6 +388,7 @@ export class RealtimePjsip {
       }
       await this.rows.acknowledge(told);
       this.failures = 0;
+      this.flushOwed = false;
       return { told: told.length };
     } catch (error) {
       return this.failed(error, pending.length);
@@ -327,6 +397,7 @@ export class RealtimePjsip {
 
   private failed(error: unknown, pending: number | null): RealtimeFlush {
     const message = (error as Error).message;
+    this.flushOwed = true;
     this.options.logger?.warn(
       { err: message, ...(pending === null ? {} : { pending }) },
       "realtime PJSIP changes not taken by the engine yet; retrying",
@@ -336,9 +407,41 @@ export class RealtimePjsip {
   }
 
   /** A retry: the orgs whose rows were not written are synced again, then what is owed is told. */
-  private async retryNow(): Promise<void> {
-    for (const orgId of [...this.unsynced]) await this.sync(orgId);
-    await this.flush();
+  private runRetry(): Promise<void> {
+    const run = (async () => {
+      for (const orgId of [...this.unsynced]) await this.sync(orgId);
+      await this.flush();
+    })().finally(() => {
+      if (this.retrying === run) this.retrying = null;
+      this.wakeSettled();
+    });
+    this.retrying = run;
+    return run;
+  }
+
+  /** Whether a retry's run ends within `ms` of the timers (false: the time ran out first). */
+  private retryEndedWithin(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timeout = this.timers.setTimer(
+        ms,
+        () => {
+          this.retryEnded.delete(ended);
+          resolve(false);
+        },
+        { background: true },
+      );
+      const ended = () => {
+        timeout.cancel();
+        resolve(true);
+      };
+      this.retryEnded.add(ended);
+    });
+  }
+
+  private wakeSettled(): void {
+    const waiting = [...this.retryEnded];
+    this.retryEnded.clear();
+    for (const ended of waiting) ended();
   }
 
   /** The endpoints' probes the engine contradicts (a row it does not serve, or a removed one it does). */
@@ -362,6 +465,16 @@ export class RealtimePjsip {
     const delay =
       this.retryDelaysMs[Math.min(this.failures, this.retryDelaysMs.length - 1)] ?? 1000;
     this.failures++;
-    this.retry.arm(delay, () => this.retryNow());
+    this.retry.arm(delay, () => this.runRetry());
   }
+}
+
+/** What is owed, in words: `settled()`'s error. */
+function describeOwed(owed: RealtimeOwed): string {
+  const parts: string[] = [];
+  if (owed.unwrittenOrgs.length > 0) {
+    parts.push(`rows of org ${owed.unwrittenOrgs.join(", ")} not written`);
+  }
+  if (owed.engineOwed) parts.push("changes not taken by the engine yet");
+  return parts.join("; ");
 }

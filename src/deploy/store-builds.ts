@@ -15,6 +15,7 @@ import { compileOrgPjsipRealtime, type RealtimeRow } from "../compiler/pjsip-rea
 import type { GatewayOptions } from "../model/gateway.js";
 import type { OrgState } from "../model/org-state.js";
 import { isUsableDid } from "../model/refs.js";
+import type { OrgHandleRecord } from "../model/stored-records.js";
 import { refusedNumbers } from "../store/consent-repository.js";
 import { stagingTunnelOf } from "../store/customer-tunnel-repository.js";
 import type { Db } from "../store/database.js";
@@ -26,11 +27,7 @@ import {
 } from "../store/engine-node-repository.js";
 import { loadGatewayState } from "../store/load-gateway-state.js";
 import { loadOrgPjsipState, loadOrgState } from "../store/load-org-state.js";
-import {
-  createOrganizationRepository,
-  isServed,
-  type OrgHandleRow,
-} from "../store/organization-repository.js";
+import { createOrganizationRepository, isServed } from "../store/organization-repository.js";
 import { mohFileNames } from "./moh-files.js";
 import type { OrgBuild } from "./scheduler.js";
 
@@ -67,22 +64,11 @@ export interface StoreBuildOptions {
   behindEdge?: boolean;
 }
 
-/** An org as the deploy side knows it: id, context prefix and whether it is served. */
-export interface OrgHandle {
-  id: string;
-  contextPrefix: string;
-  status: string;
-}
-
 /** The gateway's files with what they route. */
 export interface GatewayBuild {
   files: CompiledFile[];
   didCount: number;
   orgCount: number;
-}
-
-function handleOf(row: OrgHandleRow): OrgHandle {
-  return { id: row.id, contextPrefix: row.context_prefix, status: row.status };
 }
 
 export { isServed };
@@ -92,19 +78,16 @@ export class StoreBuilds {
   constructor(private readonly options: StoreBuildOptions) {}
 
   /** Every org's (this node's orgs') id, prefix and status (one query, no org is loaded). */
-  async orgs(): Promise<OrgHandle[]> {
+  async orgs(): Promise<OrgHandleRecord[]> {
     const nodeId = this.options.nodeId;
-    const rows =
-      nodeId === undefined
-        ? await createOrganizationRepository(this.options.db).listHandles()
-        : await orgHandlesOnNode(this.options.db, nodeId);
-    return rows.map(handleOf);
+    return nodeId === undefined
+      ? createOrganizationRepository(this.options.db).listHandles()
+      : orgHandlesOnNode(this.options.db, nodeId);
   }
 
   /** The org, or null when no such org exists. */
-  async org(orgId: string): Promise<OrgHandle | null> {
-    const row = await createOrganizationRepository(this.options.db).findHandle(orgId);
-    return row ? handleOf(row) : null;
+  async org(orgId: string): Promise<OrgHandleRecord | null> {
+    return (await createOrganizationRepository(this.options.db).findHandle(orgId)) ?? null;
   }
 
   private compileOptions(): OrgCompileOptions {

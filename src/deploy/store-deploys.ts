@@ -7,13 +7,14 @@ import type { Timers } from "../clock.js";
 import type { CompiledFile } from "../compiler/types.js";
 import type { EngineHealth, ReloadOutcome } from "../engine/target.js";
 import type { DeployInstruments } from "../metrics/instruments.js";
+import type { OrgHandleRecord } from "../model/stored-records.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { Deployer } from "./deployer.js";
 import type { OrgMediaSync } from "./node-media.js";
 import { reloadsFor } from "./reloads.js";
 import { revisionOf } from "./revision.js";
 import { createDeployScheduler, type OrgDeployScheduler } from "./scheduler.js";
-import { type GatewayBuild, isServed, type OrgHandle, type StoreBuilds } from "./store-builds.js";
+import { type GatewayBuild, isServed, type StoreBuilds } from "./store-builds.js";
 import { type DeployUnit, orgUnit, type UnitFiles, unitId } from "./units.js";
 
 export interface StoreDeploysOptions {
@@ -149,7 +150,7 @@ export class StoreDeploys {
     this.buildErrors.delete(orgId);
     await this.options.pjsipRows?.sync(orgId);
     const records = await this.track(this.scheduler.deployNow(orgId));
-    const unit = unitId(orgUnit(handle.contextPrefix));
+    const unit = unitId(orgUnit(handle.context_prefix));
     const record = records.find((r) => r.unit === unit);
     if (!record) {
       throw this.buildErrors.get(orgId) ?? new Error(`deploy of ${unit} did not run`);
@@ -185,8 +186,8 @@ export class StoreDeploys {
   async reloadOrg(orgId: string): Promise<ReloadResult> {
     const handle = await this.builds.org(orgId);
     if (!handle) throw new UnknownOrgError(`organization ${orgId} not found`);
-    const unit = unitId(orgUnit(handle.contextPrefix));
-    const files = await this.deployer.currentFiles(orgUnit(handle.contextPrefix));
+    const unit = unitId(orgUnit(handle.context_prefix));
+    const files = await this.deployer.currentFiles(orgUnit(handle.context_prefix));
     const commands = reloadsFor(
       files.map((f) => ({ path: f.path, before: null, after: f.content })),
     );
@@ -218,7 +219,7 @@ export class StoreDeploys {
   async orgStatus(orgId: string, options: { limit?: number } = {}): Promise<OrgStatus> {
     const handle = await this.builds.org(orgId);
     if (!handle) throw new UnknownOrgError(`organization ${orgId} not found`);
-    const unit = unitId(orgUnit(handle.contextPrefix));
+    const unit = unitId(orgUnit(handle.context_prefix));
     let desiredRevision: string | null = null;
     let compileError: string | null = null;
     try {
@@ -262,14 +263,14 @@ export class StoreDeploys {
     await this.options.pjsipRows?.syncEverything();
     const orgs = await this.builds.orgs();
     const served = orgs.filter((org) => isServed(org.status));
-    const servedUnits = new Set(served.map((org) => unitId(orgUnit(org.contextPrefix))));
+    const servedUnits = new Set(served.map((org) => unitId(orgUnit(org.context_prefix))));
     const stale = (await this.deployer.unitsOnDisk()).filter(
       (unit) => unit.kind === "org" && !servedUnits.has(unitId(unit)),
     );
     const size = Math.max(1, this.options.startupBatchSize ?? 100);
     const gateway: DeployUnit = { kind: "gateway" };
     const top: DeployUnit = { kind: "top" };
-    const units = [...served.map((org) => orgUnit(org.contextPrefix)), ...stale, gateway, top];
+    const units = [...served.map((org) => orgUnit(org.context_prefix)), ...stale, gateway, top];
     // Compiled and written a batch at a time (memory), reloaded once for every org: one PJSIP,
     // dialplan and queue reload for the whole start-up, not one per batch (Deployer.deployInBatches).
     const batches = async function* (this: StoreDeploys): AsyncGenerator<UnitFiles[]> {
@@ -277,7 +278,7 @@ export class StoreDeploys {
         const groups: UnitFiles[] = [];
         for (const org of served.slice(from, from + size)) {
           const files = await this.orgFilesOrRecord(org, trigger);
-          if (files) groups.push({ unit: orgUnit(org.contextPrefix), files });
+          if (files) groups.push({ unit: orgUnit(org.context_prefix), files });
         }
         if (from + size >= served.length) {
           // The last batch: org directories no longer served are removed, and the gateway and
@@ -324,19 +325,22 @@ export class StoreDeploys {
       this.buildErrors.set(orgId, error as Error);
       const handle = await this.builds.org(orgId).catch(() => null);
       if (handle) {
-        await this.recordFailure(unitId(orgUnit(handle.contextPrefix)), trigger, error as Error);
+        await this.recordFailure(unitId(orgUnit(handle.context_prefix)), trigger, error as Error);
       }
       throw error;
     }
   }
 
-  private async orgFilesOrRecord(org: OrgHandle, trigger: string): Promise<CompiledFile[] | null> {
+  private async orgFilesOrRecord(
+    org: OrgHandleRecord,
+    trigger: string,
+  ): Promise<CompiledFile[] | null> {
     try {
       const { files } = await this.builds.orgFiles(org.id);
       await this.options.media?.syncOrg(org.id);
       return files;
     } catch (error) {
-      await this.recordFailure(unitId(orgUnit(org.contextPrefix)), trigger, error as Error);
+      await this.recordFailure(unitId(orgUnit(org.context_prefix)), trigger, error as Error);
       this.options.onError?.(org.id, error as Error);
       return null;
     }

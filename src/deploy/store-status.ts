@@ -39,7 +39,7 @@ export async function storeUnitStatuses(
   for (const org of await builds.orgs()) {
     try {
       desired.set(
-        unitId(orgUnit(org.contextPrefix)),
+        unitId(orgUnit(org.context_prefix)),
         revisionOf((await builds.orgFiles(org.id)).files),
       );
     } catch {

@@ -1,7 +1,9 @@
-// What the store keeps of an org, its platform users, the engine nodes and where each org is
-// placed, as the domain works with it: one declaration each. The store's tables are these records (src/store/schema.ts derives them), and
-// its repositories answer them, so no layer above the store names a table row.
+// What the store keeps of an org, its platform users, the engine nodes, where each org is placed
+// and its moves between nodes, as the domain works with it: one declaration each. The store's
+// tables are these records (src/store/schema.ts derives them), and its repositories answer them,
+// so no layer above the store names a table row.
 import type { NodeState } from "./engine-node.js";
+import type { MovePhase } from "./org-move.js";
 
 /** An organization as stored, credentials already hashed or sealed. */
 export interface OrganizationRecord {
@@ -28,6 +30,9 @@ export interface OrganizationRecord {
   updated_at: string;
 }
 
+/** What the deploy side reads of an org (one cheap query over every org): no org is loaded. */
+export type OrgHandleRecord = Pick<OrganizationRecord, "id" | "context_prefix" | "status">;
+
 /** An Asterisk node the install deploys to (issue 25), its AMI secret sealed. */
 export interface EngineNodeRecord {
   id: string;
@@ -51,6 +56,29 @@ export interface OrgPlacementRecord {
   /** 0/1: an admin chose the node. */
   pinned: number;
   placed_at: string;
+}
+
+/** An org's latest move between engine nodes (migration 3000), as its driver records it. */
+export interface OrgMoveRecord {
+  org_id: string;
+  id: string;
+  source_node_id: string;
+  target_node_id: string;
+  phase: MovePhase;
+  call_drain_timeout_s: number;
+  requested_at: string;
+  updated_at: string;
+  /** The edge request (scope `nodes`) the placement switch recorded. */
+  edge_seq: number | null;
+  /** Phones told to re-register; null without an edge (or not yet). */
+  phones_notified: number | null;
+  drain_started_at: string | null;
+  /** The org's calls still up on the source at the last look. */
+  drain_calls: number | null;
+  /** 0/1: the drain's deadline passed with calls up. */
+  drain_timed_out: number;
+  last_error: string | null;
+  finished_at: string | null;
 }
 
 /** A person of an org (a platform user) as stored. */

@@ -14,6 +14,7 @@ import {
   ensureNodeRealtimeViews,
   renameNodeRealtimeViews,
 } from "./node-realtime-views.js";
+import { findOrgMove, listUnfinishedMoveSides, type MoveSides } from "./org-move-repository.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
 
 /** The node row is the model's record (src/model/stored-records.ts). */
@@ -21,9 +22,6 @@ export type EngineNodesTable = EngineNodeRecord;
 
 /** The placement row is the model's record (src/model/stored-records.ts). */
 export type OrgPlacementsTable = OrgPlacementRecord;
-
-export type EngineNodeRow = EngineNodesTable;
-export type OrgPlacementRow = OrgPlacementsTable;
 
 /** What a node carries: orgs placed on it as primary, as standby, and on their way through it. */
 export interface NodeLoad {
@@ -39,7 +37,7 @@ export interface NodeLoad {
 }
 
 /** Every node, by name. */
-export async function listEngineNodes(db: Db): Promise<EngineNodeRow[]> {
+export async function listEngineNodes(db: Db): Promise<EngineNodeRecord[]> {
   return db.selectFrom("engine_nodes").selectAll().orderBy("name").execute();
 }
 
@@ -51,26 +49,26 @@ export async function countEngineNodes(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-export async function findEngineNode(db: Db, id: string): Promise<EngineNodeRow | undefined> {
+export async function findEngineNode(db: Db, id: string): Promise<EngineNodeRecord | undefined> {
   return db.selectFrom("engine_nodes").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
 export async function findEngineNodeByName(
   db: Db,
   name: string,
-): Promise<EngineNodeRow | undefined> {
+): Promise<EngineNodeRecord | undefined> {
   return db.selectFrom("engine_nodes").selectAll().where("name", "=", name).executeTakeFirst();
 }
 
 /** Inserts a node; on PostgreSQL its realtime PJSIP views are created with it. */
-export async function insertEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
+export async function insertEngineNode(db: Db, row: EngineNodeRecord): Promise<void> {
   await db.insertInto("engine_nodes").values(row).execute();
   await ensureNodeRealtimeViews(db, row);
   await requestEdgePush(db, NODES_SCOPE);
 }
 
 /** Replaces every column but the id and the creation time; a rename renames its views' schema. */
-export async function updateEngineNode(db: Db, row: EngineNodeRow): Promise<void> {
+export async function updateEngineNode(db: Db, row: EngineNodeRecord): Promise<void> {
   const { id, created_at: _created, ...rest } = row;
   const before = await findEngineNode(db, id);
   await db.updateTable("engine_nodes").set(rest).where("id", "=", id).execute();
@@ -135,12 +133,15 @@ export async function nodeLoads(db: Db): Promise<Map<string, NodeLoad>> {
   return loads;
 }
 
-export async function findPlacement(db: Db, orgId: string): Promise<OrgPlacementRow | undefined> {
+export async function findPlacement(
+  db: Db,
+  orgId: string,
+): Promise<OrgPlacementRecord | undefined> {
   return db.selectFrom("org_placements").selectAll().where("org_id", "=", orgId).executeTakeFirst();
 }
 
 /** Every placement, by org id. */
-export async function listPlacements(db: Db): Promise<OrgPlacementRow[]> {
+export async function listPlacements(db: Db): Promise<OrgPlacementRecord[]> {
   return db.selectFrom("org_placements").selectAll().orderBy("org_id").execute();
 }
 
@@ -214,8 +215,8 @@ export async function isOnNode(db: Db, orgId: string, nodeId: string): Promise<b
 
 /** The nodes holding one placed org, from its placement and its unfinished move. */
 function holdersOf(
-  placement: Pick<OrgPlacementRow, "node_id" | "standby_node_id">,
-  move: { source_node_id: string; target_node_id: string; phase: string } | undefined,
+  placement: Pick<OrgPlacementRecord, "node_id" | "standby_node_id">,
+  move: Omit<MoveSides, "org_id"> | undefined,
 ): string[] {
   const holders = [placement.node_id];
   const add = (nodeId: string | null) => {
@@ -233,26 +234,13 @@ function holdersOf(
 export async function orgHolders(db: Db, orgId: string): Promise<string[]> {
   const placement = await findPlacement(db, orgId);
   if (!placement) return [];
-  const move = await db
-    .selectFrom("org_moves")
-    .select(["source_node_id", "target_node_id", "phase"])
-    .where("org_id", "=", orgId)
-    .where("finished_at", "is", null)
-    .executeTakeFirst();
-  return holdersOf(placement, move);
+  const move = await findOrgMove(db, orgId);
+  return holdersOf(placement, move?.finished_at === null ? move : undefined);
 }
 
 /** Every placed org's holders (`orgHolders`), by org id. */
 export async function listOrgHolders(db: Db): Promise<Map<string, string[]>> {
-  const moves = new Map(
-    (
-      await db
-        .selectFrom("org_moves")
-        .select(["org_id", "source_node_id", "target_node_id", "phase"])
-        .where("finished_at", "is", null)
-        .execute()
-    ).map((move) => [move.org_id, move]),
-  );
+  const moves = new Map((await listUnfinishedMoveSides(db)).map((move) => [move.org_id, move]));
   return new Map(
     (await listPlacements(db)).map((row) => [row.org_id, holdersOf(row, moves.get(row.org_id))]),
   );
@@ -272,7 +260,7 @@ export async function unplacedOrgIds(db: Db): Promise<string[]> {
 }
 
 /** Inserts or replaces an org's placement (and tells the edge, in the same transaction). */
-export async function savePlacement(db: Db, row: OrgPlacementRow): Promise<void> {
+export async function savePlacement(db: Db, row: OrgPlacementRecord): Promise<void> {
   await requestEdgePush(db, NODES_SCOPE);
   await db
     .insertInto("org_placements")
@@ -320,13 +308,7 @@ export async function nodeTopologyFingerprint(db: Db): Promise<string> {
       hash.update(`${row.org_id}:${row.node_id}:${row.standby_node_id ?? ""},`);
     }
   }
-  const moves = await db
-    .selectFrom("org_moves")
-    .select(["org_id", "source_node_id", "target_node_id", "phase"])
-    .where("finished_at", "is", null)
-    .orderBy("org_id")
-    .execute();
-  hash.update(JSON.stringify(moves));
+  hash.update(JSON.stringify(await listUnfinishedMoveSides(db)));
   return hash.digest("hex");
 }
 

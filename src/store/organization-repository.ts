@@ -3,7 +3,7 @@
 
 import { sql } from "kysely";
 import { prefixesNest } from "../model/context-prefix-nesting.js";
-import type { OrganizationRecord } from "../model/stored-records.js";
+import type { OrganizationRecord, OrgHandleRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
 import type { OrganizationUpdate } from "./schema.js";
 
@@ -13,13 +13,6 @@ export const SERVED_ORG_STATUS = "active";
 /** Only active orgs are served; suspended, inactive and pending orgs compile to no files. */
 export function isServed(status: string): boolean {
   return status === SERVED_ORG_STATUS;
-}
-
-/** An org as the deploy side knows it: id, context prefix and status. */
-export interface OrgHandleRow {
-  id: string;
-  context_prefix: string;
-  status: string;
 }
 
 /** Repository of organizations over a database or a transaction. */
@@ -100,7 +93,7 @@ export function createOrganizationRepository(db: Db) {
     },
 
     /** Every org's id, prefix and status by context prefix (no org is loaded). */
-    async listHandles(): Promise<OrgHandleRow[]> {
+    async listHandles(): Promise<OrgHandleRecord[]> {
       return db
         .selectFrom("organizations")
         .select(["id", "context_prefix", "status"])
@@ -109,7 +102,7 @@ export function createOrganizationRepository(db: Db) {
     },
 
     /** One org's id, prefix and status. */
-    async findHandle(id: string): Promise<OrgHandleRow | undefined> {
+    async findHandle(id: string): Promise<OrgHandleRecord | undefined> {
       return db
         .selectFrom("organizations")
         .select(["id", "context_prefix", "status"])

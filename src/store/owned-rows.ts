@@ -7,7 +7,7 @@ import type { Db } from "./database.js";
 import type { Database } from "./schema.js";
 
 /** The org resources whose rows these helpers read and write by id. */
-type OwnedTable = "users" | "queues" | "ivrs" | "org_users";
+type OwnedTable = "users" | "queues" | "ivrs" | "org_users" | "webhooks";
 
 /** Writes `columns` on row `id` of the org; true when a row changed. */
 export async function updateOwned<T extends OwnedTable>(

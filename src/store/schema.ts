@@ -2,6 +2,7 @@
 // text so that the same columns work in SQLite and PostgreSQL; repositories convert at the edge.
 import type { Generated, Insertable, Selectable, Updateable } from "kysely";
 import type { OrganizationRecord, OrgUserRecord } from "../model/stored-records.js";
+import type { DeliveryRecord, WebhookRecord } from "../model/webhook-records.js";
 import type { CallEventsTable, CallRecordsTable, CallsTable } from "./call-tables.js";
 import type {
   AuditLogTable,
@@ -201,64 +202,13 @@ export interface OutboundRoutePatternsTable {
   position: number;
 }
 
-/** Every table of the store. Later migrations add their tables here too. */
-export type DeliveryStatus = "pending" | "in_flight" | "delivered" | "failed" | "cancelled";
-
-export type DeactivatedReason = "gone" | "too_many_failures";
-
-/** A webhook of an org (migration 0701), with the delivery-health fields the dispatcher keeps. */
-export interface WebhooksTable {
-  id: string;
-  org_id: string;
-  url: string;
-  /** JSON array of event types. */
-  events: string;
-  /** Sealed (src/domain/webhooks/webhook-service.ts); null when the webhook signs nothing. */
-  secret: string | null;
-  active: number;
-  retry_count: number;
-  timeout_ms: number;
-  last_delivery: string | null;
-  last_status: number | null;
-  last_error: string | null;
-  /** Failed attempts since the last success. */
-  failure_count: number;
-  /** Deliveries that ended `failed` since the last success. */
-  failed_deliveries_in_row: number;
-  deactivated_reason: DeactivatedReason | null;
-  /** The `<timestamp>` of the webhook's last event (migration 2901): the next one is above it. */
+/** A webhook's row is the model's record (src/model/webhook-records.ts); the store numbers its events. */
+export type WebhooksTable = Omit<WebhookRecord, "last_event_micros"> & {
   last_event_micros: Generated<number>;
-  created_at: string;
-  updated_at: string;
-}
+};
 
-/** The outbox (migration 0701): one row per (event, webhook). */
-export interface WebhookDeliveriesTable {
-  id: string;
-  org_id: string;
-  webhook_id: string;
-  event_id: string;
-  message_id: string;
-  event_type: string;
-  /** JSON of the event's `data`. */
-  data: string;
-  status: DeliveryStatus;
-  /** Attempts made so far. */
-  attempt: number;
-  /** When the next attempt is due (pending rows only). */
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  /** HTTP status of the last attempt; null when it got no answer. */
-  last_status: number | null;
-  last_latency_ms: number | null;
-  last_error: string | null;
-  replay_of: string | null;
-  claim_token: string | null;
-  /** An in-flight attempt's claim ends then; past it the row is due again (migration 2901). */
-  lease_until: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The outbox's row is the model's delivery record (src/model/webhook-records.ts). */
+export type WebhookDeliveriesTable = DeliveryRecord;
 
 /** A role that runs on one replica at a time, held until `expires_at` unless renewed (2901). */
 export interface LeasesTable {
@@ -332,6 +282,7 @@ export interface EngineNodeSystemsTable {
   seen_at: string;
 }
 
+/** Every table of the store. Later migrations add their tables here too. */
 export interface Database extends TicketTables {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -392,5 +343,3 @@ export type DidRequestRow = Selectable<DidRequestsTable>;
 export type TrunkRow = Selectable<TrunksTable>;
 export type TimeConditionRow = Selectable<TimeConditionsTable>;
 export type OutboundRouteRow = Selectable<OutboundRoutesTable>;
-export type WebhookRow = Selectable<WebhooksTable>;
-export type DeliveryRow = Selectable<WebhookDeliveriesTable>;

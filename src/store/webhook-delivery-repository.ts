@@ -1,12 +1,12 @@
 // The outbox: one row per (event, webhook). Dispatchers (one per replica) claim due rows under a
 // lease, record every attempt on its row, and a row whose lease ran out is claimed again.
 import { sql } from "kysely";
+import type { DeliveryRecord, DeliveryStatus } from "../model/webhook-records.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
-import type { DeliveryRow, DeliveryStatus } from "./schema.js";
 
 export type AttemptRecord = Pick<
-  DeliveryRow,
+  DeliveryRecord,
   | "status"
   | "attempt"
   | "next_attempt_at"
@@ -19,7 +19,7 @@ export type AttemptRecord = Pick<
 /** Repository of deliveries over a database or a transaction. */
 export function createDeliveryRepository(db: Db) {
   return {
-    async insertMany(rows: readonly DeliveryRow[]): Promise<void> {
+    async insertMany(rows: readonly DeliveryRecord[]): Promise<void> {
       if (rows.length === 0) return;
       await db
         .insertInto("webhook_deliveries")
@@ -41,8 +41,8 @@ export function createDeliveryRepository(db: Db) {
       limit: number,
       token: string,
       leaseMarginMs: number,
-    ): Promise<DeliveryRow[]> {
-      const claim = async (handle: Db, locking: boolean): Promise<DeliveryRow[]> => {
+    ): Promise<DeliveryRecord[]> {
+      const claim = async (handle: Db, locking: boolean): Promise<DeliveryRecord[]> => {
         const lock = <Q extends { forUpdate(): Q; skipLocked(): Q }>(query: Q): Q =>
           locking ? query.forUpdate().skipLocked() : query;
         const expired = await lock(
@@ -80,13 +80,13 @@ export function createDeliveryRepository(db: Db) {
           .execute();
         const timeoutOf = new Map(timeouts.map((w) => [w.id, w.timeout_ms]));
         // One update per distinct lease (a batch has as many as it has distinct timeouts).
-        const byLease = new Map<string, DeliveryRow[]>();
+        const byLease = new Map<string, DeliveryRecord[]>();
         for (const row of rows) {
           const ms = (timeoutOf.get(row.webhook_id) ?? 0) + leaseMarginMs;
           const until = new Date(Date.parse(now) + ms).toISOString();
           byLease.set(until, [...(byLease.get(until) ?? []), row]);
         }
-        const claimed: DeliveryRow[] = [];
+        const claimed: DeliveryRecord[] = [];
         for (const [until, group] of byLease) {
           const updated = await handle
             .updateTable("webhook_deliveries")
@@ -145,7 +145,11 @@ export function createDeliveryRepository(db: Db) {
       return (row?.at as string | null | undefined) ?? undefined;
     },
 
-    async findById(orgId: string, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
+    async findById(
+      orgId: string,
+      webhookId: string,
+      id: string,
+    ): Promise<DeliveryRecord | undefined> {
       return db
         .selectFrom("webhook_deliveries")
         .selectAll()
@@ -161,7 +165,7 @@ export function createDeliveryRepository(db: Db) {
       webhookId: string,
       limit: number,
       offset = 0,
-    ): Promise<DeliveryRow[]> {
+    ): Promise<DeliveryRecord[]> {
       return db
         .selectFrom("webhook_deliveries")
         .selectAll()

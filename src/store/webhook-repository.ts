@@ -1,20 +1,22 @@
 // Webhooks of an org, with the delivery-health fields the dispatcher maintains.
 import { type Insertable, sql } from "kysely";
+import type { DeactivatedReason, WebhookRecord } from "../model/webhook-records.js";
 import type { Db } from "./database.js";
-import type { DeactivatedReason, WebhookRow, WebhooksTable } from "./schema.js";
+import { deleteOwned, updateOwned } from "./owned-rows.js";
+import type { WebhooksTable } from "./schema.js";
 
 export type WebhookPatch = Partial<
-  Pick<WebhookRow, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
+  Pick<WebhookRecord, "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms">
 > & { deactivated_reason?: DeactivatedReason | null };
 
 /** What a new webhook is configured with; everything else starts as "never delivered". */
 export type NewWebhook = Pick<
-  WebhookRow,
+  WebhookRecord,
   "id" | "org_id" | "url" | "events" | "secret" | "active" | "retry_count" | "timeout_ms"
 >;
 
 /** The row of a webhook created at `now`: no delivery yet, healthy, not deactivated. */
-export function newWebhookRow(webhook: NewWebhook, now: string): WebhookRow {
+export function newWebhookRecord(webhook: NewWebhook, now: string): WebhookRecord {
   return {
     ...webhook,
     last_delivery: null,
@@ -63,7 +65,7 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** The org's webhook `id`; undefined for unknown ids and other orgs' webhooks alike. */
-    async findById(orgId: string, id: string): Promise<WebhookRow | undefined> {
+    async findById(orgId: string, id: string): Promise<WebhookRecord | undefined> {
       return db
         .selectFrom("webhooks")
         .selectAll()
@@ -73,11 +75,11 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** Any org's webhook (the dispatcher works across orgs). */
-    async findAnyById(id: string): Promise<WebhookRow | undefined> {
+    async findAnyById(id: string): Promise<WebhookRecord | undefined> {
       return db.selectFrom("webhooks").selectAll().where("id", "=", id).executeTakeFirst();
     },
 
-    async listByOrg(orgId: string): Promise<WebhookRow[]> {
+    async listByOrg(orgId: string): Promise<WebhookRecord[]> {
       return db
         .selectFrom("webhooks")
         .selectAll()
@@ -87,7 +89,7 @@ export function createWebhookRepository(db: Db) {
         .execute();
     },
 
-    async listActiveByOrg(orgId: string): Promise<WebhookRow[]> {
+    async listActiveByOrg(orgId: string): Promise<WebhookRecord[]> {
       return db
         .selectFrom("webhooks")
         .selectAll()
@@ -99,24 +101,13 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** Applies `patch`; true when the org's webhook exists. */
-    async update(orgId: string, id: string, patch: WebhookPatch, at: string): Promise<boolean> {
-      const result = await db
-        .updateTable("webhooks")
-        .set({ ...patch, updated_at: at })
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+    update(orgId: string, id: string, patch: WebhookPatch, at: string): Promise<boolean> {
+      return updateOwned(db, "webhooks", orgId, id, { ...patch, updated_at: at });
     },
 
     /** Deletes the org's webhook; true when it existed. */
-    async delete(orgId: string, id: string): Promise<boolean> {
-      const result = await db
-        .deleteFrom("webhooks")
-        .where("org_id", "=", orgId)
-        .where("id", "=", id)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+    delete(orgId: string, id: string): Promise<boolean> {
+      return deleteOwned(db, "webhooks", orgId, id);
     },
 
     /**
@@ -171,7 +162,7 @@ export function createWebhookRepository(db: Db) {
     },
 
     /** The webhooks among `ids` that still exist (any org), by id. */
-    async findManyByIds(ids: readonly string[]): Promise<Map<string, WebhookRow>> {
+    async findManyByIds(ids: readonly string[]): Promise<Map<string, WebhookRecord>> {
       if (ids.length === 0) return new Map();
       const rows = await db
         .selectFrom("webhooks")

@@ -2,13 +2,13 @@
 // delivery row and on the webhook's health fields (in one transaction).
 import { performance } from "node:perf_hooks";
 import { type AttemptResult, attemptResultOf } from "../metrics/instruments.js";
-import type { Db } from "../store/database.js";
 import type {
   DeactivatedReason,
-  DeliveryRow,
+  DeliveryRecord,
   DeliveryStatus,
-  WebhookRow,
-} from "../store/schema.js";
+  WebhookRecord,
+} from "../model/webhook-records.js";
+import type { Db } from "../store/database.js";
 import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
 import { createWebhookRepository } from "../store/webhook-repository.js";
 import type { WebhookHttpClient } from "./http-client.js";
@@ -51,8 +51,8 @@ function describeFailure(error: unknown): string {
 export async function sendAttempt(
   http: WebhookHttpClient,
   secrets: SecretSealer,
-  webhook: WebhookRow,
-  row: DeliveryRow,
+  webhook: WebhookRecord,
+  row: DeliveryRecord,
   sentAt: Date,
 ): Promise<AttemptOutcome> {
   const attempt = row.attempt + 1;
@@ -115,7 +115,7 @@ export interface Decision {
 
 /** Delivered, retried later (when), or failed for good, for one attempt's outcome. */
 export function decide(
-  webhook: WebhookRow,
+  webhook: WebhookRecord,
   outcome: AttemptOutcome,
   finishedAt: Date,
   options: RecordOptions,
@@ -135,8 +135,8 @@ export function decide(
 }
 
 export interface FinishedAttempt {
-  webhook: WebhookRow;
-  row: DeliveryRow;
+  webhook: WebhookRecord;
+  row: DeliveryRecord;
   outcome: AttemptOutcome;
   decision: Decision;
 }

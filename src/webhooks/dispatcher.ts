@@ -12,8 +12,8 @@
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { noInstruments, type WebhookInstruments } from "../metrics/instruments.js";
+import type { DeliveryRecord, WebhookRecord } from "../model/webhook-records.js";
 import type { Db } from "../store/database.js";
-import type { DeliveryRow, WebhookRow } from "../store/schema.js";
 import { createDeliveryRepository } from "../store/webhook-delivery-repository.js";
 import { createWebhookRepository } from "../store/webhook-repository.js";
 import {
@@ -234,7 +234,7 @@ class OutboxDispatcher implements WebhookDispatcher {
     }
   }
 
-  private async deliver(row: DeliveryRow, webhook: WebhookRow | undefined): Promise<void> {
+  private async deliver(row: DeliveryRecord, webhook: WebhookRecord | undefined): Promise<void> {
     try {
       if (webhook?.active !== 1) {
         await this.deliveries.setStatus(row.id, "cancelled", this.clock().toISOString());

@@ -23,7 +23,7 @@ import { createTrunkRepository } from "../../src/store/trunk-repository.js";
 import { createUserRepository } from "../../src/store/user-repository.js";
 import { createWebhookRepository } from "../../src/store/webhook-repository.js";
 import { insertOrg } from "../store/helpers.js";
-import { runCommand } from "./run-command.js";
+import { runCommand, withEnv } from "./run-command.js";
 import { storePerTest } from "./test-store.js";
 
 const ORG = "4f1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d";
@@ -149,17 +149,6 @@ async function exportText(dataDir: string): Promise<string> {
 
 async function apply(dataDir: string, args: string[]) {
   return runCommand(Apply, [...args, "--data-dir", dataDir, "--json"]);
-}
-
-function withEnv<T>(vars: Record<string, string>, run: () => Promise<T>): Promise<T> {
-  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, vars);
-  return run().finally(() => {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  });
 }
 
 storePerTest(test);
@@ -536,6 +525,17 @@ test("export writes webhooks (no secret) and platform users with roles; apply re
       assert.match(
         JSON.parse(refused.stdout).failures[0].error,
         "webhooks[0]: Unknown event type: call.exploded",
+      );
+
+      data.webhooks[0].events = ["call.ended"];
+      data.webhooks[0].retry_count = 11;
+      writeFileSync(file, stringify(data));
+      const outOfBounds = await apply(dataDir, [file, "--no-deploy"]);
+      assert.is(outOfBounds.code, 1);
+      assert.match(
+        JSON.parse(outOfBounds.stdout).failures[0].error,
+        "webhooks[0]: retry_count must be an integer from 0 to 10",
+        "the API's bound, in the API's words",
       );
     });
     store = await openDataStore(process.env, dataDir, { create: false });

@@ -59,3 +59,17 @@ export async function runCommand<T>(
     process.exitCode = exitCodeBefore;
   }
 }
+
+/** Runs `work` with `env` added to process.env (what a command reads), then restores it. */
+export async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, env);
+  try {
+    return await work();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}

@@ -15,6 +15,7 @@ import {
   KAMAILIO_RUN_FLAGS,
 } from "../../src/compiler/edge/index.js";
 import { type EdgeRpc, httpEdgeRpc } from "../../src/deploy/edge-apply.js";
+import { killOnExit } from "../../src/kill-on-exit.js";
 
 export const KAMAILIO = "/usr/sbin/kamailio";
 export const SIPP = "/usr/bin/sipp";
@@ -31,11 +32,6 @@ export function missingTools(): string | null {
   }
   return null;
 }
-
-const children = new Set<ChildProcess>();
-process.on("exit", () => {
-  for (const child of children) if (child.pid) process.kill(child.pid, "SIGKILL");
-});
 
 /** A port free for UDP and TCP on `address`. */
 export async function freePort(address: string, avoid: ReadonlySet<number> = new Set()) {
@@ -67,7 +63,6 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<v
   process.kill(child.pid, signal);
   await Promise.race([exited, delay(5000)]);
   if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, "SIGKILL");
-  children.delete(child);
 }
 
 export interface RunningEdge {
@@ -125,7 +120,7 @@ export async function startKamailio(
     ["-f", join(dir, KAMAILIO_CFG), ...KAMAILIO_RUN_FLAGS, "-DD", "-E", "-Y", dir, "-w", dir],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
-  children.add(child);
+  killOnExit(child);
   const log: string[] = [];
   child.stderr?.on("data", (chunk: Buffer) => log.push(chunk.toString()));
   const rpc = httpEdgeRpc(`http://127.0.0.1:${rpcPort}/RPC`);
@@ -174,7 +169,7 @@ export async function startStandInNode(name: string, address: string): Promise<S
     ["-sf", SCENARIO, "-i", address, "-p", String(port), "-key", "node", name, "-nostdin"],
     { cwd: dir, stdio: ["ignore", "ignore", "ignore"] },
   );
-  children.add(child);
+  killOnExit(child);
   // SIPp binds at once; a UDP probe of the port tells when it is there.
   const deadline = Date.now() + 5000;
   while (

@@ -9,7 +9,7 @@ import Rollback from "../../src/cli/commands/rollback.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { withSystemName } from "../../src/engine/engine-init.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
-import { runCommand } from "../cli/run-command.js";
+import { runCommand, withEnv } from "../cli/run-command.js";
 import { tempDir } from "./helpers.js";
 
 function orgYaml(strategy: string): string {
@@ -24,19 +24,6 @@ function orgYaml(strategy: string): string {
     `  - { number: "5000", name: Sales, strategy: ${strategy}, members: [{ extension: "100" }] }`,
     "",
   ].join("\n");
-}
-
-async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, env);
-  try {
-    return await work();
-  } finally {
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
 }
 
 test("deploy, redeploy, queue-only change, status and rollback from YAML against a fake AMI", async () => {

@@ -1,28 +1,23 @@
 // A `serve` (startServer) with engine nodes behind fake AMI engines (recorded answers only), for
 // the node tests: each fake "loads" its node's directory (`<data-dir>/nodes/<name>`); the
-// engines' and the leases' clocks are fakes the test advances. The store is SQLite, or
-// PostgreSQL under `npm run test:pg`.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// engines', the leases' and org moves' clocks are fakes the test advances. The store is SQLite,
+// or PostgreSQL under `npm run test:pg`. The server itself: test/deploy/server-with-engines.ts.
 import { join } from "node:path";
-import { pino } from "pino";
-import { type RunningServer, type StartServerOptions, startServer } from "../../src/api/server.js";
-import { loadConfig } from "../../src/config.js";
+import type { RunningServer, StartServerOptions } from "../../src/api/server.js";
 import type { NodeRuntime } from "../../src/deploy/node-runtime.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { openStoreHandle } from "../../src/store/database.js";
 import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
-import { freshStoreLocation } from "../store/test-database.js";
+import { testBackend } from "../store/test-database.js";
 import { FakeClock, tree } from "./helpers.js";
+import {
+  type ApiAnswer,
+  fakeNodeEngine,
+  startServerWithEngines,
+  T0,
+} from "./server-with-engines.js";
 
 const PASSWORD = "fake-nodes-password";
-const T0 = Date.parse("2026-03-01T10:00:00.000Z");
-
-export interface ApiAnswer {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected field by field
-  body: any;
-}
 
 export interface FakeNodes {
   dataDir: string;
@@ -74,115 +69,70 @@ export async function startFakeNodes(
   } = {},
 ): Promise<FakeNodes> {
   const { realtime, ...serverOptions } = options;
-  const dataDir = mkdtempSync(join(tmpdir(), "pbx-fake-nodes-"));
-  const store = await freshStoreLocation(join(dataDir, "pbx.db"));
-  if (realtime && store.location.kind !== "postgres") {
+  if (realtime && testBackend() !== "postgres") {
     throw new Error("realtime fake nodes need the PostgreSQL test cluster (npm run test:pg)");
   }
-  const storeEnv: Record<string, string> =
-    store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
-  const engineEnv: Record<string, string> = realtime ? { ...storeEnv, PBX_PJSIP: "realtime" } : {};
-  const engineDb = realtime ? openStoreHandle(store.location) : null;
-  const dir = (n: number) => join(dataDir, "nodes", `node-${n}`);
-  const engines = Array.from(
-    { length: count },
-    (_, i) =>
-      new FakeAmiServer({
-        engineDir: dir(i + 1),
-        implicitIncludes: true,
-        // Each node its own, as docs/nodes.md asks (a node without one has its events held).
-        systemName: `node-${i + 1}`,
-        ...(engineDb
-          ? {
-              realtimeEndpoint: async (id: string) =>
-                (
-                  await createPjsipRealtimeRepository(engineDb).existing(
-                    "ps_endpoints",
-                    [id],
-                    `node-${i + 1}`,
-                  )
-                ).has(id),
-            }
-          : {}),
-      }),
-  );
-  const ports = await Promise.all(engines.map((e) => e.listen()));
-  const leaseTimers = new FakeClock();
-  const engineClock = new FakeClock();
   const moveClock = new FakeClock();
-  const config = loadConfig(
-    { ...storeEnv, PBX_ADMIN_PASSWORD: PASSWORD, PBX_REPLICA_ID: "a" },
-    { dataDir, port: 0, host: "127.0.0.1" },
-  );
-  const server = await startServer({
-    config,
-    logger: pino({ level: "silent" }),
-    env: engineEnv,
-    engineOptions: { timers: engineClock },
-    roleOptions: { timers: leaseTimers, clock: () => new Date(T0 + leaseTimers.now()) },
-    moveOptions: { timers: moveClock, clock: () => new Date(T0 + moveClock.now()) },
-    ...serverOptions,
+  const running = await startServerWithEngines({
+    password: PASSWORD,
+    env: (store): Record<string, string> =>
+      realtime && store.location.kind === "postgres"
+        ? { PBX_DATABASE_URL: store.location.url, PBX_PJSIP: "realtime" }
+        : {},
+    server: {
+      moveOptions: { timers: moveClock, clock: () => new Date(T0 + moveClock.now()) },
+      ...serverOptions,
+    },
   });
-  const close = async () => {
-    await server.close();
-    for (const engine of engines) await engine.close();
-    await engineDb?.destroy();
-    await store.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
+  const { dataDir, store, server } = running;
   try {
-    await server.ready;
-    const call = async (method: string, path: string, headers = {}, body?: unknown) => {
-      const res = await fetch(`${server.url}/api/v1${path}`, {
-        method,
-        headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      return {
-        status: res.status,
-        body: (await res.json().catch(() => null)) as ApiAnswer["body"],
-      };
-    };
-    const token = (
-      await call("POST", "/admin/auth", {}, { admin_username: "admin", admin_password: PASSWORD })
-    ).body.token;
-    const admin = { authorization: `Bearer ${token}` };
-    for (const [i, port] of ports.entries()) {
-      const added = await call("POST", "/admin/engine-nodes", admin, {
-        name: `node-${i + 1}`,
-        ami_port: port,
-        ami_username: "pbxctl",
-        ami_secret: "secret",
-        sip_address: `10.0.0.1${i + 1}`,
-        capacity: 10,
-      });
-      if (added.status !== 201) throw new Error(`node-${i + 1}: ${JSON.stringify(added.body)}`);
-    }
-    const nodes = server.nodes!;
-    await nodes.refresh();
-    await server.roles.tick();
-    await server.roles.idle();
-    await nodes.started();
+    const engineDb = realtime ? openStoreHandle(store.location) : null;
+    if (engineDb) running.atClose(() => engineDb.destroy());
+    const dir = (n: number) => join(dataDir, "nodes", `node-${n}`);
+    const engines = Array.from(
+      { length: count },
+      (_, i) =>
+        new FakeAmiServer({
+          engineDir: dir(i + 1),
+          implicitIncludes: true,
+          // Each node its own, as docs/nodes.md asks (a node without one has its events held).
+          systemName: `node-${i + 1}`,
+          ...(engineDb
+            ? {
+                realtimeEndpoint: async (id: string) =>
+                  (
+                    await createPjsipRealtimeRepository(engineDb).existing(
+                      "ps_endpoints",
+                      [id],
+                      `node-${i + 1}`,
+                    )
+                  ).has(id),
+              }
+            : {}),
+        }),
+    );
+    for (const engine of engines) running.atClose(() => engine.close());
+    const ports = await Promise.all(engines.map((e) => e.listen()));
+    await running.addNodes(ports.map((port, i) => fakeNodeEngine(port, i + 1)));
     return {
       dataDir,
       storeUrl: store.location.kind === "postgres" ? store.location.url : null,
       server,
       engines,
-      engineClock,
+      engineClock: running.engineClock,
       moveClock,
-      admin,
-      call,
+      admin: running.admin,
+      call: running.request,
       dir,
-      runtime: (name) => nodes.list().find((r) => r.node.name === name)!,
+      runtime: running.runtime,
       settle: async () => {
-        await nodes.refresh();
-        engineClock.advance(800);
-        for (const r of nodes.list()) await r.engine.deploys.scheduler.idle();
+        await server.nodes!.refresh();
+        await running.settle();
       },
-      close,
+      close: running.close,
     };
   } catch (error) {
-    await close();
+    await running.close();
     throw error;
   }
 }

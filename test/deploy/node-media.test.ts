@@ -20,11 +20,8 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { type RunningServer, startServer } from "../../src/api/server.js";
-import { loadConfig } from "../../src/config.js";
 import { nodeRecordingsDir, nodeSoundsDir } from "../../src/deploy/node-dirs.js";
 import { NodeMediaCopies } from "../../src/deploy/node-media.js";
 import { purgeRecordings } from "../../src/domain/compliance/retention.js";
@@ -34,12 +31,10 @@ import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { encodeWav } from "../../src/tts/wav.js";
 import { fakeSpeechEngine } from "../api/ivrs-helpers.js";
 import { freshStore } from "../store/helpers.js";
-import { freshStoreLocation } from "../store/test-database.js";
 import { until } from "./fake-nodes.js";
-import { FakeClock } from "./helpers.js";
+import { fakeNodeEngine, startServerWithEngines } from "./server-with-engines.js";
 
 const PASSWORD = "node-media-password";
-const T0 = Date.parse("2026-03-01T10:00:00.000Z");
 
 /** A short 8 kHz tone: what an upload stores unchanged. */
 function tone(hz: number): Uint8Array {
@@ -74,10 +69,9 @@ function recordedCdr(orgId: string, id: string): Record<string, string> {
 }
 
 test("media follows the org: copied to its node before its reloads, removed when it leaves", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "pbx-node-media-"));
-  const store = await freshStoreLocation(join(dataDir, "pbx.db"));
-  const storeEnv: Record<string, string> =
-    store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
+  const running = await startServerWithEngines({ password: PASSWORD });
+  const { dataDir, config, server, engineClock, admin, runtime, settle } = running;
+  const request = running.request;
   const nodesDir = join(dataDir, "nodes");
   const engines = [1, 2].map(
     (n) =>
@@ -87,59 +81,14 @@ test("media follows the org: copied to its node before its reloads, removed when
         systemName: `node-${n}`,
       }),
   );
-  const ports = await Promise.all(engines.map((e) => e.listen()));
-  const leaseTimers = new FakeClock();
-  const engineClock = new FakeClock();
-  const config = loadConfig(
-    { ...storeEnv, PBX_ADMIN_PASSWORD: PASSWORD, PBX_REPLICA_ID: "a" },
-    { dataDir, port: 0, host: "127.0.0.1" },
-  );
-  const server: RunningServer = await startServer({
-    config,
-    logger: pino({ level: "silent" }),
-    env: {},
-    engineOptions: { timers: engineClock },
-    roleOptions: { timers: leaseTimers, clock: () => new Date(T0 + leaseTimers.now()) },
-  });
-  await server.ready;
+  for (const engine of engines) running.atClose(() => engine.close());
   server.pbx.deps.speechEngine = fakeSpeechEngine();
-  const request = async (method: string, path: string, headers = {}, body?: unknown) => {
-    const binary = body instanceof Uint8Array;
-    const res = await fetch(`${server.url}/api/v1${path}`, {
-      method,
-      headers: {
-        ...headers,
-        ...(body ? { "content-type": binary ? "audio/wav" : "application/json" } : {}),
-      },
-      ...(body ? { body: binary ? body : JSON.stringify(body) } : {}),
-    });
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    let json: unknown = null;
-    try {
-      json = JSON.parse(new TextDecoder().decode(bytes));
-    } catch {}
-    // biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected field by field
-    return { status: res.status, body: json as any, bytes };
-  };
   const nodes = server.nodes!;
-  const runtime = (name: string) => nodes.list().find((r) => r.node.name === name)!;
-  const settle = async () => {
-    engineClock.advance(800);
-    for (const r of nodes.list()) await r.engine.deploys.scheduler.idle();
-  };
   const sounds = config.soundsDir;
   const node1 = nodeSoundsDir(nodesDir, "node-1");
   const node2 = nodeSoundsDir(nodesDir, "node-2");
   try {
-    const token = (
-      await request(
-        "POST",
-        "/admin/auth",
-        {},
-        { admin_username: "admin", admin_password: PASSWORD },
-      )
-    ).body.token;
-    const admin = { authorization: `Bearer ${token}` };
+    const ports = await Promise.all(engines.map((e) => e.listen()));
 
     // No node: media is written to PBX_SOUNDS_DIR and nowhere else; a greeting upload deploys
     // nothing (played by name), exactly as before.
@@ -157,21 +106,7 @@ test("media follows the org: copied to its node before its reloads, removed when
     assert.equal(filesUnder(nodesDir), [], "no node, no copy");
 
     // Two nodes: node-1 takes A, and its start-up deploy copies A's media to node-1 only.
-    for (const [n, port] of ports.entries()) {
-      const added = await request("POST", "/admin/engine-nodes", admin, {
-        name: `node-${n + 1}`,
-        ami_port: port,
-        ami_username: "pbxctl",
-        ami_secret: "secret",
-        sip_address: `10.0.0.1${n + 1}`,
-        capacity: 10,
-      });
-      assert.is(added.status, 201, JSON.stringify(added.body));
-    }
-    await nodes.refresh();
-    await server.roles.tick();
-    await server.roles.idle();
-    await nodes.started();
+    await running.addNodes(ports.map((port, n) => fakeNodeEngine(port, n + 1)));
     assert.equal(filesUnder(join(node1, "custom")), [`${a.id}/hello.wav`]);
     assert.equal(filesUnder(join(node1, "moh")), [`${a.id}/jazz.wav`]);
     assert.equal(
@@ -298,10 +233,7 @@ test("media follows the org: copied to its node before its reloads, removed when
     );
     assert.is(purged, 1, "retention purges the nodes' recordings too");
   } finally {
-    await server.close();
-    for (const engine of engines) await engine.close();
-    await store.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await running.close();
   }
 });
 

@@ -3,11 +3,13 @@
 // (PostgreSQL only: `npm run test:pg`). An org's endpoint is served by its node only; a change
 // is expired in the cache of every node holding the org and no other; after `org move` the
 // source's cache is expired for the org's objects (it would otherwise keep serving them) and the
-// target serves them.
+// target serves them. `pbxctl status` names the node that owes each object not taken yet.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { createAmiTarget } from "../../src/engine/ami-target.js";
 import type { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
+import { runCommand, withEnv } from "../cli/run-command.js";
 import { testBackend } from "../store/test-database.js";
 import { type FakeNodes, startFakeNodes, until } from "./fake-nodes.js";
 
@@ -134,6 +136,71 @@ if (testBackend() === "postgres") {
       assert.not.ok(await serves(nodes, 1, a100), "node-1 refuses A's phone after the move");
       assert.ok(await serves(nodes, 2, a100), "node-2 serves A's phone after the move");
       assert.ok(await serves(nodes, 2, b100));
+    } finally {
+      await nodes.close();
+    }
+  });
+
+  test("`pbxctl status` lists what each node owes under the node's name", async () => {
+    const nodes = await startFakeNodes(2, { realtime: true });
+    const { call, admin } = nodes;
+    try {
+      // A on node-1 with node-2 as its warm standby: both hold A, so both owe its changes.
+      const a = (await call("POST", "/organizations", admin, { name: "A" })).body as Org;
+      const placed = await call("PUT", `/admin/organizations/${a.id}/placement`, admin, {
+        node: "node-1",
+        standby_node: "node-2",
+      });
+      assert.is(placed.status, 200, JSON.stringify(placed.body));
+      await nodes.settle();
+      // Both engines down: the save's rows are written, and what each node owes stays queued.
+      for (const engine of nodes.engines) await engine.close();
+      const user = await call(
+        "POST",
+        "/users",
+        { "x-api-key": a.api_key },
+        { extension: "100", name: "Ann" },
+      );
+      assert.is(user.status, 201, JSON.stringify(user.body));
+      const a100 = `${a.context_prefix}100`;
+      const realtime = (n: number) => nodes.runtime(`node-${n}`).engine.realtime!;
+      await until(
+        async () =>
+          (await realtime(1).pending()).length === 3 && (await realtime(2).pending()).length === 3,
+        "the save queued for both nodes",
+      );
+      const env = { PBX_DATABASE_URL: nodes.storeUrl!, PBX_PJSIP: "realtime" };
+      const text = await withEnv(env, () => runCommand(Status, ["--data-dir", nodes.dataDir]));
+      assert.is(text.code, 3, text.stdout + text.stderr);
+      // One heading per node, each followed by the objects that node owes (in queue order).
+      const lines = text.stdout.split("\n");
+      const from = lines.indexOf("PJSIP objects the engines have not taken yet (6):");
+      assert.ok(from >= 0, text.stdout);
+      for (const [i, n] of [1, 2].entries()) {
+        const heading = from + 1 + i * 4;
+        assert.is(lines[heading], `  node node-${n} (3):`, text.stdout);
+        const owed = await realtime(n).pending();
+        assert.equal(
+          lines.slice(heading + 1, heading + 4),
+          owed.map((o) => `    ${o.kind} ${a100} (saved ${o.queuedAt})`),
+          text.stdout,
+        );
+      }
+
+      const json = await withEnv(env, () =>
+        runCommand(Status, ["--data-dir", nodes.dataDir, "--json"]),
+      );
+      assert.is(json.code, 3, json.stdout + json.stderr);
+      // Exit 3 with --json: the result is printed, not returned.
+      const pending = (JSON.parse(json.stdout) as StatusCommandResult).pjsipPending ?? [];
+      assert.equal(pending.map((o) => `${o.node} ${o.kind} ${o.id}`).sort(), [
+        `node-1 aor ${a100}`,
+        `node-1 auth ${a100}`,
+        `node-1 endpoint ${a100}`,
+        `node-2 aor ${a100}`,
+        `node-2 auth ${a100}`,
+        `node-2 endpoint ${a100}`,
+      ]);
     } finally {
       await nodes.close();
     }

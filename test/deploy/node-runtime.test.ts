@@ -5,28 +5,22 @@
 // engines (recorded answers only) stand for the nodes, reached through each node's row (its AMI
 // port and sealed secret). A save to an org reloads its node only; a pin moves the org's files
 // from one node's directory to the other's at run time.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
-import { pino } from "pino";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { nodeIngestRole } from "../../src/api/node-call-tracking.js";
-import { type RunningServer, startServer } from "../../src/api/server.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
-import { loadConfig } from "../../src/config.js";
 import { nodeDeployerRole } from "../../src/deploy/node-runtime.js";
 import { ORG_MOVES_ROLE } from "../../src/domain/nodes/org-move-driver.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { runCommand } from "../cli/run-command.js";
-import { freshStoreLocation } from "../store/test-database.js";
-import { until } from "./fake-nodes.js";
-import { FakeClock, tree } from "./helpers.js";
+import { holds, until } from "./fake-nodes.js";
+import { fakeNodeEngine, startServerWithEngines, T0 } from "./server-with-engines.js";
 
 const PASSWORD = "node-runtime-password";
-const T0 = Date.parse("2026-03-01T10:00:00.000Z");
 
 /** The recorded Cdr event of fixtures/calls/internal.json, as of org `orgId`. */
 function cdrEvent(orgId: string, n: number): Record<string, string> {
@@ -39,16 +33,11 @@ function cdrEvent(orgId: string, n: number): Record<string, string> {
   return { ...(JSON.parse(text) as Record<string, string>), uniqueid: id, linkedid: id };
 }
 
-/** Whether any file of `dir` mentions `needle` (in its path or its text). */
-function holds(dir: string, needle: string): boolean {
-  return [...tree(dir)].some(([path, text]) => path.includes(needle) || text.includes(needle));
-}
-
 test("no node: the implicit engine; nodes: one deployer, lease and reload queue per node", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "pbx-node-runtime-"));
-  const store = await freshStoreLocation(join(dataDir, "pbx.db"));
-  const storeEnv: Record<string, string> =
-    store.location.kind === "postgres" ? { PBX_DATABASE_URL: store.location.url } : {};
+  const running = await startServerWithEngines({ password: PASSWORD });
+  const { dataDir, store, server, engineClock, leaseTimers, admin, runtime, settle } = running;
+  const call = running.request;
+  const nodes = server.nodes!;
   const engines = [1, 2].map(
     (n) =>
       new FakeAmiServer({
@@ -57,42 +46,9 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
         systemName: `node-${n}`,
       }),
   );
-  const ports = await Promise.all(engines.map((e) => e.listen()));
-  const leaseTimers = new FakeClock();
-  const engineClock = new FakeClock();
-  const config = loadConfig(
-    { ...storeEnv, PBX_ADMIN_PASSWORD: PASSWORD, PBX_REPLICA_ID: "a" },
-    { dataDir, port: 0, host: "127.0.0.1" },
-  );
-  const server: RunningServer = await startServer({
-    config,
-    logger: pino({ level: "silent" }),
-    env: {},
-    engineOptions: { timers: engineClock },
-    roleOptions: { timers: leaseTimers, clock: () => new Date(T0 + leaseTimers.now()) },
-  });
-  await server.ready;
-  const call = async (method: string, path: string, headers = {}, body?: unknown) => {
-    const res = await fetch(`${server.url}/api/v1${path}`, {
-      method,
-      headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected field by field
-    return { status: res.status, body: (await res.json().catch(() => null)) as any };
-  };
-  const nodes = server.nodes!;
-  const runtime = (name: string) => nodes.list().find((r) => r.node.name === name)!;
-  /** Runs the debounce of every node and waits until their deploys are done. */
-  const settle = async () => {
-    engineClock.advance(800);
-    for (const r of nodes.list()) await r.engine.deploys.scheduler.idle();
-  };
+  for (const engine of engines) running.atClose(() => engine.close());
   try {
-    const token = (
-      await call("POST", "/admin/auth", {}, { admin_username: "admin", admin_password: PASSWORD })
-    ).body.token;
-    const admin = { authorization: `Bearer ${token}` };
+    const ports = await Promise.all(engines.map((e) => e.listen()));
 
     // No node: exactly as before (one implicit engine, its directory, its deployer role).
     assert.not.ok(nodes.nodesDefined);
@@ -105,21 +61,8 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
     assert.ok(holds(join(dataDir, "asterisk"), `[${a.context_prefix}100]`), "implicit engine");
 
     // Two nodes (node-1 takes A, the org that exists), each reached through its own row.
-    for (const [n, port] of ports.entries()) {
-      const added = await call("POST", "/admin/engine-nodes", admin, {
-        name: `node-${n + 1}`,
-        ami_port: port,
-        ami_username: "pbxctl",
-        ami_secret: "secret",
-        sip_address: `10.0.0.1${n + 1}`,
-        capacity: 10,
-      });
-      assert.is(added.status, 201, JSON.stringify(added.body));
-    }
-    await nodes.refresh();
+    await running.addNodes(ports.map((port, n) => fakeNodeEngine(port, n + 1)));
     assert.ok(nodes.nodesDefined);
-    await server.roles.tick();
-    await server.roles.idle();
     const n1 = runtime("node-1");
     const n2 = runtime("node-2");
     assert.equal(
@@ -332,10 +275,7 @@ test("no node: the implicit engine; nodes: one deployer, lease and reload queue 
     await until(async () => (await engineHealth()) !== "connected", "node-2 seen disconnected");
     assert.is(await engineHealth(), "disconnected: 1 of 1 nodes");
   } finally {
-    await server.close();
-    for (const engine of engines) await engine.close();
-    await store.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await running.close();
   }
 });
 

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { freeLoopbackPort } from "../../src/engine/testing/asterisk-instance.js";
+import { killOnExit } from "../../src/kill-on-exit.js";
 import { encodeWav } from "../../src/tts/wav.js";
 
 /** One SIP account: registers `user` at `registrar` (host:port) with the digest password. */
@@ -101,23 +102,6 @@ function* unframe(buffer: { data: Buffer }): Generator<unknown> {
   }
 }
 
-const running = new Set<number>();
-let exitHookInstalled = false;
-
-/** Kills every baresip this process started, even when a test threw past its `finally`. */
-function killOnExit(pid: number): void {
-  running.add(pid);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const p of running) {
-      try {
-        process.kill(p, "SIGKILL");
-      } catch {}
-    }
-  });
-}
-
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -159,11 +143,10 @@ export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
   const child: ChildProcess = spawn("baresip", ["-f", dir], { stdio: ["ignore", out, out] });
   closeSync(out);
   const pid = child.pid ?? -1;
-  if (pid > 0) killOnExit(pid);
+  killOnExit(child);
   let exited = false;
   child.once("exit", () => {
     exited = true;
-    running.delete(pid);
   });
   let spawnError = "";
   child.once("error", (error) => {

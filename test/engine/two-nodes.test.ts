@@ -9,19 +9,20 @@
 // recorded call on node 2 is stored as node 2's and downloads through the API; `org move A --to
 // node-2` while a call of A is up on node 1 lets the call run to its end, then A's config and
 // media are on node 2 only and A's next call runs there.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { pino } from "pino";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { type RunningServer, startServer } from "../../src/api/server.js";
-import { loadConfig } from "../../src/config.js";
 import { nodeRecordingsDir, nodeSoundsDir } from "../../src/deploy/node-dirs.js";
 import type { NodeRuntime } from "../../src/deploy/node-runtime.js";
 import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instance.js";
 import { fakeSpeechEngine } from "../api/ivrs-helpers.js";
-import { FakeClock, tree } from "../deploy/helpers.js";
+import { holds } from "../deploy/fake-nodes.js";
+import {
+  type ApiAnswer,
+  type ServerWithEngines,
+  startServerWithEngines,
+} from "../deploy/server-with-engines.js";
 import { boot, silentWav, until } from "./helpers.js";
 import { channelsIdle } from "./trace.js";
 
@@ -60,10 +61,9 @@ interface Org {
 }
 
 interface Context {
-  dataDir: string;
+  /** The service, its engine clock and its nodes (test/deploy/server-with-engines.ts). */
+  nodes: ServerWithEngines;
   engines: AsteriskInstance[];
-  server: RunningServer;
-  clock: FakeClock;
   admin: Record<string, string>;
   a: Org;
   b: Org;
@@ -71,29 +71,14 @@ interface Context {
 
 const test = suite<Context>("two engine nodes");
 
-async function call(
+function call(
   context: Context,
   method: string,
   path: string,
   headers: Record<string, string>,
   body?: unknown,
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected field by field
-): Promise<{ status: number; body: any; bytes: Uint8Array }> {
-  const binary = body instanceof Uint8Array;
-  const res = await fetch(`${context.server.url}/api/v1${path}`, {
-    method,
-    headers: {
-      ...headers,
-      ...(body ? { "content-type": binary ? "audio/wav" : "application/json" } : {}),
-    },
-    ...(body ? { body: binary ? body : JSON.stringify(body) } : {}),
-  });
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  let json: unknown = null;
-  try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {}
-  return { status: res.status, body: json, bytes };
+): Promise<ApiAnswer> {
+  return context.nodes.request(method, path, headers, body);
 }
 
 async function ok(
@@ -110,9 +95,7 @@ async function ok(
 }
 
 function runtime(context: Context, name: string): NodeRuntime {
-  const found = context.server.nodes!.list().find((r) => r.node.name === name);
-  if (!found) throw new Error(`${name} is not followed`);
-  return found;
+  return context.nodes.runtime(name);
 }
 
 /** Waits for the org's save to reach its node's scheduler, then runs the deploy (real AMI). */
@@ -121,8 +104,7 @@ async function deployOn(context: Context, node: string, orgId: string): Promise<
   await until(`${orgId}'s deploy scheduled on ${node}`, () =>
     scheduler.pendingOrgs.includes(orgId) ? true : null,
   );
-  context.clock.advance(6000);
-  for (const r of context.server.nodes!.list()) await r.engine.deploys.scheduler.idle();
+  await context.nodes.settle(6000);
 }
 
 /** An org with user 101, an IVR (generated greeting, 1 -> 101) and a DID routed to it. */
@@ -150,15 +132,18 @@ async function createOrg(context: Context, name: string, did: string, node: stri
   return { ...org, ivr: ivr.id as string, did };
 }
 
-/** Whether any file of `dir` mentions `needle` in its path or its text. */
-function holds(dir: string, needle: string): boolean {
-  return [...tree(dir)].some(([path, text]) => path.includes(needle) || text.includes(needle));
-}
-
 test.before(async (context) => {
-  context.dataDir = mkdtempSync(join(tmpdir(), "pbx-two-nodes-"));
-  const nodesDir = join(context.dataDir, "nodes");
-  mkdirSync(nodesDir);
+  context.nodes = await startServerWithEngines({
+    password: PASSWORD,
+    replicaId: "two-nodes",
+    realLeases: true,
+    sqliteOnly: true,
+  });
+  const { dataDir, server } = context.nodes;
+  context.admin = context.nodes.admin;
+  server.pbx.deps.speechEngine = fakeSpeechEngine();
+  const nodesDir = join(dataDir, "nodes");
+  mkdirSync(nodesDir, { recursive: true });
   context.engines = [];
   for (const n of [1, 2]) {
     const engine = await boot([], {
@@ -168,51 +153,22 @@ test.before(async (context) => {
       extensionsAppend: '#include "extensions_test.conf"',
     });
     context.engines.push(engine);
+    context.nodes.atClose(() => engine.stop());
     // What each node's Asterisk loads and plays, seen from the service as its node directories.
     symlinkSync(engine.generatedDir, join(nodesDir, `node-${n}`));
     symlinkSync(engine.soundsDir, nodeSoundsDir(nodesDir, `node-${n}`));
     mkdirSync(engine.recordingsDir, { recursive: true });
     symlinkSync(engine.recordingsDir, nodeRecordingsDir(nodesDir, `node-${n}`));
   }
-  context.clock = new FakeClock();
-  context.server = await startServer({
-    config: loadConfig(
-      { PBX_ADMIN_PASSWORD: PASSWORD, PBX_REPLICA_ID: "two-nodes" },
-      { dataDir: context.dataDir, port: 0, host: "127.0.0.1" },
-    ),
-    logger: pino({ level: "silent" }),
-    env: {},
-    engineOptions: { timers: context.clock },
-  });
-  await context.server.ready;
-  context.server.pbx.deps.speechEngine = fakeSpeechEngine();
-  const auth = await call(
-    context,
-    "POST",
-    "/admin/auth",
-    {},
-    {
-      admin_username: "admin",
-      admin_password: PASSWORD,
-    },
+  await context.nodes.addNodes(
+    context.engines.map((engine) => ({
+      amiHost: "127.0.0.1",
+      amiPort: engine.amiPort,
+      amiUsername: engine.amiUsername,
+      amiSecret: engine.amiSecret,
+      sipAddress: `${engine.sipAddress}:${engine.sipPort}`,
+    })),
   );
-  context.admin = { authorization: `Bearer ${auth.body.token}` };
-  for (const [i, engine] of context.engines.entries()) {
-    await ok(context, "POST", "/admin/engine-nodes", context.admin, {
-      name: `node-${i + 1}`,
-      ami_host: "127.0.0.1",
-      ami_port: engine.amiPort,
-      ami_username: engine.amiUsername,
-      ami_secret: engine.amiSecret,
-      sip_address: `${engine.sipAddress}:${engine.sipPort}`,
-      capacity: 10,
-    });
-  }
-  const nodes = context.server.nodes!;
-  await nodes.refresh();
-  await context.server.roles.tick();
-  await context.server.roles.idle();
-  await nodes.started();
   // Least loaded first: A goes to node-1, then B to node-2 (checked below).
   context.a = await createOrg(context, "A", "+918065978001", "node-1");
   context.b = await createOrg(context, "B", "+918065978002", "node-2");
@@ -221,9 +177,7 @@ test.before(async (context) => {
 });
 
 test.after(async (context) => {
-  await context.server?.close();
-  for (const engine of context.engines ?? []) await engine.stop();
-  if (context.dataDir) rmSync(context.dataDir, { recursive: true, force: true });
+  await context.nodes?.close();
 });
 
 test("A loads on node 1 only and B on node 2 only, each with no warning; media follows", async (context) => {
@@ -308,7 +262,7 @@ test("B's recorded call on node 2: its record names node 2, its recording downlo
   await two.cli(`dialplan set global REC_SOUND greetings/greeting_ivr_${b.ivr}`);
   await two.cli("channel originate Local/100@pbxtest-rec application Wait 5");
   await channelsIdle(two, 30_000);
-  const db = context.server.pbx.deps.db;
+  const db = context.nodes.server.pbx.deps.db;
   const record = await until("B's recorded call stored", async () => {
     const row = await db
       .selectFrom("call_records")

@@ -7,6 +7,7 @@ import { pino } from "pino";
 import * as assert from "uvu/assert";
 import { type RunningServer, startServer } from "../../src/api/server.js";
 import { loadConfig } from "../../src/config.js";
+import { REALTIME_RETRY_DELAYS_MS } from "../../src/deploy/realtime-pjsip.js";
 import { createAmiTarget } from "../../src/engine/ami-target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import type { Did, User } from "../../src/model/org-state.js";
@@ -43,6 +44,12 @@ export interface Rig {
   createOrg(name?: string): Promise<{ id: string; api_key: string; prefix: string }>;
   /** Moves the scheduler's clock and waits for the deploys it started. */
   advance(ms: number): Promise<void>;
+  /**
+   * Realtime PJSIP settled: every save's rows written and the engine told, a retry after a
+   * failure included (`RealtimePjsip.settled()`, on this rig's fake clock). Throws, naming what
+   * is owed, when retries over `withinMs` of that clock did not settle it.
+   */
+  settleRealtime(withinMs?: number): Promise<void>;
   read(path: string): string | null;
   /** Reload commands the fake engine received since the last call. */
   takeReloads(): string[];
@@ -186,6 +193,27 @@ export async function startRig(
     async advance(ms) {
       clock.advance(ms);
       await running.engine!.deploys.scheduler.idle();
+    },
+    async settleRealtime(withinMs = 120_000) {
+      const realtime = running.engine!.realtime!;
+      const settled = realtime.settled({ withinMs });
+      let done = false;
+      void settled.then(
+        () => {
+          done = true;
+        },
+        () => {
+          done = true;
+        },
+      );
+      // Its retries and its bound wait on this fake clock: moved a backoff step at a time, each
+      // step's retry (real store and engine round trips) awaited before the next.
+      for (;;) {
+        await realtime.idle();
+        await new Promise((resolve) => setImmediate(resolve));
+        if (done) return settled;
+        if (realtime.owed() !== null) await rig.advance(REALTIME_RETRY_DELAYS_MS[0]);
+      }
     },
     read(path) {
       const file = join(dataDir, "asterisk", path);

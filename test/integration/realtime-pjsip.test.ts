@@ -15,7 +15,7 @@ import type { EngineTarget } from "../../src/engine/target.js";
 import { FakeAmiServer } from "../../src/engine/testing/fake-ami.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
-import { runCommand } from "../cli/run-command.js";
+import { runCommand, withEnv } from "../cli/run-command.js";
 import { testBackend } from "../store/test-database.js";
 import { eventually } from "../tickets/helpers.js";
 import { insertUser, type Rig, sipUser, withRig } from "./helpers.js";
@@ -42,20 +42,6 @@ test("PBX_PJSIP is file by default; realtime needs PBX_DATABASE_URL; anything el
     /PBX_PJSIP=realtime needs PBX_DATABASE_URL/,
   );
 });
-
-/** Runs `work` with `env` added to process.env (what a CLI command reads), then restores it. */
-async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
-  const before = { ...process.env };
-  Object.assign(process.env, env);
-  try {
-    return await work();
-  } finally {
-    for (const key of Object.keys(env)) {
-      if (before[key] === undefined) delete process.env[key];
-      else process.env[key] = before[key];
-    }
-  }
-}
 
 /** The AMI actions the fake engine received since `from`, as `Action Cache Object` strings. */
 function expiries(ami: FakeAmiServer, from = 0): string[] {

@@ -21,7 +21,7 @@ import {
   pinOrg,
 } from "../../src/domain/nodes/placement.js";
 import { createOrganizationRecord } from "../../src/domain/orgs/org-creation.js";
-import type { EngineNodeRow } from "../../src/store/engine-node-repository.js";
+import type { EngineNodeRecord } from "../../src/model/stored-records.js";
 import { nodeLoads } from "../../src/store/engine-node-repository.js";
 import { freshStore } from "./helpers.js";
 
@@ -70,7 +70,7 @@ test("orgs created at once never overfill a node: exactly the capacity is placed
   }
 });
 
-function row(name: string, capacity: number, state: EngineNodeRow["state"] = "active") {
+function row(name: string, capacity: number, state: EngineNodeRecord["state"] = "active") {
   return {
     id: name,
     name,
@@ -83,7 +83,7 @@ function row(name: string, capacity: number, state: EngineNodeRow["state"] = "ac
     state,
     created_at: "",
     updated_at: "",
-  } satisfies EngineNodeRow;
+  } satisfies EngineNodeRecord;
 }
 
 test("least loaded: smallest share of capacity among active nodes with room", () => {

@@ -13,17 +13,13 @@ import {
   orgKeyAttempt,
   withLoginThrottle,
 } from "../../domain/access/login-throttle.js";
-import {
-  API_KEY_PERMISSIONS,
-  ROLE_ONLY_PERMISSIONS,
-  ROLES,
-} from "../../domain/access/permissions.js";
 import { userLogin } from "../../domain/access/user-login.js";
 import {
   adminRegenerateSecret,
   readCredentials,
   regenerateOwnSecret,
 } from "../../domain/orgs/organizations.js";
+import { PermissionSchema, RoleSchema } from "../../model/access-views.js";
 import { actorName, orgCaller } from "../principals.js";
 import { defineRoute } from "../registry.js";
 import { IdParams, Nullable, TokenResponse, UuidString } from "../schemas.js";
@@ -39,11 +35,6 @@ const THROTTLED = {
   },
 };
 
-const PermissionName = Type.Union(
-  [...API_KEY_PERMISSIONS, ...ROLE_ONLY_PERMISSIONS].map((p) => Type.Literal(p)),
-);
-const RoleName = Type.Union(ROLES.map((r) => Type.Literal(r)));
-
 const Credentials = Type.Object({
   api_key: Type.String({ description: "org key (`org_...`)" }),
   api_secret: Type.String({ description: "shown once; store it safely" }),
@@ -53,8 +44,8 @@ const UserInfo = Type.Object({
   id: Nullable(Type.String()),
   email: Nullable(Type.String()),
   org_id: Nullable(UuidString),
-  role: Nullable(RoleName),
-  permissions: Type.Array(PermissionName),
+  role: Nullable(RoleSchema),
+  permissions: Type.Array(PermissionSchema),
   status: Type.Union([
     Type.Literal("active"),
     Type.Literal("no_organization"),
@@ -163,7 +154,7 @@ export const authRoutes = [
           expires_in: Type.Integer(),
           user: Type.Object({
             role: Type.Literal("owner"),
-            permissions: Type.Array(PermissionName),
+            permissions: Type.Array(PermissionSchema),
           }),
         }),
       },

@@ -13,37 +13,11 @@ import {
 } from "../../domain/nodes/engine-nodes.js";
 import { getPlacement, pinOrg } from "../../domain/nodes/placement.js";
 import { EngineNodeFields } from "../../model/engine-node.js";
-import { PlacementViewSchema } from "../../model/node-views.js";
+import { EngineNodeViewSchema, PlacementViewSchema } from "../../model/node-views.js";
 import { defineRoute, reply } from "../registry.js";
 import { IdParams, Nullable, UuidString } from "../schemas.js";
 
 const TAG = "Configuration Management";
-
-const EngineNode = Type.Object(
-  {
-    id: UuidString,
-    name: Type.String(),
-    ami_host: Type.String(),
-    ami_port: Type.Integer(),
-    ami_username: Type.String(),
-    sip_address: Type.String(),
-    capacity: Type.Integer(),
-    state: EngineNodeFields.state,
-    orgs: Type.Integer({ description: "orgs placed on the node as their primary" }),
-    standby_orgs: Type.Integer({ description: "orgs with the node as their standby" }),
-    system_name: Type.Union([Type.String(), Type.Null()], {
-      description:
-        "its Asterisk's systemname at its last AMI connect ('' none); null until first reached",
-    }),
-    problem: Type.Union([Type.String(), Type.Null()], {
-      description:
-        "why the node's call events are not stored: no systemname among several nodes, or another node's",
-    }),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { title: "EngineNode" },
-);
 
 const NodeRef = Type.String({
   minLength: 1,
@@ -62,7 +36,7 @@ export const engineNodeRoutes = [
       "Empty on an install with no node defined: every org then runs on the one engine of PBX_AMI_*.",
     auth: "admin",
     list: "envelope",
-    responses: { 200: { description: "Nodes", schema: Type.Array(EngineNode) } },
+    responses: { 200: { description: "Nodes", schema: Type.Array(EngineNodeViewSchema) } },
     handler: ({ deps }) => listEngineNodes(deps),
   }),
   defineRoute({
@@ -87,7 +61,7 @@ export const engineNodeRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      201: { description: "The node", schema: EngineNode },
+      201: { description: "The node", schema: EngineNodeViewSchema },
       409: { description: "The name is taken, or the first node cannot hold every existing org" },
     },
     handler: async ({ deps, body }) => reply(201, await createEngineNode(deps, body)),
@@ -99,7 +73,7 @@ export const engineNodeRoutes = [
     summary: "One engine node",
     auth: "admin",
     params: IdParams,
-    responses: { 200: { description: "The node", schema: EngineNode } },
+    responses: { 200: { description: "The node", schema: EngineNodeViewSchema } },
     handler: ({ deps, params }) => getEngineNode(deps, params.id),
   }),
   defineRoute({
@@ -125,7 +99,7 @@ export const engineNodeRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      200: { description: "The node", schema: EngineNode },
+      200: { description: "The node", schema: EngineNodeViewSchema },
       409: { description: "The name is taken, or the capacity is below the orgs held" },
     },
     handler: ({ deps, params, body }) => updateEngineNode(deps, params.id, body),
@@ -137,7 +111,7 @@ export const engineNodeRoutes = [
     summary: "Drain an engine node: it keeps its orgs and is given no new one",
     auth: "admin",
     params: IdParams,
-    responses: { 200: { description: "The node, now draining", schema: EngineNode } },
+    responses: { 200: { description: "The node, now draining", schema: EngineNodeViewSchema } },
     handler: ({ deps, params }) => drainEngineNode(deps, params.id),
   }),
   defineRoute({

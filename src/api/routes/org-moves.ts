@@ -3,52 +3,11 @@
 // holder) and follow it. An org's credentials never see it: placement is platform detail.
 import { Type } from "@sinclair/typebox";
 import { getOrgMove, MAX_CALL_DRAIN_TIMEOUT_S, moveOrg } from "../../domain/nodes/org-moves.js";
-import { MOVE_PHASES } from "../../store/org-move-repository.js";
+import { OrgMoveViewSchema } from "../../model/node-views.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { IdParams } from "../schemas.js";
 
 const TAG = "Configuration Management";
-
-const DateTime = Type.String({ format: "date-time" });
-
-const OrgMove = Type.Object(
-  {
-    id: UuidString,
-    org_id: UuidString,
-    from_node: Type.String({ description: "the node the org leaves (name)" }),
-    to_node: Type.String({ description: "the node the org goes to (name)" }),
-    phase: Type.Union(
-      MOVE_PHASES.map((phase) => Type.Literal(phase)),
-      {
-        description:
-          "deploying (on the target, verified), switching (placement and edge), re-registering (phones told to re-register), draining (waiting for the org's calls on the source to end), removing (from the source), done",
-      },
-    ),
-    call_drain_timeout_seconds: Type.Integer(),
-    requested_at: DateTime,
-    updated_at: DateTime,
-    finished_at: Nullable(DateTime),
-    phones_notified: Nullable(
-      Type.Integer({ description: "phones sent a NOTIFY check-sync; null without an edge" }),
-    ),
-    drain: Nullable(
-      Type.Object({
-        started_at: DateTime,
-        deadline: DateTime,
-        calls: Nullable(
-          Type.Integer({ description: "the org's calls still up on the source at the last look" }),
-        ),
-        timed_out: Type.Boolean({
-          description: "the deadline passed with calls up: the move went on without waiting",
-        }),
-      }),
-    ),
-    last_error: Nullable(
-      Type.String({ description: "why the current step failed last; it is retried" }),
-    ),
-  },
-  { title: "OrgMove" },
-);
 
 export const orgMoveRoutes = [
   defineRoute({
@@ -79,7 +38,7 @@ export const orgMoveRoutes = [
       { additionalProperties: false },
     ),
     responses: {
-      202: { description: "The move, recorded and under way", schema: OrgMove },
+      202: { description: "The move, recorded and under way", schema: OrgMoveViewSchema },
       409: {
         description:
           "The org is already on that node or being moved, or the node is draining, down or full",
@@ -94,7 +53,7 @@ export const orgMoveRoutes = [
     summary: "The org's latest move and the phase it is in",
     auth: "admin",
     params: IdParams,
-    responses: { 200: { description: "The move", schema: OrgMove } },
+    responses: { 200: { description: "The move", schema: OrgMoveViewSchema } },
     handler: ({ deps, params }) => getOrgMove(deps, params.id),
   }),
 ];

@@ -1,44 +1,22 @@
 // Platform users of an org (`/org-users`): people with a role.
 import { Type } from "@sinclair/typebox";
 import {
-  API_KEY_PERMISSIONS,
-  ROLE_ONLY_PERMISSIONS,
-  ROLES,
-} from "../../domain/access/permissions.js";
-import {
   addOrgUser,
   listOrgUsers,
   removeOrgUser,
   updateOrgUser,
 } from "../../domain/users/org-users.js";
+import { OrgUserViewSchema, RoleSchema } from "../../model/access-views.js";
 import { ONE_LINE } from "../../model/org-state.js";
 import { orgCaller } from "../principals.js";
 import { defineRoute, reply } from "../registry.js";
-import { IdParams, Nullable, UuidString } from "../schemas.js";
+import { IdParams } from "../schemas.js";
 
-const Role = Type.Union(ROLES.map((r) => Type.Literal(r)));
-const PermissionName = Type.Union(
-  [...API_KEY_PERMISSIONS, ...ROLE_ONLY_PERMISSIONS].map((p) => Type.Literal(p)),
-);
 const PersonName = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: ONE_LINE,
 });
-
-const OrgUser = Type.Object(
-  {
-    id: UuidString,
-    email: Type.String(),
-    name: Nullable(Type.String()),
-    role: Role,
-    status: Type.String(),
-    permissions: Type.Array(PermissionName),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { title: "OrgUser" },
-);
 
 export const orgUserRoutes = [
   defineRoute({
@@ -49,7 +27,9 @@ export const orgUserRoutes = [
     auth: "org",
     permission: "org_users.read",
     list: "envelope",
-    responses: { 200: { description: "Platform users by email", schema: Type.Array(OrgUser) } },
+    responses: {
+      200: { description: "Platform users by email", schema: Type.Array(OrgUserViewSchema) },
+    },
     handler: ({ deps, principal }) => listOrgUsers(deps, orgCaller(principal).orgId),
   }),
 
@@ -66,12 +46,12 @@ export const orgUserRoutes = [
       {
         email: Type.String({ format: "email", maxLength: 320 }),
         name: Type.Optional(PersonName),
-        role: Role,
+        role: RoleSchema,
       },
       { additionalProperties: false },
     ),
     responses: {
-      201: { description: "The platform user", schema: OrgUser },
+      201: { description: "The platform user", schema: OrgUserViewSchema },
       409: { description: "Already a member" },
     },
     handler: ({ deps, body, principal }) => addOrgUser(deps, orgCaller(principal).orgId, body),
@@ -88,12 +68,12 @@ export const orgUserRoutes = [
     body: Type.Object(
       {
         name: Type.Optional(PersonName),
-        role: Type.Optional(Role),
+        role: Type.Optional(RoleSchema),
         status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("inactive")])),
       },
       { additionalProperties: false },
     ),
-    responses: { 200: { description: "The platform user", schema: OrgUser } },
+    responses: { 200: { description: "The platform user", schema: OrgUserViewSchema } },
     handler: ({ deps, params, body, principal }) =>
       updateOrgUser(deps, orgCaller(principal).orgId, params.id, body),
   }),

@@ -8,7 +8,7 @@ import {
   StoreBehindError,
   startServer,
 } from "../../api/serve-modules.js";
-import { colourEnabled } from "../lib/colour.js";
+import { serverLogger } from "../lib/server-logger.js";
 
 export default class Serve extends Command {
   static override summary = "Serve the REST API, the OpenAPI document and the documentation pages.";
@@ -50,16 +50,7 @@ export default class Serve extends Command {
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(flags["data-dir"] !== undefined ? { dataDir: flags["data-dir"] } : {}),
     });
-    const logger = flags.pretty
-      ? pino(
-          { level: config.logLevel },
-          // Loaded only for --pretty: every other start would pay for loading it.
-          (await import("pino-pretty")).default({
-            colorize: colourEnabled(process.stderr),
-            destination: 2,
-          }),
-        )
-      : pino({ level: config.logLevel });
+    const logger = await serverLogger(pino, { pretty: flags.pretty, level: config.logLevel });
     if (config.generatedAdminPassword) {
       // Shown this once; only its hash is kept (in the data dir).
       this.logToStderr(

@@ -37,9 +37,10 @@ export interface StatusCommandResult {
   units: UnitStatus[];
   /**
    * PBX_PJSIP=realtime: the PJSIP objects whose rows changed and that the engine has not taken
-   * yet (cache expiry or registrations reload still owed). Absent in file mode.
+   * yet (cache expiry or registrations reload still owed). Absent in file mode. With engine
+   * nodes each is owed by one node, named by `node`.
    */
-  pjsipPending?: PendingPjsipObject[];
+  pjsipPending?: PendingPjsipStatus[];
   /**
    * PBX_EDGE_DIR: the SIP edge's tables, what the store routes to now (wanted) against what the
    * edge last took and read back (applied). Absent without an edge.
@@ -51,6 +52,13 @@ export interface StatusCommandResult {
    */
   nodeProblems?: { node: string; problem: string }[];
 }
+
+/**
+ * A PJSIP object an engine has not taken yet. With engine nodes defined, `node` names the node
+ * that owes it (the same object is owed once per node holding its org); null when its `nodeId`
+ * is no defined node's (owed before nodes were defined, or by a node since removed).
+ */
+export type PendingPjsipStatus = PendingPjsipObject & { node?: string | null };
 
 export default class Status extends PbxCommand {
   static override summary =
@@ -74,7 +82,7 @@ export default class Status extends PbxCommand {
     "and makes the exit code that of a failed unit.\n\n" +
     "With PBX_PJSIP=realtime, the PJSIP objects (endpoint, auth, aor, registration) whose rows " +
     "changed and that the engine has not taken yet are listed after the table, and count as " +
-    "PENDING.\n\n" +
+    "PENDING; with engine nodes, under the node that owes them (`node` in --json).\n\n" +
     "With PBX_EDGE_DIR (a SIP edge), an `edge` line follows: the revision of the edge's tables " +
     "the store routes to now (wanted) beside the one the edge last took and read back (applied), " +
     "the changes not pushed yet and the last push's failure; an edge behind counts as PENDING, a " +
@@ -118,12 +126,7 @@ export default class Status extends PbxCommand {
     if (!this.jsonEnabled()) {
       if (result.units.length === 0) this.log(`no deploys recorded in ${result.from}`);
       else for (const line of statusTable(result.units, painter(colourEnabled()))) this.log(line);
-      if (pending.length > 0) {
-        this.log(`PJSIP objects the engine has not taken yet (${pending.length}):`);
-        for (const object of pending) {
-          this.log(`  ${object.kind} ${object.id} (saved ${object.queuedAt})`);
-        }
-      }
+      for (const line of pendingPjsipLines(pending)) this.log(line);
       if (result.edge) for (const line of edgeStatusLines(result.edge)) this.log(line);
       for (const { node, problem } of result.nodeProblems ?? []) {
         this.log(`node ${node}: ${problem}`);
@@ -190,7 +193,12 @@ export default class Status extends PbxCommand {
       if (pjsip === "file") {
         return { source: "store", from: store.dataDir, engineDir, units, ...edge, ...problems };
       }
-      const pjsipPending = await createPjsipRealtimeRepository(store.db).pending();
+      const owed = await createPjsipRealtimeRepository(store.db).pending();
+      const nodeNames = new Map(nodes.map((node) => [node.id, node.name]));
+      const pjsipPending: PendingPjsipStatus[] =
+        nodes.length === 0
+          ? owed
+          : owed.map((object) => ({ ...object, node: nodeNames.get(object.nodeId) ?? null }));
       return {
         source: "store",
         from: store.dataDir,
@@ -216,6 +224,42 @@ export default class Status extends PbxCommand {
     });
     return { source: "files", from: etc, engineDir: etc, units };
   }
+}
+
+/**
+ * The pending PJSIP objects' lines. Without engine nodes, one line each; with nodes, under a line
+ * per node (defined nodes by name, then any other engine the store still owes), since the same
+ * object is owed by every node holding its org.
+ */
+export function pendingPjsipLines(pending: readonly PendingPjsipStatus[]): string[] {
+  if (pending.length === 0) return [];
+  const line = (object: PendingPjsipStatus) =>
+    `${object.kind} ${object.id} (saved ${object.queuedAt})`;
+  if (pending.every((object) => object.node === undefined)) {
+    return [
+      `PJSIP objects the engine has not taken yet (${pending.length}):`,
+      ...pending.map((object) => `  ${line(object)}`),
+    ];
+  }
+  const groups = new Map<string, { rank: number; heading: string; lines: string[] }>();
+  for (const object of pending) {
+    const [rank, heading]: [number, string] = object.node
+      ? [0, `node ${object.node}`]
+      : object.nodeId === ""
+        ? [1, "the implicit engine (no node)"]
+        : [2, `node id ${object.nodeId} (no longer defined)`];
+    const key = `${rank} ${heading}`;
+    const group = groups.get(key) ?? { rank, heading, lines: [] };
+    group.lines.push(`    ${line(object)}`);
+    groups.set(key, group);
+  }
+  const ordered = [...groups.values()].sort(
+    (a, b) => a.rank - b.rank || a.heading.localeCompare(b.heading),
+  );
+  return [
+    `PJSIP objects the engines have not taken yet (${pending.length}):`,
+    ...ordered.flatMap((group) => [`  ${group.heading} (${group.lines.length}):`, ...group.lines]),
+  ];
 }
 
 const short = (revision: string | null) => (revision ? revision.slice(0, 12) : "-");

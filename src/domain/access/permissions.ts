@@ -2,37 +2,27 @@
 // of §4.7 (docs/tickets.md), and the role-only ones that guard org
 // administration. Routes name the permission they need; the API's auth layer enforces it for
 // `ak_` keys and for user JWT roles. Org keys, org JWTs and the internal key have full org scope.
-// The key permissions are listed in src/model/access-views.ts, beside the API key view.
-import { API_KEY_PERMISSIONS, type ApiKeyPermission } from "../../model/access-views.js";
+// Both lists of permissions are in src/model/access-views.ts, beside the views that show them.
+import {
+  ALL_PERMISSIONS,
+  API_KEY_PERMISSIONS,
+  type ApiKeyPermission,
+  type Permission,
+  ROLE_ONLY_PERMISSIONS,
+} from "../../model/access-views.js";
 import { MEMBER_ROLES } from "../../model/org-extras.js";
 
-export { API_KEY_PERMISSIONS, type ApiKeyPermission };
-
-/** Permissions no `ak_` key can hold: only org-wide credentials and roles carry them. */
-export const ROLE_ONLY_PERMISSIONS = [
-  "org.manage",
-  "api_keys.manage",
-  "org_users.read",
-  "org_users.manage",
-  "config.deploy",
-  "dids.set_default",
-  // Compliance (audit log, retention, consent): owner and admin roles, org-wide credentials.
-  "compliance.read",
-  "compliance.write",
-] as const;
-
-export type Permission = ApiKeyPermission | (typeof ROLE_ONLY_PERMISSIONS)[number];
+export { API_KEY_PERMISSIONS, type ApiKeyPermission, type Permission, ROLE_ONLY_PERMISSIONS };
 
 export const ROLES = MEMBER_ROLES;
 export type Role = (typeof ROLES)[number];
 
-const ALL: readonly Permission[] = [...API_KEY_PERMISSIONS, ...ROLE_ONLY_PERMISSIONS];
 const CALLS_AND_CRM = API_KEY_PERMISSIONS;
 
 /** What each platform-user role may do (SPEC.md §5 rule 9: deploy = admin/owner, set-default = owner/manager). */
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
-  owner: ALL,
-  admin: ALL.filter((p) => p !== "dids.set_default"),
+  owner: ALL_PERMISSIONS,
+  admin: ALL_PERMISSIONS.filter((p) => p !== "dids.set_default"),
   manager: [...CALLS_AND_CRM, "org_users.read", "dids.set_default"],
   agent: [
     "calls.read",

@@ -5,14 +5,19 @@
 // new one has none until `PUT /webhooks/{id}` sets it.
 import { randomUUID } from "node:crypto";
 import type { OrgExtras, OrgMember, OrgWebhook } from "../../model/org-extras.js";
+import type { OrgUserRecord } from "../../model/stored-records.js";
+import {
+  type WebhookRecord,
+  webhookColumnsOf,
+  webhookSettingsOf,
+} from "../../model/webhook-records.js";
 import type { Db } from "../../store/database.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
-import type { WebhookRow } from "../../store/schema.js";
-import { createWebhookRepository, newWebhookRow } from "../../store/webhook-repository.js";
+import { createWebhookRepository, newWebhookRecord } from "../../store/webhook-repository.js";
 import { RETRY_COUNT, TIMEOUT_MS } from "../../webhooks/policy.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { BadRequest } from "../errors.js";
-import { checkWebhookUrl, parseWebhookEvents } from "../webhooks/webhook-rules.js";
+import { checkInteger, checkWebhookUrl, parseWebhookEvents } from "../webhooks/webhook-rules.js";
 import type { Change } from "./apply.js";
 import { type Matched, match } from "./matching.js";
 
@@ -24,25 +29,12 @@ export interface ExtrasPlan {
 }
 
 /** A stored webhook as its file entry (the secret is not part of it). */
-export function webhookEntry(row: WebhookRow): OrgWebhook {
-  return {
-    id: row.id,
-    url: row.url,
-    events: JSON.parse(row.events) as string[],
-    active: row.active === 1,
-    retry_count: row.retry_count,
-    timeout: row.timeout_ms,
-  };
+export function webhookEntry(row: WebhookRecord): OrgWebhook {
+  return { id: row.id, ...webhookSettingsOf(row) };
 }
 
 /** A stored platform user as its file entry (the identity provider's subject stays behind). */
-export function memberEntry(row: {
-  id: string;
-  email: string;
-  name: string | null;
-  role: string;
-  status: string;
-}): OrgMember {
+export function memberEntry(row: OrgUserRecord): OrgMember {
   return {
     id: row.id,
     email: row.email,
@@ -71,19 +63,15 @@ export async function planOrgExtras(
     const desired: OrgWebhook[] = [];
     for (const [i, hook] of file.webhooks.entries()) {
       try {
+        // The API's bounds and messages (webhook-rules.ts), defaults filled in as it does.
         const retries = hook.retry_count ?? RETRY_COUNT.default;
-        const timeout = hook.timeout ?? TIMEOUT_MS.default;
-        if (retries < RETRY_COUNT.min || retries > RETRY_COUNT.max) {
-          throw new BadRequest(`retry_count must be from ${RETRY_COUNT.min} to ${RETRY_COUNT.max}`);
-        }
-        if (timeout < TIMEOUT_MS.min || timeout > TIMEOUT_MS.max) {
-          throw new BadRequest(`timeout must be from ${TIMEOUT_MS.min} to ${TIMEOUT_MS.max} ms`);
-        }
+        const retry_count = checkInteger("retry_count", retries, RETRY_COUNT);
+        const timeout = checkInteger("timeout", hook.timeout ?? TIMEOUT_MS.default, TIMEOUT_MS);
         desired.push({
           ...hook,
           url: await checkWebhookUrl(hook.url, options.urlPolicy),
           events: parseWebhookEvents(hook.events),
-          retry_count: retries,
+          retry_count,
           timeout,
         });
       } catch (error) {
@@ -111,6 +99,11 @@ export async function planOrgExtras(
   return plan;
 }
 
+/** A planned webhook's columns: `planOrgExtras` filled in its retry count and timeout. */
+function columnsOf(hook: OrgWebhook) {
+  return webhookColumnsOf({ ...hook, retry_count: hook.retry_count!, timeout: hook.timeout! });
+}
+
 /** Writes what `planOrgExtras` decided, in the caller's transaction. */
 export async function writeOrgExtras(
   db: Db,
@@ -124,30 +117,14 @@ export async function writeOrgExtras(
     if (prune) for (const hook of plan.webhooks.extra) await webhooks.delete(orgId, hook.id!);
     for (const hook of plan.webhooks.creates) {
       await webhooks.insert(
-        newWebhookRow(
-          {
-            id: hook.id ?? randomUUID(),
-            org_id: orgId,
-            url: hook.url,
-            events: JSON.stringify(hook.events),
-            secret: null,
-            active: hook.active ? 1 : 0,
-            retry_count: hook.retry_count!,
-            timeout_ms: hook.timeout!,
-          },
+        newWebhookRecord(
+          { id: hook.id ?? randomUUID(), org_id: orgId, ...columnsOf(hook), secret: null },
           now,
         ),
       );
     }
     for (const hook of plan.webhooks.updates) {
-      const patch = {
-        url: hook.url,
-        events: JSON.stringify(hook.events),
-        active: hook.active ? 1 : 0,
-        retry_count: hook.retry_count!,
-        timeout_ms: hook.timeout!,
-      };
-      await webhooks.update(orgId, hook.id!, patch, now);
+      await webhooks.update(orgId, hook.id!, columnsOf(hook), now);
     }
   }
   if (plan.members) {

@@ -12,13 +12,15 @@ import {
   SIP_ADDRESS,
   SIP_ADDRESS_RULE,
 } from "../../model/engine-node.js";
+import { type EngineNodeView, EngineNodeViewSchema } from "../../model/node-views.js";
 import { Host, PRINTABLE_ASCII, Slug } from "../../model/org-state.js";
+import type { EngineNodeRecord } from "../../model/stored-records.js";
+import { viewOf } from "../../model/view-shapes.js";
 import { isUniqueViolation } from "../../store/constraint-errors.js";
 import type { Db } from "../../store/database.js";
 import {
   countEngineNodes,
   deleteEngineNode as deleteNodeRow,
-  type EngineNodeRow,
   insertEngineNode,
   listEngineNodes as listNodeRows,
   listNodeSystemNames,
@@ -42,26 +44,8 @@ export interface NodeDeps {
   clock: Clock;
 }
 
-export interface EngineNodeView {
-  id: string;
-  name: string;
-  ami_host: string;
-  ami_port: number;
-  ami_username: string;
-  sip_address: string;
-  capacity: number;
-  state: NodeState;
-  /** Orgs placed on the node as their primary. */
-  orgs: number;
-  /** Orgs with the node as their standby. */
-  standby_orgs: number;
-  /** Its Asterisk's systemname at its last AMI connect (`''`: none); null: never reached. */
-  system_name: string | null;
-  /** Why the node's call events are not stored (src/domain/nodes/system-names.ts), or null. */
-  problem: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A node as admins see it (`Static<>` of its response schema): never its AMI secret. */
+export type { EngineNodeView } from "../../model/node-views.js";
 
 export interface EngineNodeInput {
   name?: string;
@@ -90,7 +74,7 @@ interface NodeSystems {
   problems: Map<string, string>;
 }
 
-async function nodeSystems(db: Db, rows: readonly EngineNodeRow[]): Promise<NodeSystems> {
+async function nodeSystems(db: Db, rows: readonly EngineNodeRecord[]): Promise<NodeSystems> {
   const names = await listNodeSystemNames(db);
   const problems = systemNameProblems(
     rows.map((row) => ({ id: row.id, name: row.name, systemName: names.get(row.id) ?? null })),
@@ -99,26 +83,18 @@ async function nodeSystems(db: Db, rows: readonly EngineNodeRow[]): Promise<Node
 }
 
 function view(
-  row: EngineNodeRow,
+  row: EngineNodeRecord,
   load: NodeLoad | undefined,
   systems: NodeSystems,
 ): EngineNodeView {
-  return {
-    id: row.id,
-    name: row.name,
-    ami_host: row.ami_host,
-    ami_port: row.ami_port,
-    ami_username: row.ami_username,
-    sip_address: row.sip_address,
-    capacity: row.capacity,
-    state: row.state,
+  // The schema picks the fields shown: the sealed AMI secret is not among them.
+  return viewOf(EngineNodeViewSchema, {
+    ...row,
     orgs: load?.primaries ?? 0,
     standby_orgs: load?.standbys ?? 0,
     system_name: systems.names.get(row.id) ?? null,
     problem: systems.problems.get(row.id) ?? null,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  });
 }
 
 const PATTERN_RULES: ReadonlyArray<readonly [keyof EngineNodeInput, string, string]> = [
@@ -197,7 +173,7 @@ export async function createEngineNode(
 ): Promise<EngineNodeView> {
   checkNodeInput(input);
   const now = deps.clock().toISOString();
-  const row: EngineNodeRow = {
+  const row: EngineNodeRecord = {
     id: randomUUID(),
     name: input.name,
     ami_host: input.ami_host ?? "127.0.0.1",
@@ -249,7 +225,7 @@ export async function updateEngineNode(
     await lockNodesForPlacement(trx);
     const current = await findNodeRow(trx, ref);
     const { ami_secret: secret, ...plain } = input;
-    const next: EngineNodeRow = {
+    const next: EngineNodeRecord = {
       ...current,
       ...Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined)),
       ...(secret !== undefined

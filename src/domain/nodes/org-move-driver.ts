@@ -18,10 +18,10 @@
 // port and the drain's deadline through the Clock port: tests drive both.
 import type { Logger } from "pino";
 import { type Clock, systemTimers, type TimerHandle, type Timers } from "../../clock.js";
+import type { OrgMoveRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import { edgeRequestOf, NODES_SCOPE } from "../../store/edge-sync-repository.js";
 import {
-  findEngineNode,
   findPlacement,
   lockNodesForPlacement,
   savePlacement,
@@ -29,12 +29,11 @@ import {
 import {
   findOrgMove,
   listUnfinishedMoves,
-  type OrgMoveRow,
   updateOrgMove,
 } from "../../store/org-move-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { registeredAors } from "../../store/sip-contact-repository.js";
-import { drainDeadline } from "./org-moves.js";
+import { drainDeadline, nodeName } from "./org-moves.js";
 
 /** The lease whose holder drives the moves. */
 export const ORG_MOVES_ROLE = "org-moves";
@@ -163,9 +162,9 @@ export class OrgMoveDriver {
   }
 
   /** Moves `move` on by one phase; false when it has to wait (looked at again after `pollMs`). */
-  private async advance(move: OrgMoveRow): Promise<boolean> {
+  private async advance(move: OrgMoveRecord): Promise<boolean> {
     const { db, engines } = this.options;
-    const next = async (change: Partial<OrgMoveRow>) => {
+    const next = async (change: Partial<OrgMoveRecord>) => {
       await updateOrgMove(db, move.id, { ...change, last_error: null, updated_at: this.now() });
       this.options.logger?.info(
         { org_id: move.org_id, move_id: move.id, phase: change.phase ?? move.phase },
@@ -180,7 +179,7 @@ export class OrgMoveDriver {
     switch (move.phase) {
       case "deploying": {
         if (!(await engines.deployOn(move.target_node_id, move.org_id))) {
-          throw new Error(`engine node '${await this.nameOf(move.target_node_id)}' is down`);
+          throw new Error(`engine node '${await nodeName(db, move.target_node_id)}' is down`);
         }
         return next({ phase: "switching" });
       }
@@ -242,9 +241,5 @@ export class OrgMoveDriver {
       case "done":
         return next({ finished_at: move.finished_at ?? this.now() });
     }
-  }
-
-  private async nameOf(nodeId: string): Promise<string> {
-    return (await findEngineNode(this.options.db, nodeId))?.name ?? nodeId;
   }
 }

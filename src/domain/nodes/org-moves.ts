@@ -6,6 +6,8 @@
 // case the API route, the CLI and the engine suites call.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
+import type { OrgMoveView } from "../../model/node-views.js";
+import type { OrgMoveRecord } from "../../model/stored-records.js";
 import type { Db } from "../../store/database.js";
 import {
   findEngineNode,
@@ -13,12 +15,7 @@ import {
   lockNodesForPlacement,
   nodeLoads,
 } from "../../store/engine-node-repository.js";
-import {
-  findOrgMove,
-  type MovePhase,
-  type OrgMoveRow,
-  saveOrgMove,
-} from "../../store/org-move-repository.js";
+import { findOrgMove, saveOrgMove } from "../../store/org-move-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { Conflict, NotFound } from "../errors.js";
 import { findNodeRow } from "./engine-node-lookup.js";
@@ -44,42 +41,20 @@ export interface MoveInput {
   call_drain_timeout_seconds?: number;
 }
 
-/** A move as admins see it (`GET /admin/organizations/{id}/move`, `pbxctl org move`). */
-export interface OrgMoveView {
-  id: string;
-  org_id: string;
-  from_node: string;
-  to_node: string;
-  phase: MovePhase;
-  call_drain_timeout_seconds: number;
-  requested_at: string;
-  updated_at: string;
-  finished_at: string | null;
-  /** Phones told to re-register at the new node; null without an edge (or not yet). */
-  phones_notified: number | null;
-  /** The wait for the org's calls on the source; null until it starts. */
-  drain: {
-    started_at: string;
-    deadline: string;
-    /** The org's calls still up on the source at the last look (null: not known yet). */
-    calls: number | null;
-    /** The deadline passed with calls up: the move went on without them (docs/nodes.md). */
-    timed_out: boolean;
-  } | null;
-  /** Why the current step failed last (it is retried); null when it did not. */
-  last_error: string | null;
-}
+/** A move as admins see it (`Static<>` of its response schema). */
+export type { OrgMoveView } from "../../model/node-views.js";
 
 /** When the drain of a move started at `startedAt` gives up waiting. */
-export function drainDeadline(row: Pick<OrgMoveRow, "call_drain_timeout_s">, startedAt: string) {
+export function drainDeadline(row: Pick<OrgMoveRecord, "call_drain_timeout_s">, startedAt: string) {
   return new Date(Date.parse(startedAt) + row.call_drain_timeout_s * 1000).toISOString();
 }
 
-async function nodeName(db: Db, nodeId: string): Promise<string> {
+/** A node's name, for what admins read; its id when the node is gone. */
+export async function nodeName(db: Db, nodeId: string): Promise<string> {
   return (await findEngineNode(db, nodeId))?.name ?? nodeId;
 }
 
-export async function orgMoveView(db: Db, row: OrgMoveRow): Promise<OrgMoveView> {
+export async function orgMoveView(db: Db, row: OrgMoveRecord): Promise<OrgMoveView> {
   return {
     id: row.id,
     org_id: row.org_id,
@@ -134,7 +109,7 @@ export async function moveOrg(
     const why = refusal(target, (await nodeLoads(trx)).get(target.id));
     if (why) throw new Conflict(why);
     const now = deps.clock().toISOString();
-    const row: OrgMoveRow = {
+    const row: OrgMoveRecord = {
       org_id: orgId,
       id: randomUUID(),
       source_node_id: placement.node_id,

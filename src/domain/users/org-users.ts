@@ -1,36 +1,18 @@
 // Platform users of an org: people (identified by email, bound to the identity provider's
 // subject on first sign-in) with a role that decides their permissions.
 import { randomUUID } from "node:crypto";
+import { type OrgUserView, OrgUserViewSchema } from "../../model/access-views.js";
 import type { OrgUserRecord } from "../../model/stored-records.js";
+import { viewOf } from "../../model/view-shapes.js";
 import { createOrgUserRepository } from "../../store/org-user-repository.js";
-import { type Permission, permissionsOfRole, type Role } from "../access/permissions.js";
+import { permissionsOfRole, type Role } from "../access/permissions.js";
 import type { DomainDeps } from "../deps.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
 
-export interface OrgUserView {
-  id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-  status: string;
-  permissions: Permission[];
-  created_at: string;
-  updated_at: string;
-}
-
-/** The public shape of a platform user. */
+/** The public shape of a platform user: the record's fields the view shows, and the role's permissions. */
 export function orgUserView(row: OrgUserRecord): OrgUserView {
   const role = row.role as Role;
-  return {
-    id: row.id,
-    email: row.email,
-    name: row.name,
-    role,
-    status: row.status,
-    permissions: permissionsOfRole(role),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  return viewOf(OrgUserViewSchema, { ...row, role, permissions: permissionsOfRole(role) });
 }
 
 /** Platform users of the org, by email. */

@@ -4,8 +4,12 @@
 // the simulated call of `POST /test/call-event`, emitted through the same outbox.
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../../clock.js";
+import {
+  type DeliveryRecord,
+  type WebhookRecord,
+  webhookEvents,
+} from "../../model/webhook-records.js";
 import type { Db } from "../../store/database.js";
-import type { DeliveryRow, WebhookRow } from "../../store/schema.js";
 import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
 import { createWebhookRepository } from "../../store/webhook-repository.js";
 import { CALL_LIFECYCLE, type WebhookEvent } from "../../webhooks/events.js";
@@ -34,12 +38,12 @@ export function eventTimestamps(
   return createWebhookRepository(db).nextEventMicros(webhookIds, eventMicros(at));
 }
 
-/** A new pending row, due at `now`, for `webhook`. */
-export function newDeliveryRow(
-  webhook: Pick<WebhookRow, "id" | "org_id">,
+/** A new pending delivery of `event`, due at `now`, for `webhook`. */
+export function newDeliveryRecord(
+  webhook: Pick<WebhookRecord, "id" | "org_id">,
   event: { eventId: string; type: string; data: string; micros: number; replayOf?: string },
   now: Date,
-): DeliveryRow {
+): DeliveryRecord {
   const at = now.toISOString();
   return {
     id: randomUUID(),
@@ -72,8 +76,8 @@ export interface EmittedEvent {
 }
 
 /** Whether `webhook` subscribes to `type` (SPEC.md §6 rule 1: matched in application code). */
-export function subscribesTo(webhook: Pick<WebhookRow, "events">, type: string): boolean {
-  return (JSON.parse(webhook.events) as string[]).includes(type);
+export function subscribesTo(webhook: Pick<WebhookRecord, "events">, type: string): boolean {
+  return webhookEvents(webhook).includes(type);
 }
 
 /**
@@ -116,14 +120,18 @@ export async function emitEvent(
   const rows = webhooks
     .filter((w) => micros.has(w.id))
     .map((w) =>
-      newDeliveryRow(w, { eventId, type: eventType, data: json, micros: micros.get(w.id)! }, now),
+      newDeliveryRecord(
+        w,
+        { eventId, type: eventType, data: json, micros: micros.get(w.id)! },
+        now,
+      ),
     );
   await queueDeliveries(handle, rows);
   return { event_id: eventId, event: eventType, deliveries: rows.length };
 }
 
 /** Writes pending delivery rows and wakes the dispatchers of this process. */
-export async function queueDeliveries(db: Db, rows: readonly DeliveryRow[]): Promise<void> {
+export async function queueDeliveries(db: Db, rows: readonly DeliveryRecord[]): Promise<void> {
   await createDeliveryRepository(db).insertMany(rows);
   if (rows.length > 0) outboxSignal.emit("emitted");
 }

@@ -2,13 +2,24 @@
 // `Webhook not found`), validating (webhook-rules.ts), and writing through the repositories.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { DeliveryView, WebhookView } from "../../model/webhook-views.js";
+import { viewOf } from "../../model/view-shapes.js";
+import {
+  type DeliveryRecord,
+  type WebhookRecord,
+  webhookColumnsOf,
+  webhookSettingsOf,
+} from "../../model/webhook-records.js";
+import {
+  type DeliveryView,
+  DeliveryViewSchema,
+  type WebhookView,
+  WebhookViewSchema,
+} from "../../model/webhook-views.js";
 import type { Db } from "../../store/database.js";
-import type { DeliveryRow, WebhookRow } from "../../store/schema.js";
 import { createDeliveryRepository } from "../../store/webhook-delivery-repository.js";
 import {
   createWebhookRepository,
-  newWebhookRow,
+  newWebhookRecord,
   type WebhookPatch,
 } from "../../store/webhook-repository.js";
 import { decide, recordAttempts, sendAttempt } from "../../webhooks/attempt.js";
@@ -18,7 +29,7 @@ import { CLAIM_LEASE_MARGIN_MS, RETRY_COUNT, TIMEOUT_MS } from "../../webhooks/p
 import { maskSecret, type SecretSealer } from "../../webhooks/secrets.js";
 import type { UrlPolicy } from "../../webhooks/url-guard.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
-import { eventTimestamps, newDeliveryRow, queueDeliveries } from "./webhook-events.js";
+import { eventTimestamps, newDeliveryRecord, queueDeliveries } from "./webhook-events.js";
 import { checkInteger, checkSecret, checkWebhookUrl, parseWebhookEvents } from "./webhook-rules.js";
 
 /** What the use cases need; the API builds it from its own dependencies (webhook-service.ts). */
@@ -53,50 +64,31 @@ export interface TestDeliveryResult {
   id: string;
 }
 
-function webhookView(ctx: WebhookContext, row: WebhookRow, showSecret = false): WebhookView {
+/** The API view of a stored webhook: its settings, its health, and its secret masked unless asked. */
+function webhookView(ctx: WebhookContext, row: WebhookRecord, showSecret = false): WebhookView {
   const secret = row.secret === null ? null : ctx.secrets.open(row.secret);
-  return {
-    id: row.id,
-    url: row.url,
-    events: JSON.parse(row.events) as string[],
+  return viewOf(WebhookViewSchema, {
+    ...row,
+    ...webhookSettingsOf(row),
     secret: secret === null ? null : showSecret ? secret : maskSecret(secret),
-    active: row.active === 1,
-    retry_count: row.retry_count,
-    timeout: row.timeout_ms,
-    last_delivery: row.last_delivery,
-    last_status: row.last_status,
-    last_error: row.last_error,
-    failure_count: row.failure_count,
     consecutive_failed_deliveries: row.failed_deliveries_in_row,
-    deactivated_reason: row.deactivated_reason,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  });
 }
 
-/** The API view of a delivery row. */
-export function deliveryView(row: DeliveryRow): DeliveryView {
-  return {
-    id: row.id,
-    webhook_id: row.webhook_id,
-    event_id: row.event_id,
-    message_id: row.message_id,
+/** The API view of a delivery: its event by name and its data as the object it was. */
+export function deliveryView(row: DeliveryRecord): DeliveryView {
+  return viewOf(DeliveryViewSchema, {
+    ...row,
     event: row.event_type,
     data: JSON.parse(row.data) as unknown,
-    status: row.status,
-    attempt: row.attempt,
-    next_attempt_at: row.next_attempt_at,
-    last_attempt_at: row.last_attempt_at,
-    last_status: row.last_status,
-    last_latency_ms: row.last_latency_ms,
-    last_error: row.last_error,
-    replay_of: row.replay_of,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  });
 }
 
-async function requireWebhook(ctx: WebhookContext, orgId: string, id: string): Promise<WebhookRow> {
+async function requireWebhook(
+  ctx: WebhookContext,
+  orgId: string,
+  id: string,
+): Promise<WebhookRecord> {
   const row = await createWebhookRepository(ctx.db).findById(orgId, id);
   if (!row) throw new NotFound("Webhook not found");
   return row;
@@ -154,16 +146,18 @@ export async function createWebhook(
   );
   problems.throwIfAny();
   const now = ctx.clock().toISOString();
-  const row = newWebhookRow(
+  const row = newWebhookRecord(
     {
       id: randomUUID(),
       org_id: orgId,
-      url,
-      events: JSON.stringify(events),
+      ...webhookColumnsOf({
+        url,
+        events,
+        active: input.active !== false,
+        retry_count: retryCount,
+        timeout: timeoutMs,
+      }),
       secret: secret === null ? null : ctx.secrets.seal(secret),
-      active: input.active === false ? 0 : 1,
-      retry_count: retryCount,
-      timeout_ms: timeoutMs,
     },
     now,
   );
@@ -255,8 +249,8 @@ export async function testWebhook(
   const now = ctx.clock();
   const data = JSON.stringify({ webhook_id: webhook.id, message: "Test delivery from pbxctl" });
   const micros = (await eventTimestamps(ctx.db, [webhook.id], now)).get(webhook.id)!;
-  const row: DeliveryRow = {
-    ...newDeliveryRow(webhook, { eventId: randomUUID(), type: TEST_EVENT, data, micros }, now),
+  const row: DeliveryRecord = {
+    ...newDeliveryRecord(webhook, { eventId: randomUUID(), type: TEST_EVENT, data, micros }, now),
     status: "in_flight",
     next_attempt_at: null,
     // Claimed by this request while it sends; if the process dies meanwhile, a dispatcher
@@ -327,7 +321,7 @@ export async function replayDelivery(
   if (webhook.active !== 1) throw new Conflict("Webhook is not active");
   const now = ctx.clock();
   const micros = (await eventTimestamps(ctx.db, [webhook.id], now)).get(webhook.id)!;
-  const row = newDeliveryRow(
+  const row = newDeliveryRecord(
     webhook,
     {
       eventId: original.event_id,

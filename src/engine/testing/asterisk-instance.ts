@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer as createTcpServer } from "node:net";
 import { join } from "node:path";
 import type { CompiledFile } from "../../compiler/types.js";
+import { killOnExit } from "../../kill-on-exit.js";
 import { initEngine } from "../engine-init.js";
 import type { AsteriskInstall } from "./asterisk-install.js";
 
@@ -82,29 +83,6 @@ export interface AsteriskInstance {
   stop(): Promise<void>;
 }
 
-const running = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-/** Kills every engine this process started, even when a test failed or threw. */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  const killAll = () => {
-    for (const child of running) {
-      try {
-        child.kill("SIGKILL");
-      } catch {}
-    }
-  };
-  process.on("exit", killAll);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      killAll();
-      process.exit(1);
-    });
-  }
-}
-
 /** A TCP port free on `address` (127.0.0.1 unless given) whose UDP twin is free too (SIP listens on both). */
 export async function freeLoopbackPort(
   avoid: ReadonlySet<number> = new Set(),
@@ -172,7 +150,6 @@ async function prepareDataDir(install: AsteriskInstall, dataDir: string): Promis
 
 /** Boots an Asterisk on loopback ports and resolves once it is fully booted. */
 export async function startAsterisk(options: AsteriskInstanceOptions): Promise<AsteriskInstance> {
-  installExitHook();
   const { install } = options;
   // Short: the control socket path must stay under 108 characters.
   const dir = await mkdtemp("/tmp/pbxa-");
@@ -257,11 +234,10 @@ export async function startAsterisk(options: AsteriskInstanceOptions): Promise<A
     const started = spawn(install.binary, ["-C", config, "-f", "-n", "-g"], {
       stdio: ["ignore", output, output],
     });
-    running.add(started);
+    killOnExit(started);
     exited = false;
     started.once("exit", () => {
       if (child === started) exited = true;
-      running.delete(started);
     });
     child = started;
   };

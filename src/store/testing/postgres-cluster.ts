@@ -9,6 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import pg from "pg";
+import { killOnExit } from "../../kill-on-exit.js";
 
 /** Where Debian's postgresql-15 puts its binaries. */
 export const POSTGRES_BIN = "/usr/lib/postgresql/15/bin";
@@ -32,29 +33,6 @@ export interface PostgresCluster {
 export interface PostgresClusterOptions {
   /** More server settings (`-c name=value`), e.g. `{log_statement: "all"}`. */
   settings?: Record<string, string>;
-}
-
-const running = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-/** Kills every cluster this process started, even when a test failed or threw. */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  const killAll = () => {
-    for (const child of running) {
-      try {
-        child.kill("SIGKILL");
-      } catch {}
-    }
-  };
-  process.on("exit", killAll);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      killAll();
-      process.exit(1);
-    });
-  }
 }
 
 /** The uid/gid to run the server as: ours, unless we are root (then `postgres`'s). */
@@ -127,7 +105,6 @@ export async function startPostgresCluster(
   if (!existsSync(join(POSTGRES_BIN, "postgres"))) {
     throw new Error(`${POSTGRES_BIN}/postgres not found: apt-get install postgresql-15`);
   }
-  installExitHook();
   const user = serverUser();
   const dir = await mkdtemp("/tmp/pbxpg-");
   if (user) chownSync(dir, user.uid, user.gid);
@@ -161,7 +138,7 @@ export async function startPostgresCluster(
       ],
       { ...(user ?? {}), stdio: ["ignore", log, log] },
     );
-    running.add(server);
+    killOnExit(server);
     return server;
   };
   let child = launch();
@@ -177,7 +154,6 @@ export async function startPostgresCluster(
         await exited;
       }
     }
-    running.delete(child);
   };
   const stop = async () => {
     await shutdown();

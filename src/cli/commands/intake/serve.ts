@@ -6,7 +6,7 @@ import { systemClock } from "../../../clock.js";
 import { intakeSettingsFrom, loadConfig } from "../../../config.js";
 import { openStore } from "../../../store/database.js";
 import { createTicketService } from "../../../tickets/service.js";
-import { colourEnabled } from "../../lib/colour.js";
+import { serverLogger } from "../../lib/server-logger.js";
 
 export default class IntakeServe extends Command {
   static override summary =
@@ -58,16 +58,7 @@ export default class IntakeServe extends Command {
       );
     }
     const apiUrl = (flags["api-url"] ?? intake.apiUrl ?? config.baseUrl).replace(/\/+$/, "");
-    const logger = flags.pretty
-      ? pino(
-          { level: config.logLevel },
-          // Loaded only for --pretty: every other start would pay for loading it.
-          (await import("pino-pretty")).default({
-            colorize: colourEnabled(process.stderr),
-            destination: 2,
-          }),
-        )
-      : pino({ level: config.logLevel });
+    const logger = await serverLogger(pino, { pretty: flags.pretty, level: config.logLevel });
     const db = await openStore(config.store);
     const tickets = createTicketService({
       db,
