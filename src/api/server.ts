@@ -306,6 +306,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   metrics?.watch({
     ...storeMetricSources(db, systemClock),
     liveCalls: () => nodeCalls?.callCount() ?? calls.live.callCount(),
+    ...(edgeSync ? { edgeSharedMemory: () => edgeSync.sharedMemory() } : {}),
     ...(engine && nodes
       ? {
           pendingDeploys: () =>

@@ -32,6 +32,7 @@ import {
 import { loadOrgState } from "../store/load-org-state.js";
 import { createOrganizationRepository, isServed } from "../store/organization-repository.js";
 import { applyEdgeTables, type EdgeRpc, httpEdgeRpc } from "./edge-apply.js";
+import { type EdgeSharedMemory, readEdgeSharedMemory } from "./edge-memory.js";
 import { loadEdgeRouting } from "./edge-routing.js";
 import { revisionOf } from "./revision.js";
 
@@ -153,6 +154,14 @@ export class EdgeSync {
   /** The last push's outcome (tests, logs); null before the first. */
   get outcome(): EdgePushOutcome | null {
     return this.lastOutcome;
+  }
+
+  /**
+   * The edge's shared memory now, for the metrics (read by every replica with the edge, lease
+   * or not: it is the edge's figure, not the push's); null when the edge does not answer.
+   */
+  async sharedMemory(): Promise<EdgeSharedMemory | null> {
+    return readEdgeSharedMemory(this.rpc).catch(() => null);
   }
 
   /**

@@ -34,6 +34,8 @@ export interface MetricSources {
   pollerLagSeconds?: () => Promise<number>;
   /** The readiness of /health/ready. */
   ready?: () => Promise<boolean>;
+  /** The SIP edge's shared memory in bytes (PBX_EDGE_DIR); null while it does not answer. */
+  edgeSharedMemory?: () => Promise<{ total: number; free: number; maxUsed: number } | null>;
 }
 
 export interface Metrics {
@@ -254,6 +256,21 @@ export function createMetrics(options: { engine?: string } = {}): Metrics {
     help: "Rows or files deleted by the retention purge, by kind.",
     labelNames: ["kind"] as const,
     registers,
+  });
+  new Gauge({
+    name: "pbx_edge_shm_bytes",
+    help: "The SIP edge's shared memory (its transactions live there), by kind: total, free, max_used (the most ever held).",
+    labelNames: ["kind"] as const,
+    registers,
+    async collect() {
+      // No series at all without an edge, or while it does not answer: never a made-up 0.
+      this.reset();
+      const shm = await sources.edgeSharedMemory?.();
+      if (!shm) return;
+      this.set({ kind: "total" }, shm.total);
+      this.set({ kind: "free" }, shm.free);
+      this.set({ kind: "max_used" }, shm.maxUsed);
+    },
   });
   new Gauge({
     name: "pbx_ready",

@@ -2,6 +2,7 @@
 // and to hold for 10,000 orgs at once: its id, context prefix and slug, its usable DIDs, its
 // trunks' match addresses and its gateway entry, each with where it is written. The checks run
 // over these summaries, so a file that did not change is never parsed again to check the others.
+import { nestingPartners, PREFIX_NESTING_RULE } from "./context-prefix-nesting.js";
 import { gatewayOrgOf } from "./gateway.js";
 import { MatchClaims } from "./match-claims.js";
 import type { GatewayOrg, OrgState } from "./org-state.js";
@@ -132,6 +133,11 @@ export function summarizeOrg(
 export interface EarlierClaims {
   id(id: string): string | undefined;
   contextPrefix(prefix: string): string | undefined;
+  /**
+   * The earliest file whose context prefix nests with `prefix` without equalling it (one begins
+   * the other: context-prefix-nesting.ts), with that prefix.
+   */
+  nestingPrefix(prefix: string): { file: string; prefix: string } | undefined;
   slug(slug: string): string | undefined;
   did(key: string): string | undefined;
   /** The earliest file with a trunk match entry overlapping `value` (match-claims.ts). */
@@ -140,8 +146,9 @@ export interface EarlierClaims {
 
 /**
  * Orgs compiled together share one engine: ids, context prefixes, slugs, DIDs and trunk
- * addresses must not collide. One pass with maps of what earlier files claimed (comparing every pair of orgs took
- * seconds at 1,000 orgs); the later file in the given order gets the problem.
+ * addresses must not collide, and no context prefix may begin another's. One pass with maps of
+ * what earlier files claimed (comparing every pair of orgs took seconds at 1,000 orgs), and one
+ * sorted walk for nesting prefixes; the later file in the given order gets the problem.
  */
 export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagnostic[] {
   const problems: SourceDiagnostic[] = [];
@@ -150,14 +157,26 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
   const slugs = new Map<string, string>();
   const numbers = new Map<string, string>();
   const addresses = new MatchClaims<string>();
+  // Nesting prefixes, for every file at once (sorted: nestingPartners); a file is told of the
+  // earliest other that comes before it.
+  const filePrefixes = files.map((summarized) => keysOf(summarized).context_prefix);
+  const nesting = nestingPartners(filePrefixes);
+  let at = 0;
   const earlier: EarlierClaims = {
     id: (id) => ids.get(id),
     contextPrefix: (prefix) => prefixes.get(prefix),
+    nestingPrefix: () => {
+      const other = nesting[at]!;
+      return other >= 0 && other < at
+        ? { file: files[other]!.file, prefix: filePrefixes[other]! }
+        : undefined;
+    },
     slug: (slug) => slugs.get(slug),
     did: (key) => numbers.get(key),
     trunkMatch: (value) => addresses.firstOverlapping(value),
   };
-  for (const summarized of files) {
+  for (; at < files.length; at++) {
+    const summarized = files[at]!;
     const { file } = summarized;
     const keys = keysOf(summarized);
     problems.push(...claimProblems(summarized, earlier));
@@ -174,8 +193,8 @@ export function crossOrgProblems(files: readonly SummarizedFile[]): SourceDiagno
 
 /**
  * One file's clashes with the files before it (`earlier`), in the order every run reports them:
- * id, context prefix, slug, DIDs, trunk match entries. Compared by the file's keys; its summary
- * (the places) is read only for a clash.
+ * id, context prefix (the same, else one nesting with it), slug, DIDs, trunk match entries.
+ * Compared by the file's keys; its summary (the places) is read only for a clash.
  */
 export function claimProblems(
   summarized: SummarizedFile,
@@ -197,6 +216,16 @@ export function claimProblems(
       summarized.summary.at.context_prefix,
       `context prefix ${keys.context_prefix} is also used in ${prefixOwner}`,
     );
+  } else {
+    // One prefix beginning another's: the same refusal as the store's (a 409 at apply).
+    const nests = earlier.nestingPrefix(keys.context_prefix);
+    if (nests !== undefined) {
+      error(
+        "org.context_prefix",
+        summarized.summary.at.context_prefix,
+        `context prefix ${keys.context_prefix} overlaps ${nests.prefix} in ${nests.file}: ${PREFIX_NESTING_RULE}`,
+      );
+    }
   }
   const slugOwner = keys.slug === null ? undefined : earlier.slug(keys.slug);
   if (slugOwner !== undefined) {

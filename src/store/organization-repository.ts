@@ -2,6 +2,7 @@
 // org" rule (only an active org has config in the engine) lives here, once.
 
 import { sql } from "kysely";
+import { prefixesNest } from "../model/context-prefix-nesting.js";
 import type { OrganizationRecord, OrgHandleRecord } from "../model/stored-records.js";
 import type { Db } from "./database.js";
 import type { OrganizationUpdate } from "./schema.js";
@@ -62,9 +63,11 @@ export function createOrganizationRepository(db: Db) {
     },
 
     /**
-     * An org other than `exceptId` whose context prefix begins `prefix` or begins with it (the
-     * same prefix included): objects are owned by prefix (realtime PJSIP's rows, file names), so
-     * nested prefixes would give one org's objects to another.
+     * An org other than `exceptId` whose context prefix nests with `prefix` (`prefixesNest`: one
+     * begins the other, the same prefix included): objects are owned by prefix (realtime PJSIP's
+     * rows, file names), so nested prefixes would give one org's objects to another. The SQL
+     * only narrows the rows to those the rule can hold; the rule is the model's, the one
+     * `pbxctl validate` applies across org files.
      */
     async nestingPrefix(
       prefix: string,
@@ -78,7 +81,8 @@ export function createOrganizationRepository(db: Db) {
             or substr(context_prefix, 1, length(${prefix})) = ${prefix})`,
         );
       if (exceptId !== null) query = query.where("id", "!=", exceptId);
-      return query.orderBy("context_prefix").executeTakeFirst();
+      const rows = await query.orderBy("context_prefix").execute();
+      return rows.find((row) => prefixesNest(prefix, row.context_prefix));
     },
 
     /** Which of `slugs` an org other than `exceptId` holds. */

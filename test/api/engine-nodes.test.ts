@@ -236,6 +236,51 @@ test("pin: to an active node with room, standby on another node; shown in the ad
   }
 });
 
+test("pin: an org whose move is under way is refused with a 409 naming the move; pinned once it is done", async () => {
+  const app = await startTestApp();
+  try {
+    await addNode(app, node("node-1", 5));
+    const a = await app.createOrg("A");
+    await addNode(app, node("node-2", 5, { sip_address: "10.0.0.12" }));
+    await addNode(app, node("node-3", 5, { sip_address: "10.0.0.13" }));
+    const admin = await adminHeaders(app);
+    // No move driver runs in this app: the move stays in its first phase.
+    const moved = await app.request("POST", `/api/v1/admin/organizations/${a.id}/move`, {
+      headers: admin,
+      body: { to: "node-2" },
+    });
+    assert.is(moved.status, 202, moved.text);
+    const path = `/api/v1/admin/organizations/${a.id}/placement`;
+    for (const body of [
+      { node: "node-3" },
+      { node: "node-1" },
+      { node: "node-1", standby_node: "node-3" },
+    ]) {
+      expectError(
+        await app.request("PUT", path, { headers: admin, body }),
+        409,
+        `Organization is being moved to engine node 'node-2' (move ${moved.body.id}, phase deploying): wait until the move is done, then pin it`,
+      );
+    }
+    const placement = await placementOf(app, a.id);
+    assert.equal(
+      [placement.node, placement.standby_node, placement.pinned],
+      ["node-1", null, false],
+    );
+    // Done (as the driver ends it): the org is pinned as asked.
+    await app.db
+      .updateTable("org_moves")
+      .set({ phase: "done", finished_at: "2026-01-01T00:00:00.000Z" })
+      .where("org_id", "=", a.id)
+      .execute();
+    const pinned = await app.request("PUT", path, { headers: admin, body: { node: "node-3" } });
+    assert.is(pinned.status, 200, pinned.text);
+    assert.is(pinned.body.node, "node-3");
+  } finally {
+    await app.close();
+  }
+});
+
 test("tenants get 403 on every node and placement route; bad fields are 400; delete of an empty node", async () => {
   const app = await startTestApp();
   try {

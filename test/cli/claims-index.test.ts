@@ -1,6 +1,6 @@
 // The claims index (src/cli/lib/claims-index.ts): the checks across files answered from an
 // index a change updates give exactly what checking every file gives (crossOrgProblems), after
-// any sequence of changes, additions and removals; its journal is appended, not rewritten; a
+// any sequence of changes, additions and removals (nesting context prefixes included); its journal is appended, not rewritten; a
 // corrupted index or journal is detected and costs only a rebuild.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -65,7 +65,24 @@ function summaryFile(file: string, pick: () => number, seed = 0): RunFile & { te
   }));
   const summary: OrgSummary = {
     id: one(["a", "b", "c", "d", "e", "f", "g", "h"]),
-    context_prefix: one(["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"]),
+    // Prefixes that nest (p1 begins p1_a, p1_a_b, p1_b and p10; p, in a third of the seeds,
+    // begins every one) beside siblings (p1_a and p1_b): nesting clashes are common too.
+    context_prefix: one([
+      "p1",
+      "p2",
+      "p3",
+      "p4",
+      "p5",
+      "p6",
+      "p7",
+      "p8",
+      "p9",
+      "p1_a",
+      "p1_a_b",
+      "p1_b",
+      "p10",
+      ...(seed % 3 === 0 ? ["p"] : []),
+    ]),
     slug: one([null, "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "ü"]),
     dids,
     trunk_matches: matches,
@@ -114,6 +131,38 @@ test("after any changes, additions and removals the index gives what checking ev
     const subset = files.filter((_, k) => k % 3 === 0);
     assert.equal(index.problems(subset), expected(subset), `seed ${seed}, subset`);
   }
+});
+
+test("two unchanged files whose prefixes nest are still found when a third file changes", async () => {
+  const at = { line: 3, col: 19 };
+  const file = (name: string, id: string, prefix: string): RunFile => {
+    const summary: OrgSummary = {
+      id,
+      context_prefix: prefix,
+      slug: null,
+      dids: [],
+      trunk_matches: [],
+      gateway: null,
+      at: { id: at, context_prefix: at, slug: at },
+    };
+    return { name, hash: `h-${id}-${prefix}`, summarized: { file: `orgs/${name}`, summary } };
+  };
+  const files = [
+    file("a.yaml", "a", "acme_"),
+    file("b.yaml", "b", "acme_x_"),
+    file("c.yaml", "c", "c_"),
+  ];
+  await (await ClaimsIndex.open(dir, VERSION)).record(files);
+  files[2] = file("c.yaml", "c", "cc_");
+  const index = await ClaimsIndex.open(dir, VERSION);
+  const problems = index.problems(files);
+  assert.equal(problems, expected(files));
+  assert.equal(
+    problems.map((p) => `${p.file}:${p.line}:${p.col} ${p.message}`),
+    [
+      "orgs/b.yaml:3:19 context prefix acme_x_ overlaps acme_ in orgs/a.yaml: one organization's prefix may not begin another's",
+    ],
+  );
 });
 
 test("a one-file change appends a journal line instead of writing the index again", async () => {

@@ -331,6 +331,49 @@ test("slugs are unique across files too", async () => {
   ]);
 });
 
+test("nested context prefixes across files: both files new, one changed beside a cached one, --no-cache the same", async () => {
+  const rule = "one organization's prefix may not begin another's";
+  const acmePrefix = "org_4f1c2a9e-8b3d-4c7a-9e21-5d6f0a1b2c3d_";
+  // Both new (no cache yet): globex's org_ begins acme's default prefix; globex, the later file,
+  // gets the problem on its context_prefix value, naming acme's file.
+  edit("globex.yaml", "context_prefix: globex_", "context_prefix: org_");
+  const nested = `${join(orgs, "globex.yaml")}:8:19 org.context_prefix: context prefix org_ overlaps ${acmePrefix} in ${join(orgs, "acme.yaml")}: ${rule}`;
+  const cold = await loadOrgFiles([orgs], { env: {}, cache: true });
+  assert.equal(cold.crossFile.map(formatDiagnostic), [nested]);
+  const validate = await runCommand(Validate, [orgs]);
+  const off = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(validate.code, 1);
+  assert.match(validate.stderr, `org.context_prefix: context prefix org_ overlaps ${acmePrefix}`);
+  assert.is(validate.stderr, off.stderr);
+  assert.equal(
+    (await loadOrgFiles([orgs], { env: {}, cache: true })).crossFile.map(formatDiagnostic),
+    [nested],
+    "warm",
+  );
+
+  // Fixed, and both files cached; then acme (the earlier file) alone changes to a prefix that
+  // globex_ begins: globex, unchanged and answered from the cache, gets the problem.
+  edit("globex.yaml", "context_prefix: org_", "context_prefix: globex_");
+  assert.is((await runCommand(Validate, [orgs])).code, 0);
+  edit("acme.yaml", `# context_prefix: ${acmePrefix}`, "context_prefix: globex_sales_");
+  const changed = await loadOrgFiles([orgs], { env: {}, cache: true });
+  assert.equal(changed.crossFile.map(formatDiagnostic), [
+    `${join(orgs, "globex.yaml")}:8:19 org.context_prefix: context prefix globex_ overlaps globex_sales_ in ${join(orgs, "acme.yaml")}: ${rule}`,
+  ]);
+  const cached = await runCommand(Validate, [orgs]);
+  const parsed = await runCommand(Validate, [orgs, "--no-cache"]);
+  assert.is(cached.code, 1);
+  assert.match(cached.stderr, "context prefix globex_ overlaps globex_sales_ in");
+  assert.is(cached.stderr, parsed.stderr);
+  assert.is(cached.stdout, parsed.stdout);
+
+  // plan --base and apply --changed-since refuse it as validate does (apply would answer 409).
+  process.chdir(repo);
+  const plan = await runCommand(Plan, ["orgs", "--base", "HEAD"]);
+  assert.is(plan.code, 1);
+  assert.match(plan.stderr, "context prefix globex_ overlaps globex_sales_ in");
+});
+
 /** Runs `argv` three times: cache cold, cache warm, --no-cache; all three must print the same. */
 async function sameEveryWay(command: Parameters<typeof runCommand>[0], argv: string[]) {
   rmSync(join(orgs, ".pbxctl"), { recursive: true, force: true });

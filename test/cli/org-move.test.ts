@@ -1,13 +1,15 @@
 // `pbxctl org move ORG --to NODE`: records the move in the store of --data-dir (carried out by
 // `serve`, here a driver over fake engines), prints it, waits and prints each phase (or returns
-// at once with --no-wait); refusals and a bad --call-drain-timeout are one precise line; with no
-// serve holding the org-moves lease, the wait says so and exits 3.
+// at once with --no-wait); refusals and a bad --call-drain-timeout are one precise line, and so is
+// `nodes pin` of an org being moved; with no serve holding the org-moves lease, the wait says so
+// and exits 3.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import NodesAdd from "../../src/cli/commands/nodes/add.js";
+import NodesPin from "../../src/cli/commands/nodes/pin.js";
 import OrgMove from "../../src/cli/commands/org/move.js";
 import { systemTimers } from "../../src/clock.js";
 import { openDataStore } from "../../src/domain/config/gitops.js";
@@ -60,6 +62,15 @@ test("org move: --no-wait prints the move; waiting prints every phase to done", 
   assert.equal([view.phase, view.call_drain_timeout_seconds], ["deploying", 3600]);
   const twice = await move(A, "--to", "node-2", "--no-wait");
   assert.is(twice.error?.message, "Organization is already being moved to engine node 'node-2'");
+  // A pin meanwhile would fight the move's switch: refused in one line, naming the move.
+  const moveId = /\(move ([0-9a-f-]{36})\)/.exec(started.stdout)?.[1];
+  const pin = (node: string) => runCommand(NodesPin, [A, node, "--data-dir", dataDir]);
+  const pinned = await pin("node-1");
+  assert.is(pinned.code, 1);
+  assert.is(
+    pinned.error?.message,
+    `Organization is being moved to engine node 'node-2' (move ${moveId}, phase deploying): wait until the move is done, then pin it`,
+  );
 
   // `serve`'s part, over engines that deploy at once and carry no call: the waiting command
   // prints each phase as the store shows it, to done.
@@ -88,6 +99,9 @@ test("org move: --no-wait prints the move; waiting prints every phase to done", 
       if (row.finished_at !== null) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    // Done: the org is pinned again as asked.
+    const pinnedAfter = await pin("node-2");
+    assert.is(pinnedAfter.code, 0, pinnedAfter.stderr + String(pinnedAfter.error));
     const back = await move(A, "--to", "node-1");
     assert.is(back.code, 0, back.stderr + String(back.error));
     const phases = back.stdout

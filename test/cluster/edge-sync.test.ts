@@ -3,7 +3,7 @@
 // and read back, an org moved to node 2 (placement changed in the store) is pushed by the sync
 // and the next carrier call to its number is answered by node 2, with no Kamailio restart. The
 // fast suite's fake JSON-RPC edge (test/deploy/fake-edge.ts) is checked here too: given the same
-// tables it must read back what the real edge reads back.
+// tables it must read back what the real edge reads back, and its core.shmmem has the real shape.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { applyEdgeTables, type EdgeRpc, httpEdgeRpc } from "../../src/deploy/edge-apply.js";
@@ -17,7 +17,7 @@ import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
 import { pinOrg } from "../../src/domain/nodes/placement.js";
 import { adminHeaders, orgKey } from "../api/dids-fixtures.js";
 import { startTestApp, type TestApp } from "../api/helpers.js";
-import { startFakeEdge } from "../deploy/fake-edge.js";
+import { REAL_SHMMEM, startFakeEdge } from "../deploy/fake-edge.js";
 import { FakeClock } from "../deploy/helpers.js";
 import {
   EDGE_ADDRESS,
@@ -171,6 +171,21 @@ syncSuite("the fast suite's fake edge reads back what Kamailio reads back", asyn
     await fake.close();
   }
 });
+
+syncSuite(
+  "the edge's shared memory: core.shmmem answers the pool edge init's -m sets, in the fake's shape",
+  async (context) => {
+    const real = (await context.edge.rpc("core.shmmem")) as Record<string, number>;
+    assert.equal(Object.keys(real).sort(), Object.keys(REAL_SHMMEM).sort(), JSON.stringify(real));
+    // -m 256: the pool less what the allocator (tlsf) keeps for itself.
+    const pool = 256 * 1024 * 1024;
+    assert.ok(real.total! > pool - 1024 * 1024 && real.total! <= pool, JSON.stringify(real));
+    assert.ok(real.free! > 0 && real.free! < real.total!, JSON.stringify(real));
+    const figures = await context.sync.sharedMemory();
+    assert.is(figures?.total, real.total);
+    assert.ok(figures!.maxUsed > 0 && figures!.maxUsed <= figures!.total, JSON.stringify(figures));
+  },
+);
 
 /** What edge-apply reads, in the fields it reads, order-free. */
 async function readBack(rpc: EdgeRpc): Promise<unknown> {

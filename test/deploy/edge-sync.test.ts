@@ -1,7 +1,8 @@
 // `serve` with a SIP edge (PBX_EDGE_DIR): the edge-sync lease holder pushes every change that
 // moves routing to the edge (a fake JSON-RPC edge, test/deploy/fake-edge.ts), debounced, one push
 // at a time, retried while the edge is down, and what the edge took is in the store for
-// `pbxctl status`. Timers and lease clocks are fakes: nothing here sleeps.
+// `pbxctl status`; the edge's shared memory is in /metrics. Timers and lease clocks are fakes:
+// nothing here sleeps.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,8 +17,9 @@ import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
 import { LeaseLostError } from "../../src/replica/roles.js";
 import { createEdgeSyncRepository } from "../../src/store/edge-sync-repository.js";
 import { type CommandOutput, runCommand } from "../cli/run-command.js";
+import { Scrape } from "../metrics/scrape.js";
 import { freshStoreLocation } from "../store/test-database.js";
-import { type FakeEdge, startFakeEdge } from "./fake-edge.js";
+import { type FakeEdge, REAL_SHMMEM, startFakeEdge } from "./fake-edge.js";
 import { FakeClock } from "./helpers.js";
 
 const PASSWORD = "edge-sync-password";
@@ -292,6 +294,27 @@ test("an edge that does not take the tables is not applied; a suspended org leav
     assert.is(rig.edge.htables.orgs.get(prefix), undefined, "a suspended org is not routed");
     assert.is(rig.edge.htables.dids.size, 0);
     assert.equal(await requests.pending(), []);
+  });
+});
+
+test("the edge's shared memory is read from its RPC at each scrape; no series while it is away", async () => {
+  await withEdgeServer(async (rig) => {
+    const metrics = rig.server.metrics!;
+    // Filling: a tenth of the 256 MB pool left (what PbxEdgeSharedMemoryLow fires on).
+    rig.edge.shm.free = 26_843_545;
+    const filling = new Scrape(await metrics.scrape());
+    assert.is(filling.value("pbx_edge_shm_bytes", { kind: "total" }), REAL_SHMMEM.total);
+    assert.is(filling.value("pbx_edge_shm_bytes", { kind: "free" }), 26_843_545);
+    assert.is(filling.value("pbx_edge_shm_bytes", { kind: "max_used" }), REAL_SHMMEM.max_used);
+    assert.ok(rig.edge.calls.includes("core.shmmem"));
+    await rig.edge.down();
+    const away = new Scrape(await metrics.scrape());
+    assert.not.ok(away.has("pbx_edge_shm_bytes"), "no made-up figure while the edge is away");
+    await rig.edge.up();
+    assert.is(
+      new Scrape(await metrics.scrape()).value("pbx_edge_shm_bytes", { kind: "free" }),
+      26_843_545,
+    );
   });
 });
 

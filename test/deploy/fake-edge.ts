@@ -1,7 +1,8 @@
 // A stand-in for Kamailio 5.6's JSON-RPC over HTTP (jsonrpcs + xhttp, POST /RPC), answering the
 // methods pbxctl uses with the shapes and messages the real edge gave in the cluster suite
 // (test/cluster): htable.dump/sets/delete on the `orgs` and `dids` tables, dispatcher.list and
-// dispatcher.reload, permissions.addressDump/subnetDump/addressReload. Reloads read the data files
+// dispatcher.reload, permissions.addressDump/subnetDump/addressReload, core.shmmem (the figures
+// settable). Reloads read the data files
 // in the edge directory, as Kamailio does, so a push that did not write them is caught. `down`
 // makes it answer nothing (connection refused, as a stopped edge); `ignoreSets` drops
 // htable.sets (an edge that does not take the change, caught by the read-back).
@@ -31,8 +32,23 @@ export interface FakeEdge {
   down(): Promise<void>;
   up(): Promise<void>;
   ignoreSets: boolean;
+  /** What `core.shmmem` answers (the real edge's shape: test/cluster/edge-sync.test.ts). */
+  shm: Record<string, number>;
   close(): Promise<void>;
 }
+
+/**
+ * `core.shmmem` of a real Kamailio 5.6 started as `edge init` prints (`-x tlsf -m 256`), as
+ * test/cluster/edge-sync.test.ts read it (the pool is 256 MiB less what tlsf keeps).
+ */
+export const REAL_SHMMEM = {
+  total: 268435376,
+  free: 265167216,
+  used: 3250424,
+  real_used: 3268160,
+  max_used: 3269048,
+  fragments: 1,
+};
 
 function readDispatcher(dir: string): Destination[] {
   return readFileSync(join(dir, "dispatcher.list"), "utf8")
@@ -61,7 +77,7 @@ export async function startFakeEdge(dir: string): Promise<FakeEdge> {
   const htables = { orgs: new Map<string, string>(), dids: new Map<string, string>() };
   let dispatcher: Destination[] = [];
   let carriers: Carrier[] = [];
-  const edge = { ignoreSets: false };
+  const edge = { ignoreSets: false, shm: { ...REAL_SHMMEM } };
 
   const answer = (method: string, params: unknown[]): unknown => {
     calls.push(params.length > 0 ? `${method} ${params.join(" ")}` : method);
@@ -122,6 +138,8 @@ export async function startFakeEdge(dir: string): Promise<FakeEdge> {
       case "permissions.addressReload":
         carriers = readCarriers(dir);
         return "Reload OK";
+      case "core.shmmem":
+        return { ...edge.shm };
       default:
         throw { code: 500, message: "Method Not Found" };
     }
@@ -178,6 +196,7 @@ export async function startFakeEdge(dir: string): Promise<FakeEdge> {
     set ignoreSets(value: boolean) {
       edge.ignoreSets = value;
     },
+    shm: edge.shm,
     close: stop,
   };
 }

@@ -1,5 +1,6 @@
 // docs/metrics.md is the registry's own description: every pbx_* metric with its type, labels and
-// help; every alert of docs/alerts.yaml has its runbook line, and promtool accepts the rules.
+// help; every alert of docs/alerts.yaml has its runbook line, and promtool accepts the rules and
+// passes their unit tests.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
@@ -67,6 +68,19 @@ test("promtool check rules accepts docs/alerts.yaml", () => {
     console.warn(
       "\n!!! promtool not installed: `promtool check rules docs/alerts.yaml` NOT run " +
         "(apt-get install prometheus; CI installs it and runs it in .ci/run) !!!\n",
+    );
+    return;
+  }
+  assert.is(run.status, 0, `${run.stdout}${run.stderr}`);
+});
+
+test("promtool test rules: the alerts fire on what they say (test/metrics/alerts.promtool.yaml)", () => {
+  const cases = `${root}test/metrics/alerts.promtool.yaml`;
+  const run = spawnSync("promtool", ["test", "rules", cases], { encoding: "utf8" });
+  if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
+    console.warn(
+      "\n!!! promtool not installed: `promtool test rules test/metrics/alerts.promtool.yaml` NOT " +
+        "run (apt-get install prometheus; CI installs it and runs it in .ci/run) !!!\n",
     );
     return;
   }

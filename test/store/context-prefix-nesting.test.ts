@@ -8,8 +8,10 @@ import { syntheticOrg } from "../../bench/synthetic-org.js";
 import { applyOrgState } from "../../src/domain/config/apply.js";
 import { Conflict } from "../../src/domain/errors.js";
 import { createOrganizationRecord } from "../../src/domain/orgs/org-creation.js";
+import { prefixesNest } from "../../src/model/context-prefix-nesting.js";
 import type { OrgState } from "../../src/model/org-state.js";
-import { freshStore } from "./helpers.js";
+import { createOrganizationRepository } from "../../src/store/organization-repository.js";
+import { freshStore, insertOrg } from "./helpers.js";
 
 const SERVER_KEY = randomBytes(32);
 const NOW = "2026-11-27T08:00:00.000Z";
@@ -101,6 +103,26 @@ test("an org created with the default prefix is refused beside an org holding or
       ),
       /^Context prefix org_[0-9a-f-]{36}_ overlaps org_ of organization Wide/,
     );
+  } finally {
+    await store.close();
+  }
+});
+
+test("the store and pbxctl validate hold one rule: the repository answers as prefixesNest does", async () => {
+  const store = await freshStore();
+  try {
+    // Prefixes that nest in every way, and near misses (a shared start that is not the whole).
+    const stored = ["a_", "a_b_", "ab_", "b-c_", "b_", "Zz_9_"];
+    for (const [k, prefix] of stored.entries()) {
+      await insertOrg(store.db, randomUUID(), `Org ${k}`, prefix);
+    }
+    const asked = [...stored, "a_b_c_", "a_c_", "a", "b-", "b-c_d_", "zz_", "Zz_", "c_"];
+    for (const prefix of asked) {
+      const found = await createOrganizationRepository(store.db).nestingPrefix(prefix, null);
+      const expected = stored.filter((other) => prefixesNest(prefix, other)).sort();
+      assert.is(found?.context_prefix, expected[0], prefix);
+      if (found) assert.ok(prefixesNest(prefix, found.context_prefix), prefix);
+    }
   } finally {
     await store.close();
   }

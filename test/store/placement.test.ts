@@ -216,6 +216,84 @@ test("a move takes one place on the node that holds the org besides its primary,
   }
 });
 
+const movingMessage = (move: { id: string; phase: string }) =>
+  `Organization is being moved to engine node 'node-2' (move ${move.id}, phase ${move.phase}): wait until the move is done, then pin it`;
+
+test("a pin of an org whose move is under way is refused, naming the move; another org's is not", async () => {
+  const setup = await oneRoomLeft();
+  try {
+    await createEngineNode(setup.deps, nodeInput("node-3", 2));
+    const move = await moveOrg(setup.deps, setup.x, { to: "node-2" });
+    for (const input of [
+      { node: "node-3" },
+      { node: "node-1" },
+      { node: "node-1", standby_node: "node-3" },
+    ]) {
+      const refused = await pinOrg(setup.store.db, setup.x, input, clock().toISOString()).then(
+        () => null,
+        (error: Error) => error,
+      );
+      assert.instance(refused, Conflict);
+      assert.is(refused?.message, movingMessage(move));
+    }
+    // After the switch (the target is the primary now) a pin would send the org back.
+    await setup.store.db
+      .updateTable("org_moves")
+      .set({ phase: "draining" })
+      .where("org_id", "=", setup.x)
+      .execute();
+    const back = await pinOrg(
+      setup.store.db,
+      setup.x,
+      { node: "node-1" },
+      clock().toISOString(),
+    ).then(
+      () => null,
+      (error: Error) => error,
+    );
+    assert.is(back?.message, movingMessage({ id: move.id, phase: "draining" }));
+    const y = await pinOrg(setup.store.db, setup.y, { node: "node-3" }, clock().toISOString());
+    assert.is(y.node, "node-3", "an org that is not moving is pinned as before");
+    await setup.store.db
+      .updateTable("org_moves")
+      .set({ phase: "done", finished_at: clock().toISOString() })
+      .execute();
+    const x = await pinOrg(setup.store.db, setup.x, { node: "node-3" }, clock().toISOString());
+    assert.is(x.node, "node-3", "pinned once the move is done");
+  } finally {
+    await setup.store.close();
+  }
+});
+
+test("a pin racing a move of the same org: the pin is refused, or it came first and the move leaves from it", async () => {
+  for (let round = 0; round < 4; round++) {
+    const setup = await oneRoomLeft();
+    try {
+      const three = await createEngineNode(setup.deps, nodeInput("node-3", 2));
+      const [move, pin] = await Promise.allSettled([
+        moveOrg(setup.deps, setup.x, { to: "node-2" }),
+        pinOrg(setup.store.db, setup.x, { node: "node-3" }, clock().toISOString()),
+      ]);
+      assert.is(move.status, "fulfilled", JSON.stringify(move));
+      const recorded = await setup.store.db
+        .selectFrom("org_moves")
+        .selectAll()
+        .where("org_id", "=", setup.x)
+        .executeTakeFirstOrThrow();
+      if (pin.status === "rejected") {
+        assert.is((pin.reason as Error).message, movingMessage(recorded));
+        assert.is(recorded.source_node_id, setup.one.id);
+      } else {
+        // The pin came first: the move leaves from where the pin put the org, never from a node
+        // the org has already left.
+        assert.is(recorded.source_node_id, three.id);
+      }
+    } finally {
+      await setup.store.close();
+    }
+  }
+});
+
 test("a node that is a side of an unfinished move cannot be removed", async () => {
   const setup = await oneRoomLeft();
   try {

@@ -161,7 +161,7 @@ export const engineNodeRoutes = [
     tag: TAG,
     summary: "Pin an org to an engine node (and choose or clear its standby)",
     description:
-      "The node must be active with room, unless it already holds the org; the standby must be another node that is not down.",
+      "The node must be active with room, unless it already holds the org; the standby must be another node that is not down. An org whose move is under way is not pinned: wait until the move is done.",
     auth: "admin",
     params: IdParams,
     body: Type.Object(
@@ -173,7 +173,7 @@ export const engineNodeRoutes = [
     ),
     responses: {
       200: { description: "The placement", schema: PlacementViewSchema },
-      409: { description: "The node is draining, down or full" },
+      409: { description: "The node is draining, down or full, or the org is being moved" },
     },
     handler: ({ deps, params, body }) =>
       pinOrg(deps.db, params.id, body, deps.clock().toISOString()),

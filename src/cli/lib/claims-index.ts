@@ -29,6 +29,7 @@ import { hash as digest } from "node:crypto";
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../atomic-files.js";
+import { nestingPartners, prefixesNest } from "../../model/context-prefix-nesting.js";
 import {
   claimProblems,
   crossOrgProblems,
@@ -124,6 +125,13 @@ function clashingFiles(lines: readonly string[]): Set<number> {
     if (files.size > 1) for (const file of files) clashing.add(file);
     start = end;
   }
+  // Context prefixes that nest (one begins another's, context-prefix-nesting.ts): every file with
+  // a partner clashes, and so does the partner, which has one too.
+  const prefixLines = lines.filter((line) => line[0] === "p");
+  const partners = nestingPartners(prefixLines.map((line) => JSON.parse(line.split("\t")[1]!)));
+  partners.forEach((partner, k) => {
+    if (partner >= 0) clashing.add(fileOf(prefixLines[k]!));
+  });
   // Ranges: sorted by first address, then the larger block first, every block still open at a
   // claim's first address holds it (two address blocks overlap only when one holds the other).
   for (const family of ["4", "6"]) {
@@ -232,6 +240,19 @@ function overlappingInLines(lines: SortedLines, claim: MatchClaim, into: (file: 
     const start = (claim.first >> hostBits) << hostBits;
     if (start === claim.first) continue;
     lines.filesWith(`${claim.family}\t${hex(claim.family, start)}\t${prefixText(prefix)}\t`, into);
+  }
+}
+
+/**
+ * The files with a context prefix line that nests with `prefix` (one begins the other: the same
+ * prefix included). The longer ones (and `prefix` itself) are the lines whose JSON begins with
+ * its JSON less the closing quote (escaping is per character and no escape is a prefix of
+ * another); the shorter ones are each of its leading parts, looked up exactly.
+ */
+function nestingInLines(lines: SortedLines, prefix: string, into: (file: number) => void) {
+  lines.filesWith(`p\t${asciiJson(prefix).slice(0, -1)}`, into);
+  for (let length = 1; length < prefix.length; length++) {
+    lines.filesWith(`p\t${asciiJson(prefix.slice(0, length))}\t`, into);
   }
 }
 
@@ -420,6 +441,7 @@ export class ClaimsIndex {
     // The fresh files' claims, from their keys.
     const freshExact = new Map<string, number[]>();
     const freshMatches: { claim: MatchClaim; at: number }[] = [];
+    const freshPrefixes: { prefix: string; at: number }[] = [];
     const toCheck = new Set<number>();
     for (let at = 0; at < files.length; at++) {
       const file = files[at]!;
@@ -444,6 +466,12 @@ export class ClaimsIndex {
           if (other !== undefined) toCheck.add(other);
         });
       }
+      // Files whose unchanged lines hold a prefix nesting with this one's.
+      freshPrefixes.push({ prefix: keys.context_prefix, at });
+      nestingInLines(index.lines, keys.context_prefix, (line) => {
+        const other = positionOfLine(line);
+        if (other !== undefined) toCheck.add(other);
+      });
       for (const value of keys.trunk_matches) {
         const claim = matchClaim(value);
         freshMatches.push({ claim, at });
@@ -482,6 +510,25 @@ export class ClaimsIndex {
       const earlier: EarlierClaims = {
         id: exact("i"),
         contextPrefix: exact("p"),
+        nestingPrefix: (prefix) => {
+          // The prefix of a file in the run, unchanged or fresh: its keys now.
+          const prefixAt = (other: number) => keysOf(files[other]!.summarized!).context_prefix;
+          let first: number | undefined;
+          const consider = (other: number) => {
+            if (other >= at || (first !== undefined && other >= first)) return;
+            if (prefixAt(other) !== prefix) first = other;
+          };
+          nestingInLines(index.lines, prefix, (line) => {
+            const other = positionOfLine(line);
+            if (other !== undefined) consider(other);
+          });
+          for (const fresh of freshPrefixes) {
+            if (prefixesNest(prefix, fresh.prefix)) consider(fresh.at);
+          }
+          return first === undefined
+            ? undefined
+            : { file: files[first]!.summarized!.file, prefix: prefixAt(first) };
+        },
         slug: exact("s"),
         did: exact("d"),
         trunkMatch: (value) => {

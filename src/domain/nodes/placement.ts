@@ -18,6 +18,7 @@ import {
   nodeLoads,
   savePlacement,
 } from "../../store/engine-node-repository.js";
+import { findOrgMove } from "../../store/org-move-repository.js";
 import { createOrganizationRepository } from "../../store/organization-repository.js";
 import { BadRequest, Conflict, NotFound } from "../errors.js";
 import { findNodeRow } from "./engine-node-lookup.js";
@@ -140,9 +141,25 @@ export function refusal(node: EngineNodeRecord, load: NodeLoad | undefined): str
 }
 
 /**
+ * 409 while the org's move is unfinished: its driver switches the placement itself
+ * (org-move-driver.ts), so a pin meanwhile would either be overwritten by the switch or, after
+ * it, send the org back to the node the move is removing it from. Read after the node lock, which
+ * `moveOrg` takes too: a pin and a move of one org never pass each other.
+ */
+async function refuseDuringMove(trx: Db, orgId: string): Promise<void> {
+  const move = await findOrgMove(trx, orgId);
+  if (!move || move.finished_at !== null) return;
+  const target = (await findEngineNode(trx, move.target_node_id))?.name ?? move.target_node_id;
+  throw new Conflict(
+    `Organization is being moved to engine node '${target}' (move ${move.id}, phase ${move.phase}): wait until the move is done, then pin it`,
+  );
+}
+
+/**
  * Pins an org to a node (admin): the node must be active with room unless it already holds the
- * org; the standby must be another node, and not `down`. Records where the org is to live: the
- * deploys follow the store (moving a live org's config between engines is `org move`).
+ * org; the standby must be another node, and not `down`; an org whose move is under way is not
+ * pinned at all (409 naming the move). Records where the org is to live: the deploys follow the
+ * store (moving a live org's config between engines is `org move`).
  */
 export async function pinOrg(
   db: Db,
@@ -155,6 +172,7 @@ export async function pinOrg(
       throw new NotFound("Organization not found");
     }
     await lockNodesForPlacement(trx);
+    await refuseDuringMove(trx, orgId);
     const node = await findNodeRow(trx, input.node);
     const current = await findPlacement(trx, orgId);
     if (current?.node_id !== node.id) {

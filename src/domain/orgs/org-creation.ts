@@ -4,6 +4,7 @@
 // read it back) and a secret stored only as a hash. Once engine nodes exist it is placed on one
 // in the same transaction (src/domain/nodes/placement.ts): an org that finds no room is not created.
 import { randomUUID } from "node:crypto";
+import { PREFIX_NESTING_RULE } from "../../model/context-prefix-nesting.js";
 import { withDefaults } from "../../model/defaults.js";
 import { defaultContextPrefix } from "../../model/fill.js";
 import { type OrgInfo, OrgSettings } from "../../model/org-state.js";
@@ -55,7 +56,7 @@ export async function assertPrefixApart(
   const other = await createOrganizationRepository(db).nestingPrefix(prefix, orgId);
   if (other) {
     throw new Conflict(
-      `Context prefix ${prefix} overlaps ${other.context_prefix} of organization ${other.name}: one organization's prefix may not begin another's`,
+      `Context prefix ${prefix} overlaps ${other.context_prefix} of organization ${other.name}: ${PREFIX_NESTING_RULE}`,
     );
   }
 }

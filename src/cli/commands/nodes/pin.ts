@@ -12,7 +12,8 @@ export default class NodesPin extends PbxCommand {
   static override summary = "Pin an org to an engine node (and choose or clear its standby).";
   static override description =
     "What PUT /admin/organizations/{id}/placement does: the node must be active with room " +
-    "unless it already holds the org; the standby must be another node that is not down.";
+    "unless it already holds the org; the standby must be another node that is not down. " +
+    "An org whose move is under way is not pinned: wait until the move is done.";
   static override examples = [
     "<%= config.bin %> <%= command.id %> acme node-2",
     "<%= config.bin %> <%= command.id %> acme node-2 --standby node-3",
