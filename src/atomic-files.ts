@@ -11,14 +11,33 @@ import { basename, dirname, join } from "node:path";
 /** Temp files of interrupted writes start with this and end with `.tmp`. */
 export const TEMP_MARK = ".pbxctl-";
 
+/** Options of writeFileAtomic. */
+export interface AtomicWriteOptions {
+  /**
+   * The new file's modification time is at least this (ms since the epoch), set on the temp file
+   * before the rename so that no reader ever sees the new content with an earlier time.
+   */
+  minMtimeMs?: number;
+}
+
 /** Replaces `file` with `content` atomically and durably, creating directories as needed. */
-export async function writeFileAtomic(file: string, content: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  content: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const dir = dirname(file);
   await mkdir(dir, { recursive: true });
   const temp = join(dir, `${TEMP_MARK}${basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await open(temp, "wx", 0o644);
   try {
     await handle.writeFile(content);
+    if (options.minMtimeMs !== undefined) {
+      const written = await handle.stat();
+      if (written.mtimeMs < options.minMtimeMs) {
+        await handle.utimes(written.atime, new Date(options.minMtimeMs));
+      }
+    }
     await handle.sync();
   } catch (error) {
     await handle.close();

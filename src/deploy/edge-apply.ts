@@ -7,9 +7,16 @@
 // - nodes (dispatcher) and carriers (permissions): `dispatcher.reload` / `permissions.addressReload`
 //   from the files, only when the running list differs (a dispatcher reload forgets which nodes
 //   probing found down, so it is not done for nothing).
+// The carriers' table is a db_text file, and db_text (db_mode=1) re-reads a table only when the
+// file's mtime, in whole seconds, is later than the one it loaded (dbt_check_mtime in Kamailio's
+// db_text/dbt_file.c): a carrier change written within the same second as the version the edge
+// loaded would be ignored by addressReload, the edge keeping the old carriers (the cluster suite
+// failed so whenever its first push came in the edge's starting second). So the address file,
+// when it changes or is about to be reloaded, is written in a later second than the old file.
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../atomic-files.js";
-import { type EdgeTables, printEdgeData } from "../compiler/edge/index.js";
+import { EDGE_DATA_FILES, type EdgeTables, printEdgeData } from "../compiler/edge/index.js";
 
 /** One JSON-RPC call to the edge; rejects with the edge's error message. */
 export type EdgeRpc = (method: string, params?: readonly unknown[]) => Promise<unknown>;
@@ -67,18 +74,53 @@ export async function applyEdgeTables(
   dataDir: string,
   tables: EdgeTables,
 ): Promise<EdgeApplyResult> {
+  const address = join(dataDir, EDGE_DATA_FILES.address);
+  let addressContent = "";
+  let addressWritten = false;
   for (const file of printEdgeData(tables)) {
-    await writeFileAtomic(join(dataDir, file.path), file.content);
+    const path = join(dataDir, file.path);
+    if (path === address) {
+      addressContent = file.content;
+      addressWritten = await writeReloadedDbText(path, file.content, false);
+    } else {
+      await writeFileAtomic(path, file.content);
+    }
   }
   // Nodes first, so a new node's set exists before an org entry names it.
   const dispatcherReloaded = !sameDispatcher(await readDispatcher(rpc), tables);
   if (dispatcherReloaded) await rpc("dispatcher.reload");
   const carriersReloaded = !sameCarriers(await readCarriers(rpc), tables);
-  if (carriersReloaded) await rpc("permissions.addressReload");
+  if (carriersReloaded) {
+    // The file already says so but the edge does not: it missed an earlier rewrite.
+    if (!addressWritten) await writeReloadedDbText(address, addressContent, true);
+    await rpc("permissions.addressReload");
+  }
   const orgKeysChanged = await syncHtable(rpc, "orgs", tables.orgs);
   const didKeysChanged = await syncHtable(rpc, "dids", tables.dids);
   await verifyEdge(rpc, tables);
   return { orgKeysChanged, didKeysChanged, dispatcherReloaded, carriersReloaded };
+}
+
+/**
+ * Writes a db_text table the edge reloads over RPC so that the reload cannot miss it: when the
+ * content changed, or `force` (the edge is about to reload it and holds something else, so it
+ * missed an earlier same-second rewrite, or the file was edited by hand), the file gets an mtime
+ * in a later whole second than the file it replaces; ahead of the clock only while such writes
+ * come faster than one a second, which carrier changes, made by hand, do not. Otherwise the file
+ * is left alone. Returns whether it was written.
+ */
+async function writeReloadedDbText(path: string, content: string, force: boolean) {
+  const old = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return null;
+    throw error;
+  });
+  if (old === null) {
+    await writeFileAtomic(path, content);
+    return true;
+  }
+  if (!force && (await readFile(path, "utf8")) === content) return false;
+  await writeFileAtomic(path, content, { minMtimeMs: (Math.floor(old.mtimeMs / 1000) + 1) * 1000 });
+  return true;
 }
 
 /** Reads every table back from the running edge; throws EdgeNotApplied on the first difference. */

@@ -1,18 +1,25 @@
 // applyEdgeTables against an in-memory edge that answers Kamailio's JSON-RPC methods as Kamailio
 // 5.6 does (shapes recorded from the cluster suite's real edge): only differing keys are sent,
 // reloads only when nodes or carriers differ, and nothing counts as applied unless read back.
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { buildEdgeTables, type EdgeState } from "../../src/compiler/edge/index.js";
+import {
+  buildEdgeTables,
+  EDGE_DATA_FILES,
+  type EdgeState,
+  printEdgeData,
+} from "../../src/compiler/edge/index.js";
 import {
   applyEdgeTables,
   EdgeNotApplied,
   type EdgeRpc,
   EdgeRpcError,
+  httpEdgeRpc,
 } from "../../src/deploy/edge-apply.js";
+import { startFakeEdge } from "./fake-edge.js";
 
 const LISTEN = {
   sip_address: "127.0.0.10",
@@ -187,6 +194,66 @@ test("an edge that does not end up with the compiled tables is not applied", asy
   } catch (error) {
     assert.instance(error, EdgeNotApplied);
     assert.is((error as Error).message, "edge table orgs: org_a_ is absent, compiled 1,2");
+  }
+});
+
+test("a carrier change in the second the edge loaded its address table is still reloaded", async () => {
+  // db_text re-reads a table only when its mtime is in a later whole second than the loaded one:
+  // the edge started on edge init's files (no carrier) in a second that is not over yet (set
+  // ahead here, so the test does not depend on when the second turns), and the first apply
+  // brings a carrier.
+  const dir = mkdtempSync(join(tmpdir(), "pbx-edge-apply-"));
+  for (const file of printEdgeData(tablesOf({ ...TWO_NODES, carriers: [] }))) {
+    mkdirSync(join(dir, file.path, ".."), { recursive: true });
+    writeFileSync(join(dir, file.path), file.content);
+  }
+  const address = join(dir, EDGE_DATA_FILES.address);
+  const loadedSecond = Math.floor(Date.now() / 1000) + 30;
+  utimesSync(address, loadedSecond, loadedSecond);
+  const edge = await startFakeEdge(dir);
+  try {
+    const rpc = httpEdgeRpc(`http://127.0.0.1:${edge.port}/RPC`);
+    const tables = tablesOf(TWO_NODES);
+    const result = await applyEdgeTables(rpc, dir, tables);
+    assert.ok(result.carriersReloaded);
+    assert.is(Math.floor(statSync(address).mtimeMs / 1000), loadedSecond + 1);
+    // Unchanged carriers leave the file, and its mtime, alone.
+    const again = await applyEdgeTables(rpc, dir, tables);
+    assert.not.ok(again.carriersReloaded);
+    assert.is(Math.floor(statSync(address).mtimeMs / 1000), loadedSecond + 1);
+  } finally {
+    await edge.close();
+  }
+});
+
+test("a carrier file the edge missed (rewritten in its loaded second) is reloaded anyway", async () => {
+  // Before pbxctl moved the mtime on, a rewrite in the edge's loaded second left the file
+  // holding the compiled carriers while the edge kept the old ones: the content is then already
+  // right, and the reload must still see a newer file.
+  const dir = mkdtempSync(join(tmpdir(), "pbx-edge-apply-"));
+  const address = join(dir, EDGE_DATA_FILES.address);
+  const loadedSecond = Math.floor(Date.now() / 1000) + 30;
+  const writeTables = (tables: ReturnType<typeof tablesOf>) => {
+    for (const file of printEdgeData(tables)) {
+      mkdirSync(join(dir, file.path, ".."), { recursive: true });
+      writeFileSync(join(dir, file.path), file.content);
+    }
+    utimesSync(address, loadedSecond, loadedSecond);
+  };
+  writeTables(tablesOf({ ...TWO_NODES, carriers: [] }));
+  const edge = await startFakeEdge(dir);
+  try {
+    const tables = tablesOf(TWO_NODES);
+    writeTables(tables);
+    const result = await applyEdgeTables(
+      httpEdgeRpc(`http://127.0.0.1:${edge.port}/RPC`),
+      dir,
+      tables,
+    );
+    assert.ok(result.carriersReloaded);
+    assert.is(Math.floor(statSync(address).mtimeMs / 1000), loadedSecond + 1);
+  } finally {
+    await edge.close();
   }
 });
 

@@ -3,10 +3,13 @@
 // (test/cluster): htable.dump/sets/delete on the `orgs` and `dids` tables, dispatcher.list and
 // dispatcher.reload, permissions.addressDump/subnetDump/addressReload, core.shmmem (the figures
 // settable). Reloads read the data files
-// in the edge directory, as Kamailio does, so a push that did not write them is caught. `down`
+// in the edge directory, as Kamailio does, so a push that did not write them is caught; the
+// carriers' table as db_text does: loaded at start when present, then re-read by addressReload
+// only when the file's mtime is in a later whole second than the loaded one (dbt_check_mtime),
+// so a rewrite the real edge would miss is missed here too. `down`
 // makes it answer nothing (connection refused, as a stopped edge); `ignoreSets` drops
 // htable.sets (an edge that does not take the change, caught by the read-back).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -72,11 +75,22 @@ function readCarriers(dir: string): Carrier[] {
     });
 }
 
+/** The address file's mtime as db_text compares it: whole seconds. */
+function addressSecond(dir: string): number {
+  return Math.floor(statSync(join(dir, "db", "address")).mtimeMs / 1000);
+}
+
 export async function startFakeEdge(dir: string): Promise<FakeEdge> {
   const calls: string[] = [];
   const htables = { orgs: new Map<string, string>(), dids: new Map<string, string>() };
   let dispatcher: Destination[] = [];
   let carriers: Carrier[] = [];
+  /** db_text's cached mtime of the loaded address table; null: none loaded yet. */
+  let carriersSecond: number | null = null;
+  if (existsSync(join(dir, "db", "address"))) {
+    carriersSecond = addressSecond(dir);
+    carriers = readCarriers(dir);
+  }
   const edge = { ignoreSets: false, shm: { ...REAL_SHMMEM } };
 
   const answer = (method: string, params: unknown[]): unknown => {
@@ -135,9 +149,14 @@ export async function startFakeEdge(dir: string): Promise<FakeEdge> {
             group: 1,
             item: { ip: c.ip, mask: c.mask, port: 0, tag: "carrier" },
           }));
-      case "permissions.addressReload":
-        carriers = readCarriers(dir);
+      case "permissions.addressReload": {
+        const second = addressSecond(dir);
+        if (carriersSecond === null || second > carriersSecond) {
+          carriersSecond = second;
+          carriers = readCarriers(dir);
+        }
         return "Reload OK";
+      }
       case "core.shmmem":
         return { ...edge.shm };
       default:
