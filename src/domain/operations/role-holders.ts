@@ -4,6 +4,7 @@
 // node's id, which are the platform's internals. This is where an operator sees them: every lease
 // in the store, whichever replica holds it, with the node's name beside a node's lease.
 import type { Clock } from "../../clock.js";
+import type { RoleHolderView } from "../../model/replica-views.js";
 import type { Db } from "../../store/database.js";
 import { listEngineNodes } from "../../store/engine-node-repository.js";
 import { createLeaseRepository } from "../../store/lease-repository.js";
@@ -19,23 +20,8 @@ export function roleKinds(leaseNames: readonly string[]): string[] {
   return [...new Set(leaseNames.map(roleKind))];
 }
 
-/** One role's lease as admins see it (`GET /admin/roles`). */
-export interface RoleHolderView {
-  /** The lease's name (`deployer:node:<node id>`, `deployer:10.0.0.5:5038`, `retention`). */
-  lease: string;
-  role: string;
-  /**
-   * The engine the role is for: an engine node's name, the implicit engine's AMI `host:port` or
-   * `files`; null for a role of the whole install (retention, ticket poller, edge sync, moves).
-   */
-  engine: string | null;
-  /** The replica that took it last. */
-  holder: string;
-  acquired_at: string;
-  expires_at: string;
-  /** Not expired now: `holder` runs the role (else nobody does until a replica takes it). */
-  held: boolean;
-}
+/** One role's lease as admins see it (`GET /admin/replica-roles`). */
+export type { RoleHolderView };
 
 const NODE_LEASE = /^[a-z-]+:node:(.+)$/;
 
