@@ -106,6 +106,16 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Registers once as `account`: what baresip reported (`REGISTER_OK` or `REGISTER_FAIL`); the phone is stopped after. */
+export async function registrationOutcome(account: BaresipAccount): Promise<string> {
+  const phone = await startBaresip(account);
+  try {
+    return (await phone.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type))).type;
+  } finally {
+    await phone.stop();
+  }
+}
+
 /** Starts baresip with `account` and connects to its control port. */
 export async function startBaresip(account: BaresipAccount): Promise<Baresip> {
   const dir = await mkdtemp("/tmp/pbxb-");

@@ -24,7 +24,7 @@ import { sipDigest } from "../../src/model/secrets.js";
 import { type Db, openStore } from "../../src/store/database.js";
 import { findEngineNodeByName } from "../../src/store/engine-node-repository.js";
 import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
-import { startBaresip } from "./baresip.js";
+import { registrationOutcome } from "./baresip.js";
 import { boot } from "./helpers.js";
 import { type Postgres, startPostgres } from "./postgres.js";
 
@@ -82,18 +82,12 @@ users: [ { extension: "101", name: Alice, sip: { md5_cred: ${sipDigest(`${prefix
   return { id: row.id, prefix };
 }
 
-async function register(engine: AsteriskInstance, org: Org): Promise<string> {
-  const phone = await startBaresip({
+function register(engine: AsteriskInstance, org: Org): Promise<string> {
+  return registrationOutcome({
     user: `${org.prefix}101`,
     password: PASSWORD,
     registrar: `${engine.sipAddress}:${engine.sipPort}`,
   });
-  try {
-    const event = await phone.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type));
-    return event.type;
-  } finally {
-    await phone.stop();
-  }
 }
 
 test.before(async (context) => {

@@ -16,7 +16,7 @@ import type { AsteriskInstance } from "../../src/engine/testing/asterisk-instanc
 import { loadOrgSources } from "../../src/model/files.js";
 import type { OrgState } from "../../src/model/org-state.js";
 import { sipDigest } from "../../src/model/secrets.js";
-import { startBaresip } from "./baresip.js";
+import { registrationOutcome } from "./baresip.js";
 import { boot } from "./helpers.js";
 import { literal, type Postgres, startPostgres } from "./postgres.js";
 
@@ -60,18 +60,12 @@ function insertRows(rows: readonly RealtimeRow[]): string {
     .join("\n");
 }
 
-async function register(context: Context, extension: string, secret: string): Promise<string> {
-  const phone = await startBaresip({
+function register(context: Context, extension: string, secret: string): Promise<string> {
+  return registrationOutcome({
     user: `${PREFIX}${extension}`,
     password: secret,
     registrar: `127.0.0.1:${context.engine.sipPort}`,
   });
-  try {
-    const event = await phone.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type));
-    return event.type;
-  } finally {
-    await phone.stop();
-  }
 }
 
 test.before(async (context) => {
