@@ -39,14 +39,29 @@ const userRows = (prefix: string, extension: string, password = "digest"): Pjsip
   ];
 };
 
+/** Runs `check` on a fresh store, for a new org, with a repository whose statements are counted. */
+async function withFreshOrg(
+  check: (org: {
+    orgId: string;
+    prefix: string;
+    rows: ReturnType<typeof createPjsipRealtimeRepository>;
+    statements: () => number;
+  }) => Promise<void>,
+): Promise<void> {
+  const store = await freshStore();
+  try {
+    const orgId = randomUUID();
+    const { db, statements } = counted(store.db);
+    const rows = createPjsipRealtimeRepository(db);
+    await check({ orgId, prefix: `org_${orgId}_`, rows, statements });
+  } finally {
+    await store.close();
+  }
+}
+
 if (testBackend() === "postgres") {
-  test("an org's rows are replaced in three statements (lock, read, write), however many change", async () => {
-    const store = await freshStore();
-    try {
-      const orgId = randomUUID();
-      const prefix = `org_${orgId}_`;
-      const { db, statements } = counted(store.db);
-      const rows = createPjsipRealtimeRepository(db);
+  test("an org's rows are replaced in three statements (lock, read, write), however many change", () =>
+    withFreshOrg(async ({ orgId, prefix, rows, statements }) => {
       const many = Array.from({ length: 50 }, (_, i) => userRows(prefix, String(1000 + i))).flat();
       const first = await rows.replaceOrgRows({ orgId, prefix, rows: many, at: AT });
       assert.is(first.length, 150);
@@ -84,18 +99,10 @@ if (testBackend() === "postgres") {
       const pending = await rows.pending({ orgId });
       assert.is(pending.filter((p) => p.id === `${prefix}1049`).length, 3);
       assert.is(pending.length, 150 + 3);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  test("an org too big for one statement's 65,535 parameters is written in a few, all of it", async () => {
-    const store = await freshStore();
-    try {
-      const orgId = randomUUID();
-      const prefix = `org_${orgId}_`;
-      const { db, statements } = counted(store.db);
-      const rows = createPjsipRealtimeRepository(db);
+  test("an org too big for one statement's 65,535 parameters is written in a few, all of it", () =>
+    withFreshOrg(async ({ orgId, prefix, rows, statements }) => {
       // 3,500 users: 28,000 row parameters and 42,000 for the owed objects.
       const many = Array.from({ length: 3500 }, (_, i) => userRows(prefix, String(10_000 + i)));
       const changes = await rows.replaceOrgRows({ orgId, prefix, rows: many.flat(), at: AT });
@@ -106,17 +113,10 @@ if (testBackend() === "postgres") {
       // And all removed again, just as well.
       assert.is((await rows.replaceOrgRows({ orgId, prefix, rows: [], at: AT })).length, 10_500);
       assert.is(await rows.row("ps_endpoints", `${prefix}13499`), null);
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  test("a changed row is the compiler's whole object: a column it no longer sets goes back to NULL", async () => {
-    const store = await freshStore();
-    try {
-      const orgId = randomUUID();
-      const prefix = `org_${orgId}_`;
-      const rows = createPjsipRealtimeRepository(store.db);
+  test("a changed row is the compiler's whole object: a column it no longer sets goes back to NULL", () =>
+    withFreshOrg(async ({ orgId, prefix, rows }) => {
       const id = `${prefix}1000`;
       const auth = (columns: Record<string, string>): PjsipRow[] => [
         { table: "ps_auths", id, columns: { id, ...columns } },
@@ -138,18 +138,10 @@ if (testBackend() === "postgres") {
         auth_type: "digest",
         password_digest: "d",
       });
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 
-  test("acknowledging forgets the queued objects in one statement, except those changed again since", async () => {
-    const store = await freshStore();
-    try {
-      const orgId = randomUUID();
-      const prefix = `org_${orgId}_`;
-      const { db, statements } = counted(store.db);
-      const rows = createPjsipRealtimeRepository(db);
+  test("acknowledging forgets the queued objects in one statement, except those changed again since", () =>
+    withFreshOrg(async ({ orgId, prefix, rows, statements }) => {
       await rows.replaceOrgRows({ orgId, prefix, rows: userRows(prefix, "1000"), at: AT });
       const told = await rows.pending({ orgId });
       assert.is(told.length, 3);
@@ -166,10 +158,7 @@ if (testBackend() === "postgres") {
         (await rows.pending({ orgId })).map((p) => `${p.kind} ${p.id.slice(prefix.length)}`),
         ["auth 1000"],
       );
-    } finally {
-      await store.close();
-    }
-  });
+    }));
 }
 
 test.run();
