@@ -167,6 +167,11 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       options.onIngested?.(input, result);
     }
   };
+  /** When the store became unavailable (timers' scale), while events are held; null otherwise. */
+  let unavailableSince: number | null = null;
+  let unavailableError: unknown = null;
+  /** Events let go for the cap since the ingest last caught up: logged when the first goes. */
+  let overflowed = 0;
   // A batch is one transaction, all or nothing. When the store rejects it, its halves are tried,
   // and theirs, in order: one bad input costs a few more transactions, not the others' storage,
   // and what a failed attempt wrote was rolled back, so nothing is stored twice. An input the
@@ -174,11 +179,6 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
   // is unavailable instead (down, restarting, unreachable, locked, full: src/store/store-errors.ts)
   // nothing is split or dropped: what is not stored yet goes back to the queue, which tries it
   // again after a backoff, in order, with what came meanwhile behind it. Resolves with that tail.
-  /** When the store became unavailable (timers' scale), while events are held; null otherwise. */
-  let unavailableSince: number | null = null;
-  let unavailableError: unknown = null;
-  /** Events let go for the cap since the ingest last caught up: logged when the first goes. */
-  let overflowed = 0;
   const storeOrSplit = async (batch: EngineCallInput[]): Promise<EngineCallInput[]> => {
     let results: IngestResult[];
     try {
@@ -212,23 +212,29 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     handle: async (batch) => {
       await loaded;
       const left = await storeOrSplit(batch);
-      if (left.length > 0 && unavailableSince === null) {
-        unavailableSince = timers.now();
-        measure.storeUnavailable(true);
-        log?.warn(
-          { err: unavailableError, held: queue.size + left.length },
-          "call events held: the store is unavailable; retrying with backoff",
-        );
-      } else if (left.length === 0 && queue.size === 0) {
-        // Caught up: everything held through the outage is stored.
-        if (unavailableSince !== null) {
-          log?.info(
-            { seconds: (timers.now() - unavailableSince) / 1000, dropped: overflowed },
-            "the store is available again: held call events stored",
+      if (left.length > 0) {
+        if (unavailableSince === null) {
+          unavailableSince = timers.now();
+          measure.storeUnavailable(true);
+          log?.warn(
+            { err: unavailableError, held: queue.size + left.length },
+            "call events held: the store is unavailable; retrying with backoff",
           );
-          unavailableSince = null;
-          measure.storeUnavailable(false);
         }
+      } else if (unavailableSince !== null) {
+        // The store took a batch: what is still held goes next, in batches, as any backlog.
+        log?.info(
+          {
+            seconds: (timers.now() - unavailableSince) / 1000,
+            dropped: overflowed,
+            held: queue.size,
+          },
+          "the store is available again: storing the held call events",
+        );
+        unavailableSince = null;
+        overflowed = 0;
+        measure.storeUnavailable(false);
+      } else if (queue.size === 0) {
         overflowed = 0;
       }
       return left;
@@ -380,14 +386,22 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       await connection?.close();
       // One more try, within a bound: a store that stays down (or hangs) must not hold the
       // shutdown. What is still held then is let go, counted and logged (onDropped, "closed").
+      const waitMs = options.stopWaitMs ?? INGEST_STOP_MS;
       let limit: TimerHandle | null = null;
-      await Promise.race([
-        tryHeldNow(),
-        new Promise<void>((resolve) => {
-          limit = timers.setTimer(options.stopWaitMs ?? INGEST_STOP_MS, resolve);
+      const settled = await Promise.race([
+        tryHeldNow().then(() => true),
+        new Promise<boolean>((resolve) => {
+          limit = timers.setTimer(waitMs, () => resolve(false));
         }),
       ]);
       (limit as TimerHandle | null)?.cancel();
+      if (!settled) {
+        // A batch may still be in the store's hands: it commits or rolls back on its own.
+        log?.warn(
+          { seconds: waitMs / 1000, held: queue.size },
+          "call ingest stopped without waiting longer for the store",
+        );
+      }
       queue.close();
       if (unavailableSince !== null) {
         unavailableSince = null;

@@ -478,7 +478,8 @@ test("stop while the store stays down: one more try, then the held events are le
 
 test("stop does not wait for a store that never answers longer than its bound", async (context) => {
   const outage = outageOf(context.store.db);
-  const { tracking, timers } = tracker(context, { db: outage.db });
+  const { logger, said } = keptLog();
+  const { tracking, timers } = tracker(context, { db: outage.db, logger });
   await tracking.idle();
   outage.state.hang = true;
   tracking.feed(cdr("10.1"));
@@ -493,6 +494,7 @@ test("stop does not wait for a store that never answers longer than its bound", 
   timers.advance(5_000);
   await stopping;
   assert.ok(stopped, "stopped after INGEST_STOP_MS though the store never answered");
+  assert.ok(said.some(({ message }) => message.includes("without waiting longer for the store")));
   outage.state.hang = false;
   outage.state.release();
 });
