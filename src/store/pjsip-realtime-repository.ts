@@ -276,6 +276,33 @@ export function createPjsipRealtimeRepository(db: Db) {
 
 export type PjsipRealtimeRepository = ReturnType<typeof createPjsipRealtimeRepository>;
 
+/**
+ * The first engine node takes over what the one implicit engine was owed, in the transaction that
+ * creates it: it takes every org the implicit engine held, and is meant to name that same Asterisk
+ * (docs/nodes.md), whose memory cache may still hold the objects. Left under `''`, no deployer
+ * would ever take them (the implicit engine is no longer deployed once a node exists) and
+ * `pbxctl status` would list them as owed for good. Returns how many objects it took over;
+ * nothing on SQLite, which keeps no realtime rows.
+ */
+export async function handImplicitEngineDebtTo(trx: Db, nodeId: string): Promise<number> {
+  if (storeDialect(trx) !== "postgres") return 0;
+  const moved = await trx
+    .updateTable("pjsip_realtime_pending")
+    .set({ node_id: nodeId })
+    .where("node_id", "=", "")
+    .executeTakeFirst();
+  return Number(moved.numUpdatedRows);
+}
+
+/**
+ * What node `nodeId`'s engine was owed goes with the node, in the transaction that removes it:
+ * no deployer will ever take it. Nothing on SQLite.
+ */
+export async function forgetDebtOfNode(trx: Db, nodeId: string): Promise<void> {
+  if (storeDialect(trx) !== "postgres") return;
+  await trx.deleteFrom("pjsip_realtime_pending").where("node_id", "=", nodeId).execute();
+}
+
 /** The org's current rows of every table, by table then id, in one query. */
 async function orgRows(
   trx: Kysely<unknown> | Db,
