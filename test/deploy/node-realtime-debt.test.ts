@@ -4,7 +4,7 @@
 // that changes the nodes, so `pbxctl status` never lists them as owed for good. A failed write of
 // the implicit engine is not in that debt (the rows are not written): the first node's start-up
 // pass writes them. PostgreSQL only (`npm run test:pg`); SQLite keeps no realtime table.
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -18,10 +18,15 @@ import { createOrganizationRecord } from "../../src/domain/orgs/org-creation.js"
 import type { EngineProbe, EngineTarget } from "../../src/engine/target.js";
 import { nodeRealtimeSchema } from "../../src/model/node-realtime.js";
 import { type Db, openStore } from "../../src/store/database.js";
-import { createPjsipRealtimeRepository } from "../../src/store/pjsip-realtime-repository.js";
+import { insertEngineNode, savePlacement } from "../../src/store/engine-node-repository.js";
+import {
+  createPjsipRealtimeRepository,
+  handImplicitEngineDebtTo,
+} from "../../src/store/pjsip-realtime-repository.js";
 import { runCommand, withEnv } from "../cli/run-command.js";
 import { freshStore } from "../store/helpers.js";
 import { freshStoreLocation, testBackend } from "../store/test-database.js";
+import { until } from "./fake-nodes.js";
 import { tempDir } from "./helpers.js";
 
 const serverKey = randomBytes(32);
@@ -202,6 +207,67 @@ if (testBackend() === "postgres") {
       ]);
       assert.equal(await rows.pending(), [], "the node's engine took everything");
     }));
+
+  test("a save racing the first node's creation: what it queues is the node's, never left to the implicit engine", () =>
+    withStore(async (db) => {
+      const a = await createOrg(db, "Org A");
+      const rows = createPjsipRealtimeRepository(db);
+      const nodeId = randomUUID();
+      // The first node's creation, held open after its hand-over (as a slow commit would be).
+      let commit!: () => void;
+      const held = new Promise<void>((resolve) => {
+        commit = resolve;
+      });
+      let handedOver!: () => void;
+      const handOver = new Promise<void>((resolve) => {
+        handedOver = resolve;
+      });
+      const creation = db.transaction().execute(async (trx) => {
+        await insertEngineNode(trx, {
+          id: nodeId,
+          name: "node-1",
+          ami_host: "127.0.0.1",
+          ami_port: 5038,
+          ami_username: "pbxctl",
+          ami_secret_sealed: "sealed",
+          sip_address: "node-1.example",
+          capacity: 10,
+          state: "active",
+          created_at: at,
+          updated_at: at,
+        });
+        await savePlacement(trx, {
+          org_id: a.id,
+          node_id: nodeId,
+          standby_node_id: null,
+          pinned: 0,
+          placed_at: at,
+        });
+        await handImplicitEngineDebtTo(trx, nodeId);
+        handedOver();
+        await held;
+      });
+      await handOver;
+      // A save now counts no node (the creation has not committed). It waits for the creation
+      // to commit, or (before the lock) commits at once what it queued for the implicit engine.
+      const save = rows.replaceOrgRows({
+        orgId: a.id,
+        prefix: a.context_prefix,
+        rows: userRows(a.context_prefix, "101", "one"),
+        at,
+      });
+      await Promise.race([
+        save,
+        until(() => waitingForLock(db), "the save waits for the creation"),
+      ]);
+      commit();
+      await creation;
+      await save;
+      assert.equal(
+        (await rows.pending()).map((p) => `${p.nodeId === nodeId ? "node-1" : p.nodeId} ${p.kind}`),
+        ["node-1 auth", "node-1 aor", "node-1 endpoint"],
+      );
+    }));
 }
 
 if (testBackend() === "sqlite") {
@@ -226,6 +292,13 @@ if (testBackend() === "sqlite") {
       await store.close();
     }
   });
+}
+
+/** Whether a session waits for an advisory lock. */
+async function waitingForLock(db: Db): Promise<boolean> {
+  const found = await sql<{ n: string }>`
+    select count(*) as n from pg_locks where locktype = 'advisory' and not granted`.execute(db);
+  return Number(found.rows[0]!.n) > 0;
 }
 
 async function nodeIdOf(db: Db, name: string): Promise<string | undefined> {
