@@ -5,7 +5,7 @@
 // the implicit engine is not in that debt (the rows are not written): the first node's start-up
 // pass writes them. PostgreSQL only (`npm run test:pg`); SQLite keeps no realtime table.
 import { randomBytes, randomUUID } from "node:crypto";
-import { sql } from "kysely";
+import { Migrator, sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
@@ -19,6 +19,7 @@ import type { EngineProbe, EngineTarget } from "../../src/engine/target.js";
 import { nodeRealtimeSchema } from "../../src/model/node-realtime.js";
 import { type Db, openStore } from "../../src/store/database.js";
 import { insertEngineNode, savePlacement } from "../../src/store/engine-node-repository.js";
+import { migrations } from "../../src/store/migrations/index.js";
 import {
   createPjsipRealtimeRepository,
   handImplicitEngineDebtTo,
@@ -266,6 +267,44 @@ if (testBackend() === "postgres") {
       assert.equal(
         (await rows.pending()).map((p) => `${p.nodeId === nodeId ? "node-1" : p.nodeId} ${p.kind}`),
         ["node-1 auth", "node-1 aor", "node-1 endpoint"],
+      );
+    }));
+
+  test("migration 3022 settles what an earlier version left: the implicit engine's objects to their org's node, a removed node's deleted", () =>
+    withStore(async (db) => {
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: async () => Object.fromEntries(migrations) },
+      });
+      const down = await migrator.migrateTo("3021-node-system-names");
+      assert.is(down.error, undefined, String(down.error));
+      const deps = { db, config: { serverKey }, clock };
+      const rows = createPjsipRealtimeRepository(db);
+      const a = await createOrg(db, "Org A");
+      const owe = (nodeId: string, orgId: string, id: string) =>
+        sql`insert into pjsip_realtime_pending (node_id, kind, id, org_id, seq, queued_at)
+          values (${nodeId}, 'endpoint', ${id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at})`.execute(
+          db,
+        );
+      // No node yet: the implicit engine's queue is live and stays.
+      await owe("", a.id, `${a.context_prefix}101`);
+      assert.equal(await migrator.migrateToLatest().then((r) => r.error), undefined);
+      assert.equal(
+        (await rows.pending()).map((p) => p.nodeId),
+        [""],
+      );
+      await migrator.migrateTo("3021-node-system-names");
+
+      // As an earlier version left it: a first node created (placing A) with the implicit
+      // engine's debt kept, and a removed node's debt kept.
+      const one = await createEngineNode(deps, nodeInput("node-1"));
+      await owe("", a.id, `${a.context_prefix}102`);
+      await owe("", randomUUID(), "org_gone_100");
+      await owe(randomUUID(), a.id, `${a.context_prefix}103`);
+      assert.equal(await migrator.migrateToLatest().then((r) => r.error), undefined);
+      assert.equal(
+        (await rows.pending()).map((p) => `${p.nodeId === one.id ? "node-1" : p.nodeId} ${p.id}`),
+        [`node-1 ${a.context_prefix}101`, `node-1 ${a.context_prefix}102`],
       );
     }));
 }
