@@ -5,7 +5,11 @@
 // IMMEDIATE write transactions already run one at a time.
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
-import type { EngineNodeRecord, OrgPlacementRecord } from "../model/stored-records.js";
+import type {
+  EngineNodeRecord,
+  OrgHandleRecord,
+  OrgPlacementRecord,
+} from "../model/stored-records.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
 import { NODES_SCOPE, requestEdgePush } from "./edge-sync-repository.js";
@@ -179,10 +183,7 @@ export async function orgIdsOnNode(db: Db, nodeId: string): Promise<string[]> {
 }
 
 /** Id, prefix and status of the orgs `nodeId` holds (primary or standby), by context prefix. */
-export async function orgHandlesOnNode(
-  db: Db,
-  nodeId: string,
-): Promise<{ id: string; context_prefix: string; status: string }[]> {
+export async function orgHandlesOnNode(db: Db, nodeId: string): Promise<OrgHandleRecord[]> {
   return db
     .selectFrom("organizations")
     .innerJoin("org_placements", "org_placements.org_id", "organizations.id")

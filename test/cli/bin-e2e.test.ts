@@ -88,4 +88,34 @@ test("bin/run.js: a usage error with --json is one {error} object on stdout", ()
   assert.is(failed.stderr, "");
 });
 
+test("bin/run.js validate of many files: the load worker, one bundled module, answers as this thread does", async () => {
+  // The worker is one file (scripts/bundle-load-worker.mjs): only Node's own modules imported.
+  const worker = readFileSync(join(ROOT, "dist/cli/lib/load-worker.js"), "utf8");
+  assert.equal(
+    [...worker.matchAll(/^import .* from "([^"]+)";/gm)].filter(
+      ([, from]) => !from!.startsWith("node:"),
+    ),
+    [],
+  );
+  // 60 files start a worker (48 or more, on a machine of two cores or more); copies of one org
+  // clash with each other, so every file has problems to report.
+  const dir = await mkdtemp(join(tmpdir(), "pbxctl-e2e-many-"));
+  try {
+    const acme = readFileSync(join(ROOT, "orgs/acme.yaml"), "utf8");
+    for (let i = 0; i < 60; i++) {
+      await writeFile(join(dir, `org-${String(i).padStart(2, "0")}.yaml`), acme);
+    }
+    const cold = pbxctl("validate", dir, "--json");
+    const warm = pbxctl("validate", dir, "--json");
+    const uncached = pbxctl("validate", dir, "--json", "--no-cache");
+    assert.is(cold.status, 1, cold.stderr);
+    const report = JSON.parse(cold.stdout) as { diagnostics: unknown[] };
+    assert.ok(report.diagnostics.length >= 59, "every copy clashes with the first");
+    assert.is(warm.stdout, cold.stdout);
+    assert.is(uncached.stdout, cold.stdout);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();

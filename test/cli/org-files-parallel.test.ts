@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startAnalysisPool } from "../../src/cli/lib/analysis-pool.js";
+import { analyzeSources, startAnalysisPool } from "../../src/cli/lib/analysis-pool.js";
 import { loadOrgFileInputs } from "../../src/cli/lib/org-files.js";
 import { type LoadResult, loadOrgSources, type OrgSource } from "../../src/model/files.js";
 import type { SecretEnvironment } from "../../src/model/secrets.js";
@@ -85,6 +85,42 @@ test("this thread is one of the pool's: with no worker it analyzes every file, i
   } finally {
     await Promise.all([alone.close(), shared.close()]);
   }
+});
+
+test("each analysis is handed over once, at its file's index, as it comes", async () => {
+  const input = await sources();
+  const options = { lint: false, states: false };
+  for (const threads of [1, 3]) {
+    const pool = startAnalysisPool(threads);
+    try {
+      const seen = new Map<number, unknown>();
+      const result = await pool.analyze(input, {
+        ...options,
+        onAnalysis: (index, analysis) => {
+          assert.not.ok(seen.has(index), `index ${index} handed over twice`);
+          seen.set(index, analysis);
+        },
+      });
+      assert.is(seen.size, input.length);
+      for (const [k, analysis] of result.entries()) {
+        assert.is(seen.get(k), analysis, `${threads} threads`);
+      }
+    } finally {
+      await pool.close();
+    }
+  }
+  // Analyzed in this thread without a pool (few files): the same, in order.
+  const few = input.slice(0, 3);
+  const handed: [number, unknown][] = [];
+  const result = await analyzeSources(few, {
+    ...options,
+    onAnalysis: (index, analysis) => handed.push([index, analysis]),
+  });
+  assert.equal(
+    handed.map(([index]) => index),
+    [0, 1, 2],
+  );
+  for (const [index, analysis] of handed) assert.is(analysis, result[index]);
 });
 
 test.run();

@@ -52,6 +52,37 @@ test("omitted ids are UUIDs derived from org id, kind and key: same file, same i
   );
 });
 
+test("ids are RFC 9562 version 5 for any key: long ones, non-ASCII ones, orgs taken in turn", () => {
+  // Version 5 by the RFC's own steps, one Hash object per id.
+  const rfc = (orgId: string, name: string) => {
+    const bytes = createHash("sha1")
+      .update(Buffer.from(orgId.replace(/-/g, ""), "hex"))
+      .update(name)
+      .digest();
+    bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+    bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+    const hex = bytes.toString("hex", 0, 16);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
+  // A key longer than any before it (the reused buffer grows), then short ones again; keys in
+  // several scripts; two orgs alternating (each switch re-reads the namespace).
+  const keys = [
+    "1001",
+    "x".repeat(700),
+    "",
+    "Zürich",
+    "営業",
+    "🙂 lobby",
+    "y".repeat(2000),
+    "2000",
+  ];
+  for (const key of keys) {
+    for (const org of [ORG_ID, OTHER_ORG]) {
+      assert.is(deterministicId(org, "queue", key), rfc(org, `queue:${key}`), `${org} ${key}`);
+    }
+  }
+});
+
 test("an id written in the file is kept", () => {
   const state = makeState((d) => {
     d.users[0].id = OTHER_ORG;

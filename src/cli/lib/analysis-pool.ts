@@ -37,6 +37,12 @@ export interface AnalyzeOptions {
   lint: boolean;
   /** Parsed states kept (otherwise `state` is null and only the summary says the org loaded). */
   states: boolean;
+  /**
+   * Called with each analysis (its source's index) as soon as it is made or arrives from a
+   * worker, in any order: what the caller does with each file's analysis alone then overlaps the
+   * other threads' parsing instead of following the last file.
+   */
+  onAnalysis?: ((index: number, analysis: OrgFileAnalysis) => void) | undefined;
 }
 
 export interface PoolOptions {
@@ -107,7 +113,11 @@ export async function analyzeSources(
     // Loaded only when a file is analyzed here: a load answered from the cache never pays for
     // the YAML parser, the schema validator or the lint rules.
     const local = await import("./org-file-analysis.js");
-    return sources.map((source) => analyzeHere(local, source, options));
+    return sources.map((source, index) => {
+      const analysis = analyzeHere(local, source, options);
+      options.onAnalysis?.(index, analysis);
+      return analysis;
+    });
   }
   const pool = startAnalysisPool(Math.min(poolThreads(options), sources.length));
   try {
@@ -181,9 +191,14 @@ function runQueue(
       const onMessage = (response: AnalysisResponse) => {
         pending--;
         if (!response.ok) return fail(new Error(response.message));
-        response.analyses.forEach((analysis, k) => {
-          results[response.id + k] = analysis;
-        });
+        try {
+          response.analyses.forEach((analysis, k) => {
+            results[response.id + k] = analysis;
+            options.onAnalysis?.(response.id + k, analysis);
+          });
+        } catch (error) {
+          return fail(error instanceof Error ? error : new Error(String(error)));
+        }
         if (!send(worker)) finishIfDone();
       };
       const onError = (error: Error) => fail(error);
@@ -208,7 +223,11 @@ function runQueue(
         const start = next;
         const end = take(LOCAL_BATCH);
         try {
-          for (let k = start; k < end; k++) results[k] = analyzeHere(local, sources[k]!, options);
+          for (let k = start; k < end; k++) {
+            const analysis = analyzeHere(local, sources[k]!, options);
+            results[k] = analysis;
+            options.onAnalysis?.(k, analysis);
+          }
         } catch (error) {
           return fail(error instanceof Error ? error : new Error(String(error)));
         }

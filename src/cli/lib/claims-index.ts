@@ -35,8 +35,10 @@ import {
   crossOrgProblems,
   type EarlierClaims,
   keysOf,
+  type OrgSummary,
   type SummarizedFile,
   type SummaryKeys,
+  summaryKeys,
 } from "../../model/org-summary.js";
 import { matchRange } from "../../model/trunk-identify.js";
 import type { SourceDiagnostic } from "../../model/yaml.js";
@@ -102,6 +104,24 @@ function claimHeads(keys: SummaryKeys): string[] {
     );
   }
   return heads;
+}
+
+/** The claim heads of summaries made ahead of the index (`prepareClaims`), by summary. */
+const preparedHeads = new WeakMap<OrgSummary, string[]>();
+
+/**
+ * Makes the index lines' beginnings of a fresh analysis's claims now: a load calls it as each
+ * file's analysis comes, while other threads still parse, so that writing the index after the
+ * last file (a cold run's) only sorts them.
+ */
+export function prepareClaims(summary: OrgSummary): void {
+  if (!preparedHeads.has(summary)) preparedHeads.set(summary, claimHeads(summaryKeys(summary)));
+}
+
+/** The claim heads of a file of a run: its own keys' (a cached entry's), or its summary's. */
+function headsOf(file: SummarizedFile): string[] {
+  if (file.keys !== undefined) return claimHeads(file.keys);
+  return preparedHeads.get(file.summary) ?? claimHeads(summaryKeys(file.summary));
 }
 
 function overlaps(a: MatchClaim, b: MatchClaim): boolean {
@@ -321,7 +341,7 @@ function encodeIndex(version: string, files: readonly RunFile[]): Buffer {
   const lines: string[] = [];
   files.forEach((file, index) => {
     if (file.summarized === null) return;
-    for (const head of claimHeads(keysOf(file.summarized))) lines.push(`${head}${index}`);
+    for (const head of headsOf(file.summarized)) lines.push(`${head}${index}`);
   });
   lines.sort();
   const clashing = [...clashingFiles(lines)].sort((a, b) => a - b);
@@ -356,8 +376,15 @@ export class ClaimsIndex {
   private constructor(
     private readonly file: string,
     private readonly version: string,
-    private decoded: DecodedIndex | null,
+    /** The index as read, or its bytes as this run wrote them (decoded when first used). */
+    private stored: DecodedIndex | null | Buffer,
   ) {}
+
+  /** The index as read or written (null: unusable). */
+  private get decoded(): DecodedIndex | null {
+    if (Buffer.isBuffer(this.stored)) this.stored = decodeIndex(this.stored, this.version);
+    return this.stored;
+  }
 
   /** The index in `dir` (the cache's version directory); unusable when missing or unsound. */
   static async open(dir: string, version: string): Promise<ClaimsIndex> {
@@ -561,8 +588,9 @@ export class ClaimsIndex {
           files.filter((f) => f.hash !== null),
         );
         await writeFileAtomic(this.file, bytes);
-        // Later checks in this run (plan --base's other side) read the index just written.
-        this.decoded = decodeIndex(bytes, this.version);
+        // Later checks in this run (plan --base's other side) read the index just written; most
+        // runs end here, so it is decoded only if one does.
+        this.stored = bytes;
         return;
       }
       if (plan.unjournaled.length === 0) return;

@@ -33,6 +33,7 @@ import {
   DecodedPack,
   encodePack,
   encodeRecord,
+  entryCheck,
   type KeysRow,
   keysOfRow,
   keysRow,
@@ -153,9 +154,13 @@ export class CachedEntry {
   }
 }
 
-/** A fresh analysis's entry. */
-function freshEntry(analysis: CachedAnalysis): CachedEntry {
+/**
+ * A fresh analysis's entry, its check made now (as the analysis comes, while other threads
+ * still parse: not when the pack is written, after the last file).
+ */
+function freshEntry(hash: string, analysis: CachedAnalysis): CachedEntry {
   const packed = packEntry(analysis);
+  packed.check = entryCheck(hash, packed);
   return new CachedEntry(
     packed.lint,
     packed.plain,
@@ -352,7 +357,7 @@ export class OrgFileCache {
   put(hash: string, analysis: OrgFileAnalysis, lint: boolean): void {
     const { state: _state, ...rest } = analysis;
     const cached: CachedAnalysis = { ...rest, lint };
-    const entry = freshEntry(cached);
+    const entry = freshEntry(hash, cached);
     this.used.set(hash, entry);
     this.added.set(hash, entry.packed!);
     this.changed = true;

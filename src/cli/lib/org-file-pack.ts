@@ -57,7 +57,7 @@ export interface PackEntry {
   plain: boolean;
   keys: KeysRow | null;
   bytes: Uint8Array;
-  /** Its check, when read back (kept: the bytes are the same). */
+  /** Its check, when read back or made with the entry (kept: the bytes are the same). */
   check?: string;
 }
 
@@ -77,7 +77,7 @@ export function keysOfRow([id, context_prefix, slug, dids, trunk_matches]: KeysR
 }
 
 /** An entry's own check: its hash, its row's fields and its bytes. */
-function entryCheck(hash: string, entry: PackEntry): string {
+export function entryCheck(hash: string, entry: PackEntry): string {
   const fields = JSON.stringify([hash, entry.lint, entry.plain, entry.keys]);
   return digest("sha1", Buffer.concat([Buffer.from(`${fields}\n`), entry.bytes]), "hex");
 }

@@ -25,7 +25,7 @@ import {
   startAnalysisPool,
   worthWorkers,
 } from "./analysis-pool.js";
-import type { ClaimsIndex, RunFile } from "./claims-index.js";
+import { type ClaimsIndex, prepareClaims, type RunFile } from "./claims-index.js";
 import { type CachedAnalysis, CachedEntry, contentHash, OrgFileCache } from "./org-file-cache.js";
 
 /**
@@ -208,11 +208,16 @@ export async function loadOrgFileInputs(
       file: inputs[index]!.file,
       text: decoded(textAt(index)),
     }));
-    const results = await analyzeSources(sources, { ...options, lint, states });
-    for (const [k, { index }] of batch.entries()) {
-      analyses[index] = results[k]!;
-      (await cacheOf(inputs[index]!))?.put(hashes[index]!, results[k]!, lint);
-    }
+    const batchCaches = await Promise.all(batch.map(({ index }) => cacheOf(inputs[index]!)));
+    // Each file's own work (its cache entry, its claims' index lines) as its analysis comes:
+    // done while the other threads still parse, not after the last file.
+    const onAnalysis = (k: number, analysis: OrgFileAnalysis) => {
+      const { index } = batch[k]!;
+      analyses[index] = analysis;
+      batchCaches[k]?.put(hashes[index]!, analysis, lint);
+      if (options.cache && analysis.summary !== null) prepareClaims(analysis.summary);
+    };
+    await analyzeSources(sources, { ...options, lint, states, onAnalysis });
   };
   for (const states of [true, false]) {
     await analyze(
@@ -220,8 +225,13 @@ export async function loadOrgFileInputs(
       states,
     );
   }
-  const saveCaches = () => Promise.all([...caches.values()].map((cache) => cache.save()));
-  await saveCaches();
+  // The caches are written while the checks across files run (their fsyncs overlap that work).
+  // A recovery changes a cache only after that write, and writes it again itself.
+  const saveCaches = () =>
+    Promise.all([...caches.values()].map((cache) => cache.save())).then(() => {});
+  let saving = saveCaches();
+  // Awaited below; until then a failure is not an unhandled rejection.
+  saving.catch(() => {});
   const index = options.cache ? await claimsIndexOf(inputs, cacheOf) : undefined;
   const handle = {};
   // A plain entry's analysis is first read when a clash is placed in its file: if it does not
@@ -229,12 +239,15 @@ export async function loadOrgFileInputs(
   // the text's) and the checks run again.
   const recover = async (error: CorruptedCacheEntry) => {
     if (error.load !== handle) throw error;
+    // The write under way finishes first: what changes now is the next write's.
+    await saving;
     const input = inputs[error.index]!;
     const cache = await cacheOf(input);
     cache?.drop(hashes[error.index]!);
     if (cache) hashes[error.index] = contentHash(textAt(error.index));
     await analyze([{ index: error.index, states: false }], false);
-    await saveCaches();
+    saving = saveCaches();
+    await saving;
   };
   let load: ReturnType<typeof finishLoad>;
   for (;;) {
@@ -246,7 +259,7 @@ export async function loadOrgFileInputs(
       await recover(error);
     }
   }
-  await index?.record(load.runFiles);
+  await Promise.all([index?.record(load.runFiles), saving]);
   const { runFiles: _runFiles, ...result } = load;
   return { ...result, recover };
 }
