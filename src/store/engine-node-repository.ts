@@ -20,6 +20,7 @@ import {
 } from "./node-realtime-views.js";
 import { findOrgMove, listUnfinishedMoveSides, type MoveSides } from "./org-move-repository.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
+import { forgetDebtOfNode } from "./pjsip-realtime-repository.js";
 
 /** The node row is the model's record (src/model/stored-records.ts). */
 export type EngineNodesTable = EngineNodeRecord;
@@ -82,11 +83,12 @@ export async function updateEngineNode(db: Db, row: EngineNodeRecord): Promise<v
   await requestEdgePush(db, NODES_SCOPE);
 }
 
-/** Deletes a node and its realtime PJSIP views. */
+/** Deletes a node with its realtime PJSIP views and what its engine was still owed. */
 export async function deleteEngineNode(db: Db, id: string): Promise<void> {
   const before = await findEngineNode(db, id);
   await db.deleteFrom("engine_nodes").where("id", "=", id).execute();
   if (before) await dropNodeRealtimeViews(db, before.name);
+  await forgetDebtOfNode(db, id);
   await requestEdgePush(db, NODES_SCOPE);
 }
 
