@@ -108,10 +108,16 @@ export class RealtimePjsip {
   private flushing: Promise<RealtimeFlush> | null = null;
   private flushAgain: Promise<RealtimeFlush> | null = null;
   private readonly retry: BackgroundTimer;
-  /** Orgs whose rows a sync failed to write (the store was unreachable): synced again on retry. */
-  private readonly unsynced = new Set<string>();
-  /** The last flush failed: what it was to tell the engine is owed until a flush succeeds. */
-  private flushOwed = false;
+  /**
+   * Orgs whose rows a sync failed to write (the store was unreachable), with the write's error:
+   * synced again on retry.
+   */
+  private readonly unsynced = new Map<string, string>();
+  /**
+   * The last flush failed: what it was to tell the engine is owed until a flush succeeds. `orgs`:
+   * the orgs it was to tell, null when it could not even read what is queued (any org may be owed).
+   */
+  private flushFailure: { error: string; orgs: ReadonlySet<string> | null } | null = null;
   /** The retry running now (its syncs, then its flush). */
   private retrying: Promise<void> | null = null;
   /** Waiters of `settled()`, woken when a retry's run ends (or on stop). */
@@ -152,7 +158,7 @@ export class RealtimePjsip {
       } catch (error) {
         // The save is committed and its rows are not: a deleted user's rows would stay
         // readable (and registrable) until the org's next save. Retried with the flushes.
-        this.unsynced.add(orgId);
+        this.unsynced.set(orgId, (error as Error).message);
         this.options.logger?.error(
           { org_id: orgId, err: (error as Error).message },
           "realtime PJSIP rows not written; retrying",
@@ -266,8 +272,26 @@ export class RealtimePjsip {
 
   /** What failures left to a scheduled retry, or null when nothing is owed. */
   owed(): RealtimeOwed | null {
-    if (this.unsynced.size === 0 && !this.flushOwed) return null;
-    return { unwrittenOrgs: [...this.unsynced], engineOwed: this.flushOwed };
+    if (this.unsynced.size === 0 && this.flushFailure === null) return null;
+    return { unwrittenOrgs: [...this.unsynced.keys()], engineOwed: this.flushFailure !== null };
+  }
+
+  /**
+   * An on-request deploy's sync (`POST /config/deploy`, `pbxctl apply`): the org's rows written
+   * and the engine told as `sync` does (what an earlier failed flush left of the org is told
+   * again now, not only at the next retry), then what of the org is still owed, in words, or
+   * null when nothing is. A failure is retried in the background as after a save; the caller
+   * reports it instead of `ok`, since `sync` itself never throws.
+   */
+  async syncOnRequest(orgId: string): Promise<string | null> {
+    await this.sync(orgId);
+    if (!this.unsynced.has(orgId) && this.engineOwes(orgId)) await this.flush();
+    const unwritten = this.unsynced.get(orgId);
+    if (unwritten !== undefined) return `rows not written: ${unwritten}`;
+    if (this.engineOwes(orgId)) {
+      return `changes not taken by the engine yet: ${this.flushFailure!.error}`;
+    }
+    return null;
   }
 
   /**
@@ -300,6 +324,12 @@ export class RealtimePjsip {
     this.wakeSettled();
     await Promise.allSettled([...this.running.values(), ...this.telling, this.retrying]);
     await Promise.allSettled([this.flushing, this.flushAgain]);
+  }
+
+  /** Whether the last flush failed with objects of the org queued (or unknown ones). */
+  private engineOwes(orgId: string): boolean {
+    const failure = this.flushFailure;
+    return failure !== null && (failure.orgs === null || failure.orgs.has(orgId));
   }
 
   /** The engine id the pending rows are queued under: the node's, `''` for the implicit one. */
@@ -344,17 +374,19 @@ export class RealtimePjsip {
       return this.failed(error, null);
     }
     if (pending.length === 0) {
-      this.flushOwed = false;
+      this.flushFailure = null;
       return { told: 0 };
     }
     const target = this.options.target;
     if (!target.expireCachedObject) {
       // No engine to tell (PBX_ENGINE=none): nothing holds a stale copy of these rows.
       await this.rows.acknowledge(pending);
-      this.flushOwed = false;
+      this.flushFailure = null;
       return { told: pending.length };
     }
     const told: PendingPjsipObject[] = [];
+    // What stays queued when this flush fails: everything, unless some of it was acknowledged.
+    let unacknowledged: readonly PendingPjsipObject[] = pending;
     try {
       for (const object of pending) {
         if (object.kind === "registration") continue;
@@ -379,27 +411,31 @@ export class RealtimePjsip {
       if (wrong.length > 0) {
         const names = wrong.map((p) => `${p.name} ${p.present ? "missing" : "still there"}`);
         const contradicted = new Set(wrong.map((p) => p.name));
-        await this.rows.acknowledge(
-          told.filter((o) => !(o.kind === "endpoint" && contradicted.has(o.id))),
-        );
+        const isContradicted = (o: PendingPjsipObject) =>
+          o.kind === "endpoint" && contradicted.has(o.id);
+        await this.rows.acknowledge(told.filter((o) => !isContradicted(o)));
+        unacknowledged = pending.filter((o) => isContradicted(o) || !told.includes(o));
         throw new Error(
           `the engine does not serve the rows as written: endpoint ${names.join(", ")}`,
         );
       }
       await this.rows.acknowledge(told);
       this.failures = 0;
-      this.flushOwed = false;
+      this.flushFailure = null;
       return { told: told.length };
     } catch (error) {
-      return this.failed(error, pending.length);
+      return this.failed(error, unacknowledged);
     }
   }
 
-  private failed(error: unknown, pending: number | null): RealtimeFlush {
+  private failed(error: unknown, pending: readonly PendingPjsipObject[] | null): RealtimeFlush {
     const message = (error as Error).message;
-    this.flushOwed = true;
+    this.flushFailure = {
+      error: message,
+      orgs: pending === null ? null : new Set(pending.map((object) => object.orgId)),
+    };
     this.options.logger?.warn(
-      { err: message, ...(pending === null ? {} : { pending }) },
+      { err: message, ...(pending === null ? {} : { pending: pending.length }) },
       "realtime PJSIP changes not taken by the engine yet; retrying",
     );
     this.scheduleRetry();
@@ -409,7 +445,7 @@ export class RealtimePjsip {
   /** A retry: the orgs whose rows were not written are synced again, then what is owed is told. */
   private runRetry(): Promise<void> {
     const run = (async () => {
-      for (const orgId of [...this.unsynced]) await this.sync(orgId);
+      for (const orgId of [...this.unsynced.keys()]) await this.sync(orgId);
       await this.flush();
     })().finally(() => {
       if (this.retrying === run) this.retrying = null;

@@ -53,6 +53,8 @@ export interface StoreDeploysOptions {
 export interface PjsipRowSync {
   /** Writes the org's rows and tells the engine; never throws. */
   sync(orgId: string): Promise<void>;
+  /** As `sync`, then what of the org is still owed (left to a retry), in words; null: nothing. */
+  syncOnRequest(orgId: string): Promise<string | null>;
   /** Every org's rows, then the engine told. */
   syncEverything(): Promise<unknown>;
 }
@@ -106,6 +108,16 @@ export class UnknownOrgError extends Error {
   override readonly name = "UnknownOrgError";
 }
 
+/**
+ * The org's record as the on-request deploy answers it when realtime PJSIP still owes the org
+ * something: failed, saying what. The deploy log keeps the files' own record (they are deployed;
+ * `GET /config/status` compares files). No promise of a retry here: `serve` retries, but
+ * `pbxctl apply` exits (docs/engine.md "On-request deploys in realtime mode").
+ */
+function withRealtimeOwed(record: DeployRecord, owed: string): DeployRecord {
+  return { ...record, result: "failed", error: `realtime PJSIP ${owed}` };
+}
+
 /** Store-backed deploys of one engine directory; implements the domain's DeployScheduler port. */
 export class StoreDeploys {
   readonly scheduler: OrgDeployScheduler;
@@ -142,20 +154,24 @@ export class StoreDeploys {
   /**
    * Deploys the org now (a pending background deploy of it is folded in) and resolves with what
    * changed. Throws UnknownOrgError, or the build's error (e.g. CompileRefusedError), which is
-   * also recorded.
+   * also recorded. In realtime PJSIP mode, rows not written or changes the engine has not taken
+   * (both left to the background retry) make the outcome `failed` with what is owed: the files
+   * are deployed all the same, but the org is not live as saved, and `ok` would say it is.
    */
   async deployOrgNow(orgId: string): Promise<OrgDeployOutcome> {
     const handle = await this.builds.org(orgId);
     if (!handle) throw new UnknownOrgError(`organization ${orgId} not found`);
     this.buildErrors.delete(orgId);
-    await this.options.pjsipRows?.sync(orgId);
+    const rowsOwed = (await this.options.pjsipRows?.syncOnRequest(orgId)) ?? null;
     const records = await this.track(this.scheduler.deployNow(orgId));
     const unit = unitId(orgUnit(handle.context_prefix));
     const record = records.find((r) => r.unit === unit);
     if (!record) {
       throw this.buildErrors.get(orgId) ?? new Error(`deploy of ${unit} did not run`);
     }
-    return { orgId, unit, record, related: records.filter((r) => r !== record) };
+    const related = records.filter((r) => r !== record);
+    if (rowsOwed === null || record.result === "failed") return { orgId, unit, record, related };
+    return { orgId, unit, record: withRealtimeOwed(record, rowsOwed), related };
   }
 
   /** Regenerates the gateway from the store and deploys it (one at a time, via the unit lock). */

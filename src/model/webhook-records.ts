@@ -78,6 +78,11 @@ export function webhookEvents(record: Pick<WebhookRecord, "events">): string[] {
   return JSON.parse(record.events) as string[];
 }
 
+/** The `events` column of these event types (what `webhookEvents` reads back). */
+export function webhookEventsColumn(events: readonly string[]): string {
+  return JSON.stringify(events);
+}
+
 /** A stored webhook's settings as the API and an org file show them. */
 export function webhookSettingsOf(record: WebhookRecord): WebhookSettings {
   return {
@@ -95,7 +100,7 @@ export function webhookColumnsOf(
 ): Pick<WebhookRecord, "url" | "events" | "active" | "retry_count" | "timeout_ms"> {
   return {
     url: settings.url,
-    events: JSON.stringify(settings.events),
+    events: webhookEventsColumn(settings.events),
     active: settings.active ? 1 : 0,
     retry_count: settings.retry_count,
     timeout_ms: settings.timeout,

@@ -5,7 +5,11 @@
 // IMMEDIATE write transactions already run one at a time.
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
-import type { EngineNodeRecord, OrgPlacementRecord } from "../model/stored-records.js";
+import type {
+  EngineNodeRecord,
+  OrgHandleRecord,
+  OrgPlacementRecord,
+} from "../model/stored-records.js";
 import type { Db } from "./database.js";
 import { storeDialect } from "./dialect.js";
 import { NODES_SCOPE, requestEdgePush } from "./edge-sync-repository.js";
@@ -16,6 +20,7 @@ import {
 } from "./node-realtime-views.js";
 import { findOrgMove, listUnfinishedMoveSides, type MoveSides } from "./org-move-repository.js";
 import { SERVED_ORG_STATUS } from "./organization-repository.js";
+import { forgetDebtOfNode } from "./pjsip-realtime-repository.js";
 
 /** The node row is the model's record (src/model/stored-records.ts). */
 export type EngineNodesTable = EngineNodeRecord;
@@ -78,11 +83,12 @@ export async function updateEngineNode(db: Db, row: EngineNodeRecord): Promise<v
   await requestEdgePush(db, NODES_SCOPE);
 }
 
-/** Deletes a node and its realtime PJSIP views. */
+/** Deletes a node with its realtime PJSIP views and what its engine was still owed. */
 export async function deleteEngineNode(db: Db, id: string): Promise<void> {
   const before = await findEngineNode(db, id);
   await db.deleteFrom("engine_nodes").where("id", "=", id).execute();
   if (before) await dropNodeRealtimeViews(db, before.name);
+  await forgetDebtOfNode(db, id);
   await requestEdgePush(db, NODES_SCOPE);
 }
 
@@ -177,10 +183,7 @@ export async function orgIdsOnNode(db: Db, nodeId: string): Promise<string[]> {
 }
 
 /** Id, prefix and status of the orgs `nodeId` holds (primary or standby), by context prefix. */
-export async function orgHandlesOnNode(
-  db: Db,
-  nodeId: string,
-): Promise<{ id: string; context_prefix: string; status: string }[]> {
+export async function orgHandlesOnNode(db: Db, nodeId: string): Promise<OrgHandleRecord[]> {
   return db
     .selectFrom("organizations")
     .innerJoin("org_placements", "org_placements.org_id", "organizations.id")

@@ -58,6 +58,15 @@ export interface PendingPjsipObject {
 /** Advisory-lock class of one org's row replacement (never the org-write class 2301). */
 export const PJSIP_ROWS_LOCK_CLASS = 2401;
 
+/**
+ * Advisory-lock class (key 0) between queueing for the one implicit engine and the first node's
+ * creation, which takes over what it was owed (`handImplicitEngineDebtTo`): shared by the writes
+ * that may queue for the implicit engine, exclusive for the hand-over. A write that decided on
+ * the implicit engine before the first node committed has committed its queue when the
+ * hand-over reads it, or waits and queues for the node (`implicitEngine`).
+ */
+export const IMPLICIT_ENGINE_LOCK_CLASS = 2402;
+
 /** The realtime tables are PostgreSQL-only; any use on SQLite is a wiring mistake. */
 export class RealtimeStoreError extends Error {
   override readonly name = "RealtimeStoreError";
@@ -119,9 +128,12 @@ export function createPjsipRealtimeRepository(db: Db) {
       // read of the org's rows in all five tables, and one statement for every write.
       return db.transaction().execute(async (trx) => {
         // The lock's round trip also counts the engine nodes: with none (one implicit engine) the
-        // engines owed the changes are known without another query.
+        // engines owed the changes are known without another query. (The count is of the
+        // statement's start, before any wait for the locks: `implicitEngine` covers a first
+        // node created meanwhile.)
         const locked = await sql<{ nodes: string }>`
           select pg_advisory_xact_lock(${PJSIP_ROWS_LOCK_CLASS}, hashtext(${orgId})),
+            pg_advisory_xact_lock_shared(${IMPLICIT_ENGINE_LOCK_CLASS}, 0),
             (select count(*) from engine_nodes) as nodes`.execute(trx);
         const nodes = Number(locked.rows[0]!.nodes);
         const current = await orgRows(trx, prefix);
@@ -165,6 +177,9 @@ export function createPjsipRealtimeRepository(db: Db) {
      */
     async removeRowsOutside(prefixes: readonly string[], at: string): Promise<PjsipRowChange[]> {
       return db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock_shared(${IMPLICIT_ENGINE_LOCK_CLASS}, 0)`.execute(
+          trx,
+        );
         const sorted = [...prefixes].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         const changes: PjsipRowChange[] = [];
         for (const table of PJSIP_REALTIME_TABLES) {
@@ -275,6 +290,35 @@ export function createPjsipRealtimeRepository(db: Db) {
 }
 
 export type PjsipRealtimeRepository = ReturnType<typeof createPjsipRealtimeRepository>;
+
+/**
+ * The first engine node takes over what the one implicit engine was owed, in the transaction that
+ * creates it: it takes every org the implicit engine held, and is meant to name that same Asterisk
+ * (docs/nodes.md), whose memory cache may still hold the objects. Left under `''`, no deployer
+ * would ever take them (the implicit engine is no longer deployed once a node exists) and
+ * `pbxctl status` would list them as owed for good. Returns how many objects it took over;
+ * nothing on SQLite, which keeps no realtime rows.
+ */
+export async function handImplicitEngineDebtTo(trx: Db, nodeId: string): Promise<number> {
+  if (storeDialect(trx) !== "postgres") return 0;
+  // Waits for the writes queueing for the implicit engine now; later ones wait for this commit.
+  await sql`select pg_advisory_xact_lock(${IMPLICIT_ENGINE_LOCK_CLASS}, 0)`.execute(trx);
+  const moved = await trx
+    .updateTable("pjsip_realtime_pending")
+    .set({ node_id: nodeId })
+    .where("node_id", "=", "")
+    .executeTakeFirst();
+  return Number(moved.numUpdatedRows);
+}
+
+/**
+ * What node `nodeId`'s engine was owed goes with the node, in the transaction that removes it:
+ * no deployer will ever take it. Nothing on SQLite.
+ */
+export async function forgetDebtOfNode(trx: Db, nodeId: string): Promise<void> {
+  if (storeDialect(trx) !== "postgres") return;
+  await trx.deleteFrom("pjsip_realtime_pending").where("node_id", "=", nodeId).execute();
+}
 
 /** The org's current rows of every table, by table then id, in one query. */
 async function orgRows(
@@ -397,6 +441,15 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return slices;
 }
 
+/**
+ * The implicit engine (`''`) as the queueing statement sees it: the engines were counted before
+ * the write's locks were granted, so a first node may have been created since; its creation
+ * placed every org on it, and the org's changes are that node's.
+ */
+function implicitEngine(orgId: string): RawBuilder<string> {
+  return sql<string>`coalesce((select node_id from org_placements where org_id = ${orgId}), '')`;
+}
+
 /** The upserts queueing `changes` for each of `engines` (none when no change concerns one). */
 function queueRows(
   engines: readonly string[],
@@ -410,7 +463,7 @@ function queueRows(
       return kind === null
         ? []
         : [
-            sql`(${nodeId}, ${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at}::timestamptz)`,
+            sql`(${nodeId === "" ? implicitEngine(orgId) : nodeId}, ${kind}, ${change.id}, ${orgId}, nextval('pjsip_realtime_pending_seq'), ${at}::timestamptz)`,
           ];
     }),
   );

@@ -15,6 +15,7 @@ import { type Config, loadConfig, type StoreLocation } from "../../src/config.js
 import type { IdentityVerifier } from "../../src/domain/access/user-login.js";
 import type { CallControlPort } from "../../src/domain/calls/call-control.js";
 import type { LiveCallsView } from "../../src/domain/calls/live-calls.js";
+import type { ConfigDeploys } from "../../src/domain/config/config-deploy.js";
 import { type Db, followStoreChanges, openStore } from "../../src/store/database.js";
 import { freshStoreLocation } from "../store/test-database.js";
 import { createContract } from "./contract.js";
@@ -58,6 +59,11 @@ export async function startTestApp(
     routes?: readonly RouteDefinition[];
     liveCalls?: LiveCallsView;
     callControl?: CallControlPort;
+    /**
+     * The deploy side of `/config/*`, built over the app's store (absent: those routes answer
+     * 503, as without an engine).
+     */
+    configDeploys?: (db: Db) => ConfigDeploys;
     /** A test about the SQLite store itself: SQLite even under `npm run test:pg`. */
     sqliteOnly?: boolean;
     /** Another install's data directory (its secrets) and store: kept when this app closes. */
@@ -103,6 +109,7 @@ export async function startTestApp(
     ...(options.routes ? { routes: options.routes } : {}),
     ...(options.liveCalls ? { liveCalls: options.liveCalls } : {}),
     ...(options.callControl ? { callControl: options.callControl } : {}),
+    ...(options.configDeploys ? { configDeploys: options.configDeploys(db) } : {}),
   });
   const server: Server = pbx.app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));

@@ -24,7 +24,8 @@ export const configRoutes = [
     description:
       "Not debounced. Only files whose content changed are written and only the engine modules " +
       "they belong to are reloaded; an unchanged org answers `result: unchanged`. A failed " +
-      "deploy answers 502 with the reason; the configuration stays saved.",
+      "deploy answers 502 with the reason; the configuration stays saved. With realtime PJSIP, " +
+      "rows that could not be written or changes the engine has not taken fail the deploy too.",
     auth: "org",
     permission: "config.deploy",
     responses: {

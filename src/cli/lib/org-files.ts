@@ -208,13 +208,13 @@ export async function loadOrgFileInputs(
       file: inputs[index]!.file,
       text: decoded(textAt(index)),
     }));
-    const caches = await Promise.all(batch.map(({ index }) => cacheOf(inputs[index]!)));
+    const batchCaches = await Promise.all(batch.map(({ index }) => cacheOf(inputs[index]!)));
     // Each file's own work (its cache entry, its claims' index lines) as its analysis comes:
     // done while the other threads still parse, not after the last file.
     const onAnalysis = (k: number, analysis: OrgFileAnalysis) => {
       const { index } = batch[k]!;
       analyses[index] = analysis;
-      caches[k]?.put(hashes[index]!, analysis, lint);
+      batchCaches[k]?.put(hashes[index]!, analysis, lint);
       if (options.cache && analysis.summary !== null) prepareClaims(analysis.summary);
     };
     await analyzeSources(sources, { ...options, lint, states, onAnalysis });

@@ -31,6 +31,7 @@ import {
   unplacedOrgIds,
   updateEngineNode as updateNodeRow,
 } from "../../store/engine-node-repository.js";
+import { handImplicitEngineDebtTo } from "../../store/pjsip-realtime-repository.js";
 import { BadRequest, Conflict } from "../errors.js";
 import { encrypt } from "../secrets.js";
 import { findNodeRow } from "./engine-node-lookup.js";
@@ -165,7 +166,8 @@ export async function getEngineNode(
 
 /**
  * Adds a node. The first node of an install takes every org that exists (they ran on the one
- * implicit engine, which this node now names), so its capacity must hold them: 409 otherwise.
+ * implicit engine, which this node now names), so its capacity must hold them: 409 otherwise;
+ * and what the implicit engine was still owed of realtime PJSIP changes.
  */
 export async function createEngineNode(
   deps: NodeDeps,
@@ -210,6 +212,10 @@ export async function createEngineNode(
         placed_at: now,
       });
     }
+    // Realtime PJSIP: the cache expiries the implicit engine was owed are this node's now. Rows
+    // the implicit engine's deployer had not written yet (its write failed and waited for a
+    // retry) need nothing here: this node's start-up deploy writes every org's rows anew.
+    await handImplicitEngineDebtTo(trx, row.id);
   });
   return getEngineNode(deps, row.id);
 }

@@ -7,6 +7,7 @@ import {
   type DeliveryRecord,
   type WebhookRecord,
   webhookColumnsOf,
+  webhookEventsColumn,
   webhookSettingsOf,
 } from "../../model/webhook-records.js";
 import {
@@ -191,7 +192,7 @@ export async function updateWebhook(
   if (url !== undefined)
     patch.url = await problems.check(() => checkWebhookUrl(url, ctx.urlPolicy));
   if (events !== undefined) {
-    patch.events = await problems.check(() => JSON.stringify(parseWebhookEvents(events)));
+    patch.events = await problems.check(() => webhookEventsColumn(parseWebhookEvents(events)));
   }
   if (secret !== undefined) {
     patch.secret = await problems.check(() =>

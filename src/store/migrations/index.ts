@@ -44,6 +44,7 @@ import * as orgMoves from "./3000-org-moves.js";
 import * as timeConditions from "./3010-time-conditions.js";
 import * as nodeRealtimeViews from "./3020-node-realtime-views.js";
 import * as nodeSystemNames from "./3021-node-system-names.js";
+import * as realtimeDebtOfGoneEngines from "./3022-realtime-debt-of-gone-engines.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -86,4 +87,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["3010-time-conditions", timeConditions],
   ["3020-node-realtime-views", nodeRealtimeViews],
   ["3021-node-system-names", nodeSystemNames],
+  ["3022-realtime-debt-of-gone-engines", realtimeDebtOfGoneEngines],
 ];
