@@ -3,7 +3,7 @@
 // here, beside the deploy engine, because it joins the engine layer (events) to the domain
 // (ingest, rule 3, live calls).
 import type { Logger } from "pino";
-import { type Clock, systemTimers, type Timers } from "../clock.js";
+import { type Clock, systemTimers, type TimerHandle, type Timers } from "../clock.js";
 import { BatchQueue } from "../domain/calls/batch-queue.js";
 import {
   CallIngest,
@@ -34,6 +34,7 @@ import {
 } from "../metrics/instruments.js";
 import { listOrgMarkers, orgMarkerGeneration } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
+import { isStoreUnavailable } from "../store/store-errors.js";
 
 /**
  * Most inputs written in one transaction, and the longest the first of them waits for more
@@ -42,6 +43,18 @@ import type { Db } from "../store/database.js";
  * within 10 ms of arriving (TARGETS: p95 event -> stored < 100 ms).
  */
 export const INGEST_BATCH = { maxBatch: 500, maxDelayMs: 10 };
+
+/**
+ * The most call events held while the store is unavailable (docs/calls.md, "When the store is
+ * unavailable"): about 40 minutes of a steady 20 events/s, and about 50 MB (a parsed Cdr record
+ * held is ~0.85 KB). Beyond it the oldest go, counted in
+ * pbx_call_events_dropped_total{reason="overflow"}.
+ */
+export const INGEST_MAX_HELD = 50_000;
+/** The first wait before held events are tried again, doubled per failed try up to `max`. */
+export const INGEST_BACKOFF_MS = { first: 200, max: 10_000 };
+/** The longest `stop` spends storing what is left (one more try) before it lets it go. */
+export const INGEST_STOP_MS = 5_000;
 
 export interface CallTrackingOptions {
   db: Db;
@@ -66,6 +79,14 @@ export interface CallTrackingOptions {
   instruments?: { calls: CallIngestInstruments; ami: AmiInstruments };
   /** The engine node followed (issue 25): stamped on the call records and calls stored. */
   nodeId?: string;
+  /** The most events held while the store is unavailable (default INGEST_MAX_HELD). */
+  maxHeld?: number;
+  /** The longest `stop` spends on one more try of what is held (default INGEST_STOP_MS). */
+  stopWaitMs?: number;
+}
+
+function uniqueidOf(input: EngineCallInput): string {
+  return input.kind === "record" ? input.record.uniqueid : input.event.uniqueid;
 }
 
 /** When the engine says the input happened (ms since the epoch), if it says. */
@@ -86,7 +107,7 @@ export interface CallTracking {
   feed(event: AmiMessage): void;
   /** Stores a list of outbound registrations as if the engine had listed it (recorded fixtures). */
   feedTrunks(registrations: OutboundRegistration[]): void;
-  /** Resolves once everything received so far is stored. */
+  /** Resolves once everything received so far is stored (through a store outage: it waits). */
   idle(): Promise<void>;
   /** Whether this process stores what the engine sends (not a standby). */
   readonly ingesting: boolean;
@@ -96,13 +117,20 @@ export interface CallTracking {
    * what it did store a replay, with no second record or webhook).
    */
   takeOverIngest(): void;
-  /** Stops storing (another replica took the ingest over); waits for what was being stored. */
+  /**
+   * Stops storing (another replica took the ingest over); waits for what was being stored, and
+   * tries what is held once more (while the store stays unavailable it stays held and retried).
+   */
   standByIngest(): Promise<void>;
   /**
    * Forgets what the standby window kept, so a takeover stores none of it: the events of an
    * engine node held for its systemname (src/api/node-call-tracking.ts) are never stored.
    */
   discardKept(): void;
+  /**
+   * Stops following and stores what is left, trying held events once more; within `stopWaitMs`
+   * whatever happens, letting go (and counting) what the store still did not take.
+   */
   stop(): Promise<void>;
 }
 
@@ -139,34 +167,96 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
       options.onIngested?.(input, result);
     }
   };
-  // A batch is one transaction, all or nothing. When it fails, its halves are tried, and theirs,
-  // in order: one bad input costs a few more transactions, not the others' storage, and what a
-  // failed attempt wrote was rolled back, so nothing is stored twice. An input that fails alone
-  // is logged and dropped (storing it again would fail again).
-  const storeOrSplit = async (batch: EngineCallInput[]): Promise<void> => {
+  /** When the store became unavailable (timers' scale), while events are held; null otherwise. */
+  let unavailableSince: number | null = null;
+  let unavailableError: unknown = null;
+  /** Events let go for the cap since the ingest last caught up: logged when the first goes. */
+  let overflowed = 0;
+  // A batch is one transaction, all or nothing. When the store rejects it, its halves are tried,
+  // and theirs, in order: one bad input costs a few more transactions, not the others' storage,
+  // and what a failed attempt wrote was rolled back, so nothing is stored twice. An input the
+  // store rejects alone is logged and dropped (storing it again would fail again). When the store
+  // is unavailable instead (down, restarting, unreachable, locked, full: src/store/store-errors.ts)
+  // nothing is split or dropped: what is not stored yet goes back to the queue, which tries it
+  // again after a backoff, in order, with what came meanwhile behind it. Resolves with that tail.
+  const storeOrSplit = async (batch: EngineCallInput[]): Promise<EngineCallInput[]> => {
     let results: IngestResult[];
     try {
       results = await ingest.ingestBatch(batch);
     } catch (error) {
+      if (isStoreUnavailable(error)) {
+        unavailableError = error;
+        return batch;
+      }
       if (batch.length > 1) {
         const half = Math.ceil(batch.length / 2);
-        await storeOrSplit(batch.slice(0, half));
-        await storeOrSplit(batch.slice(half));
-        return;
+        const left = await storeOrSplit(batch.slice(0, half));
+        if (left.length > 0) return [...left, ...batch.slice(half)];
+        return storeOrSplit(batch.slice(half));
       }
       const input = batch[0]!;
-      const id = input.kind === "record" ? input.record.uniqueid : input.event.uniqueid;
-      log?.error({ err: error, uniqueid: id }, "call event not stored");
-      return;
+      log?.error({ err: error, uniqueid: uniqueidOf(input) }, "call event not stored");
+      measure.dropped("rejected", 1);
+      return [];
     }
     report(batch, results);
+    return [];
   };
+  const timers = options.timers ?? systemTimers;
+  const maxHeld = options.maxHeld ?? INGEST_MAX_HELD;
   const queue = new BatchQueue<EngineCallInput>({
-    timers: options.timers ?? systemTimers,
+    timers,
     ...(options.batch ?? INGEST_BATCH),
+    backoffMs: INGEST_BACKOFF_MS,
+    maxHeld,
     handle: async (batch) => {
       await loaded;
-      await storeOrSplit(batch);
+      const left = await storeOrSplit(batch);
+      if (left.length > 0) {
+        if (unavailableSince === null) {
+          unavailableSince = timers.now();
+          measure.storeUnavailable(true);
+          log?.warn(
+            { err: unavailableError, held: queue.size + left.length },
+            "call events held: the store is unavailable; retrying with backoff",
+          );
+        }
+      } else if (unavailableSince !== null) {
+        // The store took a batch: what is still held goes next, in batches, as any backlog.
+        log?.info(
+          {
+            seconds: (timers.now() - unavailableSince) / 1000,
+            dropped: overflowed,
+            held: queue.size,
+          },
+          "the store is available again: storing the held call events",
+        );
+        unavailableSince = null;
+        overflowed = 0;
+        measure.storeUnavailable(false);
+      } else if (queue.size === 0) {
+        overflowed = 0;
+      }
+      return left;
+    },
+    onDropped: (dropped, reason) => {
+      if (reason === "closed") {
+        measure.dropped("shutdown", dropped.length);
+        log?.error(
+          { count: dropped.length, first_uniqueid: uniqueidOf(dropped[0]!) },
+          "call events not stored: the store was still unavailable at shutdown",
+        );
+        return;
+      }
+      measure.dropped("overflow", dropped.length);
+      // Once per outage, not per event: a long outage drops one on every event that arrives.
+      if (overflowed === 0) {
+        log?.error(
+          { max_held: maxHeld, first_uniqueid: uniqueidOf(dropped[0]!) },
+          "call events dropped: more wait than the ingest holds while the store is unavailable (the oldest go)",
+        );
+      }
+      overflowed += dropped.length;
     },
   });
   const enqueue = (input: EngineCallInput) => queue.push(input);
@@ -246,13 +336,23 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     unfollow = followCallEvents(connection, handlers);
     connection.start();
   }
-  const idle = async () => {
-    await loaded;
-    await queue.flush();
+  const registered = async () => {
     for (let last: Promise<void> | null = null; last !== registering; ) {
       last = registering;
       await last;
     }
+  };
+  const idle = async () => {
+    await loaded;
+    await queue.flush();
+    await registered();
+  };
+  // What is held is tried once more, now; what the store still refuses stays held (retried
+  // after its backoff) instead of making the caller wait for an outage to end.
+  const tryHeldNow = async () => {
+    await loaded;
+    await queue.tryNow();
+    await registered();
   };
   // Call control is the engine adapter; what its refusals mean is the domain's.
   const control = connection && amiCallControl(connection, refusalError);
@@ -279,12 +379,34 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     },
     async standByIngest() {
       ingesting = false;
-      await idle();
+      await tryHeldNow();
     },
     async stop() {
       unfollow();
       await connection?.close();
-      await idle();
+      // One more try, within a bound: a store that stays down (or hangs) must not hold the
+      // shutdown. What is still held then is let go, counted and logged (onDropped, "closed").
+      const waitMs = options.stopWaitMs ?? INGEST_STOP_MS;
+      let limit: TimerHandle | null = null;
+      const settled = await Promise.race([
+        tryHeldNow().then(() => true),
+        new Promise<boolean>((resolve) => {
+          limit = timers.setTimer(waitMs, () => resolve(false));
+        }),
+      ]);
+      (limit as TimerHandle | null)?.cancel();
+      if (!settled) {
+        // A batch may still be in the store's hands: it commits or rolls back on its own.
+        log?.warn(
+          { seconds: waitMs / 1000, held: queue.size },
+          "call ingest stopped without waiting longer for the store",
+        );
+      }
+      queue.close();
+      if (unavailableSince !== null) {
+        unavailableSince = null;
+        measure.storeUnavailable(false);
+      }
     },
   };
 }

@@ -66,6 +66,13 @@ export interface CallIngestInstruments {
     result: "stored" | "duplicate" | "no_org",
     lagSeconds: number | null,
   ): void;
+  /**
+   * Inputs let go unstored: one the store rejected (`rejected`), the oldest held beyond the cap
+   * while the store is unavailable (`overflow`), or still held when the ingest stopped (`shutdown`).
+   */
+  dropped(reason: "rejected" | "overflow" | "shutdown", count: number): void;
+  /** The ingest started (true) or stopped (false) holding its events for an unavailable store. */
+  storeUnavailable(holding: boolean): void;
 }
 
 export interface OutboxInstruments {
@@ -114,7 +121,7 @@ export const noInstruments: Instruments = {
   reloads: { commandSent: nothing, reloaded: nothing },
   deploys: { applied: nothing, failed: nothing, retried: nothing },
   ami: () => noAmi,
-  calls: { ingested: nothing },
+  calls: { ingested: nothing, dropped: nothing, storeUnavailable: nothing },
   webhooks: { attempt: nothing, endpointDisabled: nothing },
   ticketMessages: noOutbox,
   intakePosts: noOutbox,

@@ -173,6 +173,17 @@ export function createMetrics(options: { engine?: string } = {}): Metrics {
     buckets: LAG_BUCKETS,
     registers,
   });
+  const callsDropped = new Counter({
+    name: "pbx_call_events_dropped_total",
+    help: "Call records and journey events not stored: rejected by the store, the oldest held beyond the cap while the store was unavailable, or still held at shutdown.",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  const ingestsHolding = new Gauge({
+    name: "pbx_call_ingest_store_unavailable",
+    help: "Call ingests (one per engine followed) holding their events because the store is unavailable.",
+    registers,
+  });
   const recordsStored = new Counter({
     name: "pbx_call_records_stored_total",
     help: "Call records stored (replays and duplicates not counted).",
@@ -340,6 +351,8 @@ export function createMetrics(options: { engine?: string } = {}): Metrics {
         if (kind === "record") recordsStored.inc();
         if (lagSeconds !== null) ingestLag.observe(Math.max(0, lagSeconds));
       },
+      dropped: (reason, count) => callsDropped.inc({ reason }, count),
+      storeUnavailable: (holding) => (holding ? ingestsHolding.inc() : ingestsHolding.dec()),
     },
     webhooks: {
       ...outbox("webhooks"),

@@ -143,6 +143,12 @@ export function openPostgres(url: string, poolSize: number): Kysely<Database> {
   const pool = new (pgDriver().Pool)(config);
   // An idle connection the server dropped must not crash the process; the pool replaces it.
   pool.on("error", () => {});
+  // Nor must one checked out: pg-pool listens for a client's errors only while it is idle, and a
+  // server that shuts down (57P01) between two statements of a transaction makes the client emit
+  // one with no query to take it, which would crash the process. The error is not lost: the
+  // client's next query fails with it ("not queryable", src/store/store-errors.ts) and the pool
+  // drops the client when it is released.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const feed = new StoreChangeFeed({
     connection: { connectionString: config.connectionString, options: config.options },
   });

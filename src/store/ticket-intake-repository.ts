@@ -72,6 +72,21 @@ export interface PollerPost {
   created_at: string;
 }
 
+/**
+ * The records of an org's calls, in the order stored. By org first: a linkedid is the engine's,
+ * not unique across orgs (one engine per node, an org moved between nodes), and the index
+ * `call_records_org_linkedid` (org_id, linkedid, calldate; migration 1201) serves it, where a
+ * lookup by linkedid alone read the whole table (EXPLAIN: test/tickets/poller-lookup.test.ts).
+ */
+export function recordsOfCallsQuery(db: Db, orgId: string, linkedids: readonly string[]) {
+  return db
+    .selectFrom("call_records")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("linkedid", "in", linkedids)
+    .orderBy("id");
+}
+
 /** The poller's cursor over call_records and its outbox of intake POSTs. */
 export function createTicketPollerRepository(db: Db) {
   return {
@@ -106,15 +121,10 @@ export function createTicketPollerRepository(db: Db) {
         .execute();
     },
 
-    /** Every record of the calls named, for picking each call's longest leg. */
-    recordsOfCalls(linkedids: readonly string[]): Promise<CallRecordRow[]> {
+    /** Every record of one org's calls named, for picking each call's longest leg. */
+    recordsOfCalls(orgId: string, linkedids: readonly string[]): Promise<CallRecordRow[]> {
       if (linkedids.length === 0) return Promise.resolve([]);
-      return db
-        .selectFrom("call_records")
-        .selectAll()
-        .where("linkedid", "in", linkedids)
-        .orderBy("id")
-        .execute();
+      return recordsOfCallsQuery(db, orgId, linkedids).execute();
     },
 
     /** Queues a POST unless this call was queued before; true when new. */

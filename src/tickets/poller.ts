@@ -1,6 +1,7 @@
 // The call-record poller (SPEC.md §4.7, §8): every 30 s it reads the call records stored since
-// its cursor, leaves out channels that start with `Local/`, keeps one record per linkedid (the
-// longest), names the org by the context prefix in the channel, keeps inbound calls and POSTs
+// its cursor, leaves out channels that start with `Local/`, keeps one record per call (the
+// longest of the org's records of that linkedid, looked up by org: an index serves it and two
+// orgs' linkedids never mix), names the org by the context prefix in the channel, keeps inbound calls and POSTs
 // each to `{events_url}/auto-ticket/{org_id}`. The calls found are written to an outbox in the
 // same transaction that moves the cursor, then sent; a failed POST stays there and is sent again
 // on a later tick. So a restart neither skips a record nor sends a call twice as a new one (the
@@ -82,13 +83,30 @@ export function intakeCallOf(record: CallRecord): IntakeCall {
   };
 }
 
-/** One record per linkedid: the longest duration (the earliest stored on a tie). */
+/**
+ * The calls the new records belong to: their linkedids by the org stored on them (SPEC.md §1
+ * rule 3, at ingest), in the order first seen. A linkedid is looked up within its org only: two
+ * orgs' calls may share one, and the lookup by org is the one an index serves. Records of no org
+ * (the carrier's leg) name no org's call, and `Local/` halves never speak for one.
+ */
+export function callsByOrg(records: readonly CallRecord[]): Map<string, string[]> {
+  const calls = new Map<string, Set<string>>();
+  for (const record of records) {
+    if (record.org_id === null || record.channel.startsWith("Local/")) continue;
+    const linkedids = calls.get(record.org_id) ?? new Set<string>();
+    calls.set(record.org_id, linkedids.add(record.linkedid));
+  }
+  return new Map([...calls].map(([orgId, linkedids]) => [orgId, [...linkedids]]));
+}
+
+/** One record per call (org and linkedid): the longest duration (the earliest stored on a tie). */
 export function longestPerCall(records: readonly CallRecord[]): CallRecord[] {
   const best = new Map<string, CallRecord>();
   for (const record of records) {
     if (record.channel.startsWith("Local/")) continue;
-    const held = best.get(record.linkedid);
-    if (!held || record.duration > held.duration) best.set(record.linkedid, record);
+    const call = `${record.org_id}\u0000${record.linkedid}`;
+    const held = best.get(call);
+    if (!held || record.duration > held.duration) best.set(call, record);
   }
   return [...best.values()];
 }
@@ -112,18 +130,17 @@ export function createCallRecordPoller(options: PollerOptions): CallRecordPoller
       const records = await poller.recordsAfter(cursor, BATCH);
       if (records.length === 0) return null;
       const lastId = records.at(-1)!.id;
-      const linkedids = [
-        ...new Set(records.filter((r) => !r.channel.startsWith("Local/")).map((r) => r.linkedid)),
-      ];
       const directory = new OrgDirectory(await listOrgMarkers(trx));
       const at = clock().toISOString();
       let queued = 0;
-      for (const record of longestPerCall(await poller.recordsOfCalls(linkedids))) {
-        if (record.direction !== "inbound") continue;
-        const orgId = orgOfChannel(directory, record.channel);
-        if (orgId === null) continue;
-        const body = JSON.stringify(intakeCallOf(record));
-        if (await poller.enqueue(orgId, record.linkedid, body, at)) queued++;
+      for (const [callOrg, linkedids] of callsByOrg(records)) {
+        for (const record of longestPerCall(await poller.recordsOfCalls(callOrg, linkedids))) {
+          if (record.direction !== "inbound") continue;
+          const orgId = orgOfChannel(directory, record.channel);
+          if (orgId === null) continue;
+          const body = JSON.stringify(intakeCallOf(record));
+          if (await poller.enqueue(orgId, record.linkedid, body, at)) queued++;
+        }
       }
       await poller.setCursor(lastId, at);
       return queued;

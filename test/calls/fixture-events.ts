@@ -41,3 +41,31 @@ export function rewriteOrgs(
 export function cdrEvents(events: readonly AmiMessage[]): AmiMessage[] {
   return events.filter((event) => event.event === "Cdr");
 }
+
+/** A Cdr event of org A, alone in its call unless `linkedid` says otherwise. */
+export function cdrEvent(uniqueid: string, linkedid = uniqueid): AmiMessage {
+  return {
+    event: "Cdr",
+    accountcode: ORG_A,
+    source: "919812345678",
+    destination: "101",
+    destinationcontext: `org_${ORG_A}_internal`,
+    callerid: '"Caller" <919812345678>',
+    channel: `PJSIP/org_${ORG_A}_101-${uniqueid}`,
+    destinationchannel: "",
+    lastapplication: "Dial",
+    lastdata: "",
+    starttime: "2026-11-25 08:00:00",
+    answertime: "2026-11-25 08:00:02",
+    endtime: "2026-11-25 08:01:00",
+    duration: "60",
+    billableseconds: "58",
+    disposition: "ANSWERED",
+    uniqueid,
+    linkedid,
+    peeraccount: "",
+    sequence: "1",
+    direction: "outbound",
+    recordingfile: "",
+  };
+}

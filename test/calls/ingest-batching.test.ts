@@ -1,21 +1,24 @@
 // The ingest's batches (issue 32): events are stored in one transaction per batch, started when
 // enough wait or when the oldest has waited its delay on the injected timers; a batch that fails
 // is split so that its good events are stored once and the bad one alone is dropped and logged;
-// a replica taking the ingest over replays what it kept and stores each event once.
-import { sql } from "kysely";
+// a replica taking the ingest over replays what it kept and stores each event once; an unavailable
+// store (an outage, not a rejection) holds the events, in order, until it is back, within a cap,
+// and a shutdown tries them once more without waiting for the outage to end.
+import SqliteDatabase from "better-sqlite3";
+import { type KyselyPlugin, sql } from "kysely";
 import type { Logger } from "pino";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { type CallTracking, startCallTracking } from "../../src/api/call-tracking.js";
 import type { EngineCallInput, IngestResult } from "../../src/domain/calls/call-ingest.js";
-import type { AmiMessage } from "../../src/engine/ami-connection.js";
+import { type CallIngestInstruments, noInstruments } from "../../src/metrics/instruments.js";
 import type { Db } from "../../src/store/database.js";
 import { storeDialect } from "../../src/store/dialect.js";
 import { WEBHOOK_EVENTS } from "../../src/webhooks/events.js";
 import { FakeClock } from "../deploy/helpers.js";
 import { freshStore, insertOrg } from "../store/helpers.js";
 import { addWebhook, testContext } from "../webhooks/helpers.js";
-import { callFixtures, cdrEvents, ORG_A, ORG_B } from "./fixture-events.js";
+import { callFixtures, cdrEvent as cdr, cdrEvents, ORG_A, ORG_B } from "./fixture-events.js";
 import { outboxRows } from "./outbox-rows.js";
 
 const fixtures = callFixtures();
@@ -51,47 +54,31 @@ test.after.each(async ({ store, trackers }) => {
   await store.close();
 });
 
-/** A Cdr event of org A, alone in its call unless `linkedid` says otherwise. */
-function cdr(uniqueid: string, linkedid = uniqueid): AmiMessage {
-  return {
-    event: "Cdr",
-    accountcode: ORG_A,
-    source: "919812345678",
-    destination: "101",
-    destinationcontext: `org_${ORG_A}_internal`,
-    callerid: '"Caller" <919812345678>',
-    channel: `PJSIP/org_${ORG_A}_101-${uniqueid}`,
-    destinationchannel: "",
-    lastapplication: "Dial",
-    lastdata: "",
-    starttime: "2026-11-25 08:00:00",
-    answertime: "2026-11-25 08:00:02",
-    endtime: "2026-11-25 08:01:00",
-    duration: "60",
-    billableseconds: "58",
-    disposition: "ANSWERED",
-    uniqueid,
-    linkedid,
-    peeraccount: "",
-    sequence: "1",
-    direction: "outbound",
-    recordingfile: "",
-  };
-}
-
 /** Call tracking whose reports are recorded, with the ingest's delay on fake timers. */
 function tracker(
   context: { store: Store; trackers: CallTracking[] },
-  options: { maxBatch?: number; standby?: boolean; logger?: Logger } = {},
+  options: {
+    maxBatch?: number;
+    standby?: boolean;
+    logger?: Logger;
+    /** The store as the ingest sees it (default the test's store). */
+    db?: Db;
+    maxHeld?: number;
+    calls?: CallIngestInstruments;
+  } = {},
 ) {
   const timers = new FakeClock();
   const reports: [string, IngestResult][] = [];
   let waiter: { count: number; resolve: () => void } | null = null;
   const tracking = startCallTracking({
-    db: context.store.db,
+    db: options.db ?? context.store.db,
     clock: () => NOW,
     timers,
     batch: { maxBatch: options.maxBatch ?? 500, maxDelayMs: 20 },
+    ...(options.maxHeld !== undefined ? { maxHeld: options.maxHeld } : {}),
+    ...(options.calls
+      ? { instruments: { calls: options.calls, ami: noInstruments.ami("events") } }
+      : {}),
     ...(options.standby ? { standby: true } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     onIngested: (input: EngineCallInput, result: IngestResult) => {
@@ -294,6 +281,222 @@ test("the replica taking the ingest over stores what the dead owner had not, eac
     LIFECYCLE,
     "no webhook twice, none missing",
   );
+});
+
+/**
+ * The test's store as the ingest sees it, which fails every statement as SQLite does when another
+ * process holds the lock past busy_timeout (SQLITE_BUSY) while `down`, and never answers while
+ * `hang` (until `release`). The test's own reads go to the store itself.
+ */
+function outageOf(db: Db) {
+  let release = () => {};
+  const hanging = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const state = { down: false, hang: false, failures: 0, release };
+  const plugin: KyselyPlugin = {
+    transformQuery(args) {
+      if (state.down) {
+        state.failures++;
+        throw new SqliteDatabase.SqliteError("database is locked", "SQLITE_BUSY");
+      }
+      return args.node;
+    },
+    async transformResult(args) {
+      if (state.hang) await hanging;
+      return args.result;
+    },
+  };
+  return { db: db.withPlugin(plugin), state };
+}
+
+/**
+ * Resolves once the store has failed `failures` tries in all and the last one's events are back
+ * in the queue (its retry timer armed: nothing else arms a timer while a batch is being stored).
+ * On PostgreSQL a try's BEGIN and ROLLBACK are round trips, so this waits for them, not a guess.
+ */
+async function refusedTries(
+  outage: ReturnType<typeof outageOf>,
+  timers: { pendingTimers: number },
+  failures: number,
+): Promise<void> {
+  for (let turn = 0; turn < 10_000; turn++) {
+    if (outage.state.failures >= failures && timers.pendingTimers > 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  assert.unreachable(`the store was not tried ${failures} times`);
+}
+
+/** A logger that keeps what was said, by level. */
+function keptLog() {
+  const said: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const at =
+    (level: string) =>
+    (fields: Record<string, unknown>, message: string): void => {
+      said.push({ level, message, fields });
+    };
+  const logger = { error: at("error"), warn: at("warn"), info: at("info") } as unknown as Logger;
+  return { logger, said };
+}
+
+/** Ingest instruments that keep the drops and the outage changes. */
+function keptMeasures() {
+  const dropped: [string, number][] = [];
+  const unavailable: boolean[] = [];
+  const calls: CallIngestInstruments = {
+    ingested() {},
+    dropped: (reason, count) => dropped.push([reason, count]),
+    storeUnavailable: (holding) => unavailable.push(holding),
+  };
+  return { calls, dropped, unavailable };
+}
+
+const storedUniqueids = async (db: Db) =>
+  (await db.selectFrom("call_records").select("uniqueid").orderBy("id").execute()).map(
+    (row) => row.uniqueid,
+  );
+
+test("an unavailable store holds the events: once it is back each is stored once, in order", async (context) => {
+  const outage = outageOf(context.store.db);
+  const { logger, said } = keptLog();
+  const measures = keptMeasures();
+  const { tracking, timers, reports } = tracker(context, {
+    db: outage.db,
+    maxBatch: 4,
+    logger,
+    calls: measures.calls,
+  });
+  await tracking.idle();
+  outage.state.down = true;
+  const fed = Array.from({ length: 10 }, (_, i) => `6.${i + 1}`);
+  for (const id of fed.slice(0, 6)) tracking.feed(cdr(id));
+  await refusedTries(outage, timers, 1);
+  timers.advance(199);
+  await settle();
+  assert.is(outage.state.failures, 1, "not again before the backoff");
+  timers.advance(1);
+  await refusedTries(outage, timers, 2);
+  assert.is(outage.state.failures, 2, "again after 200 ms, not split into single events");
+  for (const id of fed.slice(6)) tracking.feed(cdr(id));
+  timers.advance(399);
+  await settle();
+  assert.is(outage.state.failures, 2, "the backoff doubled");
+  timers.advance(1);
+  await refusedTries(outage, timers, 3);
+  assert.is(outage.state.failures, 3, "then after 400 ms");
+  assert.is(await recordCount(context.store.db), 0);
+  assert.equal(reports, [], "nothing reported, nothing dropped");
+
+  outage.state.down = false;
+  timers.advance(800);
+  await tracking.idle();
+  assert.equal(await storedUniqueids(context.store.db), fed, "every event, once, in order");
+  assert.equal(
+    reports.map(([key, result]) => [key, result.stored]),
+    fed.map((id) => [`record:${id}`, true]),
+  );
+  assert.equal(measures.dropped, []);
+  assert.equal(measures.unavailable, [true, false], "the outage began and ended once");
+  assert.equal(
+    said.map(({ level }) => level),
+    ["warn", "info"],
+    "logged when it began and when it ended, not per try",
+  );
+});
+
+test("after an outage a rejected event is still dropped alone and the rest stored", async (context) => {
+  await refuseRecord(context.store.db, "7.3");
+  const outage = outageOf(context.store.db);
+  const { logger, said } = keptLog();
+  const measures = keptMeasures();
+  const { tracking, timers } = tracker(context, { db: outage.db, logger, calls: measures.calls });
+  await tracking.idle();
+  outage.state.down = true;
+  for (let i = 1; i <= 6; i++) tracking.feed(cdr(`7.${i}`));
+  timers.advance(20);
+  await refusedTries(outage, timers, 1);
+  outage.state.down = false;
+  timers.advance(200);
+  await tracking.idle();
+  assert.equal(await storedUniqueids(context.store.db), ["7.1", "7.2", "7.4", "7.5", "7.6"]);
+  assert.equal(measures.dropped, [["rejected", 1]]);
+  assert.equal(
+    said.filter(({ level }) => level === "error").map(({ fields }) => fields.uniqueid),
+    ["7.3"],
+  );
+});
+
+test("beyond the cap the oldest held events go, counted, logged once; the newest are stored", async (context) => {
+  const outage = outageOf(context.store.db);
+  const { logger, said } = keptLog();
+  const measures = keptMeasures();
+  const { tracking, timers } = tracker(context, {
+    db: outage.db,
+    maxBatch: 4,
+    maxHeld: 5,
+    logger,
+    calls: measures.calls,
+  });
+  await tracking.idle();
+  outage.state.down = true;
+  const fed = Array.from({ length: 12 }, (_, i) => `8.${i + 1}`);
+  for (const id of fed) tracking.feed(cdr(id));
+  await refusedTries(outage, timers, 1);
+  timers.advance(200);
+  await refusedTries(outage, timers, 2);
+  outage.state.down = false;
+  timers.advance(400);
+  await tracking.idle();
+  assert.equal(await storedUniqueids(context.store.db), fed.slice(7), "the newest five");
+  assert.is(
+    measures.dropped.reduce((sum, [reason, count]) => sum + (reason === "overflow" ? count : 0), 0),
+    7,
+  );
+  assert.is(
+    said.filter(({ message }) => message.startsWith("call events dropped")).length,
+    1,
+    "one log line for the outage's drops",
+  );
+});
+
+test("stop while the store stays down: one more try, then the held events are let go and counted", async (context) => {
+  const outage = outageOf(context.store.db);
+  const { logger, said } = keptLog();
+  const measures = keptMeasures();
+  const { tracking } = tracker(context, { db: outage.db, logger, calls: measures.calls });
+  await tracking.idle();
+  outage.state.down = true;
+  for (let i = 1; i <= 3; i++) tracking.feed(cdr(`9.${i}`));
+  await tracking.stop();
+  assert.is(outage.state.failures, 1, "the try at stop (the batch's delay had not passed)");
+  assert.equal(measures.dropped, [["shutdown", 3]]);
+  assert.equal(measures.unavailable, [true, false]);
+  assert.ok(said.some(({ message }) => message.includes("still unavailable at shutdown")));
+  outage.state.down = false;
+  assert.is(await recordCount(context.store.db), 0);
+});
+
+test("stop does not wait for a store that never answers longer than its bound", async (context) => {
+  const outage = outageOf(context.store.db);
+  const { logger, said } = keptLog();
+  const { tracking, timers } = tracker(context, { db: outage.db, logger });
+  await tracking.idle();
+  outage.state.hang = true;
+  tracking.feed(cdr("10.1"));
+  timers.advance(20);
+  await settle();
+  let stopped = false;
+  const stopping = tracking.stop().then(() => {
+    stopped = true;
+  });
+  await settle();
+  assert.not.ok(stopped, "waits for the store a while");
+  timers.advance(5_000);
+  await stopping;
+  assert.ok(stopped, "stopped after INGEST_STOP_MS though the store never answered");
+  assert.ok(said.some(({ message }) => message.includes("without waiting longer for the store")));
+  outage.state.hang = false;
+  outage.state.release();
 });
 
 test.run();

@@ -1,5 +1,7 @@
 // The ingest's batching queue (src/domain/calls/batch-queue.ts): a batch starts when enough items wait
-// or when the oldest has waited its delay on the injected timers, one batch at a time, in order.
+// or when the oldest has waited its delay on the injected timers, one batch at a time, in order;
+// a tail the handler hands back (the store is unavailable) is held in front, tried again after a
+// doubling backoff, never beyond the cap, and a shutdown's one more try does not wait it out.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { BatchQueue } from "../../src/domain/calls/batch-queue.js";
@@ -18,6 +20,7 @@ function recordingQueue(maxBatch: number, maxDelayMs: number) {
     async handle(batch) {
       batches.push(batch);
       if (hold) await new Promise<void>((resolve) => (release = resolve));
+      return undefined;
     },
   });
   return {
@@ -105,6 +108,141 @@ test("flush hands on everything waiting at once and resolves when it is handled"
   assert.is(timers.now(), 0, "flush does not wait for the delay");
   await queue.flush();
   assert.is(batches.length, 3, "flushing an empty queue hands on nothing");
+});
+
+/**
+ * A queue whose handler hands back every batch while `down` is set (and records each try), with
+ * a backoff of 100 ms doubled up to 400 ms.
+ */
+function refusingQueue(options: { maxBatch?: number; maxHeld?: number } = {}) {
+  const timers = new FakeClock();
+  const tries: { at: number; batch: number[] }[] = [];
+  const taken: number[] = [];
+  const dropped: { items: number[]; reason: string }[] = [];
+  const state = { down: true };
+  const queue = new BatchQueue<number>({
+    timers,
+    maxBatch: options.maxBatch ?? 3,
+    maxDelayMs: 10,
+    backoffMs: { first: 100, max: 400 },
+    ...(options.maxHeld !== undefined ? { maxHeld: options.maxHeld } : {}),
+    async handle(batch) {
+      tries.push({ at: timers.now(), batch });
+      if (state.down) return batch;
+      taken.push(...batch);
+      return [];
+    },
+    onDropped: (items, reason) => dropped.push({ items, reason }),
+  });
+  return { timers, tries, taken, dropped, state, queue };
+}
+
+test("a handed-back batch is held in front, tried after a doubling backoff, with newer items behind it", async () => {
+  const { queue, timers, tries, taken, state } = refusingQueue();
+  for (const item of [1, 2, 3]) queue.push(item);
+  await settle();
+  assert.equal(tries, [{ at: 0, batch: [1, 2, 3] }]);
+  assert.ok(queue.holding);
+  for (const item of [4, 5, 6, 7]) queue.push(item);
+  await settle();
+  assert.is(tries.length, 1, "a full batch waiting does not cut the backoff short");
+  assert.is(queue.size, 7, "held and new, together");
+  timers.advance(99);
+  await settle();
+  assert.is(tries.length, 1);
+  timers.advance(1);
+  await settle();
+  assert.equal(tries[1], { at: 100, batch: [1, 2, 3] }, "the same batch again, first");
+  for (const wait of [200, 400, 400]) {
+    timers.advance(wait - 1);
+    await settle();
+    const before = tries.length;
+    timers.advance(1);
+    await settle();
+    assert.is(tries.length, before + 1, `tried again after ${wait} ms`);
+  }
+  state.down = false;
+  timers.advance(400);
+  await settle();
+  assert.equal(taken, [1, 2, 3, 4, 5, 6, 7], "each once, in order, at once when it works again");
+  assert.not.ok(queue.holding);
+  assert.is(queue.size, 0);
+});
+
+test("only the tail handed back is held: the part taken is not handed on again", async () => {
+  const timers = new FakeClock();
+  const batches: number[][] = [];
+  let refuse = true;
+  const queue = new BatchQueue<number>({
+    timers,
+    maxBatch: 4,
+    maxDelayMs: 10,
+    backoffMs: { first: 50, max: 50 },
+    async handle(batch) {
+      batches.push(batch);
+      if (!refuse) return [];
+      refuse = false;
+      return batch.slice(2);
+    },
+  });
+  for (const item of [1, 2, 3, 4, 5]) queue.push(item);
+  await settle();
+  timers.advance(50);
+  await queue.flush();
+  assert.equal(batches, [
+    [1, 2, 3, 4],
+    [3, 4, 5],
+  ]);
+});
+
+test("beyond maxHeld the oldest go, reported; flush waits out the backoff until all is taken", async () => {
+  const { queue, timers, taken, dropped, state } = refusingQueue({ maxHeld: 5 });
+  for (let item = 1; item <= 3; item++) queue.push(item);
+  await settle();
+  for (let item = 4; item <= 8; item++) queue.push(item);
+  assert.equal(dropped, [
+    { items: [1], reason: "overflow" },
+    { items: [2], reason: "overflow" },
+    { items: [3], reason: "overflow" },
+  ]);
+  assert.is(queue.size, 5);
+  let flushed = false;
+  const flushing = queue.flush().then(() => {
+    flushed = true;
+  });
+  await settle();
+  assert.not.ok(flushed, "flush does not return while items are held");
+  state.down = false;
+  timers.advance(100);
+  await flushing;
+  assert.equal(taken, [4, 5, 6, 7, 8]);
+});
+
+test("tryNow tries what is held at once, once, and says how many are left; close lets them go", async () => {
+  const { queue, timers, tries, dropped } = refusingQueue({ maxBatch: 2 });
+  for (const item of [1, 2, 3]) queue.push(item);
+  await settle();
+  assert.is(tries.length, 1);
+  assert.is(await queue.tryNow(), 3, "refused again: all three left");
+  assert.is(tries.length, 2, "one more try, without waiting for the backoff");
+  assert.is(timers.now(), 0);
+  queue.close();
+  assert.equal(dropped, [{ items: [1, 2, 3], reason: "closed" }]);
+  timers.advance(10_000);
+  await settle();
+  assert.is(tries.length, 2, "nothing is tried after close");
+  queue.push(4);
+  assert.equal(dropped.at(-1), { items: [4], reason: "closed" });
+});
+
+test("tryNow hands everything on when the handler takes it", async () => {
+  const { queue, timers, taken, state } = refusingQueue({ maxBatch: 2 });
+  for (const item of [1, 2, 3]) queue.push(item);
+  await settle();
+  state.down = false;
+  assert.is(await queue.tryNow(), 0);
+  assert.equal(taken, [1, 2, 3]);
+  assert.is(timers.pendingTimers, 0, "the backoff's timer was cancelled");
 });
 
 test.run();

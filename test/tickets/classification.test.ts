@@ -363,6 +363,34 @@ test("poller: Local/ channels left out, the longest record per linkedid, org by 
   }
 });
 
+test("poller: two orgs' calls that share a linkedid are each their own org's, each ticketed once", async () => {
+  const p = await pipeline();
+  try {
+    // The same engine linkedid in two orgs (engines on two nodes number calls alike): org A's
+    // short missed call must not be hidden behind org B's longer one, nor B's body carry A's leg.
+    await inbound(p, "shared-1", { duration: 5, src: "919811111111" });
+    await storeRecord(p.app.db, {
+      linkedid: "shared-1",
+      channel: `PJSIP/${p.other.prefix}trunk_carrier-00000007`,
+      dcontext: `${p.other.prefix}dial`,
+      duration: 50,
+      src: "919822222222",
+    });
+    assert.equal(await p.tick(), { queued: 2, sent: 2, failed: 0 });
+    await p.intake.idle();
+    assert.equal(
+      (await p.tickets()).map((t) => [t.linkedid, t.phone]),
+      [["shared-1", "919811111111"]],
+    );
+    assert.equal(
+      (await p.tickets(p.other.id)).map((t) => [t.linkedid, t.phone]),
+      [["shared-1", "919822222222"]],
+    );
+  } finally {
+    await p.close();
+  }
+});
+
 test("poller: runs every 30 s on the injected timers", async () => {
   const p = await pipeline();
   const poller = createCallRecordPoller({

@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { createIntakeApp } from "../../src/api/intake-app.js";
 import type { TimerHandle, Timers } from "../../src/clock.js";
-import { insertCallRecord } from "../../src/store/call-record-repository.js";
+import { OrgDirectory } from "../../src/domain/calls/call-org.js";
+import { insertCallRecord, listOrgMarkers } from "../../src/store/call-record-repository.js";
 import type { NewCallRecordRow } from "../../src/store/call-tables.js";
 import type { Db } from "../../src/store/database.js";
 import type { TicketIntake } from "../../src/tickets/intake.js";
@@ -71,8 +72,15 @@ export async function storeRecord(
   fields: Partial<NewCallRecordRow> & { linkedid: string; channel: string },
 ): Promise<void> {
   sequence++;
+  // The org as the ingest derives it (SPEC.md §1 rule 3), unless the test names one.
+  const orgs = new OrgDirectory(await listOrgMarkers(db));
+  const org_id = orgs.orgOf({
+    accountcode: fields.accountcode ?? "",
+    peeraccount: fields.peeraccount ?? "",
+    channel: fields.channel,
+  });
   await insertCallRecord(db, {
-    org_id: null,
+    org_id,
     uniqueid: `${fields.linkedid}.${sequence}`,
     sequence,
     calldate: "2026-03-01T09:59:00.000Z",
