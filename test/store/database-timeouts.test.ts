@@ -2,8 +2,10 @@
 // PBX_DATABASE_STATEMENT_TIMEOUT_MS read and checked in src/config.ts, and what the pool does with
 // them (src/store/database-postgres.ts): a connect to a server that accepts and never speaks fails
 // at the connect timeout, as an outage, instead of hanging; on a `--pg` run, a statement running
-// past the statement timeout fails with PostgreSQL's own error, while migrations run with none.
-import { createServer, type Server, type Socket } from "node:net";
+// past the statement timeout fails with PostgreSQL's own error, migrations run with none, and a
+// server gone silent mid-connection (a proxy that stops passing packets) fails the query at the
+// client's read timeout and lets the handle close.
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { sql } from "kysely";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -132,7 +134,73 @@ test("a server that accepts and never answers fails the query at the connect tim
   }
 });
 
+/**
+ * A loopback TCP proxy to host:port that, once frozen, passes nothing more either way and closes
+ * nothing: a database host that silently drops packets, as the client sees it.
+ */
+async function freezingProxy(host: string, port: number) {
+  const sockets = new Set<Socket>();
+  let frozen = false;
+  const server = createServer((inbound) => {
+    const outbound = connect(port, host);
+    for (const [from, to] of [
+      [inbound, outbound],
+      [outbound, inbound],
+    ] as const) {
+      sockets.add(from);
+      from.on("error", () => {});
+      from.on("data", (chunk) => {
+        if (!frozen) to.write(chunk);
+      });
+      from.on("end", () => {
+        if (!frozen) to.end();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return {
+    port: address.port,
+    freeze() {
+      frozen = true;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 if (testBackend() === "postgres") {
+  test("a server gone silent mid-connection: the query fails just past the statement bound, and the handle closes", async () => {
+    const place = await freshStoreLocation("/nonexistent/unused.db");
+    const location = place.location;
+    if (location.kind !== "postgres") throw new Error("a PostgreSQL run gives a PostgreSQL store");
+    const target = new URL(location.url);
+    const proxy = await freezingProxy(target.hostname, Number(target.port));
+    const url = new URL(location.url);
+    url.hostname = "127.0.0.1";
+    url.port = String(proxy.port);
+    const db = openPostgres(url.toString(), 1, { statementMs: 200 });
+    try {
+      assert.is((await sql<{ ok: number }>`select 1 as ok`.execute(db)).rows[0]?.ok, 1);
+      proxy.freeze();
+      const started = Date.now();
+      const error = await sql`select 1`.execute(db).then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      assert.is((error as Error | null)?.message, "Query read timeout");
+      assert.ok(isStoreUnavailable(error), "an outage: held and retried by the ingest");
+      assert.ok(Date.now() - started >= 5_000, "the server's own cancel was given its chance");
+    } finally {
+      await db.destroy();
+      await proxy.close();
+      await place.drop();
+    }
+  });
+
   test("a statement past the statement timeout fails with PostgreSQL's clear error, not an outage", async () => {
     const place = await freshStoreLocation("/nonexistent/unused.db");
     const location = place.location;
