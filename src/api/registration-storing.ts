@@ -49,8 +49,6 @@ export interface RegistrationStoring {
   tryNow(): Promise<void>;
   /** Stops; what is still held is let go, counted and logged. */
   close(): void;
-  /** Whether changes are held for an unavailable store now. */
-  readonly holding: boolean;
 }
 
 type Kind = "contact" | "trunks";
@@ -187,9 +185,6 @@ export function startRegistrationStoring(options: RegistrationStoringOptions): R
       trunkLists.close();
       held.contact = false;
       held.trunks = false;
-    },
-    get holding() {
-      return contacts.holding || trunkLists.holding;
     },
   };
 }
