@@ -1,5 +1,5 @@
-// Retention policies per org and kind (migration 2601) and the purge of expired call records.
-import { sql } from "kysely";
+// Retention policies per org and kind (migration 2601). The purge of expired call history is
+// call-history-purge.ts.
 import type { Db } from "./database.js";
 
 /** The org's stored policies, by kind (a kind never set is absent). */
@@ -43,45 +43,4 @@ export async function orgsWithRetention(db: Db): Promise<string[]> {
     .orderBy("org_id")
     .execute();
   return rows.map((row) => row.org_id);
-}
-
-/**
- * Counts (or, unless `dryRun`, deletes) the org's call records started before `cutoff` (ISO),
- * with the org's calls and journey steps of the same age, in one transaction. Answers the number
- * of call records.
- */
-export async function purgeCallRecordsBefore(
-  db: Db,
-  orgId: string,
-  cutoff: Date,
-  dryRun: boolean,
-): Promise<number> {
-  const iso = cutoff.toISOString();
-  const count = Number(
-    (
-      await db
-        .selectFrom("call_records")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("org_id", "=", orgId)
-        .where("calldate", "<", iso)
-        .executeTakeFirstOrThrow()
-    ).n,
-  );
-  if (dryRun) return count;
-  // Journey steps carry the engine's `<epoch>.<micros>`, padded to 12 digits (call-ingest.ts).
-  const epoch = `${String(Math.floor(cutoff.getTime() / 1000)).padStart(12, "0")}.000000`;
-  return db.transaction().execute(async (trx) => {
-    const deleted = await trx
-      .deleteFrom("call_records")
-      .where("org_id", "=", orgId)
-      .where("calldate", "<", iso)
-      .executeTakeFirst();
-    await trx.deleteFrom("calls").where("org_id", "=", orgId).where("calldate", "<", iso).execute();
-    await trx
-      .deleteFrom("call_events")
-      .where("org_id", "=", orgId)
-      .where(sql.ref("timestamp"), "<", epoch)
-      .execute();
-    return Number(deleted.numDeletedRows);
-  });
 }

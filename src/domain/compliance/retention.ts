@@ -6,11 +6,11 @@ import { lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { nodeRecordingsDir } from "../../deploy/node-dirs.js";
 import { purgeAuditBefore } from "../../store/audit-log-repository.js";
+import { countCallRecordsBefore, purgeCallHistoryBefore } from "../../store/call-history-purge.js";
 import type { Db } from "../../store/database.js";
 import { listEngineNodes } from "../../store/engine-node-repository.js";
 import {
   orgsWithRetention,
-  purgeCallRecordsBefore,
   retentionPolicies,
   saveRetentionPolicies,
 } from "../../store/retention-repository.js";
@@ -191,8 +191,9 @@ async function purgeRecordingsIn(
   return count;
 }
 
+// Calls, their records and journey steps go together, in bounded batches; the count is records.
 registerPurger("call_records", ({ db }, orgId, cutoff, dryRun) =>
-  purgeCallRecordsBefore(db, orgId, cutoff, dryRun),
+  dryRun ? countCallRecordsBefore(db, orgId, cutoff) : purgeCallHistoryBefore(db, orgId, cutoff),
 );
 registerPurger("recordings", purgeRecordings);
 registerPurger("audit", ({ db }, orgId, cutoff, dryRun) =>

@@ -46,6 +46,7 @@ import * as nodeRealtimeViews from "./3020-node-realtime-views.js";
 import * as nodeSystemNames from "./3021-node-system-names.js";
 import * as realtimeDebtOfGoneEngines from "./3022-realtime-debt-of-gone-engines.js";
 import * as rowsOfRemovedNodes from "./3023-rows-of-removed-nodes.js";
+import * as callEventsOrgTimestamp from "./3030-call-events-org-timestamp.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -90,4 +91,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["3021-node-system-names", nodeSystemNames],
   ["3022-realtime-debt-of-gone-engines", realtimeDebtOfGoneEngines],
   ["3023-rows-of-removed-nodes", rowsOfRemovedNodes],
+  ["3030-call-events-org-timestamp", callEventsOrgTimestamp],
 ];
