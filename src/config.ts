@@ -22,12 +22,28 @@ export interface OidcConfig {
 }
 
 /**
+ * How long the PostgreSQL store may take (docs/beyond-one-machine.md, "Timeouts"): a database
+ * host that silently drops packets would otherwise hang a connect or a query for the minutes TCP
+ * takes to give up, shutdown included.
+ */
+export interface DatabaseTimeouts {
+  /** Opening a connection, or waiting for a free one of the pool (PBX_DATABASE_CONNECT_TIMEOUT_MS). */
+  connectMs: number;
+  /**
+   * One statement, and a transaction left idle (PBX_DATABASE_STATEMENT_TIMEOUT_MS); 0: none.
+   * The client gives up a little after the server would, on a server that never answers.
+   */
+  statementMs: number;
+}
+
+/**
  * Where the store lives: the embedded SQLite file of the data directory, or a PostgreSQL
- * database (PBX_DATABASE_URL) reached through a pool of `poolSize` connections per process.
+ * database (PBX_DATABASE_URL) reached through a pool of `poolSize` connections per process, with
+ * its timeouts (default DEFAULT_DATABASE_TIMEOUTS).
  */
 export type StoreLocation =
   | { kind: "sqlite"; file: string }
-  | { kind: "postgres"; url: string; poolSize: number };
+  | { kind: "postgres"; url: string; poolSize: number; timeouts?: Partial<DatabaseTimeouts> };
 
 export interface Config {
   dataDir: string;
@@ -156,7 +172,57 @@ function parseCharacterCap(value: string | undefined): number | null {
 /** Connections one process opens to PostgreSQL at most, unless PBX_DATABASE_POOL_SIZE says. */
 export const DEFAULT_DATABASE_POOL_SIZE = 10;
 
-/** PBX_DATABASE_URL / PBX_DATABASE_POOL_SIZE, else the data directory's SQLite file. */
+/**
+ * The PostgreSQL timeouts unless PBX_DATABASE_CONNECT_TIMEOUT_MS / PBX_DATABASE_STATEMENT_TIMEOUT_MS
+ * say: a connect (or a wait for a pooled connection) of 5 s, many round trips to a database that
+ * answers at all; a statement of 60 s, far beyond any request's (listings are paged, by org, on
+ * indexes: TARGETS p95 < 50 ms at a million records), while migrations and `db copy`, whose
+ * statements may legitimately run for minutes, run with none (src/store/database.ts).
+ */
+export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
+  connectMs: 5_000,
+  statementMs: 60_000,
+};
+
+/** A whole number of milliseconds from `name` within [min, max] (or 0, when it means something). */
+function millisecondsFrom(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  range: { min: number; max: number; zeroMeans?: string },
+): number {
+  const text = nonEmpty(env[name]);
+  if (text === undefined) return fallback;
+  const value = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  if (range.zeroMeans !== undefined && value === 0) return 0;
+  if (!Number.isSafeInteger(value) || value < range.min || value > range.max) {
+    const zero = range.zeroMeans !== undefined ? ` or 0 for ${range.zeroMeans}` : "";
+    throw new Error(
+      `invalid ${name}: ${text} (need a whole number of milliseconds ${range.min}-${range.max}${zero})`,
+    );
+  }
+  return value;
+}
+
+/** PBX_DATABASE_CONNECT_TIMEOUT_MS / PBX_DATABASE_STATEMENT_TIMEOUT_MS, checked. */
+export function databaseTimeoutsFrom(env: NodeJS.ProcessEnv): DatabaseTimeouts {
+  return {
+    connectMs: millisecondsFrom(
+      env,
+      "PBX_DATABASE_CONNECT_TIMEOUT_MS",
+      DEFAULT_DATABASE_TIMEOUTS.connectMs,
+      { min: 100, max: 600_000 },
+    ),
+    statementMs: millisecondsFrom(
+      env,
+      "PBX_DATABASE_STATEMENT_TIMEOUT_MS",
+      DEFAULT_DATABASE_TIMEOUTS.statementMs,
+      { min: 100, max: 86_400_000, zeroMeans: "none" },
+    ),
+  };
+}
+
+/** PBX_DATABASE_URL / PBX_DATABASE_POOL_SIZE / timeouts, else the data directory's SQLite file. */
 export function storeLocationFrom(env: NodeJS.ProcessEnv, sqliteFile: string): StoreLocation {
   const url = nonEmpty(env.PBX_DATABASE_URL);
   const poolText = nonEmpty(env.PBX_DATABASE_POOL_SIZE);
@@ -166,11 +232,12 @@ export function storeLocationFrom(env: NodeJS.ProcessEnv, sqliteFile: string): S
       `invalid PBX_DATABASE_POOL_SIZE: ${poolText} (need a whole number of connections 1-1000)`,
     );
   }
+  const timeouts = databaseTimeoutsFrom(env);
   if (url === undefined) return { kind: "sqlite", file: sqliteFile };
   if (!/^postgres(ql)?:\/\//i.test(url)) {
     throw new Error("invalid PBX_DATABASE_URL: need a postgres:// or postgresql:// URL");
   }
-  return { kind: "postgres", url, poolSize };
+  return { kind: "postgres", url, poolSize, timeouts };
 }
 
 /**

@@ -35,6 +35,7 @@ import {
 import { listOrgMarkers, orgMarkerGeneration } from "../store/call-record-repository.js";
 import type { Db } from "../store/database.js";
 import { isStoreUnavailable } from "../store/store-errors.js";
+import { startRegistrationStoring } from "./registration-storing.js";
 
 /**
  * Most inputs written in one transaction, and the longest the first of them waits for more
@@ -81,6 +82,8 @@ export interface CallTrackingOptions {
   nodeId?: string;
   /** The most events held while the store is unavailable (default INGEST_MAX_HELD). */
   maxHeld?: number;
+  /** The most contact changes held while the store is unavailable (default REGISTRATION_MAX_HELD). */
+  maxRegistrationsHeld?: number;
   /** The longest `stop` spends on one more try of what is held (default INGEST_STOP_MS). */
   stopWaitMs?: number;
 }
@@ -261,36 +264,20 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
   });
   const enqueue = (input: EngineCallInput) => queue.push(input);
 
-  // Registration changes are stored one after the other, in the engine's order (a contact's
-  // appearance before its Removed).
-  const registrations = new RegistrationIngest({ db: options.db, clock: options.clock, orgs });
-  let registering: Promise<void> = Promise.resolve();
-  const contact = (change: ContactChange) => {
-    registering = registering
-      .then(() => loaded)
-      .then(() => registrations.ingest(change))
-      .then(
-        () => {},
-        (error: unknown) =>
-          log?.error({ err: error, aor: change.aor }, "contact change not stored"),
-      );
-  };
-
-  // The trunks' registration lists, stored in the order they were read, after the contacts.
-  const trunkRegistrations = new TrunkRegistrationIngest({
-    db: options.db,
-    clock: options.clock,
-    orgs,
+  // Registration changes are stored in the engine's order (a contact's appearance before its
+  // Removed), held through a store outage as the call events are (src/api/registration-storing.ts).
+  const registrations = startRegistrationStoring({
+    contacts: new RegistrationIngest({ db: options.db, clock: options.clock, orgs }),
+    trunks: new TrunkRegistrationIngest({ db: options.db, clock: options.clock, orgs }),
+    loaded,
+    timers,
+    backoffMs: INGEST_BACKOFF_MS,
+    measure,
+    logger: log,
+    maxHeld: options.maxRegistrationsHeld,
   });
-  const trunks = (listed: OutboundRegistration[]) => {
-    registering = registering
-      .then(() => loaded)
-      .then(() => trunkRegistrations.ingest(listed))
-      .then(
-        () => {},
-        (error: unknown) => log?.error({ err: error }, "trunk registrations not stored"),
-      );
-  };
+  const contact = (change: ContactChange) => registrations.contact(change);
+  const trunks = (listed: OutboundRegistration[]) => registrations.trunks(listed);
 
   // Several replicas follow one engine; only the ingest-lease holder stores. A standby keeps what
   // it received for a while, so a failover stores what arrived between the owner's death and the
@@ -336,23 +323,15 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
     unfollow = followCallEvents(connection, handlers);
     connection.start();
   }
-  const registered = async () => {
-    for (let last: Promise<void> | null = null; last !== registering; ) {
-      last = registering;
-      await last;
-    }
-  };
   const idle = async () => {
     await loaded;
-    await queue.flush();
-    await registered();
+    await Promise.all([queue.flush(), registrations.flush()]);
   };
   // What is held is tried once more, now; what the store still refuses stays held (retried
   // after its backoff) instead of making the caller wait for an outage to end.
   const tryHeldNow = async () => {
     await loaded;
-    await queue.tryNow();
-    await registered();
+    await Promise.all([queue.tryNow(), registrations.tryNow()]);
   };
   // Call control is the engine adapter; what its refusals mean is the domain's.
   const control = connection && amiCallControl(connection, refusalError);
@@ -403,6 +382,7 @@ export function startCallTracking(options: CallTrackingOptions): CallTracking {
         );
       }
       queue.close();
+      registrations.close();
       if (unavailableSince !== null) {
         unavailableSince = null;
         measure.storeUnavailable(false);

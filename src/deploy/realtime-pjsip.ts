@@ -26,6 +26,7 @@ import {
   type PjsipRealtimeRepository,
   type PjsipRowChange,
 } from "../store/pjsip-realtime-repository.js";
+import { type RealtimeOrgPending, realtimeOrgPending } from "./realtime-status.js";
 import type { ReloadQueue } from "./reload-queue.js";
 import type { StoreBuilds } from "./store-builds.js";
 
@@ -66,6 +67,7 @@ export type RealtimeRows = Pick<
   | "acknowledge"
   | "queueOrgForNode"
   | "existing"
+  | "unwrittenRows"
 >;
 
 /** What failures left to a scheduled retry (`RealtimePjsip.owed()`). */
@@ -231,6 +233,15 @@ export class RealtimePjsip {
   /** The objects this engine has not taken yet (all orgs', or one org's). */
   pending(orgId?: string): Promise<PendingPjsipObject[]> {
     return this.rows.pending({ nodeId: this.engineId, ...(orgId === undefined ? {} : { orgId }) });
+  }
+
+  /**
+   * What the org is owed now, by any engine holding it (`GET /config/status`): its rows not
+   * written as compiled, and its changes not taken. Read from the store, so any replica answers
+   * the same.
+   */
+  orgPending(orgId: string): Promise<RealtimeOrgPending> {
+    return realtimeOrgPending({ builds: this.options.builds, rows: this.rows }, orgId);
   }
 
   /**

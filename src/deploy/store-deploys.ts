@@ -11,6 +11,7 @@ import type { OrgHandleRecord } from "../model/stored-records.js";
 import type { DeployRecord } from "./deploy-log.js";
 import type { Deployer } from "./deployer.js";
 import type { OrgMediaSync } from "./node-media.js";
+import type { RealtimeOrgPending } from "./realtime-status.js";
 import { reloadsFor } from "./reloads.js";
 import { revisionOf } from "./revision.js";
 import { createDeployScheduler, type OrgDeployScheduler } from "./scheduler.js";
@@ -57,6 +58,8 @@ export interface PjsipRowSync {
   syncOnRequest(orgId: string): Promise<string | null>;
   /** Every org's rows, then the engine told. */
   syncEverything(): Promise<unknown>;
+  /** What the org is owed now: rows not written as compiled, changes engines have not taken. */
+  orgPending(orgId: string): Promise<RealtimeOrgPending>;
 }
 
 /** What a deploy of one org changed. */
@@ -82,8 +85,13 @@ export interface OrgStatus {
   /** What the engine last loaded successfully; null when never. */
   appliedRevision: string | null;
   appliedAt: string | null;
-  /** True when desired and applied are the same revision. */
+  /**
+   * True when desired and applied are the same revision and, in realtime PJSIP mode, nothing
+   * is owed (`realtimePending`).
+   */
   live: boolean;
+  /** Realtime PJSIP mode: what the org's rows and engines still owe it. Absent in file mode. */
+  realtimePending?: RealtimeOrgPending;
   /** A background deploy is waiting for its debounce timer. */
   deployScheduled: boolean;
   compileError: string | null;
@@ -243,12 +251,21 @@ export class StoreDeploys {
     } catch (error) {
       compileError = (error as Error).message;
     }
-    const [applied, deploys] = await Promise.all([
+    const [applied, deploys, realtimePending] = await Promise.all([
       this.deployer.log.applied(unit),
       this.deployer.log.recent({ unit, limit: options.limit ?? 10 }),
+      this.options.pjsipRows?.orgPending(orgId),
     ]);
     // An org that never had files and has none now is live with nothing.
     const appliedRevision = applied?.revision ?? null;
+    const filesLive =
+      desiredRevision !== null &&
+      (desiredRevision === appliedRevision ||
+        (appliedRevision === null && desiredRevision === revisionOf([])));
+    // Realtime PJSIP: its users and trunks are rows, live once written and taken by the engines.
+    const rowsLive =
+      realtimePending === undefined ||
+      (realtimePending.unwritten === 0 && realtimePending.notTaken === 0);
     return {
       orgId,
       unit,
@@ -256,10 +273,8 @@ export class StoreDeploys {
       desiredRevision,
       appliedRevision,
       appliedAt: applied?.appliedAt ?? null,
-      live:
-        desiredRevision !== null &&
-        (desiredRevision === appliedRevision ||
-          (appliedRevision === null && desiredRevision === revisionOf([]))),
+      live: filesLive && rowsLive,
+      ...(realtimePending ? { realtimePending } : {}),
       deployScheduled:
         this.scheduler.pendingOrgs.includes(orgId) ||
         ((await this.options.requested?.(orgId)) ?? false),

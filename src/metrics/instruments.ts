@@ -73,6 +73,15 @@ export interface CallIngestInstruments {
   dropped(reason: "rejected" | "overflow" | "shutdown", count: number): void;
   /** The ingest started (true) or stopped (false) holding its events for an unavailable store. */
   storeUnavailable(holding: boolean): void;
+  /**
+   * Registration changes let go unstored (src/api/registration-storing.ts), by kind (`contact`:
+   * a phone's contact; `trunks`: a list of the trunks' registrations) and the reasons above.
+   */
+  registrationsDropped(
+    kind: "contact" | "trunks",
+    reason: "rejected" | "overflow" | "shutdown",
+    count: number,
+  ): void;
 }
 
 export interface OutboxInstruments {
@@ -121,7 +130,12 @@ export const noInstruments: Instruments = {
   reloads: { commandSent: nothing, reloaded: nothing },
   deploys: { applied: nothing, failed: nothing, retried: nothing },
   ami: () => noAmi,
-  calls: { ingested: nothing, dropped: nothing, storeUnavailable: nothing },
+  calls: {
+    ingested: nothing,
+    dropped: nothing,
+    storeUnavailable: nothing,
+    registrationsDropped: nothing,
+  },
   webhooks: { attempt: nothing, endpointDisabled: nothing },
   ticketMessages: noOutbox,
   intakePosts: noOutbox,

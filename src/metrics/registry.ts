@@ -179,6 +179,12 @@ export function createMetrics(options: { engine?: string } = {}): Metrics {
     labelNames: ["reason"] as const,
     registers,
   });
+  const registrationsDropped = new Counter({
+    name: "pbx_registration_changes_dropped_total",
+    help: "Phones' contact changes and trunk registration lists from the engine not stored: rejected by the store, the oldest held beyond the cap while the store was unavailable, or still held at shutdown.",
+    labelNames: ["kind", "reason"] as const,
+    registers,
+  });
   const ingestsHolding = new Gauge({
     name: "pbx_call_ingest_store_unavailable",
     help: "Call ingests (one per engine followed) holding their events because the store is unavailable.",
@@ -353,6 +359,8 @@ export function createMetrics(options: { engine?: string } = {}): Metrics {
       },
       dropped: (reason, count) => callsDropped.inc({ reason }, count),
       storeUnavailable: (holding) => (holding ? ingestsHolding.inc() : ingestsHolding.dec()),
+      registrationsDropped: (kind, reason, count) =>
+        registrationsDropped.inc({ kind, reason }, count),
     },
     webhooks: {
       ...outbox("webhooks"),

@@ -82,6 +82,33 @@ export const DeployEntrySchema = Type.Object(
   { title: "DeployEntry" },
 );
 
+/**
+ * What realtime PJSIP still owes an org (`PBX_PJSIP=realtime`): its users and trunks are database
+ * rows the engine reads, live only once written and taken by every engine holding the org.
+ */
+export const RealtimePendingSchema = Type.Object(
+  {
+    unwritten: Type.Integer({
+      minimum: 0,
+      description:
+        "the org's PJSIP rows (endpoint, auth, AOR, registration) not yet written as its " +
+        "configuration compiles to now: a save's write running, or waiting for its retry",
+    }),
+    not_taken: Type.Integer({
+      minimum: 0,
+      description:
+        "the org's changed PJSIP objects an engine holding it has not taken yet (cache expiry " +
+        "or registrations reload owed), each counted once",
+    }),
+  },
+  {
+    title: "RealtimePending",
+    description:
+      "Realtime PJSIP mode only (absent in file mode): what keeps the org's users and trunks " +
+      "from being live; any non-zero count makes `live` false",
+  },
+);
+
 /** Desired beside applied revision of an org, and its last deploys (`/config/status`). */
 export const StatusViewSchema = Type.Object(
   {
@@ -97,6 +124,7 @@ export const StatusViewSchema = Type.Object(
     deploy_scheduled: Type.Boolean({ description: "a background deploy is waiting" }),
     compile_error: Nullable(Type.String()),
     deploys: Type.Array(DeployEntrySchema, { description: "newest first" }),
+    realtime_pending: Type.Optional(RealtimePendingSchema),
   },
   { title: "ConfigStatus" },
 );

@@ -16,6 +16,7 @@ import {
 } from "kysely";
 import type pg from "pg";
 import type Cursor from "pg-cursor";
+import { type DatabaseTimeouts, DEFAULT_DATABASE_TIMEOUTS } from "../config.js";
 import { packageOnFirstUse } from "../lazy-package.js";
 import { changesCachedTable, StoreChangeFeed } from "./change-feed.js";
 import type { Database } from "./schema.js";
@@ -52,8 +53,31 @@ const storeTypes = {
   },
 } as unknown as pg.CustomTypesConfig;
 
-/** Connection settings every pooled connection gets: UTC, so times print as `...+00`. */
-function poolConfig(url: string, poolSize: number): pg.PoolConfig {
+/** How much longer than the server's statement timeout the client waits for an answer. */
+const CLIENT_GRACE_MS = 5_000;
+/** The first TCP keepalive probe after this long without traffic (then Node's own interval). */
+const KEEPALIVE_AFTER_MS = 10_000;
+
+/**
+ * Connection settings every pooled connection gets: UTC, so times print as `...+00`; and bounds
+ * on the waits, so a database host that silently drops packets fails requests with errors the
+ * store recognises as an outage (src/store/store-errors.ts) instead of hanging them, and a
+ * shutdown, for the minutes TCP takes to give up:
+ * - `connectionTimeoutMillis`: opening a connection (pg) and waiting for a free one (pg-pool);
+ * - `statement_timeout`: PostgreSQL cancels a statement running longer (SQLSTATE 57014, a clear
+ *   "canceling statement due to statement timeout"); `idle_in_transaction_session_timeout`: it
+ *   ends a session whose transaction was left idle as long, so its locks go;
+ * - `query_timeout`: the client stops waiting a little later ("Query read timeout"): only a
+ *   server that never answers gets there;
+ * - TCP keepalive: a connection whose host vanished while idle is noticed and replaced.
+ * A statement timeout of 0 leaves the three statement bounds off (migrations, `db copy`).
+ */
+export function poolConfig(
+  url: string,
+  poolSize: number,
+  timeouts: Partial<DatabaseTimeouts> = {},
+): pg.PoolConfig {
+  const { connectMs, statementMs } = { ...DEFAULT_DATABASE_TIMEOUTS, ...timeouts };
   return {
     connectionString: url,
     max: poolSize,
@@ -61,6 +85,16 @@ function poolConfig(url: string, poolSize: number): pg.PoolConfig {
     options: "-c TimeZone=UTC",
     // A connection idle this long is closed; the next request opens a new one.
     idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: connectMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
+    ...(statementMs > 0
+      ? {
+          statement_timeout: statementMs,
+          idle_in_transaction_session_timeout: statementMs,
+          query_timeout: statementMs + CLIENT_GRACE_MS,
+        }
+      : {}),
   };
 }
 
@@ -138,8 +172,12 @@ export function storeChangeFeed(db: Kysely<Database>): StoreChangeFeed | null {
 }
 
 /** A Kysely handle on the PostgreSQL database at `url`, at most `poolSize` connections. */
-export function openPostgres(url: string, poolSize: number): Kysely<Database> {
-  const config = poolConfig(url, poolSize);
+export function openPostgres(
+  url: string,
+  poolSize: number,
+  timeouts: Partial<DatabaseTimeouts> = {},
+): Kysely<Database> {
+  const config = poolConfig(url, poolSize, timeouts);
   const pool = new (pgDriver().Pool)(config);
   // An idle connection the server dropped must not crash the process; the pool replaces it.
   pool.on("error", () => {});
@@ -150,7 +188,14 @@ export function openPostgres(url: string, poolSize: number): Kysely<Database> {
   // drops the client when it is released.
   pool.on("connect", (client) => client.on("error", () => {}));
   const feed = new StoreChangeFeed({
-    connection: { connectionString: config.connectionString, options: config.options },
+    // Its own LISTEN connection: the same connect bound and keepalive, no statement bound.
+    connection: {
+      connectionString: config.connectionString,
+      options: config.options,
+      connectionTimeoutMillis: config.connectionTimeoutMillis,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
+    },
   });
   // The cursor lets `stream()` read a large table (db copy's checks) without holding it in memory.
   const db = new Kysely<Database>({

@@ -180,11 +180,42 @@ export function openStoreHandle(location: StoreLocation | string): Db {
     return openSqlite(location);
   }
   if (location.kind === "sqlite") return openSqlite(location.file);
-  return openPostgres(location.url, location.poolSize);
+  return openPostgres(location.url, location.poolSize, location.timeouts);
+}
+
+/**
+ * A handle for migrating the store at `location`: on PostgreSQL with no statement timeout, since
+ * a migration (an index built over a large table, the wait for another replica's migrations
+ * under the lock) may legitimately run for minutes; the connect timeout stays.
+ */
+export function openMigrationHandle(location: StoreLocation | string): Db {
+  if (typeof location === "string" || location.kind === "sqlite") {
+    return openStoreHandle(location);
+  }
+  return openStoreHandle({
+    ...location,
+    timeouts: { ...location.timeouts, statementMs: 0 },
+  });
+}
+
+/** Runs the pending migrations of the store at `location` on a handle of its own. */
+export async function migrateStoreAt(location: StoreLocation | string): Promise<string[]> {
+  const db = openMigrationHandle(location);
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** Opens the store and migrates it: the one call the server and CLI need. */
 export async function openStore(location: StoreLocation | string): Promise<Db> {
+  // PostgreSQL migrates on a handle without the statement timeout, then the store is opened with
+  // it; SQLite (one file, no such timeout) migrates on the handle it returns.
+  if (typeof location !== "string" && location.kind === "postgres") {
+    await migrateStoreAt(location);
+    return openStoreHandle(location);
+  }
   const db = openStoreHandle(location);
   try {
     await migrateToLatest(db);

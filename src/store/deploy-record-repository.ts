@@ -118,3 +118,16 @@ export function createDeployRecordRepository(database: Db, nodeId?: string) {
     },
   };
 }
+
+/**
+ * What node `nodeId`'s engine runs is forgotten with the node, in the transaction that removes
+ * it: no deployer of that id will ever read it (ids are never reused). Its deploy records stay,
+ * as the history of what was deployed there.
+ */
+export async function forgetAppliedOfNode(trx: Db, nodeId: string): Promise<void> {
+  await trx
+    .withTables<DeployTables>()
+    .deleteFrom("node_applied_revisions")
+    .where("node_id", "=", nodeId)
+    .execute();
+}

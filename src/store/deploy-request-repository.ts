@@ -131,3 +131,12 @@ export function createDeployRequestRepository(db: Db) {
 }
 
 export type DeployRequestRepository = ReturnType<typeof createDeployRequestRepository>;
+
+/**
+ * What node `nodeId` had deployed of each org's requests goes with the node, in the transaction
+ * that removes it: only the nodes holding an org count towards its `done_seq`, and a removed node
+ * holds none (its removal is refused until then).
+ */
+export async function forgetRequestsOfNode(trx: Db, nodeId: string): Promise<void> {
+  await trx.deleteFrom("node_deploy_requests").where("node_id", "=", nodeId).execute();
+}

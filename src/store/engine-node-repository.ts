@@ -11,6 +11,8 @@ import type {
   OrgPlacementRecord,
 } from "../model/stored-records.js";
 import type { Db } from "./database.js";
+import { forgetAppliedOfNode } from "./deploy-record-repository.js";
+import { forgetRequestsOfNode } from "./deploy-request-repository.js";
 import { storeDialect } from "./dialect.js";
 import { NODES_SCOPE, requestEdgePush } from "./edge-sync-repository.js";
 import {
@@ -83,12 +85,19 @@ export async function updateEngineNode(db: Db, row: EngineNodeRecord): Promise<v
   await requestEdgePush(db, NODES_SCOPE);
 }
 
-/** Deletes a node with its realtime PJSIP views and what its engine was still owed. */
+/**
+ * Deletes a node with everything kept for it alone (no foreign key does it): its realtime PJSIP
+ * views, what its engine was still owed, what it runs (`node_applied_revisions`) and what it had
+ * deployed of each org's requests (`node_deploy_requests`). Its deploy records stay as history.
+ * Meant for the removal's transaction (`db` a transaction), so none of it outlives the node.
+ */
 export async function deleteEngineNode(db: Db, id: string): Promise<void> {
   const before = await findEngineNode(db, id);
   await db.deleteFrom("engine_nodes").where("id", "=", id).execute();
   if (before) await dropNodeRealtimeViews(db, before.name);
   await forgetDebtOfNode(db, id);
+  await forgetAppliedOfNode(db, id);
+  await forgetRequestsOfNode(db, id);
   await requestEdgePush(db, NODES_SCOPE);
 }
 

@@ -138,29 +138,7 @@ export function createPjsipRealtimeRepository(db: Db) {
         const nodes = Number(locked.rows[0]!.nodes);
         const current = await orgRows(trx, prefix);
         options.onRead?.();
-        const changes: PjsipRowChange[] = [];
-        const writes: RawBuilder<unknown>[] = [];
-        for (const table of PJSIP_REALTIME_TABLES) {
-          const existing = current.get(table) ?? new Map<string, Record<string, string | null>>();
-          const added: Readonly<Record<string, string>>[] = [];
-          for (const row of rows.filter((r) => r.table === table)) {
-            const before = existing.get(row.id);
-            existing.delete(row.id);
-            if (!before) {
-              added.push(row.columns);
-              changes.push({ table, id: row.id, change: "added" });
-            } else if (!sameRow(row.columns, before)) {
-              writes.push(updateRow(table, row.columns, before));
-              changes.push({ table, id: row.id, change: "changed" });
-            }
-          }
-          writes.push(...insertRows(table, added));
-          const removed = [...existing.keys()];
-          for (const ids of chunks(removed, MAX_PARAMETERS)) {
-            writes.push(sql`delete from ${sql.table(table)} where id in (${sql.join(ids)})`);
-          }
-          for (const id of removed) changes.push({ table, id, change: "removed" });
-        }
+        const { changes, writes } = planOrgRows(current, rows);
         const owed =
           options.queueAdded === false ? changes.filter((c) => c.change !== "added") : changes;
         if (owed.some((change) => PENDING_KIND[change.table] !== null)) {
@@ -169,6 +147,17 @@ export function createPjsipRealtimeRepository(db: Db) {
         await inOneStatement(trx, writes);
         return changes;
       });
+    },
+
+    /**
+     * What `replaceOrgRows` would change to make the rows under `prefix` exactly `rows`, written
+     * nothing: the org's rows not written yet (`GET /config/status` in realtime mode). One query.
+     */
+    async unwrittenRows(options: {
+      prefix: string;
+      rows: readonly PjsipRow[];
+    }): Promise<PjsipRowChange[]> {
+      return planOrgRows(await orgRows(db, options.prefix), options.rows).changes;
     },
 
     /**
@@ -318,6 +307,40 @@ export async function handImplicitEngineDebtTo(trx: Db, nodeId: string): Promise
 export async function forgetDebtOfNode(trx: Db, nodeId: string): Promise<void> {
   if (storeDialect(trx) !== "postgres") return;
   await trx.deleteFrom("pjsip_realtime_pending").where("node_id", "=", nodeId).execute();
+}
+
+/**
+ * The changes and writes that make an org's `current` rows exactly `rows`: only rows that differ
+ * are written (an update per changed row, inserts per table, deletes of rows no longer compiled).
+ */
+function planOrgRows(
+  current: Map<PjsipRealtimeTable, Map<string, Record<string, string | null>>>,
+  rows: readonly PjsipRow[],
+): { changes: PjsipRowChange[]; writes: RawBuilder<unknown>[] } {
+  const changes: PjsipRowChange[] = [];
+  const writes: RawBuilder<unknown>[] = [];
+  for (const table of PJSIP_REALTIME_TABLES) {
+    const existing = new Map(current.get(table) ?? []);
+    const added: Readonly<Record<string, string>>[] = [];
+    for (const row of rows.filter((r) => r.table === table)) {
+      const before = existing.get(row.id);
+      existing.delete(row.id);
+      if (!before) {
+        added.push(row.columns);
+        changes.push({ table, id: row.id, change: "added" });
+      } else if (!sameRow(row.columns, before)) {
+        writes.push(updateRow(table, row.columns, before));
+        changes.push({ table, id: row.id, change: "changed" });
+      }
+    }
+    writes.push(...insertRows(table, added));
+    const removed = [...existing.keys()];
+    for (const ids of chunks(removed, MAX_PARAMETERS)) {
+      writes.push(sql`delete from ${sql.table(table)} where id in (${sql.join(ids)})`);
+    }
+    for (const id of removed) changes.push({ table, id, change: "removed" });
+  }
+  return { changes, writes };
 }
 
 /** The org's current rows of every table, by table then id, in one query. */

@@ -4,8 +4,7 @@
 // a replica taking the ingest over replays what it kept and stores each event once; an unavailable
 // store (an outage, not a rejection) holds the events, in order, until it is back, within a cap,
 // and a shutdown tries them once more without waiting for the outage to end.
-import SqliteDatabase from "better-sqlite3";
-import { type KyselyPlugin, sql } from "kysely";
+import { sql } from "kysely";
 import type { Logger } from "pino";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -20,6 +19,7 @@ import { freshStore, insertOrg } from "../store/helpers.js";
 import { addWebhook, testContext } from "../webhooks/helpers.js";
 import { callFixtures, cdrEvent as cdr, cdrEvents, ORG_A, ORG_B } from "./fixture-events.js";
 import { outboxRows } from "./outbox-rows.js";
+import { keptLog, outageOf, refusedTries } from "./store-outage.js";
 
 const fixtures = callFixtures();
 const NOW = new Date("2026-11-25T08:00:00Z");
@@ -283,62 +283,6 @@ test("the replica taking the ingest over stores what the dead owner had not, eac
   );
 });
 
-/**
- * The test's store as the ingest sees it, which fails every statement as SQLite does when another
- * process holds the lock past busy_timeout (SQLITE_BUSY) while `down`, and never answers while
- * `hang` (until `release`). The test's own reads go to the store itself.
- */
-function outageOf(db: Db) {
-  let release = () => {};
-  const hanging = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const state = { down: false, hang: false, failures: 0, release };
-  const plugin: KyselyPlugin = {
-    transformQuery(args) {
-      if (state.down) {
-        state.failures++;
-        throw new SqliteDatabase.SqliteError("database is locked", "SQLITE_BUSY");
-      }
-      return args.node;
-    },
-    async transformResult(args) {
-      if (state.hang) await hanging;
-      return args.result;
-    },
-  };
-  return { db: db.withPlugin(plugin), state };
-}
-
-/**
- * Resolves once the store has failed `failures` tries in all and the last one's events are back
- * in the queue (its retry timer armed: nothing else arms a timer while a batch is being stored).
- * On PostgreSQL a try's BEGIN and ROLLBACK are round trips, so this waits for them, not a guess.
- */
-async function refusedTries(
-  outage: ReturnType<typeof outageOf>,
-  timers: { pendingTimers: number },
-  failures: number,
-): Promise<void> {
-  for (let turn = 0; turn < 10_000; turn++) {
-    if (outage.state.failures >= failures && timers.pendingTimers > 0) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  assert.unreachable(`the store was not tried ${failures} times`);
-}
-
-/** A logger that keeps what was said, by level. */
-function keptLog() {
-  const said: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at =
-    (level: string) =>
-    (fields: Record<string, unknown>, message: string): void => {
-      said.push({ level, message, fields });
-    };
-  const logger = { error: at("error"), warn: at("warn"), info: at("info") } as unknown as Logger;
-  return { logger, said };
-}
-
 /** Ingest instruments that keep the drops and the outage changes. */
 function keptMeasures() {
   const dropped: [string, number][] = [];
@@ -347,6 +291,7 @@ function keptMeasures() {
     ingested() {},
     dropped: (reason, count) => dropped.push([reason, count]),
     storeUnavailable: (holding) => unavailable.push(holding),
+    registrationsDropped() {},
   };
   return { calls, dropped, unavailable };
 }

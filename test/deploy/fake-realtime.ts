@@ -58,9 +58,35 @@ export class FakeRealtimeStore implements RealtimeRows {
     throw new Error("not used here");
   }
 
-  async pending(): Promise<PendingPjsipObject[]> {
+  async pending(options: { orgId?: string; nodeId?: string } = {}): Promise<PendingPjsipObject[]> {
     this.reachable();
-    return [...this.queue];
+    return this.queue.filter(
+      (o) =>
+        (options.orgId === undefined || o.orgId === options.orgId) &&
+        (options.nodeId === undefined || o.nodeId === options.nodeId),
+    );
+  }
+
+  /** The rows under `prefix` that differ from `rows`: added, changed, or no longer compiled. */
+  async unwrittenRows(options: Parameters<RealtimeRows["unwrittenRows"]>[0]) {
+    this.reachable();
+    const changes: PjsipRowChange[] = [];
+    const compiled = new Set<string>();
+    for (const row of options.rows) {
+      const key = `${row.table}/${row.id}`;
+      compiled.add(key);
+      const stored = this.rows.get(key);
+      if (JSON.stringify(stored) === JSON.stringify(row.columns)) continue;
+      const table = row.table as PjsipRowChange["table"];
+      changes.push({ table, id: row.id, change: stored ? "changed" : "added" });
+    }
+    for (const key of this.rows.keys()) {
+      const [table, id] = key.split("/") as [PjsipRowChange["table"], string];
+      if (id.startsWith(options.prefix) && !compiled.has(key)) {
+        changes.push({ table, id, change: "removed" });
+      }
+    }
+    return changes;
   }
 
   async acknowledge(objects: readonly Pick<PendingPjsipObject, "kind" | "id" | "seq">[]) {

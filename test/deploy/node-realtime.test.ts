@@ -169,6 +169,13 @@ if (testBackend() === "postgres") {
           (await realtime(1).pending()).length === 3 && (await realtime(2).pending()).length === 3,
         "the save queued for both nodes",
       );
+      // GET /config/status: A is not live; its three objects are owed (by both nodes, which
+      // the org is never told: no node is named).
+      const status = await call("GET", "/config/status", { "x-api-key": a.api_key });
+      assert.is(status.status, 200, JSON.stringify(status.body));
+      assert.is(status.body.live, false);
+      assert.equal(status.body.realtime_pending, { unwritten: 0, not_taken: 3 });
+      assert.not.match(JSON.stringify(status.body), "node-");
       const env = { PBX_DATABASE_URL: nodes.storeUrl!, PBX_PJSIP: "realtime" };
       const text = await withEnv(env, () => runCommand(Status, ["--data-dir", nodes.dataDir]));
       assert.is(text.code, 3, text.stdout + text.stderr);

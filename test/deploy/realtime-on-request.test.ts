@@ -1,9 +1,11 @@
 // An on-request deploy in realtime PJSIP mode answers what happened to the org's rows
 // (src/deploy/store-deploys.ts `deployOrgNow`, docs/engine.md "On-request deploys"): rows the
 // store could not write, or changes the engine has not taken, fail the deploy (502 with what is
-// owed) instead of answering `ok` while they wait for a retry. `POST /config/deploy` through
-// the API, over a fake realtime store that fails while the test says so and a fake engine; the
-// retries run on injected timers that never move here, so what the deploy itself did is seen.
+// owed) instead of answering `ok` while they wait for a retry; and `GET /config/status` says the
+// org is not live while they are owed (`realtime_pending`, src/deploy/realtime-status.ts), for
+// the caller's org only. `POST /config/deploy` through the API, over a fake realtime store that
+// fails while the test says so and a fake engine; the retries run on injected timers that never
+// move here, so what the deploy itself did is seen.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RealtimeRow } from "../../src/compiler/pjsip-realtime.js";
@@ -41,6 +43,7 @@ interface Context {
   engine: ReturnType<typeof fakeRealtimeEngine>;
   realtime: () => RealtimePjsip;
   deploy: (apiKey: string) => ReturnType<TestApp["request"]>;
+  status: (apiKey: string) => ReturnType<TestApp["request"]>;
 }
 
 async function withRealtimeServer(run: (context: Context) => Promise<void>): Promise<void> {
@@ -75,6 +78,8 @@ async function withRealtimeServer(run: (context: Context) => Promise<void>): Pro
       realtime: () => realtime!,
       deploy: (apiKey) =>
         app.request("POST", "/api/v1/config/deploy", { headers: { "x-api-key": apiKey } }),
+      status: (apiKey) =>
+        app.request("GET", "/api/v1/config/status", { headers: { "x-api-key": apiKey } }),
     });
   } finally {
     await realtime!.stop();
@@ -123,6 +128,73 @@ test("changes the engine has not taken: the deploy fails; once it is back, a dep
     assert.is(engine.expired.length, 3);
     assert.equal(await realtime().pending(), []);
     assert.is(realtime().owed(), null);
+  }));
+
+/** The status's liveness and what realtime PJSIP owes, as the API answers them. */
+async function liveness(answer: ReturnType<Context["status"]>) {
+  const res = await answer;
+  assert.is(res.status, 200, res.text);
+  return { live: res.body.live, realtime_pending: res.body.realtime_pending };
+}
+
+test("GET /config/status: rows not written make the org not live, and only that org", () =>
+  withRealtimeServer(async ({ app, store, deploy, status }) => {
+    const a = await app.createOrg("A");
+    const b = await app.createOrg("B");
+    assert.is((await deploy(b.api_key)).status, 200);
+    assert.equal(await liveness(status(b.api_key)), {
+      live: true,
+      realtime_pending: { unwritten: 0, not_taken: 0 },
+    });
+
+    // A's save committed; its rows' write failed and waits for a retry (the store is back).
+    store.down = "Connection terminated unexpectedly";
+    assert.is((await deploy(a.api_key)).status, 502);
+    store.down = null;
+    const owedA = await status(a.api_key);
+    assert.equal(
+      { live: owedA.body.live, realtime_pending: owedA.body.realtime_pending },
+      { live: false, realtime_pending: { unwritten: 3, not_taken: 0 } },
+    );
+    assert.is(
+      owedA.body.applied_revision,
+      owedA.body.desired_revision,
+      "the files are live: only the rows are owed",
+    );
+    assert.equal(await liveness(status(b.api_key)), {
+      live: true,
+      realtime_pending: { unwritten: 0, not_taken: 0 },
+    });
+
+    assert.is((await deploy(a.api_key)).status, 200);
+    assert.equal(await liveness(status(a.api_key)), {
+      live: true,
+      realtime_pending: { unwritten: 0, not_taken: 0 },
+    });
+  }));
+
+test("GET /config/status: changes the engine has not taken make the org not live, and only that org", () =>
+  withRealtimeServer(async ({ app, engine, deploy, status }) => {
+    const a = await app.createOrg("A");
+    const b = await app.createOrg("B");
+    assert.is((await deploy(b.api_key)).status, 200);
+    engine.setDown(true);
+    assert.is((await deploy(a.api_key)).status, 502);
+    assert.equal(await liveness(status(a.api_key)), {
+      live: false,
+      realtime_pending: { unwritten: 0, not_taken: 3 },
+    });
+    assert.equal(await liveness(status(b.api_key)), {
+      live: true,
+      realtime_pending: { unwritten: 0, not_taken: 0 },
+    });
+
+    engine.setDown(false);
+    assert.is((await deploy(a.api_key)).status, 200);
+    assert.equal(await liveness(status(a.api_key)), {
+      live: true,
+      realtime_pending: { unwritten: 0, not_taken: 0 },
+    });
   }));
 
 test.run();

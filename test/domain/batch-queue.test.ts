@@ -114,7 +114,9 @@ test("flush hands on everything waiting at once and resolves when it is handled"
  * A queue whose handler hands back every batch while `down` is set (and records each try), with
  * a backoff of 100 ms doubled up to 400 ms.
  */
-function refusingQueue(options: { maxBatch?: number; maxHeld?: number } = {}) {
+function refusingQueue(
+  options: { maxBatch?: number; maxHeld?: number; supersedes?: boolean } = {},
+) {
   const timers = new FakeClock();
   const tries: { at: number; batch: number[] }[] = [];
   const taken: number[] = [];
@@ -126,6 +128,7 @@ function refusingQueue(options: { maxBatch?: number; maxHeld?: number } = {}) {
     maxDelayMs: 10,
     backoffMs: { first: 100, max: 400 },
     ...(options.maxHeld !== undefined ? { maxHeld: options.maxHeld } : {}),
+    ...(options.supersedes ? { supersedes: true } : {}),
     async handle(batch) {
       tries.push({ at: timers.now(), batch });
       if (state.down) return batch;
@@ -243,6 +246,56 @@ test("tryNow hands everything on when the handler takes it", async () => {
   assert.is(await queue.tryNow(), 0);
   assert.equal(taken, [1, 2, 3]);
   assert.is(timers.pendingTimers, 0, "the backoff's timer was cancelled");
+});
+
+test("whole states (supersedes): while held only the newest is kept, none reported dropped; handed on each when not held", async () => {
+  const { queue, timers, tries, taken, dropped, state } = refusingQueue({
+    maxBatch: 1,
+    supersedes: true,
+  });
+  queue.push(1);
+  await settle();
+  assert.equal(tries, [{ at: 0, batch: [1] }]);
+  for (const item of [2, 3, 4]) queue.push(item);
+  assert.is(queue.size, 1, "the held state and the newer ones collapse to the newest");
+  state.down = false;
+  timers.advance(100);
+  await queue.flush();
+  assert.equal(taken, [4], "only the newest state is stored after the outage");
+  assert.equal(dropped, [], "a superseded state is not a loss");
+  for (const item of [5, 6]) queue.push(item);
+  await queue.flush();
+  assert.equal(taken, [4, 5, 6], "not held: every state is handed on, in order");
+});
+
+test("whole states: a state arriving while a held one is being tried again replaces it if that try fails", async () => {
+  const timers = new FakeClock();
+  const tries: number[][] = [];
+  let release = () => {};
+  const queue = new BatchQueue<number>({
+    timers,
+    maxBatch: 1,
+    maxDelayMs: 0,
+    backoffMs: { first: 100, max: 100 },
+    supersedes: true,
+    async handle(batch) {
+      tries.push(batch);
+      await new Promise<void>((resolve) => (release = resolve));
+      return batch;
+    },
+  });
+  queue.push(1);
+  await settle();
+  queue.push(2);
+  assert.is(queue.size, 1, "not held yet: the newer one waits behind");
+  release();
+  await settle();
+  assert.is(queue.size, 1, "the refused older state was let go for the newer one");
+  timers.advance(100);
+  await settle();
+  assert.equal(tries, [[1], [2]]);
+  queue.close();
+  release();
 });
 
 test.run();

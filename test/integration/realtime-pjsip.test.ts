@@ -60,6 +60,19 @@ async function createUser(rig: Rig, apiKey: string, body: Record<string, unknown
   return res.body as { id: string; sip_password: string };
 }
 
+/** `GET /config/status` of the key's org: live, whether its files alone are, what PJSIP owes. */
+async function configLiveness(rig: Rig, apiKey: string) {
+  const res = await rig.request("GET", "/api/v1/config/status", {
+    headers: { "x-api-key": apiKey },
+  });
+  assert.is(res.status, 200, res.text);
+  return {
+    live: res.body.live,
+    files_live: res.body.desired_revision === res.body.applied_revision,
+    realtime_pending: res.body.realtime_pending,
+  };
+}
+
 const HOUR = 3_600_000;
 const HOUR_LEASE = { ttlMs: HOUR, renewEveryMs: HOUR };
 
@@ -225,6 +238,7 @@ if (testBackend() === "postgres") {
     withRig({ ami: true, realtime: true }, async (rig) => {
       const realtime = rig.running.engine!.realtime!;
       const org = await rig.createOrg();
+      const other = await rig.createOrg();
       await rig.advance(6000);
       await realtime.idle();
       const port = rig.ami!.port;
@@ -232,6 +246,16 @@ if (testBackend() === "postgres") {
       await createUser(rig, org.api_key, { extension: "3001", name: "Carol" });
       const id = `${org.prefix}3001`;
       await realtime.idle();
+      // GET /config/status: the org's PJSIP is owed to the engine; the other org is live.
+      assert.equal((await configLiveness(rig, org.api_key)).realtime_pending, {
+        unwritten: 0,
+        not_taken: 3,
+      });
+      assert.equal(await configLiveness(rig, other.api_key), {
+        live: true,
+        files_live: true,
+        realtime_pending: { unwritten: 0, not_taken: 0 },
+      });
       const pending = await realtime.pending(org.id);
       assert.equal(pending.map((p) => `${p.kind} ${p.id}`).sort(), [
         `aor ${id}`,
@@ -260,6 +284,11 @@ if (testBackend() === "postgres") {
           `res_pjsip/auth ${id}`,
           `res_pjsip/endpoint ${id}`,
         ]);
+        // (Its files wait for the file deploy's own retry: only PJSIP is asserted here.)
+        assert.equal((await configLiveness(rig, org.api_key)).realtime_pending, {
+          unwritten: 0,
+          not_taken: 0,
+        });
       } finally {
         await back.close();
       }
@@ -292,6 +321,12 @@ if (testBackend() === "postgres") {
       } finally {
         await sql`alter table ps_endpoints_away rename to ps_endpoints`.execute(rig.db);
       }
+      // The user's three rows wait for the retry: GET /config/status says the org is not live.
+      assert.equal((await configLiveness(rig, org.api_key)).realtime_pending, {
+        unwritten: 3,
+        not_taken: 0,
+      });
+      assert.is((await configLiveness(rig, org.api_key)).live, false);
       // Nothing else happens to the org: only the retry can converge.
       await eventually("the retry removed the rows and told the engine", async () => {
         rig.clock.advance(30_000);
@@ -301,6 +336,10 @@ if (testBackend() === "postgres") {
         );
       });
       assert.is(await rows.row("ps_auths", id), null);
+      assert.equal((await configLiveness(rig, org.api_key)).realtime_pending, {
+        unwritten: 0,
+        not_taken: 0,
+      });
       assert.ok(expiries(ami, mark).includes(`res_pjsip/endpoint ${id}`));
       assert.ok(expiries(ami, mark).includes(`res_pjsip/auth ${id}`));
       assert.not.ok(ami.sorceryCached.has(`res_pjsip/endpoint/${id}`));

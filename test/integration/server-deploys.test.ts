@@ -189,6 +189,19 @@ test("saved but not live shows: desired differs from applied until the deploy ru
     const headers = { "x-api-key": org.api_key };
     const live = await rig.request("GET", "/api/v1/config/status", { headers });
     assert.is(live.body.live, true);
+    // File mode answers as it always did: `realtime_pending` is realtime mode's alone.
+    assert.equal(Object.keys(live.body).sort(), [
+      "applied_at",
+      "applied_revision",
+      "compile_error",
+      "deploy_scheduled",
+      "deploys",
+      "desired_revision",
+      "live",
+      "org_id",
+      "served",
+      "unit",
+    ]);
 
     await insertUser(rig.db, org.id, sipUser(org.prefix, "100"));
     rig.running.engine!.deploys.scheduleDeploy(org.id);

@@ -101,6 +101,42 @@ if (testBackend() === "postgres") {
       assert.is(pending.length, 150 + 3);
     }));
 
+  test("unwrittenRows: what a replacement would change, in one query and writing nothing; another org's rows never count", () =>
+    withFreshOrg(async ({ orgId, prefix, rows, statements }) => {
+      const written = [...userRows(prefix, "1000"), ...userRows(prefix, "1001")];
+      await rows.replaceOrgRows({ orgId, prefix, rows: written, at: AT });
+      // Another org's rows: never counted as this org's.
+      const otherId = randomUUID();
+      const otherPrefix = `org_${otherId}_`;
+      await rows.replaceOrgRows({
+        orgId: otherId,
+        prefix: otherPrefix,
+        rows: userRows(otherPrefix, "1000"),
+        at: AT,
+      });
+      assert.equal(await rows.unwrittenRows({ prefix, rows: written }), []);
+      // 1000's password changed, 1001 deleted, 1002 added: as the compiler would give them now.
+      const wanted = [...userRows(prefix, "1000", "new"), ...userRows(prefix, "1002")];
+      const before = statements();
+      const unwritten = await rows.unwrittenRows({ prefix, rows: wanted });
+      assert.is(statements() - before, 1);
+      const describe = (c: { table: string; id: string; change: string }) =>
+        `${c.change} ${c.table} ${c.id.slice(prefix.length)}`;
+      assert.equal(unwritten.map(describe).sort(), [
+        "added ps_aors 1002",
+        "added ps_auths 1002",
+        "added ps_endpoints 1002",
+        "changed ps_auths 1000",
+        "removed ps_aors 1001",
+        "removed ps_auths 1001",
+        "removed ps_endpoints 1001",
+      ]);
+      // Nothing was written: the replacement still finds every change to make.
+      const made = await rows.replaceOrgRows({ orgId, prefix, rows: wanted, at: AT });
+      assert.equal(made.map(describe).sort(), unwritten.map(describe).sort());
+      assert.equal(await rows.unwrittenRows({ prefix, rows: wanted }), []);
+    }));
+
   test("an org too big for one statement's 65,535 parameters is written in a few, all of it", () =>
     withFreshOrg(async ({ orgId, prefix, rows, statements }) => {
       // 3,500 users: 28,000 row parameters and 42,000 for the owed objects.

@@ -4,7 +4,11 @@
 import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { DEFAULT_DATABASE_POOL_SIZE, storeLocationFrom } from "../../src/config.js";
+import {
+  DEFAULT_DATABASE_POOL_SIZE,
+  DEFAULT_DATABASE_TIMEOUTS,
+  storeLocationFrom,
+} from "../../src/config.js";
 import { storeGeneration } from "../../src/store/database.js";
 import { isoFromTimestamptz } from "../../src/store/database-postgres.js";
 import { freshStore, insertOrg } from "./helpers.js";
@@ -16,13 +20,19 @@ test("PBX_DATABASE_URL selects PostgreSQL; unset, the data dir's SQLite file", (
     kind: "postgres",
     url: "postgres://pbx@db/pbx",
     poolSize: DEFAULT_DATABASE_POOL_SIZE,
+    timeouts: DEFAULT_DATABASE_TIMEOUTS,
   });
   assert.equal(
     storeLocationFrom(
       { PBX_DATABASE_URL: "postgresql://db/pbx", PBX_DATABASE_POOL_SIZE: "25" },
       "/d/pbx.db",
     ),
-    { kind: "postgres", url: "postgresql://db/pbx", poolSize: 25 },
+    {
+      kind: "postgres",
+      url: "postgresql://db/pbx",
+      poolSize: 25,
+      timeouts: DEFAULT_DATABASE_TIMEOUTS,
+    },
   );
   assert.throws(
     () => storeLocationFrom({ PBX_DATABASE_URL: "mysql://db/pbx" }, "/d/pbx.db"),

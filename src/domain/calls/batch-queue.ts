@@ -9,7 +9,8 @@
 // starts only after a backoff that doubles with each failed try, while new items queue behind.
 // So an outage holds items instead of losing them, and they are handed on in their order once
 // the handler takes them again. What is held is bounded: beyond `maxHeld` items the oldest are
-// let go, and the owner is told.
+// let go, and the owner is told. Items that are each a whole state (`supersedes`) bound
+// themselves instead: while held, only the newest is kept.
 import { BackgroundTimer, type TimerHandle, type Timers } from "../../clock.js";
 
 export interface BatchQueueOptions<T> {
@@ -28,6 +29,12 @@ export interface BatchQueueOptions<T> {
   backoffMs?: { first: number; max: number };
   /** The most items kept waiting, held ones included (default: no bound). */
   maxHeld?: number;
+  /**
+   * Each item is a whole state that makes the items before it redundant (default false): while
+   * items are held (the last batch was handed back), a new one replaces all that wait, and a
+   * handed-back tail with newer items behind it is let go silently (not reported as dropped).
+   */
+  supersedes?: boolean;
   /** Items let go: the oldest beyond `maxHeld`, or what was still held when the queue closed. */
   onDropped?(items: T[], reason: "overflow" | "closed"): void;
 }
@@ -69,6 +76,8 @@ export class BatchQueue<T> {
       this.options.onDropped?.([item], "closed");
       return;
     }
+    // While held, the newest whole state replaces what waits: held memory stays one item.
+    if (this.options.supersedes && this.failures > 0) this.waiting.splice(0);
     this.waiting.push({ item, at: this.options.timers.now() });
     this.bound();
     this.schedule();
@@ -196,7 +205,7 @@ export class BatchQueue<T> {
       );
       return;
     }
-    this.waiting.unshift(...tail);
+    if (!(this.options.supersedes && this.waiting.length > 0)) this.waiting.unshift(...tail);
     this.bound();
     this.failures++;
     const { first, max } = this.options.backoffMs ?? { first: 200, max: 10_000 };

@@ -167,6 +167,15 @@ export async function ownConfigStatus(
       duration_ms: Math.round(record.durationMs),
       error: record.error ?? null,
     })),
+    // Realtime PJSIP mode only: file mode answers as it always did.
+    ...(status.realtimePending
+      ? {
+          realtime_pending: {
+            unwritten: status.realtimePending.unwritten,
+            not_taken: status.realtimePending.notTaken,
+          },
+        }
+      : {}),
   };
 }
 

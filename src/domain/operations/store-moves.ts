@@ -2,19 +2,14 @@
 // moving an install from its SQLite file to PostgreSQL.
 import { existsSync } from "node:fs";
 import type { StoreLocation } from "../../config.js";
-import { migrateToLatest, openStore, openStoreHandle } from "../../store/database.js";
+import { migrateStoreAt, openStore } from "../../store/database.js";
 import { copyStore, StoreCopyError, type TableCopy } from "../../store/store-copy.js";
 
 export { copyIsExact, StoreCopyError, type TableCopy } from "../../store/store-copy.js";
 
 /** Runs the store's pending migrations; answers their names (empty: it was up to date). */
 export async function migrateStore(location: StoreLocation): Promise<string[]> {
-  const db = openStoreHandle(location);
-  try {
-    return await migrateToLatest(db);
-  } finally {
-    await db.destroy();
-  }
+  return migrateStoreAt(location);
 }
 
 /**
@@ -28,7 +23,13 @@ export async function copySqliteToPostgres(fromFile: string, toUrl: string): Pro
   }
   const source = await openStore({ kind: "sqlite", file: fromFile });
   try {
-    const target = await openStore({ kind: "postgres", url: toUrl, poolSize: 2 });
+    // A copy's bulk statements may legitimately run for minutes: no statement timeout.
+    const target = await openStore({
+      kind: "postgres",
+      url: toUrl,
+      poolSize: 2,
+      timeouts: { statementMs: 0 },
+    });
     try {
       return await copyStore(source, target);
     } finally {

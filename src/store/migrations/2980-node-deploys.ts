@@ -22,7 +22,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("node_applied_revisions")
     // No foreign key: a removed node's rows are history, and a node that comes back under the
-    // same id (never: ids are UUIDs) would compare against them.
+    // same id (never: ids are UUIDs) would compare against them. (Since migration 3023 the
+    // node's removal deletes them: nothing read them, its deploy records are the history.)
     .addColumn("node_id", "varchar(36)", (c) => c.notNull())
     .addColumn("unit", "varchar(64)", (c) => c.notNull())
     .addColumn("revision", "varchar(64)", (c) => c.notNull())

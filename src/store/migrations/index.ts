@@ -45,6 +45,7 @@ import * as timeConditions from "./3010-time-conditions.js";
 import * as nodeRealtimeViews from "./3020-node-realtime-views.js";
 import * as nodeSystemNames from "./3021-node-system-names.js";
 import * as realtimeDebtOfGoneEngines from "./3022-realtime-debt-of-gone-engines.js";
+import * as rowsOfRemovedNodes from "./3023-rows-of-removed-nodes.js";
 
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ["0001-organizations", organizations],
@@ -88,4 +89,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ["3020-node-realtime-views", nodeRealtimeViews],
   ["3021-node-system-names", nodeSystemNames],
   ["3022-realtime-debt-of-gone-engines", realtimeDebtOfGoneEngines],
+  ["3023-rows-of-removed-nodes", rowsOfRemovedNodes],
 ];
