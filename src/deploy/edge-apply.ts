@@ -6,7 +6,8 @@
 //   where a table is empty, as a reload from the files would risk);
 // - nodes (dispatcher) and carriers (permissions): `dispatcher.reload` / `permissions.addressReload`
 //   from the files, only when the running list differs (a dispatcher reload forgets which nodes
-//   probing found down, so it is not done for nothing).
+//   probing found down, so it is not done for nothing); one Kamailio refuses as too soon after
+//   the last is waited out and retried (src/deploy/edge-reload.ts).
 // The carriers' table is a db_text file, and db_text (db_mode=1) re-reads a table only when the
 // file's mtime, in whole seconds, is later than the one it loaded (dbt_check_mtime in Kamailio's
 // db_text/dbt_file.c): a carrier change written within the same second as the version the edge
@@ -17,47 +18,15 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../atomic-files.js";
 import { EDGE_DATA_FILES, type EdgeTables, printEdgeData } from "../compiler/edge/index.js";
+import { type EdgeReloadOptions, reloadEdge } from "./edge-reload.js";
+import { type EdgeRpc, EdgeRpcError } from "./edge-rpc.js";
 
-/** One JSON-RPC call to the edge; rejects with the edge's error message. */
-export type EdgeRpc = (method: string, params?: readonly unknown[]) => Promise<unknown>;
-
-export class EdgeRpcError extends Error {
-  override readonly name = "EdgeRpcError";
-}
+export type { EdgeReloadOptions } from "./edge-reload.js";
+export { type EdgeRpc, EdgeRpcError, type EdgeRpcFault, httpEdgeRpc } from "./edge-rpc.js";
 
 /** The edge did not end up with the compiled tables: which table differs, and how. */
 export class EdgeNotApplied extends Error {
   override readonly name = "EdgeNotApplied";
-}
-
-/** JSON-RPC over HTTP to Kamailio's jsonrpcs (xhttp, `/RPC`; loopback in the generated config). */
-export function httpEdgeRpc(url: string, timeoutMs = 5000): EdgeRpc {
-  let id = 0;
-  return async (method, params = []) => {
-    id += 1;
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", method, params, id }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      throw new EdgeRpcError(`edge RPC ${method} at ${url}: ${(error as Error).message}`);
-    }
-    const body = (await response.json().catch(() => null)) as {
-      result?: unknown;
-      error?: { code?: number; message?: string };
-    } | null;
-    if (body === null) throw new EdgeRpcError(`edge RPC ${method}: no JSON answer`);
-    if (body.error) {
-      throw new EdgeRpcError(
-        `edge RPC ${method}: ${body.error.code ?? "?"} ${body.error.message ?? "error"}`,
-      );
-    }
-    return body.result;
-  };
 }
 
 /** What one apply changed. */
@@ -68,11 +37,16 @@ export interface EdgeApplyResult {
   carriersReloaded: boolean;
 }
 
-/** Writes the data files to `dataDir`, brings the running edge to them, reads every table back. */
+/**
+ * Writes the data files to `dataDir`, brings the running edge to them, reads every table back.
+ * A reload the edge refuses as rate-limited is retried once its reload_delta has passed
+ * (`options`: the timers it waits on, and more: src/deploy/edge-reload.ts).
+ */
 export async function applyEdgeTables(
   rpc: EdgeRpc,
   dataDir: string,
   tables: EdgeTables,
+  options: EdgeReloadOptions = {},
 ): Promise<EdgeApplyResult> {
   const address = join(dataDir, EDGE_DATA_FILES.address);
   let addressContent = "";
@@ -88,12 +62,12 @@ export async function applyEdgeTables(
   }
   // Nodes first, so a new node's set exists before an org entry names it.
   const dispatcherReloaded = !sameDispatcher(await readDispatcher(rpc), tables);
-  if (dispatcherReloaded) await rpc("dispatcher.reload");
+  if (dispatcherReloaded) await reloadEdge(rpc, "dispatcher.reload", options);
   const carriersReloaded = !sameCarriers(await readCarriers(rpc), tables);
   if (carriersReloaded) {
     // The file already says so but the edge does not: it missed an earlier rewrite.
     if (!addressWritten) await writeReloadedDbText(address, addressContent, true);
-    await rpc("permissions.addressReload");
+    await reloadEdge(rpc, "permissions.addressReload", options);
   }
   const orgKeysChanged = await syncHtable(rpc, "orgs", tables.orgs);
   const didKeysChanged = await syncHtable(rpc, "dids", tables.dids);

@@ -9,7 +9,12 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../atomic-files.js";
 import { type EdgeTables, KAMAILIO_CFG, printEdgeData } from "../compiler/edge/index.js";
 import type { CompiledFile } from "../compiler/types.js";
-import { applyEdgeTables, type EdgeApplyResult, type EdgeRpc } from "./edge-apply.js";
+import {
+  applyEdgeTables,
+  type EdgeApplyResult,
+  type EdgeReloadOptions,
+  type EdgeRpc,
+} from "./edge-apply.js";
 
 export class EdgeFilesExist extends Error {
   override readonly name = "EdgeFilesExist";
@@ -55,6 +60,7 @@ export async function deployEdge(
   files: readonly CompiledFile[],
   tables: EdgeTables,
   rpc: EdgeRpc | null,
+  reload: EdgeReloadOptions = {},
 ): Promise<EdgeDeployResult> {
   const config = files.find((file) => file.path === KAMAILIO_CFG);
   if (!config) throw new Error(`the compiled edge has no ${KAMAILIO_CFG}`);
@@ -62,7 +68,7 @@ export async function deployEdge(
   const current = existsSync(path) ? await readFile(path, "utf8") : null;
   const configChanged = current !== config.content;
   if (configChanged) await writeFileAtomic(path, config.content);
-  if (rpc) return { dir, configChanged, applied: await applyEdgeTables(rpc, dir, tables) };
+  if (rpc) return { dir, configChanged, applied: await applyEdgeTables(rpc, dir, tables, reload) };
   for (const file of printEdgeData(tables)) {
     await writeFileAtomic(join(dir, file.path), file.content);
   }

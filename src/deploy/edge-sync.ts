@@ -8,7 +8,9 @@
 //   first), one at a time, and each is the whole table set (applyEdgeTables sends only the
 //   entries that differ, then reads everything back);
 // - a push that fails (edge down, read-back differs) is retried with backoff; its requests stay
-//   pending in the store, so a successor that takes the lease pushes them too;
+//   pending in the store, so a successor that takes the lease pushes them too. A reload Kamailio
+//   refuses as rate-limited is not a failure: the push waits it out (src/deploy/edge-reload.ts,
+//   on these timers, the lease checked again before the retry) and stops waiting when stopped;
 // - the lease is checked right before a push (`fence`), so a holder paused past its expiry does
 //   not push over its successor.
 // Org states are cached between pushes and reloaded only for orgs whose requests came in; the
@@ -131,6 +133,8 @@ export class EdgeSync {
   /** Monotonic time of the first change the next push covers; null: nothing waits. */
   private firstChangeAt: number | null = null;
   private pushing: Promise<void> | null = null;
+  /** Aborts the running push's wait for a rate-limited reload (stop). */
+  private pushAbort: AbortController | null = null;
   private again = false;
   private failures = 0;
   private lastOutcome: EdgePushOutcome | null = null;
@@ -199,6 +203,7 @@ export class EdgeSync {
     this.pollTimer?.cancel();
     this.pollTimer = null;
     this.firstChangeAt = null;
+    this.pushAbort?.abort(new Error("the edge sync stopped"));
     await this.pushing;
   }
 
@@ -290,7 +295,17 @@ export class EdgeSync {
         return;
       }
       await this.options.fence?.();
-      const result = await applyEdgeTables(this.rpc, edge, tables);
+      this.pushAbort = new AbortController();
+      const result = await applyEdgeTables(this.rpc, edge, tables, {
+        timers: this.timers,
+        signal: this.pushAbort.signal,
+        beforeRetry: this.options.fence,
+        onWait: ({ method, ms, retry }) =>
+          this.options.logger?.info(
+            { edge, method, waitMs: ms, retry },
+            "edge reload refused as too soon after the last one: retrying once Kamailio allows it",
+          ),
+      });
       await this.requests.applied(edge, revision, this.clock().toISOString());
       await this.requests.done(covering);
       this.failures = 0;
@@ -299,6 +314,8 @@ export class EdgeSync {
     } catch (error) {
       if (!this.running) return;
       await this.failed(edge, (error as Error).message, true);
+    } finally {
+      this.pushAbort = null;
     }
   }
 

@@ -67,6 +67,8 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<v
 
 export interface RunningEdge {
   sipPort: number;
+  /** Its JSON-RPC's port on 127.0.0.1 (`edge apply --rpc-port`). */
+  rpcPort: number;
   rpc: EdgeRpc;
   dataDir: string;
   log: () => string;
@@ -99,6 +101,7 @@ export async function startEdge(
   return {
     ...edge,
     sipPort,
+    rpcPort,
     stop: async () => {
       await edge.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -113,7 +116,7 @@ export async function startEdge(
 export async function startKamailio(
   dir: string,
   rpcPort: number,
-): Promise<Omit<RunningEdge, "sipPort"> & { pid: number; kill: () => Promise<void> }> {
+): Promise<Omit<RunningEdge, "sipPort" | "rpcPort"> & { pid: number; kill: () => Promise<void> }> {
   const logFile = join(dir, "kamailio.log");
   const child = spawn(
     KAMAILIO,

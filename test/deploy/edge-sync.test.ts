@@ -1,8 +1,9 @@
 // `serve` with a SIP edge (PBX_EDGE_DIR): the edge-sync lease holder pushes every change that
 // moves routing to the edge (a fake JSON-RPC edge, test/deploy/fake-edge.ts), debounced, one push
 // at a time, retried while the edge is down, and what the edge took is in the store for
-// `pbxctl status`; the edge's shared memory is in /metrics. Timers and lease clocks are fakes:
-// nothing here sleeps.
+// `pbxctl status`; the edge's shared memory is in /metrics. A reload the edge refuses as too soon
+// after the last one (the fake limits reloads as Kamailio does, on the test's clock) is waited out
+// by the push, not reported as a failure. Timers and lease clocks are fakes: nothing here sleeps.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import * as assert from "uvu/assert";
 import { type RunningServer, startServer } from "../../src/api/server.js";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
 import { loadConfig } from "../../src/config.js";
+import { EDGE_RELOAD_WAIT_MS } from "../../src/deploy/edge-reload.js";
 import { EDGE_SYNC_ROLE, EdgeSync, edgeStatus } from "../../src/deploy/edge-sync.js";
 import { createEngineNode } from "../../src/domain/nodes/engine-nodes.js";
 import { LeaseLostError } from "../../src/replica/roles.js";
@@ -20,7 +22,7 @@ import { type CommandOutput, runCommand } from "../cli/run-command.js";
 import { Scrape } from "../metrics/scrape.js";
 import { freshStoreLocation } from "../store/test-database.js";
 import { type FakeEdge, REAL_SHMMEM, startFakeEdge } from "./fake-edge.js";
-import { FakeClock } from "./helpers.js";
+import { FakeClock, untilArmed } from "./helpers.js";
 
 const PASSWORD = "edge-sync-password";
 const T0 = Date.parse("2026-03-01T10:00:00.000Z");
@@ -45,6 +47,11 @@ interface Rig {
   admin: Record<string, string>;
   /** Lets due timers run, then waits for the push they started. */
   advance(ms: number): Promise<void>;
+  /**
+   * Lets due timers run, then waits until the push they started waits out a rate-limited reload
+   * (its retry timer armed), which no time passes for unless the test advances it.
+   */
+  advanceToReloadWait(ms: number): Promise<void>;
   /** `pbxctl status --data-dir` with the server's edge environment. */
   status(): Promise<CommandOutput<Promise<StatusCommandResult>>>;
 }
@@ -52,8 +59,9 @@ interface Rig {
 async function withEdgeServer(body: (rig: Rig) => Promise<void>): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "pbx-edge-sync-"));
   const edgeDir = join(dataDir, "edge");
-  const edge = await startFakeEdge(edgeDir);
   const timers = new FakeClock();
+  // The edge's clock is the sync's: its reload rate limit runs on the same fake time.
+  const edge = await startFakeEdge(edgeDir, { now: () => T0 + timers.now() });
   const leaseTimers = new FakeClock();
   const store = await freshStoreLocation(join(dataDir, "pbx.db"));
   const storeEnv: Record<string, string> =
@@ -107,6 +115,11 @@ async function withEdgeServer(body: (rig: Rig) => Promise<void>): Promise<void> 
       async advance(ms) {
         timers.advance(ms);
         await sync.idle();
+      },
+      async advanceToReloadWait(ms) {
+        timers.advance(ms);
+        const retryAt = timers.now() + EDGE_RELOAD_WAIT_MS;
+        await untilArmed(() => timers.dueTimes.includes(retryAt));
       },
       async status() {
         const env = { ...storeEnv, ...edgeEnv, PBX_ENGINE: "none" };
@@ -205,12 +218,25 @@ test("every change that moves routing reaches the edge, debounced, read back, re
       config: rig.config,
       clock: () => new Date(T0),
     };
+    // It comes 3.2 s after node-1's push reloaded the dispatcher: Kamailio refuses a second
+    // reload within its reload_delta (5 s), so the push waits that out and retries; meanwhile the
+    // change is PENDING, never FAILED.
     await createEngineNode(deps, { ...NODE, name: "node-2", sip_address: "127.0.0.12:5060" });
     await rig.sync.poll();
-    await rig.advance(800);
+    const reloads = () => rig.edge.calls.filter((call) => call === "dispatcher.reload").length;
+    const reloadsBefore = reloads();
+    await rig.advanceToReloadWait(800);
+    assert.is(reloads(), reloadsBefore + 1, "the reload was refused once");
+    status = await edgeStatus(rig.server.pbx.deps.db, rig.config.edge!);
+    assert.equal([status.state, status.error], ["PENDING", null], JSON.stringify(status));
+    rig.timers.advance(EDGE_RELOAD_WAIT_MS - 1);
+    assert.ok(rig.timers.dueTimes.includes(rig.timers.now() + 1), "the retry waits the delta out");
+    await rig.advance(1);
+    assert.is(reloads(), reloadsBefore + 2, "retried once");
+    assert.is(rig.sync.outcome?.ok, true, rig.sync.outcome?.error ?? "");
     assert.match(readFileSync(join(rig.edgeDir, "dispatcher.list"), "utf8"), "127.0.0.12:5060");
     status = await edgeStatus(rig.server.pbx.deps.db, rig.config.edge!);
-    assert.is(status.state, "OK");
+    assert.equal([status.state, status.error], ["OK", null]);
 
     // The edge is down while the org is pinned to node-2: the push fails, is recorded, and is
     // retried with backoff until the edge is back; the change stays owed in the store meanwhile.
@@ -315,6 +341,31 @@ test("the edge's shared memory is read from its RPC at each scrape; no series wh
       new Scrape(await metrics.scrape()).value("pbx_edge_shm_bytes", { kind: "free" }),
       26_843_545,
     );
+  });
+});
+
+test("a sync stopped while it waits out a rate-limited reload stops at once, recording no failure", async () => {
+  await withEdgeServer(async (rig) => {
+    await rig.request("POST", "/api/v1/admin/engine-nodes", rig.admin, {
+      ...NODE,
+      name: "node-1",
+      sip_address: "127.0.0.11:5060",
+    });
+    await rig.sync.poll();
+    await rig.advance(800);
+    assert.is(rig.sync.outcome?.ok, true, rig.sync.outcome?.error ?? "");
+    await rig.request("POST", "/api/v1/admin/engine-nodes", rig.admin, {
+      ...NODE,
+      name: "node-2",
+      sip_address: "127.0.0.12:5060",
+    });
+    await rig.sync.poll();
+    await rig.advanceToReloadWait(800);
+    await rig.sync.stop(); // no time passes: the wait is abandoned, not run out
+    assert.is(rig.sync.outcome?.ok, true, "the earlier push's outcome stands");
+    const status = await edgeStatus(rig.server.pbx.deps.db, rig.config.edge!);
+    assert.equal([status.state, status.error], ["PENDING", null], JSON.stringify(status));
+    assert.ok(status.pendingChanges > 0, "still owed, for the next holder");
   });
 });
 

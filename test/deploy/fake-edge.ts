@@ -6,13 +6,17 @@
 // in the edge directory, as Kamailio does, so a push that did not write them is caught; the
 // carriers' table as db_text does: loaded at start when present, then re-read by addressReload
 // only when the file's mtime is in a later whole second than the loaded one (dbt_check_mtime),
-// so a rewrite the real edge would miss is missed here too. `down`
+// so a rewrite the real edge would miss is missed here too. Reloads are rate-limited as
+// Kamailio 5.6 limits them: a module's RPC reload within its reload_delta of the last one (whole
+// seconds of `now`, the edge's clock: a test's fake timers) is refused with the module's own
+// 500 fault, `Ongoing reload` (dispatcher) or `ongoing reload` (permissions). `down`
 // makes it answer nothing (connection refused, as a stopped edge); `ignoreSets` drops
 // htable.sets (an edge that does not take the change, caught by the read-back).
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { EDGE_RELOAD_DELTA_S } from "../../src/compiler/edge/index.js";
 
 interface Destination {
   set: number;
@@ -80,7 +84,22 @@ function addressSecond(dir: string): number {
   return Math.floor(statSync(join(dir, "db", "address")).mtimeMs / 1000);
 }
 
-export async function startFakeEdge(dir: string): Promise<FakeEdge> {
+export interface FakeEdgeOptions {
+  /** The edge's clock in epoch milliseconds (its `time()`); default the real one. */
+  now?: () => number;
+}
+
+export async function startFakeEdge(dir: string, options: FakeEdgeOptions = {}): Promise<FakeEdge> {
+  const now = options.now ?? Date.now;
+  /** Second of each module's last RPC reload (Kamailio's `*_rpc_reload_time`); none at start. */
+  const lastReload = { dispatcher: null as number | null, permissions: null as number | null };
+  /** Kamailio's check: refused while `last > time(NULL) - reload_delta`; else the time is taken. */
+  const rateLimit = (module: keyof typeof lastReload, fault: string) => {
+    const second = Math.floor(now() / 1000);
+    const last = lastReload[module];
+    if (last !== null && last > second - EDGE_RELOAD_DELTA_S) throw { code: 500, message: fault };
+    lastReload[module] = second;
+  };
   const calls: string[] = [];
   const htables = { orgs: new Map<string, string>(), dids: new Map<string, string>() };
   let dispatcher: Destination[] = [];
@@ -135,6 +154,7 @@ export async function startFakeEdge(dir: string): Promise<FakeEdge> {
         };
       }
       case "dispatcher.reload":
+        rateLimit("dispatcher", "Ongoing reload");
         dispatcher = readDispatcher(dir);
         return "Ok. Dispatcher successfully reloaded.";
       case "permissions.addressDump":
@@ -150,6 +170,7 @@ export async function startFakeEdge(dir: string): Promise<FakeEdge> {
             item: { ip: c.ip, mask: c.mask, port: 0, tag: "carrier" },
           }));
       case "permissions.addressReload": {
+        rateLimit("permissions", "ongoing reload");
         const second = addressSecond(dir);
         if (carriersSecond === null || second > carriersSecond) {
           carriersSecond = second;

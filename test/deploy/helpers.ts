@@ -48,6 +48,26 @@ export class FakeClock implements Timers {
   get pendingTimers(): number {
     return this.timers.filter((t) => !t.cancelled).length;
   }
+
+  /** When each pending timer falls due, earliest first (a test waits for one to be armed). */
+  get dueTimes(): number[] {
+    return this.timers
+      .filter((t) => !t.cancelled)
+      .map((t) => t.due)
+      .sort((a, b) => a - b);
+  }
+}
+
+/**
+ * Lets I/O and promises run (no time passes on `clock`) until `armed()` holds: the code under test
+ * has reached the timer it waits on. Bounded in event-loop turns, so a wait that never comes fails.
+ */
+export async function untilArmed(armed: () => boolean, turns = 100_000): Promise<void> {
+  for (let turn = 0; turn < turns; turn++) {
+    if (armed()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error("the awaited timer was never armed");
 }
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {

@@ -19,6 +19,7 @@ import type { LoadedOrg } from "../../model/files.js";
 import { CommandFailure, PbxCommand } from "../lib/base-command.js";
 import { colourEnabled, painter } from "../lib/colour.js";
 import { compileTree } from "../lib/compiled-tree.js";
+import { sayReloadWait } from "../lib/edge-flags.js";
 import { ExitCode } from "../lib/exit-codes.js";
 import { cacheFlag, orgPathsArgs } from "../lib/flags.js";
 import { gatewayFlags } from "../lib/gateway-flags.js";
@@ -215,7 +216,9 @@ export default class Deploy extends PbxCommand {
     const dir = edge.listen.data_dir;
     const rpc = push ? httpEdgeRpc(`http://127.0.0.1:${edge.listen.rpc_port}/RPC`) : null;
     try {
-      const deployed = await deployEdge(dir, edge.files, edge.tables, rpc);
+      const deployed = await deployEdge(dir, edge.files, edge.tables, rpc, {
+        onWait: sayReloadWait((line) => this.logToStderr(line)),
+      });
       if (deployed.configChanged) {
         this.logToStderr(
           `${dir}/kamailio.cfg written: a running Kamailio takes it only when restarted`,

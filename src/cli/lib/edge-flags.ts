@@ -3,12 +3,14 @@
 import { Flags } from "@oclif/core";
 import {
   compileEdge,
+  EDGE_RELOAD_DELTA_S,
   type EdgeListen,
   EdgeListenError,
   type EdgeState,
 } from "../../compiler/edge/index.js";
 import type { CompileResult } from "../../compiler/index.js";
 import { DEFAULT_EDGE_RPC_PORT } from "../../config.js";
+import type { EdgeReloadOptions } from "../../deploy/edge-apply.js";
 import { edgeStateFromStore } from "../../domain/nodes/edge.js";
 import { CommandFailure } from "./base-command.js";
 import { withNodeStore } from "./node-store.js";
@@ -60,3 +62,11 @@ export async function compileStoreEdge(
 export function edgeDiagnosticLines(result: Pick<CompileResult, "diagnostics">): string[] {
   return result.diagnostics.map((d) => `edge: ${d.severity} ${d.path}: ${d.message}`);
 }
+
+/** Said on stderr when a reload is refused as rate-limited, so the pause that follows is explained. */
+export const sayReloadWait =
+  (say: (line: string) => void): EdgeReloadOptions["onWait"] =>
+  ({ method, ms }) =>
+    say(
+      `edge: ${method} refused: Kamailio allows one reload per ${EDGE_RELOAD_DELTA_S} s; retrying in ${(ms / 1000).toFixed(2)} s`,
+    );

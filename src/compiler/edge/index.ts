@@ -33,7 +33,7 @@ export {
   MIN_REGISTER_EXPIRY,
 } from "./edge-state.js";
 export { buildEdgeTables, type EdgeTables } from "./edge-tables.js";
-export { KAMAILIO_CFG, KAMAILIO_RUN_FLAGS } from "./kamailio-cfg.js";
+export { EDGE_RELOAD_DELTA_S, KAMAILIO_CFG, KAMAILIO_RUN_FLAGS } from "./kamailio-cfg.js";
 export { EDGE_DATA_FILES, EDGE_TABLES } from "./print-tables.js";
 
 /** Thrown for an EdgeListen that cannot be printed safely: the whole config depends on it. */

@@ -40,6 +40,14 @@ export const KAMAILIO_CFG = "kamailio.cfg";
  */
 export const KAMAILIO_RUN_FLAGS = ["-x", "tlsf", "-m", "256"] as const;
 
+/**
+ * Seconds Kamailio holds between two RPC reloads of one module (dispatcher, permissions): a
+ * reload within them is refused `500 ongoing reload`. 5 is both modules' default, printed here
+ * so the script states it and src/deploy/edge-reload.ts waits it out from this one value; 0
+ * (no limit) is documented as for tests only (concurrent reloads can crash the edge).
+ */
+export const EDGE_RELOAD_DELTA_S = 5;
+
 export function printKamailioCfg(options: KamailioCfgOptions): string {
   const host = options.sipAddress.includes(":") ? `[${options.sipAddress}]` : options.sipAddress;
   const sip = `${host}:${options.sipPort}`;
@@ -103,8 +111,11 @@ modparam("htable", "htable", "dids=>size=14;dbtable=${EDGE_TABLES.dids};")
 modparam("permissions", "db_url", "text://${dir}/db")
 modparam("permissions", "address_table", "${EDGE_TABLES.address}")
 modparam("permissions", "load_backends", 1)
+# One RPC reload per ${EDGE_RELOAD_DELTA_S} s and module; pbxctl waits out a refusal and retries.
+modparam("permissions", "reload_delta", ${EDGE_RELOAD_DELTA_S})
 modparam("dispatcher", "list_file", "${dir}/${EDGE_DATA_FILES.dispatcher}")
 modparam("dispatcher", "flags", 2)
+modparam("dispatcher", "reload_delta", ${EDGE_RELOAD_DELTA_S})
 modparam("dispatcher", "xavp_dst", "_dsdst_")
 modparam("dispatcher", "xavp_ctx", "_dsctx_")
 # Every node is probed with OPTIONS; an answer of 401 or 404 (a node that does not know the edge's

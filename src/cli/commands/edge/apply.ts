@@ -1,4 +1,8 @@
-import { buildEdgeTables, type Diagnostic } from "../../../compiler/edge/index.js";
+import {
+  buildEdgeTables,
+  type Diagnostic,
+  EDGE_RELOAD_DELTA_S,
+} from "../../../compiler/edge/index.js";
 import {
   applyEdgeTables,
   type EdgeApplyResult,
@@ -7,7 +11,12 @@ import {
   httpEdgeRpc,
 } from "../../../deploy/edge-apply.js";
 import { CommandFailure, PbxCommand } from "../../lib/base-command.js";
-import { edgeDiagnosticLines, edgeFlags, storeEdgeState } from "../../lib/edge-flags.js";
+import {
+  edgeDiagnosticLines,
+  edgeFlags,
+  sayReloadWait,
+  storeEdgeState,
+} from "../../lib/edge-flags.js";
 import { dataDirFlag } from "../../lib/node-store.js";
 
 export default class EdgeApply extends PbxCommand {
@@ -17,7 +26,8 @@ export default class EdgeApply extends PbxCommand {
     "Recompiles the edge's tables from the store (nodes, placements, DIDs, carriers), writes its " +
     "data files in --dir, then changes the running Kamailio over JSON-RPC (127.0.0.1:--rpc-port): " +
     "htable.sets/htable.delete for the org and DID entries that differ, dispatcher.reload when " +
-    "the nodes changed, permissions.addressReload when the carriers did. It reads every table " +
+    "the nodes changed, permissions.addressReload when the carriers did (a reload Kamailio refuses " +
+    `as too soon after the last one is retried once its reload_delta, ${EDGE_RELOAD_DELTA_S} s, has passed). It reads every table ` +
     "back and exits 1 unless the running edge holds exactly what was compiled. Give the same " +
     "--carrier addresses as to `pbxctl edge init`.";
   static override examples = [
@@ -50,7 +60,9 @@ export default class EdgeApply extends PbxCommand {
     const rpc = httpEdgeRpc(`http://127.0.0.1:${flags["rpc-port"]}/RPC`);
     let applied: EdgeApplyResult;
     try {
-      applied = await applyEdgeTables(rpc, flags.dir, tables);
+      applied = await applyEdgeTables(rpc, flags.dir, tables, {
+        onWait: sayReloadWait((line) => this.logToStderr(line)),
+      });
     } catch (error) {
       if (error instanceof EdgeRpcError || error instanceof EdgeNotApplied) {
         throw new CommandFailure(error.message);
