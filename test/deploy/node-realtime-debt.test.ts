@@ -5,7 +5,7 @@
 // the implicit engine is not in that debt (the rows are not written): the first node's start-up
 // pass writes them. PostgreSQL only (`npm run test:pg`); SQLite keeps no realtime table.
 import { randomBytes, randomUUID } from "node:crypto";
-import { Migrator, sql } from "kysely";
+import { sql } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import Status, { type StatusCommandResult } from "../../src/cli/commands/status.js";
@@ -19,13 +19,12 @@ import type { EngineProbe, EngineTarget } from "../../src/engine/target.js";
 import { nodeRealtimeSchema } from "../../src/model/node-realtime.js";
 import { type Db, openStore } from "../../src/store/database.js";
 import { insertEngineNode, savePlacement } from "../../src/store/engine-node-repository.js";
-import { migrations } from "../../src/store/migrations/index.js";
 import {
   createPjsipRealtimeRepository,
   handImplicitEngineDebtTo,
 } from "../../src/store/pjsip-realtime-repository.js";
 import { runCommand, withEnv } from "../cli/run-command.js";
-import { freshStore } from "../store/helpers.js";
+import { engineNodeInput, freshStore, migratedTo } from "../store/helpers.js";
 import { freshStoreLocation, testBackend } from "../store/test-database.js";
 import { until } from "./fake-nodes.js";
 import { tempDir } from "./helpers.js";
@@ -33,16 +32,6 @@ import { tempDir } from "./helpers.js";
 const serverKey = randomBytes(32);
 const clock = () => new Date("2026-11-27T13:00:00.000Z");
 const at = clock().toISOString();
-
-function nodeInput(name: string) {
-  return {
-    name,
-    ami_username: "pbxctl",
-    ami_secret: "secret",
-    sip_address: `${name}.example`,
-    capacity: 10,
-  };
-}
 
 /** A user's endpoint, auth and AOR rows under `prefix`, its password `password`. */
 function userRows(prefix: string, ext: string, password: string): RealtimeRow[] {
@@ -121,8 +110,8 @@ if (testBackend() === "postgres") {
   test("a removed node's debt goes with it: nothing left, and `pbxctl status` owes nothing", () =>
     withStore(async (db, url) => {
       const deps = { db, config: { serverKey }, clock };
-      await createEngineNode(deps, nodeInput("node-1"));
-      const two = await createEngineNode(deps, nodeInput("node-2"));
+      await createEngineNode(deps, engineNodeInput("node-1"));
+      const two = await createEngineNode(deps, engineNodeInput("node-2"));
       const a = await createOrg(db, "Org A");
       // A on node-1 with node-2 as its standby: a change is owed to both.
       await pinOrg(db, a.id, { node: "node-1", standby_node: "node-2" }, at);
@@ -165,7 +154,7 @@ if (testBackend() === "postgres") {
 
       const node = await createEngineNode(
         { db, config: { serverKey }, clock },
-        nodeInput("node-1"),
+        engineNodeInput("node-1"),
       );
       assert.equal(await rows.pending({ nodeId: "" }), [], "nothing left for the implicit engine");
       assert.equal(
@@ -272,12 +261,7 @@ if (testBackend() === "postgres") {
 
   test("migration 3022 settles what an earlier version left: the implicit engine's objects to their org's node, a removed node's deleted", () =>
     withStore(async (db) => {
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: async () => Object.fromEntries(migrations) },
-      });
-      const down = await migrator.migrateTo("3021-node-system-names");
-      assert.is(down.error, undefined, String(down.error));
+      const migrator = await migratedTo(db, "3021-node-system-names");
       const deps = { db, config: { serverKey }, clock };
       const rows = createPjsipRealtimeRepository(db);
       const a = await createOrg(db, "Org A");
@@ -297,7 +281,7 @@ if (testBackend() === "postgres") {
 
       // As an earlier version left it: a first node created (placing A) with the implicit
       // engine's debt kept, and a removed node's debt kept.
-      const one = await createEngineNode(deps, nodeInput("node-1"));
+      const one = await createEngineNode(deps, engineNodeInput("node-1"));
       await owe("", a.id, `${a.context_prefix}102`);
       await owe("", randomUUID(), "org_gone_100");
       await owe(randomUUID(), a.id, `${a.context_prefix}103`);
@@ -314,8 +298,8 @@ if (testBackend() === "sqlite") {
     const store = await freshStore();
     try {
       const deps = { db: store.db, config: { serverKey }, clock };
-      await createEngineNode(deps, nodeInput("node-1"));
-      await createEngineNode(deps, nodeInput("node-2"));
+      await createEngineNode(deps, engineNodeInput("node-1"));
+      await createEngineNode(deps, engineNodeInput("node-2"));
       await deleteEngineNode(deps, "node-2");
       const tables = await sql<{ name: string }>`
         select name from sqlite_master

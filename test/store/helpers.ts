@@ -4,9 +4,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "kysely";
+import { Migrator, sql } from "kysely";
 import { type Db, openStore } from "../../src/store/database.js";
 import { storeDialect } from "../../src/store/dialect.js";
+import { migrations } from "../../src/store/migrations/index.js";
 import { freshStoreLocation } from "./test-database.js";
 
 export async function freshStore(
@@ -25,6 +26,31 @@ export async function freshStore(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** What creating an engine node named `name` takes (its AMI login a placeholder). */
+export function engineNodeInput(name: string, capacity = 10) {
+  return {
+    name,
+    ami_username: "pbxctl",
+    ami_secret: "secret",
+    sip_address: `${name}.example`,
+    capacity,
+  };
+}
+
+/**
+ * Migrates `db` back (or forward) to the migration named `name`: a migration's test sets up the
+ * rows an earlier version left, then migrates to the latest.
+ */
+export async function migratedTo(db: Db, name: string): Promise<Migrator> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => Object.fromEntries(migrations) },
+  });
+  const { error } = await migrator.migrateTo(name);
+  if (error) throw error;
+  return migrator;
 }
 
 /** Inserts a bare active org row (credentials are placeholders: store tests do not log in). */

@@ -21,7 +21,7 @@ import {
   createPjsipRealtimeRepository,
   type PjsipRow,
 } from "../../src/store/pjsip-realtime-repository.js";
-import { freshStore } from "./helpers.js";
+import { engineNodeInput, freshStore } from "./helpers.js";
 import { testBackend } from "./test-database.js";
 
 test("a node's schema: pbx_node_ and its name, unquoted; a long name ends with a hash", () => {
@@ -38,16 +38,6 @@ test("a node's schema: pbx_node_ and its name, unquoted; a long name ends with a
 const serverKey = randomBytes(32);
 const clock = () => new Date("2026-11-27T07:00:00.000Z");
 const at = clock().toISOString();
-
-function nodeInput(name: string) {
-  return {
-    name,
-    ami_username: "pbxctl",
-    ami_secret: "secret",
-    sip_address: `${name}.example`,
-    capacity: 10,
-  };
-}
 
 /** The ids node `name`'s Asterisk sees in `table` (its view). */
 async function seen(db: Db, name: string, table = "ps_endpoints"): Promise<string[]> {
@@ -91,8 +81,8 @@ if (testBackend() === "postgres") {
     try {
       const db = store.db;
       const deps = { db, config: { serverKey }, clock };
-      const one = await createEngineNode(deps, nodeInput("node-1"));
-      const two = await createEngineNode(deps, nodeInput("node-2"));
+      const one = await createEngineNode(deps, engineNodeInput("node-1"));
+      const two = await createEngineNode(deps, engineNodeInput("node-2"));
       // Least loaded, then by name: A on node-1, B on node-2.
       const a = await createOrg(db, "Org A");
       const b = await createOrg(db, "Org B");
@@ -193,8 +183,8 @@ if (testBackend() === "postgres") {
     try {
       const db = store.db;
       const deps = { db, config: { serverKey }, clock };
-      await createEngineNode(deps, nodeInput("node-1"));
-      await createEngineNode(deps, nodeInput("node-2"));
+      await createEngineNode(deps, engineNodeInput("node-1"));
+      await createEngineNode(deps, engineNodeInput("node-2"));
       const a = await createOrg(db, "Org A");
       await createPjsipRealtimeRepository(db).replaceOrgRows({
         orgId: a.id,

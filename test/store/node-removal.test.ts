@@ -5,30 +5,18 @@
 // implicit engine's applied revisions and the removed node's deploy records (history) stay. On
 // both backends (SQLite here, PostgreSQL with `npm run test:pg`).
 import { randomBytes, randomUUID } from "node:crypto";
-import { Migrator } from "kysely";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createEngineNode, deleteEngineNode } from "../../src/domain/nodes/engine-nodes.js";
 import type { Db } from "../../src/store/database.js";
 import { createDeployRecordRepository } from "../../src/store/deploy-record-repository.js";
 import { createDeployRequestRepository } from "../../src/store/deploy-request-repository.js";
-import { migrations } from "../../src/store/migrations/index.js";
-import { freshStore } from "./helpers.js";
+import { engineNodeInput, freshStore, migratedTo } from "./helpers.js";
 
 const serverKey = randomBytes(32);
 const clock = () => new Date("2026-11-27T13:00:00.000Z");
 const at = clock().toISOString();
 const ORG = randomUUID();
-
-function nodeInput(name: string) {
-  return {
-    name,
-    ami_username: "pbxctl",
-    ami_secret: "secret",
-    sip_address: `${name}.example`,
-    capacity: 10,
-  };
-}
 
 /** What node `nodeId` (absent: the implicit engine) deploys and runs, as its deployer writes it. */
 async function deployedOn(db: Db, nodeId: string | undefined, unit: string): Promise<void> {
@@ -94,8 +82,8 @@ async function withStore(run: (db: Db) => Promise<void>): Promise<void> {
 test("removing a node deletes what it ran and what it had deployed of the orgs' requests; others' rows and its history stay", () =>
   withStore(async (db) => {
     const deps = { db, config: { serverKey }, clock };
-    const one = await createEngineNode(deps, nodeInput("node-1"));
-    const two = await createEngineNode(deps, nodeInput("node-2"));
+    const one = await createEngineNode(deps, engineNodeInput("node-1"));
+    const two = await createEngineNode(deps, engineNodeInput("node-2"));
     await deployedOn(db, undefined, "gateway");
     await deployedOn(db, one.id, "gateway");
     await deployedOn(db, two.id, "gateway");
@@ -122,14 +110,9 @@ test("removing a node deletes what it ran and what it had deployed of the orgs' 
 
 test("migration 3023 deletes the rows an earlier version left of removed nodes, and no other", () =>
   withStore(async (db) => {
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: async () => Object.fromEntries(migrations) },
-    });
-    const back = await migrator.migrateTo("3022-realtime-debt-of-gone-engines");
-    assert.is(back.error, undefined, String(back.error));
+    const migrator = await migratedTo(db, "3022-realtime-debt-of-gone-engines");
     const deps = { db, config: { serverKey }, clock };
-    const one = await createEngineNode(deps, nodeInput("node-1"));
+    const one = await createEngineNode(deps, engineNodeInput("node-1"));
     // As an earlier version left them: rows of a node removed since (its id in no node row).
     const gone = randomUUID();
     await deployedOn(db, undefined, "gateway");

@@ -23,27 +23,17 @@ import {
 import { createOrganizationRecord } from "../../src/domain/orgs/org-creation.js";
 import type { EngineNodeRecord } from "../../src/model/stored-records.js";
 import { nodeLoads } from "../../src/store/engine-node-repository.js";
-import { freshStore } from "./helpers.js";
+import { engineNodeInput, freshStore } from "./helpers.js";
 
 const serverKey = randomBytes(32);
 const clock = () => new Date("2026-11-26T12:00:00.000Z");
-
-function nodeInput(name: string, capacity: number) {
-  return {
-    name,
-    ami_username: "pbxctl",
-    ami_secret: "secret",
-    sip_address: `${name}.example`,
-    capacity,
-  };
-}
 
 test("orgs created at once never overfill a node: exactly the capacity is placed", async () => {
   const store = await freshStore();
   try {
     const deps = { db: store.db, config: { serverKey }, clock };
-    const one = await createEngineNode(deps, nodeInput("node-1", 3));
-    const two = await createEngineNode(deps, nodeInput("node-2", 2));
+    const one = await createEngineNode(deps, engineNodeInput("node-1", 3));
+    const two = await createEngineNode(deps, engineNodeInput("node-2", 2));
     const attempts = await Promise.allSettled(
       Array.from({ length: 8 }, (_, i) =>
         createOrganizationRecord(
@@ -112,10 +102,10 @@ async function oneRoomLeft() {
       { name, slug: null, status: "active" },
       { serverKey, now: clock().toISOString() },
     );
-  const one = await createEngineNode(deps, nodeInput("node-1", 5));
+  const one = await createEngineNode(deps, engineNodeInput("node-1", 5));
   const x = await create("X");
   const y = await create("Y");
-  const two = await createEngineNode(deps, nodeInput("node-2", 2));
+  const two = await createEngineNode(deps, engineNodeInput("node-2", 2));
   await create("Z");
   await updateEngineNode(deps, "node-1", { state: "draining" });
   assert.is(occupied((await nodeLoads(store.db)).get(two.id)), 1);
@@ -222,7 +212,7 @@ const movingMessage = (move: { id: string; phase: string }) =>
 test("a pin of an org whose move is under way is refused, naming the move; another org's is not", async () => {
   const setup = await oneRoomLeft();
   try {
-    await createEngineNode(setup.deps, nodeInput("node-3", 2));
+    await createEngineNode(setup.deps, engineNodeInput("node-3", 2));
     const move = await moveOrg(setup.deps, setup.x, { to: "node-2" });
     for (const input of [
       { node: "node-3" },
@@ -269,7 +259,7 @@ test("a pin racing a move of the same org: the pin is refused, or it came first 
   for (let round = 0; round < 4; round++) {
     const setup = await oneRoomLeft();
     try {
-      const three = await createEngineNode(setup.deps, nodeInput("node-3", 2));
+      const three = await createEngineNode(setup.deps, engineNodeInput("node-3", 2));
       const [move, pin] = await Promise.allSettled([
         moveOrg(setup.deps, setup.x, { to: "node-2" }),
         pinOrg(setup.store.db, setup.x, { node: "node-3" }, clock().toISOString()),
@@ -297,7 +287,7 @@ test("a pin racing a move of the same org: the pin is refused, or it came first 
 test("a node that is a side of an unfinished move cannot be removed", async () => {
   const setup = await oneRoomLeft();
   try {
-    const empty = await createEngineNode(setup.deps, nodeInput("node-3", 2));
+    const empty = await createEngineNode(setup.deps, engineNodeInput("node-3", 2));
     await moveOrg(setup.deps, setup.x, { to: "node-3" });
     const refused = await deleteEngineNode(setup.deps, "node-3").then(
       () => null,
