@@ -28,7 +28,14 @@ import { crossOrgProblems, type SummarizedFile, summarizeOrg } from "./org-summa
 import { checkOrgFileSchema, OrgFileSchema, type SchemaDiagnostic } from "./schema-check.js";
 import { type SecretEnvironment, type SecretReference, secretReferencesOf } from "./secrets.js";
 import { validateOrg } from "./validate.js";
-import { parseYaml, positionOf, type SourceDiagnostic, type YamlSource, yamlData } from "./yaml.js";
+import {
+  parseYaml,
+  positionOf,
+  type SourceDiagnostic,
+  type SourcePosition,
+  yamlData,
+} from "./yaml.js";
+import { plainPositionOf, readPlainYaml } from "./yaml-plain.js";
 
 export { formatDiagnostic, type SourceDiagnostic, type SourcePosition } from "./diagnostic.js";
 export * from "./org-file-paths.js";
@@ -62,21 +69,10 @@ export function analyzeOrgSource(source: OrgSource, extraChecks?: ExtraChecks): 
     summary: null,
     extra: [],
   };
-  const { source: yaml, problems } = parseYaml(source.text, source.file);
-  analysis.before = problems.map((p) => ({ ...p, path: "" }));
-  if (hasErrors(analysis.before)) return analysis;
-
-  const read = yamlData(yaml, OrgFileSchema);
-  if ("problem" in read) {
-    analysis.before = [{ ...read.problem, path: "" }];
-    return analysis;
-  }
-  const data = read.data;
-  if (data === null || data === undefined) {
-    const empty = { severity: "error" as const, path: "", message: "empty file: expected `org:`" };
-    analysis.before.push(place(yaml, empty));
-    return analysis;
-  }
+  const { problems, read } = readOrgData(source);
+  analysis.before = problems;
+  if (!read) return analysis;
+  const { data, locate } = read;
   const schema = checkOrgFileSchema(data);
   let references: SecretReference[] = [];
   let semantic: Diagnostic[] = [];
@@ -95,16 +91,46 @@ export function analyzeOrgSource(source: OrgSource, extraChecks?: ExtraChecks): 
     analysis.rejected = [...new Set(schema.map((s) => itemOf(s.path)))];
     semantic = semantic.filter((d) => !isRejected(analysis.rejected, d.path));
   }
-  analysis.before.push(...schema.map((d) => place(yaml, d)));
-  analysis.after = semantic.map((d) => place(yaml, d));
-  analysis.secrets = references.map((r) => ({ ...r, at: positionOf(yaml, r.path) }));
+  analysis.before.push(...schema.map((d) => place(locate, d)));
+  analysis.after = semantic.map((d) => place(locate, d));
+  analysis.secrets = references.map((r) => ({ ...r, at: locate(r.path) }));
   if (schema.length === 0) {
     const state = data as OrgState;
     analysis.state = state;
-    analysis.summary = summarizeOrg(state, (path) => positionOf(yaml, path));
-    if (extraChecks) analysis.extra = extraChecks(state).map((d) => place(yaml, d));
+    analysis.summary = summarizeOrg(state, (path) => locate(path));
+    if (extraChecks) analysis.extra = extraChecks(state).map((d) => place(locate, d));
   }
   return analysis;
+}
+
+/** Where the value at a path of the file's data starts (positionOf). */
+type Locate = (path: string, options?: { key?: boolean }) => SourcePosition;
+
+/**
+ * An org file's syntax problems, and its data with how to place its paths unless they stop it.
+ * A plain file (nearly every one) is read from the parser's tokens; any other is composed by
+ * the yaml package, which reports what is wrong with it (yaml-plain.ts).
+ */
+function readOrgData(source: OrgSource): {
+  problems: PlacedDiagnostic[];
+  read?: { data: unknown; locate: Locate };
+} {
+  const plain = readPlainYaml(source.text, OrgFileSchema);
+  if (plain) {
+    const locate: Locate = (path, options) => plainPositionOf(plain, path, options);
+    return { problems: [], read: { data: plain.data, locate } };
+  }
+  const { source: yaml, problems } = parseYaml(source.text, source.file);
+  const placed: PlacedDiagnostic[] = problems.map((p) => ({ ...p, path: "" }));
+  if (hasErrors(placed)) return { problems: placed };
+  const converted = yamlData(yaml, OrgFileSchema);
+  if ("problem" in converted) return { problems: [{ ...converted.problem, path: "" }] };
+  const locate: Locate = (path, options) => positionOf(yaml, path, options);
+  if (converted.data === null || converted.data === undefined) {
+    const empty = { severity: "error" as const, path: "", message: "empty file: expected `org:`" };
+    return { problems: [...placed, place(locate, empty)] };
+  }
+  return { problems: placed, read: { data: converted.data, locate } };
 }
 
 /** Loads several org files, adding the checks that span files (ids, prefixes, slugs, DIDs). */
@@ -140,6 +166,6 @@ function itemOf(path: string): string {
   return end < 0 ? path.split(".")[0]! : path.slice(0, end + 1);
 }
 
-function place(source: YamlSource, d: SchemaDiagnostic): PlacedDiagnostic {
-  return { ...placedFields(d), ...positionOf(source, d.path, { key: d.at === "key" }) };
+function place(locate: Locate, d: SchemaDiagnostic): PlacedDiagnostic {
+  return { ...placedFields(d), ...locate(d.path, { key: d.at === "key" }) };
 }

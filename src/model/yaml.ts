@@ -51,7 +51,8 @@ export function parseYaml(
   return { source, problems };
 }
 
-type SchemaLike = {
+/** The parts of a JSON Schema that say what a YAML value should be read as. */
+export type SchemaLike = {
   type?: string;
   anyOf?: SchemaLike[];
   properties?: Record<string, SchemaLike>;
@@ -154,17 +155,8 @@ function plainData(node: unknown, schema: SchemaLike | undefined): unknown {
         properties && Object.hasOwn(properties, keyText) ? properties[keyText] : undefined;
       const value = plainData(pair.value, inner);
       if (value === NOT_PLAIN) return NOT_PLAIN;
-      // As the yaml package keys a plain object: null is "", a key already there (a duplicate,
-      // or one Object.prototype has, such as __proto__) is defined rather than assigned.
-      const name = keyValue === null ? "" : keyText;
-      if (name in map) {
-        Object.defineProperty(map, name, {
-          value,
-          writable: true,
-          enumerable: true,
-          configurable: true,
-        });
-      } else map[name] = value;
+      // As the yaml package keys a plain object: null is "".
+      setDataKey(map, keyValue === null ? "" : keyText, value);
     }
     return map;
   }
@@ -182,6 +174,21 @@ function plainData(node: unknown, schema: SchemaLike | undefined): unknown {
     return list;
   }
   return NOT_PLAIN;
+}
+
+/**
+ * Sets `name` as the yaml package keys a plain object: a key already there (a duplicate, or one
+ * Object.prototype has, such as __proto__) is defined rather than assigned.
+ */
+export function setDataKey(map: Record<string, unknown>, name: string, value: unknown): void {
+  if (name in map) {
+    Object.defineProperty(map, name, {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  } else map[name] = value;
 }
 
 const PLAIN_KEY_TYPES = new Set(["string", "number", "boolean"]);
@@ -206,7 +213,7 @@ function keepNumbersAsText(node: unknown, schema: SchemaLike | undefined): void 
   }
 }
 
-function expectsString(schema: SchemaLike): boolean {
+export function expectsString(schema: SchemaLike): boolean {
   if (schema.type === "string") return true;
   const branches = schema.anyOf ?? [];
   return (
@@ -215,7 +222,7 @@ function expectsString(schema: SchemaLike): boolean {
   );
 }
 
-function objectBranch(schema: SchemaLike): SchemaLike | undefined {
+export function objectBranch(schema: SchemaLike): SchemaLike | undefined {
   return schema.anyOf?.find((b) => b.type === "object" || b.type === "array");
 }
 

@@ -1,0 +1,368 @@
+// Reading an org file's data straight from the yaml package's parser tokens (its CST), without
+// the document it would compose. Composing the document (a node, a range and a pair per value)
+// is about a fifth of `parseDocument`, and a cold `validate` does it for every file only to read
+// the values and, for a few paths, where they start (docs/gitops.md, issue 30 part i). Nearly
+// every org file is plain YAML: block mappings and lists, one-line flow mappings and lists,
+// plain, quoted and block scalars, comments. Such a file is read here; anything else (anchors,
+// aliases, tags, `---`, explicit keys `?`, empty values, tabs, keys that are not strings, flow
+// collections over several lines or nested, a duplicate key, a token the parser marks as an
+// error) is left to `parseDocument`, which says what is wrong with it. So this reads only what
+// the yaml package composes without an error or a warning, and gives the same data (yamlData)
+// and the same positions (positionOf): test/model/yaml-plain.test.ts holds the two side by side
+// over the repository's org files and thousands of mutations of them.
+import { CST, Document, isScalar, LineCounter, Parser, type ScalarTag } from "yaml";
+import type { SourcePosition } from "./diagnostic.js";
+import { type PathSegment, parsePath } from "./diagnostic-path.js";
+import { expectsString, objectBranch, type SchemaLike, setDataKey } from "./yaml.js";
+
+/** Where a value starts: a scalar's offset, or a collection with its entries' places. */
+type Place = number | MapPlace | ListPlace;
+
+interface MapPlace {
+  at: number;
+  keys: string[];
+  /** Where each key starts, in `keys`' order. */
+  keyAt: number[];
+  values: Place[];
+}
+
+interface ListPlace {
+  at: number;
+  items: Place[];
+}
+
+/** A file read from its tokens: its data, and where each of its values starts. */
+export interface PlainYaml {
+  data: Record<string, unknown>;
+  root: MapPlace;
+  lineCounter: LineCounter;
+}
+
+/** Thrown (and caught in readPlainYaml) as soon as the file is not in the plain subset. */
+const NOT_PLAIN: unique symbol = Symbol("not plain");
+
+const notPlain = (): never => {
+  throw NOT_PLAIN;
+};
+
+/**
+ * The core schema's tags and the options, as `parseDocument` resolves plain scalars with them
+ * (`null`, `true`, `0x1f`, `1e3` ... by each tag's own test and resolve).
+ */
+const defaults = new Document();
+const TAGS = defaults.schema.tags.filter(
+  (tag): tag is ScalarTag & { test: RegExp } =>
+    !tag.collection && tag.default === true && tag.test !== undefined,
+);
+const RESOLVE_OPTIONS = defaults.options;
+
+/**
+ * The file's data and places when it is plain YAML (see above) whose root is a mapping;
+ * undefined otherwise, and the caller parses it with `parseDocument`. `schema` says where a
+ * number keeps its source text, as yamlData does.
+ */
+export function readPlainYaml(text: string, schema: object): PlainYaml | undefined {
+  const lineCounter = new LineCounter();
+  try {
+    let document: CST.Document | undefined;
+    for (const token of new Parser(lineCounter.addNewLine).parse(text)) {
+      if (token.type === "document" && document === undefined) document = token;
+      else if (token.type !== "comment" && token.type !== "newline") return undefined;
+    }
+    if (document?.value?.type !== "block-map") return undefined;
+    separators(document.start, true, undefined);
+    if (document.end) trailing(document.end, true);
+    const root = blockMap(document.value, schema as SchemaLike);
+    return { data: root.value, root: root.place, lineCounter };
+  } catch (error) {
+    if (error === NOT_PLAIN) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Where the value at `path` starts in a plain file, as positionOf places it in the composed
+ * document: a path that does not exist at its nearest existing ancestor, a mapping entry at its
+ * key with `key`.
+ */
+export function plainPositionOf(
+  plain: PlainYaml,
+  path: string | readonly PathSegment[],
+  options: { key?: boolean } = {},
+): SourcePosition {
+  const segments = typeof path === "string" ? parsePath(path) : path;
+  let place: Place = plain.root;
+  let best = plain.root.at;
+  for (const [index, segment] of segments.entries()) {
+    let next: Place | undefined;
+    if (typeof place === "number") break;
+    if ("keys" in place) {
+      const entry: number = typeof segment === "string" ? place.keys.indexOf(segment) : -1;
+      if (entry < 0) break;
+      next =
+        index === segments.length - 1 && options.key ? place.keyAt[entry]! : place.values[entry]!;
+    } else if (typeof segment === "number") {
+      next = place.items[segment];
+    }
+    if (next === undefined) break;
+    best = typeof next === "number" ? next : next.at;
+    place = next;
+  }
+  return plain.lineCounter.linePos(best);
+}
+
+interface Read {
+  value: unknown;
+  place: Place;
+}
+
+function node(token: CST.Token, schema: SchemaLike | undefined): Read {
+  switch (token.type) {
+    case "block-map":
+      return blockMap(token, schema);
+    case "block-seq":
+      return blockList(token, schema);
+    case "flow-collection":
+      return flowCollection(token, schema, false);
+    case "scalar":
+    case "single-quoted-scalar":
+    case "double-quoted-scalar":
+    case "block-scalar":
+      return { value: scalarValue(token, schema), place: token.offset };
+    default:
+      return notPlain();
+  }
+}
+
+function blockMap(
+  map: CST.BlockMap,
+  schema: SchemaLike | undefined,
+): { value: Record<string, unknown>; place: MapPlace } {
+  const properties = schema && (schema.properties ?? objectBranch(schema)?.properties);
+  const value: Record<string, unknown> = {};
+  const place: MapPlace = { at: map.offset, keys: [], keyAt: [], values: [] };
+  const last = map.items.length - 1;
+  for (let index = 0; index <= last; index++) {
+    const item: CST.BlockMap["items"][number] & { key?: CST.Token | null } = map.items[index]!;
+    const { start, key, sep, value: valueToken } = item;
+    if (separators(start, true, undefined)) notPlain();
+    if (!key && !sep && !valueToken) {
+      // Comments after the last entry; between entries the yaml package reports them.
+      if (index !== last) notPlain();
+      continue;
+    }
+    if (!key || !sep || !valueToken || !isFlowScalar(key) || key.end?.length) notPlain();
+    const keyToken = key as CST.FlowScalar;
+    if (keyToken.indent !== map.indent || keyToken.source.includes("\n")) notPlain();
+    const colon = indicatorIn(sep!, "map-value-ind");
+    // The yaml package limits an implicit key to 1024 characters before its `:`.
+    if (colon - keyToken.offset > 512) notPlain();
+    // A nested block collection starts on a line of its own (`a: b: c` is an error).
+    if (
+      (valueToken!.type === "block-map" || valueToken!.type === "block-seq") &&
+      !sep!.some((t) => t.type === "newline")
+    ) {
+      notPlain();
+    }
+    const name = keyOf(keyToken);
+    const inner = properties && Object.hasOwn(properties, name) ? properties[name] : undefined;
+    const read = node(valueToken!, inner);
+    define(value, name, read.value);
+    place.keys.push(name);
+    place.keyAt.push(keyToken.offset);
+    place.values.push(read.place);
+  }
+  return { value, place };
+}
+
+function blockList(list: CST.BlockSequence, schema: SchemaLike | undefined): Read {
+  const itemSchema = schema && (schema.items ?? objectBranch(schema)?.items);
+  const value: unknown[] = [];
+  const place: ListPlace = { at: list.offset, items: [] };
+  for (const item of list.items) {
+    const { start, value: valueToken } = item;
+    if ((item as { sep?: unknown }).sep || (item as { key?: unknown }).key) notPlain();
+    if (!separators(start, true, "seq-item-ind")) {
+      if (valueToken) notPlain();
+      continue;
+    }
+    // `-` alone is a null the yaml package places by its own rules: left to it.
+    if (!valueToken) notPlain();
+    const read = node(valueToken!, itemSchema);
+    value.push(read.value);
+    place.items.push(read.place);
+  }
+  return { value, place };
+}
+
+/**
+ * A flow mapping or list on one line, of scalars and of such collections:
+ * `{ digit: 1, action_type: queue }`, `[a, "b"]`, `{ sip: { md5_cred: ... } }`.
+ */
+function flowCollection(
+  flow: CST.FlowCollection,
+  schema: SchemaLike | undefined,
+  nested: boolean,
+): Read {
+  const isMap = flow.start.source === "{";
+  if (!isMap && flow.start.source !== "[") notPlain();
+  const [close, ...after] = flow.end;
+  if (close?.source !== (isMap ? "}" : "]")) notPlain();
+  // Inside another flow collection, only spaces before its `,` or end.
+  if (nested) spacesOnly(after);
+  else trailing(after, false);
+  const properties = isMap && schema && (schema.properties ?? objectBranch(schema)?.properties);
+  const itemSchema =
+    (!isMap && schema && (schema.items ?? objectBranch(schema)?.items)) || undefined;
+  const map: Record<string, unknown> = {};
+  const mapPlace: MapPlace = { at: flow.offset, keys: [], keyAt: [], values: [] };
+  const list: unknown[] = [];
+  const listPlace: ListPlace = { at: flow.offset, items: [] };
+  for (let index = 0; index < flow.items.length; index++) {
+    const item = flow.items[index]!;
+    let commas = 0;
+    for (const token of item.start) {
+      if (token.type === "comma") commas++;
+      else if (token.type !== "space" || token.source.includes("\t")) notPlain();
+    }
+    if (commas !== (index === 0 ? 0 : 1)) notPlain();
+    const { key, sep, value } = item;
+    if (!value) return notPlain();
+    if (isMap) {
+      if (!key || !sep || !isFlowScalar(key)) return notPlain();
+      spacesOnly(key.end ?? []);
+      if (key.source.includes("\n")) notPlain();
+      for (const token of sep) {
+        if (token.type !== "map-value-ind" && token.type !== "space") notPlain();
+      }
+      indicatorIn(sep, "map-value-ind");
+      const name = keyOf(key);
+      const inner = properties && Object.hasOwn(properties, name) ? properties[name] : undefined;
+      const read = flowValue(value, inner);
+      define(map, name, read.value);
+      mapPlace.keys.push(name);
+      mapPlace.keyAt.push(key.offset);
+      mapPlace.values.push(read.place);
+    } else {
+      if (key || sep) notPlain();
+      const read = flowValue(value, itemSchema);
+      list.push(read.value);
+      listPlace.items.push(read.place);
+    }
+  }
+  return isMap ? { value: map, place: mapPlace } : { value: list, place: listPlace };
+}
+
+/** A value inside a one-line flow collection: a scalar on that line, or a nested collection. */
+function flowValue(token: CST.Token, schema: SchemaLike | undefined): Read {
+  if (token.type === "flow-collection") return flowCollection(token, schema, true);
+  if (!isFlowScalar(token) || token.source.includes("\n")) return notPlain();
+  spacesOnly(token.end ?? []);
+  return { value: scalarValue(token, schema), place: token.offset };
+}
+
+function spacesOnly(tokens: readonly CST.SourceToken[]): void {
+  for (const token of tokens) if (token.type !== "space") notPlain();
+}
+
+/**
+ * Whether the separator tokens hold `indicator` (once; `-` or `:`); anything but spaces, line
+ * breaks and comments after white space (and that indicator) is not plain.
+ */
+function separators(
+  tokens: readonly CST.SourceToken[],
+  spaceBefore: boolean,
+  indicator: "seq-item-ind" | "map-value-ind" | undefined,
+): boolean {
+  let hasSpace = spaceBefore;
+  let found = false;
+  for (const token of tokens) {
+    switch (token.type) {
+      case "space":
+        if (token.source.includes("\t")) notPlain();
+        hasSpace = true;
+        break;
+      case "newline":
+        hasSpace = true;
+        break;
+      case "comment":
+        if (!hasSpace) notPlain();
+        break;
+      default:
+        if (token.type !== indicator || found) notPlain();
+        found = true;
+        hasSpace = false;
+    }
+  }
+  return found;
+}
+
+/** The offset of the one `indicator` in a key's separator tokens, which are checked too. */
+function indicatorIn(tokens: readonly CST.SourceToken[], indicator: "map-value-ind"): number {
+  if (!separators(tokens, false, indicator)) notPlain();
+  return tokens.find((t) => t.type === indicator)!.offset;
+}
+
+/** What may follow a node: spaces, line breaks, comments (after white space unless `loose`). */
+function trailing(tokens: readonly CST.SourceToken[], loose: boolean): void {
+  let hasSpace = loose;
+  for (const token of tokens) {
+    if (token.type === "comment") {
+      if (!hasSpace) notPlain();
+    } else if (token.type === "space" || token.type === "newline") hasSpace = true;
+    else notPlain();
+  }
+}
+
+function isFlowScalar(token: CST.Token): token is CST.FlowScalar {
+  return (
+    token.type === "scalar" ||
+    token.type === "single-quoted-scalar" ||
+    token.type === "double-quoted-scalar"
+  );
+}
+
+/** A key's text; a key the core schema reads as anything but a string is not plain. */
+function keyOf(token: CST.FlowScalar): string {
+  const name = scalarValue(token, undefined);
+  // `<<` is a merge key in YAML 1.1, which yamlData leaves to the yaml package.
+  if (typeof name !== "string" || name === "<<") notPlain();
+  return name as string;
+}
+
+/** Sets a key as yamlData does; a duplicate is the yaml package's error ("Map keys must be unique"). */
+function define(map: Record<string, unknown>, name: string, value: unknown): void {
+  if (Object.hasOwn(map, name)) notPlain();
+  setDataKey(map, name, value);
+}
+
+/**
+ * A scalar's value as the yaml package composes it: its text by the package's own scalar
+ * reading (quotes, escapes, folding, block scalars; an error in it is not plain), then a plain
+ * scalar's type by the core schema's tags; a number keeps its text where the schema expects a
+ * string (yamlData).
+ */
+function scalarValue(
+  token: CST.FlowScalar | CST.BlockScalar,
+  schema: SchemaLike | undefined,
+): unknown {
+  const resolved = CST.resolveAsScalar(token, true, notPlain);
+  if (!resolved) return notPlain();
+  const text = resolved.value;
+  if (token.type !== "scalar" || !mayBeTyped(text)) return text;
+  const tag = TAGS.find((t) => t.test.test(text));
+  if (!tag) return text;
+  const resolvedValue = tag.resolve(text, notPlain, RESOLVE_OPTIONS);
+  const value = isScalar(resolvedValue) ? resolvedValue.value : resolvedValue;
+  return typeof value === "number" && schema && expectsString(schema) ? text : value;
+}
+
+/**
+ * Whether a core schema tag could match: every one (null, bool, int, float, their octal, hex,
+ * infinity and NaN forms) starts with one of these characters or is empty.
+ */
+function mayBeTyped(text: string): boolean {
+  if (text === "") return true;
+  const first = text.charCodeAt(0);
+  return (first >= 48 && first <= 57) || "~nNtTfF+-.".includes(text[0]!);
+}
