@@ -215,6 +215,8 @@ users:
   - extension: '1002'
     name: Bob
     tags: [a, "b", 'c']
+queues:
+  - { number: "600", members: [ { extension: "101" }, { extension: '1002', penalty: 1 } ] }
 ivrs:
   - extension: 3000
     greeting_text: >
