@@ -1,7 +1,7 @@
 // The one slow test: the real `bin/run.js` over the compiled commands in dist/ (npm test builds
 // first). Everything else runs the commands in-process.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -115,6 +115,36 @@ test("bin/run.js validate of many files: the load worker, one bundled module, an
     assert.is(uncached.stdout, cold.stdout);
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("the built cache's version key changes with the bundled YAML parser", async () => {
+  // Files read plain are read from the parser's tokens (yaml-plain.ts): an entry cached by
+  // another parser build is never trusted, as one cached by other rules is not.
+  const copy = await mkdtemp(join(tmpdir(), "pbxctl-e2e-version-"));
+  try {
+    cpSync(join(ROOT, "dist"), join(copy, "dist"), { recursive: true });
+    cpSync(join(ROOT, "package.json"), join(copy, "package.json"));
+    const versionOf = (root: string) => {
+      const module = join(root, "dist/cli/lib/org-file-cache.js");
+      const run = spawnSync(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `console.log((await import(${JSON.stringify(module)})).cacheVersion())`,
+        ],
+        { encoding: "utf8" },
+      );
+      assert.is(run.status, 0, run.stderr);
+      return run.stdout.trim();
+    };
+    const original = versionOf(ROOT);
+    assert.is(versionOf(copy), original, "the same build, elsewhere: the same key");
+    appendFileSync(join(copy, "dist/vendor/yaml.js"), "\n// another build of the parser\n");
+    assert.is.not(versionOf(copy), original);
+  } finally {
+    await rm(copy, { recursive: true, force: true });
   }
 });
 

@@ -20,7 +20,8 @@
 // run began ("racy git": a file changed again within the file system's time stamp granularity
 // of the read could keep its size and time stamps, so a recent file is hashed until it is old).
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, type Stats } from "node:fs";
+import { existsSync, readdirSync, readFileSync, type Stats } from "node:fs";
+import { createRequire } from "node:module";
 import { open, rm } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { TEMP_MARK, writeFileAtomic } from "../../atomic-files.js";
@@ -73,7 +74,8 @@ let runningVersion: string | undefined;
 /**
  * The version key of the running pbxctl: its package version and the hash of every module
  * that decides what an analysis holds (the model, the compiler's lint, the analysis and this
- * cache), so a build with any rule changed never trusts an older entry.
+ * cache, and the YAML parser they read files with: its bundle in a build, its version when run
+ * from source), so a build with any rule or parser changed never trusts an older entry.
  */
 export function cacheVersion(): string {
   if (runningVersion !== undefined) return runningVersion;
@@ -96,6 +98,8 @@ export function cacheVersion(): string {
     `cli/lib/org-file-pack${ext}`,
     `cli/lib/claims-index${ext}`,
   ];
+  if (existsSync(new URL("vendor/yaml.js", root))) code.push("vendor/yaml.js");
+  else hash.update(`yaml ${createRequire(import.meta.url)("yaml/package.json").version}\n`);
   for (const path of code)
     hash
       .update(path)
