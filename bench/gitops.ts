@@ -20,9 +20,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
-import { acmeVariant, acmeVariantName } from "./acme-variants.js";
 import { OrgFileSchema } from "../src/model/schema-check.js";
 import { readPlainYaml } from "../src/model/yaml-plain.js";
+import { acmeVariant, acmeVariantName } from "./acme-variants.js";
 import { coldBreakdown } from "./gitops-breakdown.js";
 
 const option = (name: string, fallback: number) => {

@@ -21,8 +21,8 @@
 // of the read could keep its size and time stamps, so a recent file is hashed until it is old).
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, type Stats } from "node:fs";
-import { createRequire } from "node:module";
 import { open, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { extname, join } from "node:path";
 import { TEMP_MARK, writeFileAtomic } from "../../atomic-files.js";
 import type { OrgFileAnalysis } from "../../model/org-file-result.js";
