@@ -346,9 +346,7 @@ function scalarValue(
   token: CST.FlowScalar | CST.BlockScalar,
   schema: SchemaLike | undefined,
 ): unknown {
-  const resolved = CST.resolveAsScalar(token, true, notPlain);
-  if (!resolved) return notPlain();
-  const text = resolved.value;
+  const text = scalarText(token);
   if (token.type !== "scalar" || !mayBeTyped(text)) return text;
   const tag = TAGS.find((t) => t.test.test(text));
   if (!tag) return text;
@@ -358,11 +356,48 @@ function scalarValue(
 }
 
 /**
- * Whether a core schema tag could match: every one (null, bool, int, float, their octal, hex,
- * infinity and NaN forms) starts with one of these characters or is empty.
+ * A scalar's text. A plain scalar on one line is its source, as the package's own reading would
+ * answer (`plainValue`: no line to fold; a start it reports, such as `@` or `%`, is not plain),
+ * after the same check of what follows it (`resolveEnd`: a comment after white space); anything
+ * else is read by the package.
+ */
+function scalarText(token: CST.FlowScalar | CST.BlockScalar): string {
+  if (
+    token.type === "scalar" &&
+    !token.source.includes("\n") &&
+    !BAD_PLAIN_START.includes(token.source.charAt(0))
+  ) {
+    if (token.end) trailing(token.end, false);
+    return token.source;
+  }
+  const resolved = CST.resolveAsScalar(token, true, notPlain);
+  return resolved ? resolved.value : notPlain();
+}
+
+/** What a plain scalar may not start with (the yaml package's `plainValue` reports these). */
+const BAD_PLAIN_START = ["\t", ",", "%", "|", ">", "@", "`"];
+
+/**
+ * Whether a core schema tag could match: a number's forms (decimal, octal, hex, float, `.inf`,
+ * `.nan`) start with a digit, a sign or a dot; null and the booleans are these words alone.
  */
 function mayBeTyped(text: string): boolean {
-  if (text === "") return true;
   const first = text.charCodeAt(0);
-  return (first >= 48 && first <= 57) || "~nNtTfF+-.".includes(text[0]!);
+  return (
+    (first >= 48 && first <= 57) || first === 43 || first === 45 || first === 46 || WORDS.has(text)
+  );
 }
+
+const WORDS = new Set([
+  "",
+  "~",
+  "null",
+  "Null",
+  "NULL",
+  "true",
+  "True",
+  "TRUE",
+  "false",
+  "False",
+  "FALSE",
+]);

@@ -107,6 +107,18 @@ test("line ends, spaced and quoted keys, block scalars and comments read the sam
   }
 });
 
+test("plain scalars are typed as the core schema types them", () => {
+  const texts = ["NULL", "Null", "nul", "~", "~x", "TRUE", "True", "tRUE", "False", "Yes", "on"];
+  texts.push("-.inf", "+.INF", ".NaN", ".nan.", "0o17", "0o8", "0x1F", "0xG", "-0", "+12", "1e3");
+  texts.push("1.", ".5", "+", ".", "1_000", "12:30", "0.1.2", "123abc", "-x", "+918065978001");
+  // Under `extra` nothing expects text; under `org.name` numbers keep their text.
+  const lines = texts.map((text, i) => `  v${i}: ${text}\n  w${i}: [${text}]\n`).join("");
+  const text = `org:\n  name: 12\nextra:\n${lines}`;
+  assert.ok(readsTheSame(text, "typed scalars"));
+  const data = readPlainYaml(text, OrgFileSchema)!.data as { org: { name: unknown } };
+  assert.is(data.org.name, "12");
+});
+
 test("paths as strings place as positionOf places them", () => {
   const text = readFileSync(join(ROOT, "orgs", "acme.yaml"), "utf8");
   const plain = readPlainYaml(text, OrgFileSchema)!;
