@@ -4,8 +4,8 @@
 // the values and, for a few paths, where they start (docs/gitops.md, issue 30 part i). Nearly
 // every org file is plain YAML: block mappings and lists, one-line flow mappings and lists,
 // plain, quoted and block scalars, comments. Such a file is read here; anything else (anchors,
-// aliases, tags, `---`, explicit keys `?`, empty values, tabs, keys that are not strings, flow
-// collections over several lines or nested, a duplicate key, a token the parser marks as an
+// aliases, tags, `---`, explicit keys `?`, empty values, tabs between tokens, keys that are not
+// strings, flow collections over several lines, a duplicate key, a token the parser marks as an
 // error) is left to `parseDocument`, which says what is wrong with it. So this reads only what
 // the yaml package composes without an error or a warning, and gives the same data (yamlData)
 // and the same positions (positionOf): test/model/yaml-plain.test.ts holds the two side by side
@@ -145,9 +145,9 @@ function blockMap(
   for (let index = 0; index <= last; index++) {
     const item: CST.BlockMap["items"][number] & { key?: CST.Token | null } = map.items[index]!;
     const { start, key, sep, value: valueToken } = item;
-    if (separators(start, true, undefined)) notPlain();
+    separators(start, true, undefined);
     if (!key && !sep && !valueToken) {
-      // Comments after the last entry; between entries the yaml package reports them.
+      // Comments alone may end a map; before an entry the package reports them as an error.
       if (index !== last) notPlain();
       continue;
     }
