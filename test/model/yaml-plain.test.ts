@@ -140,6 +140,9 @@ function random(seed: number): () => number {
 }
 
 const SIGNIFICANT = [
+  "\r",
+  "\u0085",
+  "\u2028",
   " ",
   "  ",
   "\t",
