@@ -213,6 +213,7 @@ function keepNumbersAsText(node: unknown, schema: SchemaLike | undefined): void 
   }
 }
 
+/** Whether a value under `schema` is text (a string, or a choice of string and non-numbers). */
 export function expectsString(schema: SchemaLike): boolean {
   if (schema.type === "string") return true;
   const branches = schema.anyOf ?? [];
@@ -222,6 +223,7 @@ export function expectsString(schema: SchemaLike): boolean {
   );
 }
 
+/** The mapping or list choice of an `anyOf` schema, whose properties or items a walk follows. */
 export function objectBranch(schema: SchemaLike): SchemaLike | undefined {
   return schema.anyOf?.find((b) => b.type === "object" || b.type === "array");
 }
