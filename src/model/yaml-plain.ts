@@ -154,7 +154,8 @@ function blockMap(
     if (!key || !sep || !valueToken || !isFlowScalar(key) || key.end?.length) notPlain();
     const keyToken = key as CST.FlowScalar;
     if (keyToken.indent !== map.indent || keyToken.source.includes("\n")) notPlain();
-    const colon = indicatorIn(sep!, "map-value-ind");
+    const colon = separators(sep!, false, "map-value-ind");
+    if (colon < 0) notPlain();
     // The yaml package limits an implicit key to 1024 characters before its `:`.
     if (colon - keyToken.offset > 512) notPlain();
     // A nested block collection starts on a line of its own (`a: b: c` is an error).
@@ -182,7 +183,7 @@ function blockList(list: CST.BlockSequence, schema: SchemaLike | undefined): Rea
   for (const item of list.items) {
     const { start, value: valueToken } = item;
     if ((item as { sep?: unknown }).sep || (item as { key?: unknown }).key) notPlain();
-    if (!separators(start, true, "seq-item-ind")) {
+    if (separators(start, true, "seq-item-ind") < 0) {
       if (valueToken) notPlain();
       continue;
     }
@@ -211,46 +212,53 @@ function flowCollection(
   // Inside another flow collection, only spaces before its `,` or end.
   if (nested) spacesOnly(after);
   else trailing(after, false);
-  const properties = isMap && schema && (schema.properties ?? objectBranch(schema)?.properties);
-  const itemSchema =
-    (!isMap && schema && (schema.items ?? objectBranch(schema)?.items)) || undefined;
-  const map: Record<string, unknown> = {};
-  const mapPlace: MapPlace = { at: flow.offset, keys: [], keyAt: [], values: [] };
-  const list: unknown[] = [];
-  const listPlace: ListPlace = { at: flow.offset, items: [] };
-  for (let index = 0; index < flow.items.length; index++) {
-    const item = flow.items[index]!;
-    let commas = 0;
-    for (const token of item.start) {
-      if (token.type === "comma") commas++;
-      else if (token.type !== "space" || token.source.includes("\t")) notPlain();
-    }
-    if (commas !== (index === 0 ? 0 : 1)) notPlain();
-    const { key, sep, value } = item;
-    if (!value) return notPlain();
-    if (isMap) {
-      if (!key || !sep || !isFlowScalar(key)) return notPlain();
-      spacesOnly(key.end ?? []);
-      if (key.source.includes("\n")) notPlain();
-      for (const token of sep) {
-        if (token.type !== "map-value-ind" && token.type !== "space") notPlain();
-      }
-      indicatorIn(sep, "map-value-ind");
-      const name = keyOf(key);
-      const inner = properties && Object.hasOwn(properties, name) ? properties[name] : undefined;
-      const read = flowValue(value, inner);
-      define(map, name, read.value);
-      mapPlace.keys.push(name);
-      mapPlace.keyAt.push(key.offset);
-      mapPlace.values.push(read.place);
-    } else {
-      if (key || sep) notPlain();
-      const read = flowValue(value, itemSchema);
-      list.push(read.value);
-      listPlace.items.push(read.place);
-    }
+  // Each item after the first starts with its `,`; nothing but spaces around.
+  flow.items.forEach((item, index) => {
+    if (countAmongSpaces(item.start, "comma") !== (index === 0 ? 0 : 1)) notPlain();
+  });
+  return isMap ? flowMap(flow, schema) : flowList(flow, schema);
+}
+
+function flowMap(flow: CST.FlowCollection, schema: SchemaLike | undefined): Read {
+  const properties = schema && (schema.properties ?? objectBranch(schema)?.properties);
+  const value: Record<string, unknown> = {};
+  const place: MapPlace = { at: flow.offset, keys: [], keyAt: [], values: [] };
+  for (const { key, sep, value: valueToken } of flow.items) {
+    if (!valueToken || !key || !sep || !isFlowScalar(key)) return notPlain();
+    spacesOnly(key.end ?? []);
+    if (key.source.includes("\n") || countAmongSpaces(sep, "map-value-ind") !== 1) notPlain();
+    const name = keyOf(key);
+    const inner = properties && Object.hasOwn(properties, name) ? properties[name] : undefined;
+    const read = flowValue(valueToken, inner);
+    define(value, name, read.value);
+    place.keys.push(name);
+    place.keyAt.push(key.offset);
+    place.values.push(read.place);
   }
-  return isMap ? { value: map, place: mapPlace } : { value: list, place: listPlace };
+  return { value, place };
+}
+
+function flowList(flow: CST.FlowCollection, schema: SchemaLike | undefined): Read {
+  const itemSchema = (schema && (schema.items ?? objectBranch(schema)?.items)) || undefined;
+  const value: unknown[] = [];
+  const place: ListPlace = { at: flow.offset, items: [] };
+  for (const { key, sep, value: valueToken } of flow.items) {
+    if (!valueToken || key || sep) return notPlain();
+    const read = flowValue(valueToken, itemSchema);
+    value.push(read.value);
+    place.items.push(read.place);
+  }
+  return { value, place };
+}
+
+/** How many `type` tokens there are; anything else but spaces (no tab) is not plain. */
+function countAmongSpaces(tokens: readonly CST.SourceToken[], type: "comma" | "map-value-ind") {
+  let count = 0;
+  for (const token of tokens) {
+    if (token.type === type) count++;
+    else if (token.type !== "space" || token.source.includes("\t")) notPlain();
+  }
+  return count;
 }
 
 /** A value inside a one-line flow collection: a scalar on that line, or a nested collection. */
@@ -266,16 +274,17 @@ function spacesOnly(tokens: readonly CST.SourceToken[]): void {
 }
 
 /**
- * Whether the separator tokens hold `indicator` (once; `-` or `:`); anything but spaces, line
- * breaks and comments after white space (and that indicator) is not plain.
+ * Where the separator tokens' `indicator` is (once at most; `-` or `:`), -1 without one;
+ * anything but spaces, line breaks and comments after white space (and that indicator) is not
+ * plain.
  */
 function separators(
   tokens: readonly CST.SourceToken[],
   spaceBefore: boolean,
   indicator: "seq-item-ind" | "map-value-ind" | undefined,
-): boolean {
+): number {
   let hasSpace = spaceBefore;
-  let found = false;
+  let found = -1;
   for (const token of tokens) {
     switch (token.type) {
       case "space":
@@ -289,18 +298,12 @@ function separators(
         if (!hasSpace) notPlain();
         break;
       default:
-        if (token.type !== indicator || found) notPlain();
-        found = true;
+        if (token.type !== indicator || found >= 0) notPlain();
+        found = token.offset;
         hasSpace = false;
     }
   }
   return found;
-}
-
-/** The offset of the one `indicator` in a key's separator tokens, which are checked too. */
-function indicatorIn(tokens: readonly CST.SourceToken[], indicator: "map-value-ind"): number {
-  if (!separators(tokens, false, indicator)) notPlain();
-  return tokens.find((t) => t.type === indicator)!.offset;
 }
 
 /** What may follow a node: spaces, line breaks, comments (after white space unless `loose`). */

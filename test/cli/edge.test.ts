@@ -9,11 +9,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import EdgeApply from "../../src/cli/commands/edge/apply.js";
 import EdgeInit, { type EdgeInitResult } from "../../src/cli/commands/edge/init.js";
-import NodesAdd from "../../src/cli/commands/nodes/add.js";
 import NodesPin from "../../src/cli/commands/nodes/pin.js";
 import { openDataStore } from "../../src/domain/config/gitops.js";
 import { insertDid } from "../integration/helpers.js";
 import { insertOrg } from "../store/helpers.js";
+import { addEngineNode } from "./engine-nodes.js";
 import { runCommand } from "./run-command.js";
 import { storePerTest } from "./test-store.js";
 
@@ -34,12 +34,7 @@ async function twoNodeDataDir(): Promise<string> {
     ["node-1", "127.0.0.11:5060"],
     ["node-2", "127.0.0.12:5060"],
   ] as const) {
-    const added = await runCommand(NodesAdd, [
-      name,
-      ...["--ami-user", "pbxctl", "--ami-secret", "Secret-123", "--data-dir", dataDir],
-      ...["--sip-address", address, "--capacity", "10"],
-    ]);
-    assert.is(added.code, 0, added.stderr + String(added.error));
+    await addEngineNode(dataDir, name, address);
   }
   const pinned = await runCommand(NodesPin, [
     B,

@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import NodesAdd from "../../src/cli/commands/nodes/add.js";
 import NodesPin from "../../src/cli/commands/nodes/pin.js";
 import OrgMove from "../../src/cli/commands/org/move.js";
 import { systemTimers } from "../../src/clock.js";
@@ -17,6 +16,7 @@ import { ORG_MOVES_ROLE, OrgMoveDriver } from "../../src/domain/nodes/org-move-d
 import type { OrgMoveView } from "../../src/domain/nodes/org-moves.js";
 import { createLeaseRepository } from "../../src/store/lease-repository.js";
 import { insertOrg } from "../store/helpers.js";
+import { addEngineNode } from "./engine-nodes.js";
 import { runCommand } from "./run-command.js";
 import { storePerTest } from "./test-store.js";
 
@@ -31,14 +31,7 @@ test("org move: --no-wait prints the move; waiting prints every phase to done", 
   await insertOrg(seed.db, A, "A");
   await insertOrg(seed.db, B, "B");
   await seed.db.destroy();
-  for (const name of ["node-1", "node-2"]) {
-    const added = await runCommand(NodesAdd, [
-      name,
-      ...["--ami-user", "pbxctl", "--ami-secret", "Secret-1", "--sip-address", "10.0.0.1"],
-      ...["--capacity", "5", "--data-dir", dataDir],
-    ]);
-    assert.is(added.code, 0, added.stderr + String(added.error));
-  }
+  for (const name of ["node-1", "node-2"]) await addEngineNode(dataDir, name, "10.0.0.1", 5);
   const move = (...args: string[]) => runCommand(OrgMove, [...args, "--data-dir", dataDir]);
 
   const badTimeout = await move(A, "--to", "node-2", "--call-drain-timeout", "soon");
@@ -127,14 +120,7 @@ test("org move: waiting with no serve carrying out moves says so and exits 3; th
   const seed = await openDataStore(process.env, dataDir, { create: true });
   await insertOrg(seed.db, A, "A");
   await seed.db.destroy();
-  for (const name of ["node-1", "node-2"]) {
-    const added = await runCommand(NodesAdd, [
-      name,
-      ...["--ami-user", "pbxctl", "--ami-secret", "Secret-1", "--sip-address", "10.0.0.1"],
-      ...["--capacity", "5", "--data-dir", dataDir],
-    ]);
-    assert.is(added.code, 0, added.stderr + String(added.error));
-  }
+  for (const name of ["node-1", "node-2"]) await addEngineNode(dataDir, name, "10.0.0.1", 5);
   // Timers whose waits end at once, their time jumping ahead: the wait's 5 s without sleeping
   // (the lease's expiry is wall time: there is no lease here at all).
   let now = 0;

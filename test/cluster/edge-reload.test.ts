@@ -13,11 +13,11 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import EdgeApply from "../../src/cli/commands/edge/apply.js";
-import NodesAdd from "../../src/cli/commands/nodes/add.js";
 import { EDGE_RELOAD_DELTA_S } from "../../src/compiler/edge/index.js";
 import { EdgeRpcError } from "../../src/deploy/edge-apply.js";
 import { isReloadRateLimited } from "../../src/deploy/edge-reload.js";
 import { openDataStore } from "../../src/domain/config/gitops.js";
+import { addEngineNode } from "../cli/engine-nodes.js";
 import { runCommand } from "../cli/run-command.js";
 import { EDGE_ADDRESS, missingTools, type RunningEdge, startEdge } from "./edge-harness.js";
 import { SipUa } from "./sip-ua.js";
@@ -99,12 +99,7 @@ reloadSuite(
       ["node-1", "127.0.0.11:5060"],
       ["node-2", "127.0.0.12:5060"],
     ] as const) {
-      const added = await runCommand(NodesAdd, [
-        name,
-        ...["--ami-user", "pbxctl", "--ami-secret", "Secret-123", "--data-dir", context.dataDir],
-        ...["--sip-address", address, "--capacity", "10"],
-      ]);
-      assert.is(added.code, 0, added.stderr + String(added.error));
+      await addEngineNode(context.dataDir, name, address);
       const applied = await apply(context, carriers);
       assert.is(applied.code, 0, applied.stderr + String(applied.error));
       assert.match(applied.stdout, "nodes reloaded");

@@ -19,18 +19,10 @@ import {
   EdgeRpcError,
   httpEdgeRpc,
 } from "../../src/deploy/edge-apply.js";
-import { startFakeEdge } from "./fake-edge.js";
-
-const LISTEN = {
-  sip_address: "127.0.0.10",
-  sip_port: 5060,
-  rpc_port: 5081,
-  data_dir: "/unused",
-  probe_interval: 10,
-};
+import { EDGE_LISTEN, startFakeEdge } from "./fake-edge.js";
 
 function tablesOf(state: Omit<EdgeState, "listen">) {
-  return buildEdgeTables({ ...state, listen: LISTEN }, []);
+  return buildEdgeTables({ ...state, listen: EDGE_LISTEN }, []);
 }
 
 const TWO_NODES: Omit<EdgeState, "listen"> = {

@@ -17,7 +17,7 @@ import {
   reloadEdge,
 } from "../../src/deploy/edge-reload.js";
 import { EdgeRpcError } from "../../src/deploy/edge-rpc.js";
-import { startFakeEdge } from "./fake-edge.js";
+import { EDGE_LISTEN, startFakeEdge } from "./fake-edge.js";
 import { FakeClock, untilArmed } from "./helpers.js";
 
 const RATE_LIMITED = { code: 500, message: "ongoing reload" };
@@ -148,15 +148,8 @@ test("the retry is checked first (a lease) and a stop abandons the wait", async 
   assert.is(timers.pendingTimers, 0, "the wait's timer is cancelled");
 });
 
-const LISTEN = {
-  sip_address: "127.0.0.10",
-  sip_port: 5060,
-  rpc_port: 5081,
-  data_dir: "/unused",
-  probe_interval: 10,
-};
 const tablesWith = (carriers: string[]) =>
-  buildEdgeTables({ nodes: [], orgs: [], carriers, listen: LISTEN }, []);
+  buildEdgeTables({ nodes: [], orgs: [], carriers, listen: EDGE_LISTEN }, []);
 
 test("two carrier changes within the delta: each apply goes in, the second after the wait", async () => {
   const dir = mkdtempSync(join(tmpdir(), "pbx-edge-reload-"));

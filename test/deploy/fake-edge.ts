@@ -240,3 +240,12 @@ export async function startFakeEdge(dir: string, options: FakeEdgeOptions = {}):
     close: stop,
   };
 }
+
+/** The edge's listen settings for tables built in a test: an edge that is never started. */
+export const EDGE_LISTEN = {
+  sip_address: "127.0.0.10",
+  sip_port: 5060,
+  rpc_port: 5081,
+  data_dir: "/unused",
+  probe_interval: 10,
+};
