@@ -165,15 +165,25 @@ function blockMap(
     ) {
       notPlain();
     }
-    const name = keyOf(keyToken);
-    const inner = properties && Object.hasOwn(properties, name) ? properties[name] : undefined;
-    const read = node(valueToken!, inner);
-    define(value, name, read.value);
-    place.keys.push(name);
-    place.keyAt.push(keyToken.offset);
-    place.values.push(read.place);
+    putEntry(value, place, properties, keyToken, (inner) => node(valueToken!, inner));
   }
   return { value, place };
+}
+
+/** A mapping's entry: its key, its value read under the key's schema, and their places. */
+function putEntry(
+  value: Record<string, unknown>,
+  place: MapPlace,
+  properties: Record<string, SchemaLike> | undefined,
+  key: CST.FlowScalar,
+  read: (schema: SchemaLike | undefined) => Read,
+): void {
+  const name = keyOf(key);
+  const entry = read(properties && Object.hasOwn(properties, name) ? properties[name] : undefined);
+  define(value, name, entry.value);
+  place.keys.push(name);
+  place.keyAt.push(key.offset);
+  place.values.push(entry.place);
 }
 
 function blockList(list: CST.BlockSequence, schema: SchemaLike | undefined): Read {
@@ -227,13 +237,7 @@ function flowMap(flow: CST.FlowCollection, schema: SchemaLike | undefined): Read
     if (!valueToken || !key || !sep || !isFlowScalar(key)) return notPlain();
     spacesOnly(key.end ?? []);
     if (key.source.includes("\n") || countAmongSpaces(sep, "map-value-ind") !== 1) notPlain();
-    const name = keyOf(key);
-    const inner = properties && Object.hasOwn(properties, name) ? properties[name] : undefined;
-    const read = flowValue(valueToken, inner);
-    define(value, name, read.value);
-    place.keys.push(name);
-    place.keyAt.push(key.offset);
-    place.values.push(read.place);
+    putEntry(value, place, properties, key, (inner) => flowValue(valueToken, inner));
   }
   return { value, place };
 }
