@@ -86,16 +86,23 @@ test("baresip registers with the password the API gave; the engine lists its con
 test("a wrong password is refused and leaves no contact", async (context) => {
   const { engine } = context.service;
   const since = engine.log().length;
+  // The previous test's phone may have left its contact (it stops without unregistering), and
+  // this phone may get the same port: what counts is that no contact is added.
+  const contactsOf = async () =>
+    [
+      ...(await engine.cli(`pjsip show aor ${context.alice.username}`)).matchAll(
+        /contact +: (\S+)/g,
+      ),
+    ].map((m) => m[1]!);
+  const before = await contactsOf();
   const wrong = { ...context.alice, password: `${context.alice.password}x` };
   await withPhone(context, wrong, async (phone) => {
     const answer = await phone.waitForEvent((e) => /^REGISTER_(OK|FAIL)$/.test(e.type));
     assert.is(answer.type, "REGISTER_FAIL", JSON.stringify(answer));
     assert.match(String(answer.param), /^40[13] /, "refused with 401 or 403");
     await engine.waitForLog(/Request 'REGISTER' from .* Failed to authenticate/, { since });
-    assert.not.match(
-      await engine.cli(`pjsip show aor ${context.alice.username}`),
-      `@127.0.0.1:${phone.sipPort}`,
-    );
+    const added = (await contactsOf()).filter((contact) => !before.includes(contact));
+    assert.equal(added, [], `no contact bound for the phone on port ${phone.sipPort}`);
   });
 });
 
